@@ -1,0 +1,12 @@
+//! quicksim-engine: the discrete-event core. Time, events, randomness; no packets, no protocols.
+//!
+//! Time is an integer count of picoseconds (`SimTime`), so serialization at 100 Gbit/s and
+//! beyond is exact; floats appear only at the Python and plotting edges.
+
+mod queue;
+mod rng;
+mod time;
+
+pub use queue::{EventQueue, PastEventError};
+pub use rng::{Rng, RngStreams};
+pub use time::{Rate, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
