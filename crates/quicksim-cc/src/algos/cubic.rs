@@ -1,0 +1,503 @@
+//! CUBIC (RFC 9438) on the RFC 9002 window machinery.
+//!
+//! Slow start, the initial and minimum windows, the recovery period and persistent congestion
+//! are those of RFC 9002 §7 (no HyStart++). The recovery test is RFC 9002's
+//! `sent_time <= recovery_start` (NewReno here uses INET's `<` to match that model).
+//!
+//! Everything is integer arithmetic: the cubic curve is evaluated with time in microseconds and
+//! windows in bytes, and K comes from an integer cube root, so results do not depend on the
+//! platform's `libm`. The curve is exact to 1 µs in t and 1 byte in W.
+//!
+//! Simplifications: t is not frozen during application-limited periods (RFC 9438 §5.8 only
+//! asks that cwnd not grow then, which holds: app-limited ACKs are ignored); no spurious-loss
+//! undo (§4.9, optional); the window is reduced from cwnd, not flight size (§4.6 allows it, and
+//! RFC 9002 does the same).
+
+use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
+
+use super::newreno::{initial_window, minimum_window};
+use crate::{AckEvent, CcCtx, CcMetrics, CongestionController, CongestionEvent};
+
+/// RFC 9438 §5.1: C = 0.4, as the ratio 2/5 (segments per second cubed).
+const C_NUM: i128 = 2;
+const C_DEN: i128 = 5;
+/// RFC 9438 §4.6 / §5.1: beta_cubic = 0.7.
+const BETA_NUM: u64 = 7;
+const BETA_DEN: u64 = 10;
+/// RFC 9438 §4.3: alpha_cubic = 3 (1 - beta) / (1 + beta) = 0.9 / 1.7 = 9/17.
+const ALPHA_NUM: u64 = 9;
+const ALPHA_DEN: u64 = 17;
+/// Microseconds per second cubed: (t in us)^3 / US3_PER_S3 = t^3 in s^3.
+const US3_PER_S3: i128 = 1_000_000_000_000_000_000;
+
+/// CUBIC settings. `Config::default()` is RFC 9438's recommendation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// RFC 9438 §4.7 fast convergence (default on): release bandwidth when W_max shrinks.
+    pub fast_convergence: bool,
+    /// RFC 9438 §4.3 Reno-friendly region (default on): never grow slower than an
+    /// AIMD(9/17, 0.7) flow, which matters at small RTTs and small BDPs.
+    pub reno_friendly: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { fast_convergence: true, reno_friendly: true }
+    }
+}
+
+/// State of the current congestion avoidance stage ("epoch", RFC 9438 §4.2).
+#[derive(Clone, Copy, Debug)]
+struct Epoch {
+    start: SimTime,
+    /// K in microseconds (RFC 9438 §4.2 eq. 2).
+    k_us: u64,
+    /// The curve's plateau W_max in bytes (RFC 9438 §4.8: cwnd_epoch after a timeout).
+    origin: u64,
+    /// Reno-friendly estimate W_est in bytes (RFC 9438 §4.3).
+    w_est: u64,
+    /// Integer carries of the cubic increase and of W_est.
+    cubic_rem: u128,
+    est_rem: u128,
+}
+
+/// CUBIC state for one path.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    config: Config,
+    cwnd: u64,
+    ssthresh: u64,
+    /// W_max in bytes: cwnd just before the last reduction (after fast convergence).
+    /// Zero when unset (no loss yet, or reset by persistent congestion, RFC 9438 §4.8).
+    w_max: u64,
+    /// cwnd before the last reduction (RFC 9438 §4.3: alpha becomes 1 once W_est reaches it).
+    cwnd_prior: u64,
+    epoch: Option<Epoch>,
+    /// Packets sent at or before this time belong to the recovery period (RFC 9002 §7.3.2).
+    recovery_start: Option<SimTime>,
+    in_recovery: bool,
+}
+
+impl Cubic {
+    /// A controller with the RFC 9002 §7.2 initial window of `mds`.
+    pub fn new(mds: u64, config: Config) -> Self {
+        assert!(mds > 0, "CUBIC needs a positive MDS");
+        Cubic {
+            config,
+            cwnd: initial_window(mds),
+            ssthresh: u64::MAX,
+            w_max: 0,
+            cwnd_prior: 0,
+            epoch: None,
+            recovery_start: None,
+            in_recovery: false,
+        }
+    }
+
+    fn sent_in_recovery(&self, sent_time: SimTime) -> bool {
+        self.recovery_start.is_some_and(|start| sent_time <= start)
+    }
+
+    /// Starts a congestion avoidance stage at `now` (RFC 9438 §4.2, §4.3, §4.8).
+    fn start_epoch(&mut self, now: SimTime, mds: u64) -> Epoch {
+        let cwnd_epoch = self.cwnd;
+        let (k_us, origin) = if self.w_max > cwnd_epoch {
+            (k_micros(self.w_max - cwnd_epoch, mds), self.w_max)
+        } else {
+            // No W_max above us (after persistent congestion, RFC 9438 §4.8): K = 0 and the
+            // curve starts at the current window, growing convexly.
+            (0, cwnd_epoch)
+        };
+        Epoch { start: now, k_us, origin, w_est: cwnd_epoch, cubic_rem: 0, est_rem: 0 }
+    }
+}
+
+/// Floor of the cube root of `x`.
+fn icbrt(x: u128) -> u128 {
+    // (2^43)^3 > u128::MAX, so the root is below 2^43.
+    let (mut lo, mut hi) = (0u128, 1u128 << 43);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        match mid.checked_mul(mid).and_then(|m| m.checked_mul(mid)) {
+            Some(c) if c <= x => lo = mid,
+            _ => hi = mid,
+        }
+    }
+    lo
+}
+
+/// K = cbrt((W_max - cwnd_epoch) / C) with windows in segments (RFC 9438 §4.2 eq. 2), in µs:
+/// K_us^3 = delta_bytes / MDS / C * 1e18.
+fn k_micros(delta_bytes: u64, mds: u64) -> u64 {
+    let k3 = (delta_bytes as u128).saturating_mul(US3_PER_S3 as u128 * C_DEN as u128)
+        / (mds as u128 * C_NUM as u128);
+    icbrt(k3) as u64
+}
+
+/// W_cubic(t) = C (t - K)^3 + W_max in bytes (RFC 9438 §4.2 eq. 1), floored, clamped to u64.
+fn w_cubic(t: SimDuration, k_us: u64, origin: u64, mds: u64) -> u64 {
+    let dt = (t.ps() / PS_PER_US) as i128 - k_us as i128;
+    let delta = dt
+        .saturating_mul(dt)
+        .saturating_mul(dt)
+        .saturating_mul(C_NUM * mds as i128)
+        .div_euclid(C_DEN * US3_PER_S3);
+    (origin as i128).saturating_add(delta).clamp(0, u64::MAX as i128) as u64
+}
+
+impl CongestionController for Cubic {
+    fn on_ack(&mut self, cx: &CcCtx, ack: &AckEvent) {
+        let mds = cx.mds;
+        if self.sent_in_recovery(ack.sent_time) {
+            // RFC 9002 §7.3.2: no increase during the recovery period.
+            return;
+        }
+        self.in_recovery = false;
+        if ack.app_limited {
+            // RFC 9438 §5.8 / RFC 9002 §7.8: do not grow when not window-limited.
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            // RFC 9438 §4.10 / RFC 9002 §7.3.1: slow start.
+            self.cwnd += ack.bytes;
+            return;
+        }
+        let cwnd = self.cwnd;
+        let mut e = match self.epoch {
+            Some(e) => e,
+            None => self.start_epoch(ack.now, mds),
+        };
+        let t = ack.now.saturating_sub(e.start);
+
+        // RFC 9438 §4.2: target = W_cubic(t + RTT) bounded to [cwnd, 1.5 cwnd]; every ACK
+        // adds (target - cwnd) / cwnd segments per segment acked (here: bytes, with carry).
+        let target =
+            w_cubic(t + cx.smoothed_rtt, e.k_us, e.origin, mds).clamp(cwnd, cwnd + cwnd / 2);
+        let n = (target - cwnd) as u128 * ack.bytes as u128 + e.cubic_rem;
+        e.cubic_rem = n % cwnd as u128;
+        let mut new_cwnd = cwnd + (n / cwnd as u128) as u64;
+
+        if self.config.reno_friendly {
+            // RFC 9438 §4.3: W_est += alpha * segments_acked / cwnd; alpha = 1 once W_est has
+            // reached cwnd_prior.
+            let (a_num, a_den) =
+                if e.w_est >= self.cwnd_prior { (1, 1) } else { (ALPHA_NUM, ALPHA_DEN) };
+            let n = a_num as u128 * mds as u128 * ack.bytes as u128 + e.est_rem;
+            let d = a_den as u128 * cwnd as u128;
+            e.est_rem = n % d;
+            e.w_est = e.w_est.saturating_add((n / d) as u64);
+            // RFC 9438 §4.3: in the Reno-friendly region (W_cubic(t) < W_est) cwnd = W_est.
+            // We never let that lower a window the cubic step already raised.
+            if w_cubic(t, e.k_us, e.origin, mds) < e.w_est {
+                new_cwnd = new_cwnd.max(e.w_est);
+            }
+        }
+        self.cwnd = new_cwnd;
+        self.epoch = Some(e);
+    }
+
+    fn on_congestion_event(&mut self, cx: &CcCtx, ev: &CongestionEvent) {
+        let min_window = minimum_window(cx.mds);
+        // RFC 9002 §7.3.2: one reduction per recovery period.
+        if !self.sent_in_recovery(ev.largest_lost_sent_time) {
+            self.recovery_start = Some(ev.now);
+            self.in_recovery = true;
+            // RFC 9438 §4.7 fast convergence: W_max = cwnd (1 + beta) / 2 if we lost below it.
+            self.w_max = if self.config.fast_convergence && self.cwnd < self.w_max {
+                self.cwnd * (BETA_DEN + BETA_NUM) / (2 * BETA_DEN)
+            } else {
+                self.cwnd
+            };
+            self.cwnd_prior = self.cwnd;
+            // RFC 9438 §4.6: ssthresh = cwnd * beta_cubic; cwnd = max(ssthresh, minimum window).
+            self.ssthresh = (self.cwnd * BETA_NUM / BETA_DEN).max(min_window);
+            self.cwnd = self.ssthresh;
+            self.epoch = None;
+        }
+        if ev.persistent_congestion {
+            // RFC 9002 §7.6.2: minimum window, recovery forgotten. RFC 9438 §4.8: ssthresh as
+            // after a loss (done above), and the next stage uses K = 0, W_max = cwnd_epoch.
+            self.cwnd = min_window;
+            self.recovery_start = None;
+            self.in_recovery = false;
+            self.w_max = 0;
+            self.epoch = None;
+        }
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        CcMetrics {
+            cwnd_bytes: self.cwnd,
+            ssthresh_bytes: self.ssthresh,
+            in_recovery: self.in_recovery,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MDS: u64 = 1000;
+
+    fn cx(rtt: SimDuration) -> CcCtx {
+        CcCtx { mds: MDS, smoothed_rtt: rtt, min_rtt: rtt, latest_rtt: rtt }
+    }
+
+    fn ms(v: u64) -> SimDuration {
+        SimDuration::from_millis(v)
+    }
+
+    fn at(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    fn ack(cc: &mut Cubic, rtt: SimDuration, bytes: u64, sent: SimTime, now: SimTime) {
+        let a =
+            AckEvent { now, sent_time: sent, bytes, bytes_in_flight: 50_000, app_limited: false };
+        cc.on_ack(&cx(rtt), &a);
+    }
+
+    fn lose(cc: &mut Cubic, sent: SimTime, now: SimTime) {
+        let ev = CongestionEvent {
+            now,
+            largest_lost_sent_time: sent,
+            lost_bytes: MDS,
+            bytes_in_flight: 50_000,
+            persistent_congestion: false,
+        };
+        cc.on_congestion_event(&cx(ms(100)), &ev);
+    }
+
+    /// Slow start to 36 000 B (W_max = 36 segments), then a loss at 1 s: cwnd = 25 200 B and
+    /// K = cbrt((36 - 25.2) / 0.4) = cbrt(27) = 3 s.
+    fn after_first_loss(config: Config) -> Cubic {
+        let mut cc = Cubic::new(MDS, config);
+        assert_eq!(cc.cwnd_bytes(), 10_000);
+        for _ in 0..26 {
+            ack(&mut cc, ms(100), MDS, at(0), at(100));
+        }
+        assert_eq!(cc.cwnd_bytes(), 36_000);
+        lose(&mut cc, at(900), at(1_000));
+        cc
+    }
+
+    #[test]
+    fn integer_cube_root_and_k() {
+        assert_eq!(icbrt(0), 0);
+        assert_eq!(icbrt(26), 2);
+        assert_eq!(icbrt(27), 3);
+        assert_eq!(icbrt(u128::MAX), 6_981_463_658_331);
+        // (36 000 - 25 200) B at MDS 1000: K = cbrt(10.8 / 0.4) s = 3 s.
+        assert_eq!(k_micros(10_800, 1000), 3_000_000);
+        // cbrt(75) = 4.217163 s.
+        assert_eq!(k_micros(30_000, 1000), 4_217_163);
+    }
+
+    #[test]
+    fn cubic_curve_hand_values() {
+        let (k, w_max) = (3_000_000, 36_000);
+        // W(t) = 0.4 (t - 3)^3 + 36 segments of 1000 B.
+        assert_eq!(w_cubic(SimDuration::ZERO, k, w_max, MDS), 25_200);
+        assert_eq!(w_cubic(ms(1_000), k, w_max, MDS), 32_800);
+        assert_eq!(w_cubic(ms(2_000), k, w_max, MDS), 35_600);
+        assert_eq!(w_cubic(ms(3_000), k, w_max, MDS), 36_000);
+        assert_eq!(w_cubic(ms(4_000), k, w_max, MDS), 36_400);
+        assert_eq!(w_cubic(ms(5_000), k, w_max, MDS), 39_200);
+        // 0.4 * (-1.1)^3 = -0.5324 segments -> floor(-532.4 B) = -533 B.
+        assert_eq!(w_cubic(ms(1_900), k, w_max, MDS), 35_467);
+    }
+
+    #[test]
+    fn loss_reduces_window_to_seven_tenths() {
+        let cc = after_first_loss(Config::default());
+        assert_eq!(cc.cwnd_bytes(), 25_200);
+        let m = cc.metrics();
+        assert_eq!(m.ssthresh_bytes, 25_200);
+        assert!(m.in_recovery);
+        assert_eq!(cc.w_max, 36_000);
+        assert_eq!(cc.cwnd_prior, 36_000);
+    }
+
+    #[test]
+    fn growth_follows_cubic_curve_near_k() {
+        let mut cc = after_first_loss(Config::default());
+        // First CA ack at 2 s starts the epoch (t = 0, RTT 0): W_cubic(0) = 25 200 = cwnd, so
+        // no cubic step; W_est = 25 200 + 9/17 * 1000 * 1000 / 25 200 = 25 221 (carry 3600),
+        // and W_cubic(0) < W_est puts us in the Reno-friendly region: cwnd = 25 221.
+        ack(&mut cc, SimDuration::ZERO, MDS, at(1_500), at(2_000));
+        assert_eq!(cc.cwnd_bytes(), 25_221);
+        assert_eq!(cc.epoch.unwrap().k_us, 3_000_000);
+        // t = 1.9 s, RTT 0.1 s: target = W_cubic(2 s) = 35 600.
+        // step = (35 600 - 25 221) * 1000 / 25 221 = 411 (carry 13 169). W_cubic(1.9) = 35 467
+        // is above W_est (25 241), so the cubic step stands: 25 632.
+        ack(&mut cc, ms(100), MDS, at(2_500), at(3_900));
+        assert_eq!(cc.cwnd_bytes(), 25_632);
+        assert_eq!(cc.epoch.unwrap().w_est, 25_241);
+        // t + RTT = K: target = W_max = 36 000.
+        // step = ((36 000 - 25 632) * 1000 + 13 169) / 25 632 = 405.
+        ack(&mut cc, ms(100), MDS, at(2_500), at(4_900));
+        assert_eq!(cc.cwnd_bytes(), 26_037);
+    }
+
+    #[test]
+    fn plateau_at_w_max_around_k_then_convex_growth() {
+        // Ack clock with RTT 100 ms: each round acks one window in MDS packets. The
+        // Reno-friendly region is off: at 36 segments and 100 ms it would dominate (AIMD
+        // reaches W_max after about 20 RTTs, the curve after K = 3 s).
+        let mut cc = after_first_loss(Config { reno_friendly: false, ..Config::default() });
+        let rtt = ms(100);
+        let mut now = at(1_100); // packets sent after the 1 s recovery start
+        let mut cwnd_at = Vec::new();
+        for _ in 0..60 {
+            let sent = now;
+            now += rtt;
+            for _ in 0..cc.cwnd_bytes() / MDS {
+                ack(&mut cc, rtt, MDS, sent, now);
+            }
+            cwnd_at.push(cc.cwnd_bytes());
+        }
+        // Epoch started at 1.2 s, so t = K = 3 s at 4.2 s, after round 31 (index 30). The
+        // window is then within a few hundred bytes below W_max = 36 000 (concave approach).
+        assert!((35_500..=36_000).contains(&cwnd_at[30]), "{}", cwnd_at[30]);
+        // Around the plateau growth is tiny: less than 300 B over the five rounds around K
+        // (about 3 800 B per five rounds right after the loss).
+        assert!(cwnd_at[33] - cwnd_at[28] < 300, "{:?}", &cwnd_at[28..34]);
+        assert!(cwnd_at[5] - cwnd_at[0] > 3_000, "{:?}", &cwnd_at[..6]);
+        // Convex afterwards: at t = 5 s (index 50) W_cubic(5.1 s) = 36 000 + 0.4*2.1^3*1000 =
+        // 39 704; the window lags the target by less than one round.
+        assert!((38_800..=39_704).contains(&cwnd_at[50]), "{}", cwnd_at[50]);
+        assert!(cwnd_at.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn target_capped_at_one_and_a_half_cwnd() {
+        let mut cc = after_first_loss(Config::default());
+        // RTT 20 s makes W_cubic(t + RTT) huge; target = 1.5 * 25 200 = 37 800, step =
+        // 12 600 * 1000 / 25 200 = 500.
+        ack(&mut cc, ms(20_000), MDS, at(1_500), at(2_000));
+        assert_eq!(cc.cwnd_bytes(), 25_700);
+    }
+
+    #[test]
+    fn reno_friendly_region_at_small_rtt() {
+        let mut cc = after_first_loss(Config::default());
+        let rtt = ms(1);
+        let mut now = at(1_001);
+        let start = now + rtt;
+        let mut per_round = Vec::new();
+        for _ in 0..40 {
+            let sent = now;
+            now += rtt;
+            let before = cc.cwnd_bytes();
+            for _ in 0..cc.cwnd_bytes() / MDS {
+                ack(&mut cc, rtt, MDS, sent, now);
+            }
+            per_round.push(cc.cwnd_bytes() - before);
+        }
+        let e = cc.epoch.unwrap();
+        // Reno-friendly: cwnd is W_est, far above the cubic curve (which after 40 ms has
+        // grown by 0.4 * (3^3 - 2.96^3) segments, about 426 B).
+        assert_eq!(cc.cwnd_bytes(), e.w_est);
+        let t = now.saturating_sub(start);
+        assert!(w_cubic(t + rtt, e.k_us, e.origin, MDS) < 25_700);
+        // Below cwnd_prior (36 000), W_est grows by 9/17 of an MDS per window of acks
+        // (529 B, a little less since a round acks only whole packets)...
+        assert!(per_round[1..15].iter().all(|&g| (480..=530).contains(&g)), "{per_round:?}");
+        // ... and by one MDS per window once it has reached cwnd_prior.
+        assert!(per_round[30..].iter().all(|&g| (900..=1000).contains(&g)), "{per_round:?}");
+        // Without the Reno-friendly region the window stays on the flat cubic curve.
+        let mut pure = after_first_loss(Config { reno_friendly: false, ..Config::default() });
+        let mut now = at(1_001);
+        for _ in 0..40 {
+            let sent = now;
+            now += rtt;
+            for _ in 0..pure.cwnd_bytes() / MDS {
+                ack(&mut pure, rtt, MDS, sent, now);
+            }
+        }
+        assert!(pure.cwnd_bytes() < 25_700, "{}", pure.cwnd_bytes());
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        for (fc, w_max) in [(true, 21_420), (false, 25_200)] {
+            let mut cc = after_first_loss(Config { fast_convergence: fc, ..Config::default() });
+            // A second loss of a packet sent after the recovery start, still below W_max.
+            lose(&mut cc, at(1_100), at(1_200));
+            assert_eq!(cc.w_max, w_max); // 25 200 * 0.85 = 21 420
+            assert_eq!(cc.cwnd_bytes(), 17_640); // 25 200 * 0.7
+        }
+    }
+
+    #[test]
+    fn recovery_period_and_minimum_window() {
+        let mut cc = after_first_loss(Config::default());
+        // RFC 9002: losses and acks of packets sent at or before the recovery start are ignored.
+        lose(&mut cc, at(1_000), at(1_050));
+        assert_eq!(cc.cwnd_bytes(), 25_200);
+        ack(&mut cc, ms(100), MDS, at(1_000), at(1_100));
+        assert_eq!(cc.cwnd_bytes(), 25_200);
+        assert!(cc.metrics().in_recovery);
+        // Repeated losses bottom out at 2 MDS.
+        let mut t = 1_100;
+        for _ in 0..10 {
+            lose(&mut cc, at(t), at(t + 1));
+            t += 10;
+        }
+        assert_eq!(cc.cwnd_bytes(), 2 * MDS);
+    }
+
+    #[test]
+    fn persistent_congestion_restarts_with_k_zero() {
+        let mut cc = after_first_loss(Config::default());
+        let ev = CongestionEvent {
+            now: at(2_000),
+            largest_lost_sent_time: at(1_500),
+            lost_bytes: 10 * MDS,
+            bytes_in_flight: 0,
+            persistent_congestion: true,
+        };
+        cc.on_congestion_event(&cx(ms(100)), &ev);
+        assert_eq!(cc.cwnd_bytes(), 2 * MDS);
+        assert_eq!(cc.metrics().ssthresh_bytes, 17_640);
+        assert!(!cc.metrics().in_recovery);
+        // Slow start back to ssthresh, then the first CA epoch has K = 0 and W_max = cwnd_epoch.
+        while cc.cwnd_bytes() < 17_640 {
+            ack(&mut cc, ms(100), MDS, at(1_500), at(2_100));
+        }
+        ack(&mut cc, ms(100), MDS, at(2_100), at(2_200));
+        let e = cc.epoch.unwrap();
+        assert_eq!(e.k_us, 0);
+        assert_eq!(e.origin, 18_000);
+    }
+
+    #[test]
+    fn app_limited_acks_do_not_grow_the_window() {
+        let mut cc = Cubic::new(MDS, Config::default());
+        let a = AckEvent {
+            now: at(100),
+            sent_time: at(0),
+            bytes: MDS,
+            bytes_in_flight: 0,
+            app_limited: true,
+        };
+        cc.on_ack(&cx(ms(100)), &a);
+        assert_eq!(cc.cwnd_bytes(), 10_000);
+        let mut ca = after_first_loss(Config::default());
+        let a = AckEvent { now: at(5_000), sent_time: at(2_000), ..a };
+        for _ in 0..100 {
+            ca.on_ack(&cx(ms(100)), &a);
+        }
+        assert_eq!(ca.cwnd_bytes(), 25_200);
+        assert!(ca.epoch.is_none());
+    }
+}
