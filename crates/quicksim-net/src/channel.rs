@@ -116,6 +116,8 @@ pub struct Channel<P> {
     last_arrival: SimTime,
     last_queue_change: SimTime,
     periodic_count: u64,
+    /// Frames serialized but not yet arrived at the far end.
+    propagating: u64,
     rng: Rng,
     pub stats: ChannelStats,
 }
@@ -135,6 +137,7 @@ impl<P> Channel<P> {
             last_arrival: SimTime::ZERO,
             last_queue_change: SimTime::ZERO,
             periodic_count: 0,
+            propagating: 0,
             rng,
             stats: ChannelStats::default(),
         }
@@ -255,6 +258,7 @@ impl<P> Channel<P> {
                     }
                 }
                 self.last_arrival = at;
+                self.propagating += 1;
                 sched(at, NetEvent::Arrive(self.id, p));
             }
         }
@@ -264,6 +268,7 @@ impl<P> Channel<P> {
     /// Count a frame that reached the far end.
     pub fn arrived<O: NetObserver<P>>(&mut self, now: SimTime, p: &Packet<P>, obs: &mut O) {
         let frame = p.ip_bytes as u64 + self.cfg.overhead as u64;
+        self.propagating -= 1;
         self.stats.delivered_packets += 1;
         self.stats.delivered_bytes += p.ip_bytes as u64;
         self.stats.delivered_frame_bytes += frame;
@@ -291,8 +296,8 @@ impl<P> Channel<P> {
         self.account_queue(now);
     }
 
-    /// Packets held by this channel (waiting or in transmission).
+    /// Packets held by this channel: waiting, in transmission or propagating.
     pub fn held_packets(&self) -> u64 {
-        self.queue.len() as u64 + self.tx.is_some() as u64
+        self.queue.len() as u64 + self.tx.is_some() as u64 + self.propagating
     }
 }

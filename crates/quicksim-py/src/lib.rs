@@ -1,0 +1,125 @@
+//! `quicksim._core`: the compiled module. It converts between Python and the scenario crate
+//! and maps every error to a quicksim exception; no simulation logic lives here.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use quicksim_scenario::{Column, RunOutput};
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario field has a bad value; the message names the field.");
+create_exception!(_core, SimulationError, PyRuntimeError, "A run failed inside the simulator.");
+
+fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value as V;
+    Ok(match v {
+        V::Null => py.None().into_bound(py),
+        V::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        V::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        V::String(s) => s.into_pyobject(py)?.into_any(),
+        V::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(json_to_py(py, x)?)?;
+            }
+            l.into_any()
+        }
+        V::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, json_to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("meta", json_to_py(py, &out.meta)?)?;
+    d.set_item("totals", json_to_py(py, &out.totals)?)?;
+    let tables = PyDict::new(py);
+    for (name, cols) in out.tables {
+        let t = PyDict::new(py);
+        for (cname, col) in cols {
+            match col {
+                Column::F64(v) => t.set_item(cname, v)?,
+                Column::I64(v) => t.set_item(cname, v)?,
+                Column::Str(v) => t.set_item(cname, v)?,
+            }
+        }
+        tables.set_item(name, t)?;
+    }
+    d.set_item("tables", tables)?;
+    Ok(d)
+}
+
+/// Run a scenario given as JSON. `progress(sim_time_s, events)` is called periodically;
+/// returning False stops the run early. The GIL is held only while calling back.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: Option<u64>,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut cb_err: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut cb = |t: f64, n: u64| -> bool {
+            let Some(p) = &progress else { return true };
+            Python::with_gil(|py| match p.call1(py, (t, n)) {
+                Ok(r) => !r.bind(py).is(&pyo3::types::PyBool::new(py, false).to_owned()),
+                Err(e) => {
+                    cb_err = Some(e);
+                    false
+                }
+            })
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| quicksim_scenario::run(scenario_json, seed, &mut cb)))
+    });
+    if let Some(e) = cb_err {
+        // KeyboardInterrupt and errors raised by the callback propagate unchanged.
+        return Err(e);
+    }
+    match result {
+        Ok(Ok(out)) => output_to_py(py, out),
+        Ok(Err(e)) => Err(ScenarioError::new_err(e.to_string())),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(SimulationError::new_err(format!("internal error in the simulator (please report): {msg}")))
+        }
+    }
+}
+
+/// Validate a scenario (schema and semantics); returns the scenario JSON back unchanged.
+#[pyfunction]
+fn validate(scenario_json: &str) -> PyResult<String> {
+    match std::panic::catch_unwind(|| quicksim_scenario::validate(scenario_json)) {
+        Ok(Ok(_)) => Ok(scenario_json.to_string()),
+        Ok(Err(e)) => Err(ScenarioError::new_err(e.to_string())),
+        Err(_) => Err(SimulationError::new_err("internal error while validating (please report)")),
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("__version__", quicksim_scenario::VERSION)?;
+    Ok(())
+}

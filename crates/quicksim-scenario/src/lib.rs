@@ -1,0 +1,179 @@
+//! quicksim-scenario: scenario files (JSON of the TOML document, with units) -> a world of
+//! network, applications and transport endpoints; recorders; the run loop.
+
+mod build;
+pub mod output;
+mod record;
+pub mod schema;
+pub mod units;
+mod world;
+
+pub use output::{Column, RunOutput, Table};
+pub use world::Stop;
+
+use serde_json::json;
+use std::fmt;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Bad input: names the field (as a path like `flows[1].dst`) and what is wrong with its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: String, message: String) -> Self {
+        ScenarioError { path, message }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+impl std::error::Error for ScenarioError {}
+
+/// FNV-1a of the scenario text, so every result carries what made it.
+fn hash_str(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Check a scenario completely (schema and semantics) without running it.
+pub fn validate(json: &str) -> Result<schema::Scenario, ScenarioError> {
+    let sc = schema::parse(json)?;
+    build::build(&sc, sc.run.seed.unwrap_or(1))?;
+    Ok(sc)
+}
+
+/// Run a scenario. `seed` overrides `run.seed` (default 1). `progress(sim_time_s, events)`
+/// is called every 65536 events; returning false stops the run early (results so far are kept).
+pub fn run(
+    json: &str,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64, u64) -> bool,
+) -> Result<RunOutput, ScenarioError> {
+    let sc = schema::parse(json)?;
+    let seed = seed.or(sc.run.seed).unwrap_or(1);
+    let built = build::build(&sc, seed)?;
+    let mut w = world::World::new(built);
+    let wall = std::time::Instant::now();
+    let stop = w.run(progress);
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(finish(w, &sc, json, seed, stop, wall_s))
+}
+
+fn finish(w: world::World, sc: &schema::Scenario, json: &str, seed: u64, stop: Stop, wall_s: f64) -> RunOutput {
+    use world::FlowApp;
+    let end = w.end;
+    let end_s = end.as_secs_f64();
+    let rates: Vec<u64> = w.net.chans.iter().map(|c| c.cfg.rate.bits_per_s).collect();
+    let tables = w.rec.tables(end, &w.flow_names, &w.net.chan_names, &rates, &w.net.names);
+
+    let mut flows = serde_json::Map::new();
+    for (i, f) in w.flows.iter().enumerate() {
+        let t = &w.rec.flow_totals[i];
+        let mut o = json!({
+            "kind": match f.spec.kind { schema::FlowKind::Udp => "udp", schema::FlowKind::Onoff => "onoff", schema::FlowKind::Quic => "quic" },
+            "src": w.net.node_name(f.spec.src),
+            "dst": w.net.node_name(f.spec.dst),
+            "start_s": f.spec.start.as_secs_f64(),
+            "stop_s": f.spec.stop.as_secs_f64(),
+            "app_sent_bytes": t.app_sent_bytes,
+            "wire_sent_bytes": t.wire_sent_bytes,
+            "wire_recv_bytes": t.wire_recv_bytes,
+            "delivered_bytes": t.delivered_bytes,
+            "packets_sent": t.sent_packets,
+            "packets_delivered": t.recv_packets,
+            "packets_dropped": w.rec.flow_dropped[i],
+            "completion_time_s": serde_json::Value::Null,
+        });
+        if let FlowApp::Quic(qs) = &f.app {
+            if let Some(c) = qs.completion {
+                o["completion_time_s"] = json!((c - f.spec.start).as_secs_f64());
+            }
+            if let Some(c) = &qs.conns {
+                let s = c[0].stats();
+                let r = c[1].stats();
+                o["quic"] = json!({
+                    "packets_sent": s.packets_sent,
+                    "packets_acked": s.packets_acked,
+                    "packets_lost": s.packets_lost,
+                    "bytes_sent": s.bytes_sent,
+                    "stream_bytes_sent": s.stream_bytes_sent,
+                    "retransmitted_bytes": s.retransmitted_bytes,
+                    "ack_frames_sent": r.ack_frames_sent,
+                    "ack_only_packets_sent": r.ack_only_packets_sent,
+                    "receiver_packets_sent": r.packets_sent,
+                    "receiver_bytes_sent": r.bytes_sent,
+                    "established": c[0].is_established() || c[0].is_closed(),
+                    "error": qs.close_error,
+                });
+            }
+        }
+        flows.insert(f.spec.name.clone(), o);
+    }
+    let mut queues = serde_json::Map::new();
+    let mut links = serde_json::Map::new();
+    let mut held = 0u64;
+    for (ci, c) in w.net.chans.iter().enumerate() {
+        let name = &w.net.chan_names[ci];
+        held += c.held_packets();
+        let st = &c.stats;
+        let mean = if end.0 > 0 { st.queue_packet_ps as f64 / end.0 as f64 } else { 0.0 };
+        queues.insert(
+            name.clone(),
+            json!({
+                "enqueued_packets": st.enqueued_packets,
+                "dropped_packets": st.dropped_packets,
+                "dropped_bytes": st.dropped_bytes,
+                "max_packets": st.max_queue_packets,
+                "max_bytes": st.max_queue_bytes,
+                "mean_packets": mean,
+                "queued_packets_at_end": c.held_packets(),
+            }),
+        );
+        links.insert(
+            name.clone(),
+            json!({
+                "bytes": st.delivered_frame_bytes,
+                "ip_bytes": st.delivered_bytes,
+                "packets": st.delivered_packets,
+                "frames_serialized": st.sent_packets,
+                "utilization": if end_s > 0.0 { st.delivered_frame_bytes as f64 * 8.0 / (c.cfg.rate.bits_per_s as f64 * end_s) } else { 0.0 },
+            }),
+        );
+    }
+    let events = w.q.events_processed();
+    let meta = json!({
+        "seed": seed,
+        "duration_s": sc.run.duration.0.as_secs_f64(),
+        "sim_end_s": end_s,
+        "events": events,
+        "wall_s": wall_s,
+        "events_per_s": if wall_s > 0.0 { events as f64 / wall_s } else { 0.0 },
+        "sim_s_per_wall_s": if wall_s > 0.0 { end_s / wall_s } else { 0.0 },
+        "scenario_hash": hash_str(json),
+        "trace_hash": format!("{:016x}", w.trace_hash),
+        "version": VERSION,
+        "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "stopped_early": stop != Stop::Finished,
+        "stop_reason": match stop { Stop::Finished => "finished", Stop::EventBudget => "event budget", Stop::Cancelled => "cancelled" },
+        "record_interval_s": w.rec.bin.as_secs_f64(),
+        "packets_in_network_at_end": held,
+        "truncated_series": w.rec.truncated,
+        "name": sc.name,
+    });
+    RunOutput { meta, tables, totals: json!({ "flows": flows, "queues": queues, "links": links }) }
+}

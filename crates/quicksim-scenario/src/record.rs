@@ -1,0 +1,340 @@
+//! Recorders: what a run writes down. Each series is chosen by the scenario's `run.record`
+//! table and capped, so large runs stay light. Columns carry their unit in the name.
+
+use crate::output::{Column, Table};
+use crate::world::Payload;
+use quicksim_engine::{SimDuration, SimTime};
+use quicksim_net::{ChanId, DropReason, NetObserver, NodeId, Packet};
+
+/// Per-flow counters of one bin.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct FlowBin {
+    pub app_sent_bytes: u64,
+    pub wire_sent_bytes: u64,
+    pub sent_packets: u64,
+    pub wire_recv_bytes: u64,
+    pub recv_packets: u64,
+    pub delivered_bytes: u64,
+}
+
+#[derive(Default)]
+struct Series {
+    t_ps: Vec<u64>,
+    key: Vec<u32>,
+    a: Vec<i64>,
+    b: Vec<i64>,
+}
+
+/// One sample of a sender's congestion state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnSample {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub inflight: u64,
+    pub srtt: SimDuration,
+    pub latest_rtt: SimDuration,
+    pub min_rtt: SimDuration,
+}
+
+pub struct Recorder {
+    pub bin: SimDuration,
+    pub flows_on: bool,
+    pub flow_bins: Vec<Vec<FlowBin>>,
+    pub flow_totals: Vec<FlowBin>,
+    pub flow_dropped: Vec<u64>,
+    pub link_sel: Vec<bool>,
+    pub link_bins: Vec<Vec<u64>>,
+    pub queue_sel: Vec<bool>,
+    queue_counts: Vec<u64>,
+    queues: Series,
+    pub drops_on: bool,
+    drops: Series,
+    drop_reason: Vec<&'static str>,
+    pub conn_sel: Vec<bool>,
+    conn_t: Vec<u64>,
+    conn_flow: Vec<u32>,
+    conn_rows: Vec<ConnSample>,
+    conn_counts: Vec<u64>,
+    pub trace_sel: Vec<bool>,
+    trace: Series,
+    trace_node: Vec<u32>,
+    max_samples: u64,
+    pub truncated: Vec<String>,
+}
+
+fn bin_of(bin: SimDuration, t: SimTime) -> usize {
+    (t.0 / bin.0) as usize
+}
+
+impl Recorder {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        bin: SimDuration,
+        nflows: usize,
+        flows_on: bool,
+        link_sel: Vec<bool>,
+        queue_sel: Vec<bool>,
+        drops_on: bool,
+        conn_sel: Vec<bool>,
+        trace_sel: Vec<bool>,
+        max_samples: u64,
+    ) -> Self {
+        let nch = link_sel.len();
+        Recorder {
+            bin,
+            flows_on,
+            flow_bins: vec![Vec::new(); nflows],
+            flow_totals: vec![FlowBin::default(); nflows],
+            flow_dropped: vec![0; nflows],
+            link_bins: vec![Vec::new(); nch],
+            link_sel,
+            queue_counts: vec![0; queue_sel.len()],
+            queue_sel,
+            queues: Series::default(),
+            drops_on,
+            drops: Series::default(),
+            drop_reason: Vec::new(),
+            conn_counts: vec![0; conn_sel.len()],
+            conn_sel,
+            conn_t: Vec::new(),
+            conn_flow: Vec::new(),
+            conn_rows: Vec::new(),
+            trace_sel,
+            trace: Series::default(),
+            trace_node: Vec::new(),
+            max_samples,
+            truncated: Vec::new(),
+        }
+    }
+
+    /// Add to a flow's counters at time `t`.
+    pub fn flow(&mut self, t: SimTime, flow: u32, f: impl Fn(&mut FlowBin)) {
+        let fi = flow as usize;
+        f(&mut self.flow_totals[fi]);
+        if self.flows_on {
+            let b = bin_of(self.bin, t);
+            let v = &mut self.flow_bins[fi];
+            if v.len() <= b {
+                v.resize(b + 1, FlowBin::default());
+            }
+            f(&mut v[b]);
+        }
+    }
+
+    pub fn conn_sample(&mut self, t: SimTime, flow: u32, s: ConnSample, name: &str) {
+        let fi = flow as usize;
+        if !self.conn_sel[fi] {
+            return;
+        }
+        if self.conn_counts[fi] >= self.max_samples {
+            self.note_truncated(format!("conn:{name}"));
+            return;
+        }
+        self.conn_counts[fi] += 1;
+        self.conn_t.push(t.0);
+        self.conn_flow.push(flow);
+        self.conn_rows.push(s);
+    }
+
+    pub fn trace(&mut self, t: SimTime, flow: u32, node: NodeId, bytes: u32, recv: bool) {
+        if self.trace_sel[flow as usize] {
+            self.trace.t_ps.push(t.0);
+            self.trace.key.push(flow);
+            self.trace.a.push(bytes as i64);
+            self.trace.b.push(recv as i64);
+            self.trace_node.push(node.0);
+        }
+    }
+
+    fn note_truncated(&mut self, s: String) {
+        if !self.truncated.contains(&s) {
+            self.truncated.push(s);
+        }
+    }
+
+    /// Build the output tables.
+    pub fn tables(
+        &self,
+        end: SimTime,
+        flow_names: &[String],
+        chan_names: &[String],
+        chan_rate_bps: &[u64],
+        node_names: &[String],
+    ) -> Vec<(String, Table)> {
+        let nbins = (end.0.div_ceil(self.bin.0)) as usize;
+        let bin_s = self.bin.as_secs_f64();
+        let mut out = Vec::new();
+
+        // flows: one row per flow per bin, zero-filled.
+        let mut t = Vec::new();
+        let mut fl = Vec::new();
+        let mut cols: [Vec<i64>; 6] = Default::default();
+        if self.flows_on {
+            for (fi, bins) in self.flow_bins.iter().enumerate() {
+                for b in 0..nbins {
+                    let x = bins.get(b).copied().unwrap_or_default();
+                    t.push(b as f64 * bin_s);
+                    fl.push(flow_names[fi].clone());
+                    let vals = [
+                        x.app_sent_bytes,
+                        x.wire_sent_bytes,
+                        x.sent_packets,
+                        x.wire_recv_bytes,
+                        x.recv_packets,
+                        x.delivered_bytes,
+                    ];
+                    for (c, v) in cols.iter_mut().zip(vals) {
+                        c.push(v as i64);
+                    }
+                }
+            }
+        }
+        let [a, w, sp, wr, rp, d] = cols;
+        out.push((
+            "flows".into(),
+            vec![
+                ("t_s".into(), Column::F64(t)),
+                ("flow".into(), Column::Str(fl)),
+                ("app_sent_bytes".into(), Column::I64(a)),
+                ("wire_sent_bytes".into(), Column::I64(w)),
+                ("sent_packets".into(), Column::I64(sp)),
+                ("wire_recv_bytes".into(), Column::I64(wr)),
+                ("recv_packets".into(), Column::I64(rp)),
+                ("delivered_bytes".into(), Column::I64(d)),
+            ],
+        ));
+
+        // links: bytes delivered per channel per bin.
+        let (mut t, mut l, mut by, mut ut) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (ci, bins) in self.link_bins.iter().enumerate() {
+            if !self.link_sel[ci] {
+                continue;
+            }
+            for b in 0..nbins {
+                let x = bins.get(b).copied().unwrap_or(0);
+                t.push(b as f64 * bin_s);
+                l.push(chan_names[ci].clone());
+                by.push(x as i64);
+                ut.push(x as f64 * 8.0 / (chan_rate_bps[ci] as f64 * bin_s));
+            }
+        }
+        out.push((
+            "links".into(),
+            vec![
+                ("t_s".into(), Column::F64(t)),
+                ("link".into(), Column::Str(l)),
+                ("bytes".into(), Column::I64(by)),
+                ("utilization".into(), Column::F64(ut)),
+            ],
+        ));
+
+        let secs = |v: &[u64]| Column::F64(v.iter().map(|&p| p as f64 * 1e-12).collect());
+        let names = |v: &[u32], n: &[String]| Column::Str(v.iter().map(|&i| n[i as usize].clone()).collect());
+
+        out.push((
+            "queues".into(),
+            vec![
+                ("t_s".into(), secs(&self.queues.t_ps)),
+                ("queue".into(), names(&self.queues.key, chan_names)),
+                ("packets".into(), Column::I64(self.queues.a.clone())),
+                ("bytes".into(), Column::I64(self.queues.b.clone())),
+            ],
+        ));
+        let drop_flow: Vec<u32> = self.drops.b.iter().map(|&f| f as u32).collect();
+        out.push((
+            "drops".into(),
+            vec![
+                ("t_s".into(), secs(&self.drops.t_ps)),
+                ("queue".into(), names(&self.drops.key, chan_names)),
+                ("flow".into(), names(&drop_flow, flow_names)),
+                ("bytes".into(), Column::I64(self.drops.a.clone())),
+                ("reason".into(), Column::Str(self.drop_reason.iter().map(|s| s.to_string()).collect())),
+            ],
+        ));
+        let ss = |f: fn(&ConnSample) -> i64| Column::I64(self.conn_rows.iter().map(f).collect());
+        let sd = |f: fn(&ConnSample) -> SimDuration| {
+            Column::F64(self.conn_rows.iter().map(|r| f(r).as_secs_f64()).collect())
+        };
+        out.push((
+            "conn".into(),
+            vec![
+                ("t_s".into(), secs(&self.conn_t)),
+                ("flow".into(), names(&self.conn_flow, flow_names)),
+                ("cwnd_bytes".into(), ss(|r| r.cwnd.min(i64::MAX as u64) as i64)),
+                ("ssthresh_bytes".into(), ss(|r| if r.ssthresh == u64::MAX { -1 } else { r.ssthresh as i64 })),
+                ("inflight_bytes".into(), ss(|r| r.inflight as i64)),
+                ("srtt_s".into(), sd(|r| r.srtt)),
+                ("latest_rtt_s".into(), sd(|r| r.latest_rtt)),
+                ("min_rtt_s".into(), sd(|r| r.min_rtt)),
+            ],
+        ));
+        out.push((
+            "packets".into(),
+            vec![
+                ("t_ps".into(), Column::I64(self.trace.t_ps.iter().map(|&x| x as i64).collect())),
+                ("t_s".into(), secs(&self.trace.t_ps)),
+                ("flow".into(), names(&self.trace.key, flow_names)),
+                ("node".into(), names(&self.trace_node, node_names)),
+                ("bytes".into(), Column::I64(self.trace.a.clone())),
+                (
+                    "event".into(),
+                    Column::Str(self.trace.b.iter().map(|&r| if r == 1 { "recv" } else { "send" }.to_string()).collect()),
+                ),
+            ],
+        ));
+        out
+    }
+}
+
+impl NetObserver<Payload> for Recorder {
+    fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
+        let c = chan.0 as usize;
+        if !self.queue_sel[c] {
+            return;
+        }
+        if self.queue_counts[c] >= self.max_samples {
+            let s = format!("queue:{c}");
+            self.note_truncated(s);
+            return;
+        }
+        self.queue_counts[c] += 1;
+        self.queues.t_ps.push(now.0);
+        self.queues.key.push(chan.0);
+        self.queues.a.push(packets as i64);
+        self.queues.b.push(bytes as i64);
+    }
+
+    fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
+        self.flow_dropped[p.flow as usize] += 1;
+        if self.drops_on {
+            self.drops.t_ps.push(now.0);
+            self.drops.key.push(chan.0);
+            self.drops.a.push(p.ip_bytes as i64);
+            self.drops.b.push(p.flow as i64);
+            self.drop_reason.push(why.as_str());
+        }
+    }
+
+    fn delivered(&mut self, now: SimTime, chan: ChanId, _p: &Packet<Payload>, frame_bytes: u64) {
+        let c = chan.0 as usize;
+        if self.link_sel[c] {
+            let b = bin_of(self.bin, now);
+            let v = &mut self.link_bins[c];
+            if v.len() <= b {
+                v.resize(b + 1, 0);
+            }
+            v[b] += frame_bytes;
+        }
+    }
+
+    fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
+        if p.payload.forward() {
+            let bytes = p.ip_bytes as u64;
+            self.flow(now, p.flow, |b| {
+                b.wire_sent_bytes += bytes;
+                b.sent_packets += 1;
+            });
+            self.trace(now, p.flow, node, p.ip_bytes, false);
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! The scenario schema: one source of truth for TOML files, the Python API and the CLI
+//! (all three hand this crate the same JSON document). Unknown keys are errors.
+
+use crate::units::{Bytes, Dur, RateVal};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub run: RunCfg,
+    #[serde(default)]
+    pub dumbbell: Option<Dumbbell>,
+    #[serde(default)]
+    pub nodes: BTreeMap<String, NodeCfg>,
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    #[serde(default)]
+    pub flows: Vec<FlowCfg>,
+    /// Defaults for every QUIC flow (a flow's own `quic` table overrides field by field).
+    #[serde(default)]
+    pub quic: QuicCfg,
+    /// Parameter-study plan; read by the Python sweep tooling, ignored by a single run.
+    #[serde(default)]
+    pub sweep: Option<serde_json::Value>,
+    /// Expected results for validations; read by the Python tooling, ignored by a run.
+    #[serde(default)]
+    pub expect: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RunCfg {
+    pub duration: Dur,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Bin width of the per-flow and per-link byte counters (default 0.5 s, as the showcase).
+    #[serde(default)]
+    pub record_interval: Option<Dur>,
+    /// Stop after this many events (a safety budget).
+    #[serde(default)]
+    pub max_events: Option<u64>,
+    #[serde(default)]
+    pub record: RecordCfg,
+}
+
+/// `true`, `false`, or a list of names.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum Select {
+    All(bool),
+    Names(Vec<String>),
+}
+
+impl Select {
+    pub fn includes(&self, name: &str) -> bool {
+        match self {
+            Select::All(b) => *b,
+            Select::Names(v) => v.iter().any(|n| n == name),
+        }
+    }
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RecordCfg {
+    /// Per-flow byte counters per bin.
+    #[serde(default = "yes")]
+    pub flows: bool,
+    /// Queue length on every change: true = every router output, or a list of link names.
+    #[serde(default = "all")]
+    pub queues: Select,
+    /// Every drop (time, queue, flow, bytes, reason).
+    #[serde(default = "yes")]
+    pub drops: bool,
+    /// Bytes delivered per link direction per bin: true, false or link names.
+    #[serde(default = "all")]
+    pub links: Select,
+    /// Congestion state of QUIC senders on change: true, false or flow names.
+    #[serde(default = "all")]
+    pub conn: Select,
+    /// Per-packet trace (send at the source, receive at the destination) for these flows.
+    #[serde(default)]
+    pub packets: Vec<String>,
+    /// Cap on samples per recorded series, so long runs stay light.
+    #[serde(default = "default_max_samples")]
+    pub max_samples: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn all() -> Select {
+    Select::All(true)
+}
+fn default_max_samples() -> u64 {
+    1_000_000
+}
+
+impl Default for RecordCfg {
+    fn default() -> Self {
+        RecordCfg {
+            flows: true,
+            queues: all(),
+            drops: true,
+            links: all(),
+            conn: all(),
+            packets: Vec::new(),
+            max_samples: default_max_samples(),
+        }
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKindCfg {
+    Host,
+    Router,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCfg {
+    pub kind: NodeKindCfg,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QueueCfg {
+    #[serde(default)]
+    pub packets: Option<u64>,
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+pub enum LossCfg {
+    None,
+    /// Independent loss with probability p.
+    Bernoulli { p: f64 },
+    /// Exactly 1 dropped after every `every` delivered (or give `p`: every = 1/p - 1... see docs).
+    Periodic { every: u64 },
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct JitterCfg {
+    /// Extra delay uniform in [0, max].
+    pub max: Dur,
+    /// Allow reordering (netem-like); false keeps FIFO order.
+    #[serde(default)]
+    pub reorder: bool,
+}
+
+/// "Spikes": the rate drops to `fraction` of nominal for `duration` every `period`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SpikesCfg {
+    pub period: Dur,
+    pub duration: Dur,
+    pub fraction: f64,
+    #[serde(default)]
+    pub start: Option<Dur>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at: Dur,
+    pub rate: RateVal,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct DownCfg {
+    pub from: Dur,
+    pub to: Dur,
+}
+
+/// Settings of one direction of a link; link-level values apply to both directions,
+/// `forward` (a->b) and `reverse` (b->a) override them.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DirCfg {
+    #[serde(default)]
+    pub rate: Option<RateVal>,
+    #[serde(default)]
+    pub delay: Option<Dur>,
+    #[serde(default)]
+    pub queue: Option<QueueCfg>,
+    #[serde(default)]
+    pub loss: Option<LossCfg>,
+    #[serde(default)]
+    pub jitter: Option<JitterCfg>,
+    #[serde(default)]
+    pub schedule: Option<Vec<RateStep>>,
+    #[serde(default)]
+    pub spikes: Option<SpikesCfg>,
+    #[serde(default)]
+    pub down: Option<Vec<DownCfg>>,
+}
+
+/// A link. In `links` it needs `name`, `a` and `b`; in `dumbbell` those are implied.
+/// (One struct rather than `#[serde(flatten)]`, which serde cannot combine with
+/// `deny_unknown_fields`.)
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub a: Option<String>,
+    #[serde(default)]
+    pub b: Option<String>,
+    #[serde(default)]
+    pub rate: Option<RateVal>,
+    #[serde(default)]
+    pub delay: Option<Dur>,
+    #[serde(default)]
+    pub mtu: Option<Bytes>,
+    /// Per-frame link-layer overhead (default 7 B, INET's PPP).
+    #[serde(default)]
+    pub overhead: Option<Bytes>,
+    #[serde(default)]
+    pub queue: Option<QueueCfg>,
+    #[serde(default)]
+    pub loss: Option<LossCfg>,
+    #[serde(default)]
+    pub jitter: Option<JitterCfg>,
+    #[serde(default)]
+    pub schedule: Option<Vec<RateStep>>,
+    #[serde(default)]
+    pub spikes: Option<SpikesCfg>,
+    #[serde(default)]
+    pub down: Option<Vec<DownCfg>>,
+    #[serde(default)]
+    pub forward: Option<DirCfg>,
+    #[serde(default)]
+    pub reverse: Option<DirCfg>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Dumbbell {
+    /// Number of sender/receiver pairs: hosts sender1..N, receiver1..N, routers router1, router2.
+    pub pairs: u32,
+    pub bottleneck: LinkSpec,
+    /// Access links (default 1 Gbit/s, no delay, as the INET showcase).
+    #[serde(default)]
+    pub access: LinkSpec,
+    /// Per-pair one-way delay of the sender's access link (asymmetric RTTs).
+    #[serde(default)]
+    pub access_delays: Option<Vec<Dur>>,
+    /// MTU of every link unless a link sets its own (default 1500 B).
+    #[serde(default)]
+    pub mtu: Option<Bytes>,
+}
+
+/// A constant size, or a distribution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizeDist {
+    Const(u64),
+    Uniform(u64, u64),
+}
+
+/// A constant time, or a distribution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TimeDist {
+    Const(quicksim_engine::SimDuration),
+    Uniform(quicksim_engine::SimDuration, quicksim_engine::SimDuration),
+    Exponential(quicksim_engine::SimDuration),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DistTable {
+    dist: String,
+    #[serde(default)]
+    value: Option<serde_json::Value>,
+    #[serde(default)]
+    min: Option<serde_json::Value>,
+    #[serde(default)]
+    max: Option<serde_json::Value>,
+    #[serde(default)]
+    mean: Option<serde_json::Value>,
+}
+
+fn field_str(v: &Option<serde_json::Value>, name: &str, dist: &str) -> Result<String, String> {
+    match v {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        Some(other) => Ok(other.to_string()),
+        None => Err(format!("distribution {dist:?} needs `{name}`")),
+    }
+}
+
+macro_rules! dist_de {
+    ($ty:ident, $parse:path, $constv:expr, $build:expr, $what:literal) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str(concat!("a ", $what, " with a unit, or a table like { dist = \"uniform\", min = ..., max = ... }"))
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
+                        $parse(s).map($constv).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<$ty, A::Error> {
+                        let t = DistTable::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                        let f = |v: &Option<serde_json::Value>, n: &str| {
+                            field_str(v, n, &t.dist).and_then(|s| $parse(&s))
+                        };
+                        $build(&t, &f).map_err(<A::Error as de::Error>::custom)
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+dist_de!(
+    SizeDist,
+    crate::units::parse_bytes,
+    SizeDist::Const,
+    |t: &DistTable, f: &dyn Fn(&Option<serde_json::Value>, &str) -> Result<u64, String>| -> Result<SizeDist, String> {
+        match t.dist.as_str() {
+            "constant" => Ok(SizeDist::Const(f(&t.value, "value")?)),
+            "uniform" => {
+                let (a, b) = (f(&t.min, "min")?, f(&t.max, "max")?);
+                if a > b {
+                    return Err(format!("uniform min {a} B is larger than max {b} B"));
+                }
+                Ok(SizeDist::Uniform(a, b))
+            }
+            other => Err(format!("{other:?} is not a size distribution; use \"constant\" or \"uniform\"")),
+        }
+    },
+    "size"
+);
+
+dist_de!(
+    TimeDist,
+    crate::units::parse_duration,
+    TimeDist::Const,
+    |t: &DistTable, f: &dyn Fn(&Option<serde_json::Value>, &str) -> Result<quicksim_engine::SimDuration, String>| -> Result<TimeDist, String> {
+        match t.dist.as_str() {
+            "constant" => Ok(TimeDist::Const(f(&t.value, "value")?)),
+            "uniform" => {
+                let (a, b) = (f(&t.min, "min")?, f(&t.max, "max")?);
+                if a > b {
+                    return Err(format!("uniform min {a} is larger than max {b}"));
+                }
+                Ok(TimeDist::Uniform(a, b))
+            }
+            "exponential" => Ok(TimeDist::Exponential(f(&t.mean, "mean")?)),
+            other => Err(format!("{other:?} is not a time distribution; use \"constant\", \"uniform\" or \"exponential\"")),
+        }
+    },
+    "duration"
+);
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    Udp,
+    Onoff,
+    Quic,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum QuicApp {
+    /// Always keeps the send queue full.
+    Saturated,
+    /// `message_size` bytes every `interval`.
+    Messages,
+    /// `bytes` in total as fast as possible; records the completion time.
+    Bulk,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    pub name: String,
+    pub kind: FlowKind,
+    pub src: String,
+    pub dst: String,
+    #[serde(default)]
+    pub start: Option<Dur>,
+    #[serde(default)]
+    pub stop: Option<Dur>,
+    /// UDP/ON-OFF: payload size per datagram. QUIC messages: message size.
+    #[serde(default)]
+    pub size: Option<SizeDist>,
+    /// UDP/ON-OFF: time between datagrams; QUIC messages: time between messages.
+    #[serde(default)]
+    pub interval: Option<TimeDist>,
+    /// UDP/ON-OFF: constant payload bit rate (instead of `interval`).
+    #[serde(default)]
+    pub rate: Option<RateVal>,
+    /// ON-OFF: ON and OFF period lengths (typically exponential).
+    #[serde(default)]
+    pub on: Option<TimeDist>,
+    #[serde(default)]
+    pub off: Option<TimeDist>,
+    /// QUIC application.
+    #[serde(default)]
+    pub app: Option<QuicApp>,
+    /// QUIC bulk: total bytes.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    /// QUIC: number of streams the application spreads data over (round robin).
+    #[serde(default)]
+    pub streams: Option<u32>,
+    #[serde(default)]
+    pub quic: Option<QuicCfg>,
+}
+
+/// QUIC options; `None` = the default (INET model values unless noted in the docs).
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QuicCfg {
+    /// "inet" (13 B short header, no AEAD tag) or "rfc9000".
+    pub header: Option<String>,
+    pub dcid_len: Option<u8>,
+    /// Do the 1-RTT handshake (false: start established, as the 2020 paper's model).
+    pub handshake: Option<bool>,
+    /// "newreno", "cubic" or "none".
+    pub cc: Option<String>,
+    pub exact_increase: Option<bool>,
+    pub partial_window: Option<bool>,
+    pub pacing: Option<bool>,
+    pub initial_rtt: Option<Dur>,
+    pub max_ack_delay: Option<Dur>,
+    pub ack_ratio: Option<u64>,
+    pub ibit: Option<bool>,
+    pub bundle_ack: Option<bool>,
+    pub max_ack_ranges: Option<u64>,
+    pub initial_max_data: Option<Bytes>,
+    pub initial_max_stream_data: Option<Bytes>,
+    pub max_data_threshold: Option<f64>,
+    pub max_stream_data_threshold: Option<f64>,
+    pub send_queue_limit: Option<Bytes>,
+    pub send_queue_low_water: Option<f64>,
+    /// Largest QUIC packet; default path MTU - 28 (1252 B at MTU 1280).
+    pub max_packet_size: Option<Bytes>,
+}
+
+impl QuicCfg {
+    /// Field-by-field overlay: values set in `over` win.
+    pub fn overlay(&self, over: &QuicCfg) -> QuicCfg {
+        macro_rules! pick {
+            ($($f:ident),*) => { QuicCfg { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
+        }
+        pick!(
+            header, dcid_len, handshake, cc, exact_increase, partial_window, pacing, initial_rtt,
+            max_ack_delay, ack_ratio, ibit, bundle_ack, max_ack_ranges, initial_max_data,
+            initial_max_stream_data, max_data_threshold, max_stream_data_threshold,
+            send_queue_limit, send_queue_low_water, max_packet_size
+        )
+    }
+}
+
+/// Parse a scenario from JSON, with errors that name the field path.
+pub fn parse(json: &str) -> Result<Scenario, crate::ScenarioError> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = e.inner().to_string();
+        // serde_json appends " at line L column C", meaningless for a dict from TOML.
+        let msg = match msg.rfind(" at line ") {
+            Some(i) => msg[..i].to_string(),
+            None => msg,
+        };
+        crate::ScenarioError::new(if path == "." { String::new() } else { path }, msg)
+    })
+}

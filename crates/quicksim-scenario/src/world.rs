@@ -1,0 +1,466 @@
+//! The run loop: one single-threaded world of network, applications and transport endpoints,
+//! driven by one event queue.
+
+use crate::build::{Built, FlowSpec, UdpSpec};
+use crate::record::{ConnSample, Recorder};
+use crate::schema::{QuicApp, SizeDist, TimeDist};
+use quicksim_engine::{EventQueue, Rng, SimDuration, SimTime};
+use quicksim_net::{NetEvent, Network, NodeId, IPV4_HEADER, UDP_HEADER};
+use quicksim_transport::quic::{ConnEvent, Connection, QuicPacket};
+
+/// What an IP packet carries.
+#[derive(Debug)]
+pub enum Payload {
+    /// A UDP datagram of a UDP or ON/OFF source.
+    Udp,
+    /// A QUIC packet; `to_server` = in the flow's forward (data) direction.
+    Quic { to_server: bool, pkt: QuicPacket },
+}
+
+impl Payload {
+    /// True for packets in the flow's forward direction (source to destination).
+    pub fn forward(&self) -> bool {
+        match self {
+            Payload::Udp => true,
+            Payload::Quic { to_server, .. } => *to_server,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum Ev {
+    Net(NetEvent<Payload>),
+    FlowStart(u32),
+    FlowStop(u32),
+    /// Next datagram of a UDP source; the generation discards sends of an earlier ON period.
+    UdpSend(u32, u32),
+    OnOffToggle(u32),
+    QuicTimer(u32, u8),
+    QuicMessage(u32),
+}
+
+impl Ev {
+    fn code(&self) -> u64 {
+        match self {
+            Ev::Net(NetEvent::TxDone(c)) => 1 + ((c.0 as u64) << 8),
+            Ev::Net(NetEvent::Arrive(c, p)) => 2 + ((c.0 as u64) << 8) + (p.uid << 24),
+            Ev::Net(NetEvent::SetRate(c, _)) => 3 + ((c.0 as u64) << 8),
+            Ev::Net(NetEvent::SetUp(c, _)) => 4 + ((c.0 as u64) << 8),
+            Ev::FlowStart(f) => 5 + ((*f as u64) << 8),
+            Ev::FlowStop(f) => 6 + ((*f as u64) << 8),
+            Ev::UdpSend(f, g) => 7 + ((*f as u64) << 8) + ((*g as u64) << 32),
+            Ev::OnOffToggle(f) => 8 + ((*f as u64) << 8),
+            Ev::QuicTimer(f, s) => 9 + ((*f as u64) << 8) + ((*s as u64) << 40),
+            Ev::QuicMessage(f) => 10 + ((*f as u64) << 8),
+        }
+    }
+}
+
+pub(crate) struct UdpState {
+    pub spec: UdpSpec,
+    pub rng: Rng,
+    pub on: bool,
+    pub gen: u32,
+}
+
+pub(crate) struct QuicState {
+    pub app: QuicApp,
+    pub conns: Option<[Connection; 2]>,
+    pub timers: [Option<SimTime>; 2],
+    pub streams: u32,
+    pub next_stream: u32,
+    /// Bulk: bytes the application has still to hand over.
+    pub bulk_left: u64,
+    pub bulk_total: u64,
+    pub delivered: u64,
+    pub completion: Option<SimTime>,
+    pub message: Option<(SizeDist, TimeDist)>,
+    pub rng: Rng,
+    pub active: bool,
+    pub last: Option<ConnSample>,
+    pub close_error: Option<String>,
+    pub cfg: quicksim_transport::quic::QuicConfig,
+}
+
+pub(crate) enum FlowApp {
+    Udp(UdpState),
+    Quic(Box<QuicState>),
+}
+
+pub(crate) struct FlowRt {
+    pub spec: FlowSpec,
+    pub app: FlowApp,
+}
+
+pub struct World {
+    pub(crate) q: EventQueue<Ev>,
+    pub(crate) net: Network<Payload>,
+    pub(crate) flows: Vec<FlowRt>,
+    pub(crate) rec: Recorder,
+    pub(crate) end: SimTime,
+    pub(crate) max_events: Option<u64>,
+    pub(crate) trace_hash: u64,
+    pub(crate) flow_names: Vec<String>,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Finished,
+    EventBudget,
+    Cancelled,
+}
+
+pub(crate) fn draw_size(d: &SizeDist, rng: &mut Rng) -> u64 {
+    match *d {
+        SizeDist::Const(v) => v,
+        SizeDist::Uniform(a, b) => rng.range_u64(a, b),
+    }
+}
+
+pub(crate) fn draw_time(d: &TimeDist, rng: &mut Rng) -> SimDuration {
+    match *d {
+        TimeDist::Const(v) => v,
+        TimeDist::Uniform(a, b) => SimDuration(rng.range_u64(a.0, b.0)),
+        TimeDist::Exponential(m) => SimDuration::from_secs_f64(rng.exponential(m.as_secs_f64())),
+    }
+}
+
+const UDP_IP: u64 = (IPV4_HEADER + UDP_HEADER) as u64;
+
+impl World {
+    pub(crate) fn new(b: Built) -> World {
+        let mut w = World {
+            q: EventQueue::new(),
+            net: b.net,
+            flows: b.flows,
+            rec: b.rec,
+            end: b.end,
+            max_events: b.max_events,
+            trace_hash: 0xcbf2_9ce4_8422_2325,
+            flow_names: b.flow_names,
+        };
+        for (i, f) in w.flows.iter().enumerate() {
+            if f.spec.start <= w.end {
+                w.q.push(f.spec.start, Ev::FlowStart(i as u32));
+            }
+            if f.spec.stop < w.end {
+                w.q.push(f.spec.stop, Ev::FlowStop(i as u32));
+            }
+        }
+        for (t, ev) in b.link_events {
+            w.q.push(t, Ev::Net(ev));
+        }
+        w
+    }
+
+    /// Run until the end time, the event budget, or until `progress` returns false.
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64, u64) -> bool) -> Stop {
+        let mut stop = Stop::Finished;
+        let mut next_progress = 1u64 << 16;
+        while let Some(t) = self.q.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.trace_hash = (self.trace_hash ^ now.0 ^ ev.code().rotate_left(29)).wrapping_mul(0x100_0000_01b3);
+            self.handle(now, ev);
+            let n = self.q.events_processed();
+            if self.max_events.is_some_and(|m| n >= m) {
+                stop = Stop::EventBudget;
+                break;
+            }
+            if n >= next_progress {
+                next_progress = n + (1 << 16);
+                if !progress(now.as_secs_f64(), n) {
+                    stop = Stop::Cancelled;
+                    break;
+                }
+            }
+        }
+        let end = if stop == Stop::Finished { self.end } else { self.q.now() };
+        self.net.finish(end);
+        self.end = end;
+        progress(end.as_secs_f64(), self.q.events_processed());
+        stop
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::Net(ne) => {
+                let q = &mut self.q;
+                let got = self.net.handle(now, ne, &mut |t, e| q.push(t, Ev::Net(e)), &mut self.rec);
+                if let Some(p) = got {
+                    self.deliver(now, p);
+                }
+            }
+            Ev::FlowStart(f) => self.flow_start(now, f),
+            Ev::FlowStop(f) => self.flow_stop(now, f),
+            Ev::UdpSend(f, g) => self.udp_send(now, f, g),
+            Ev::OnOffToggle(f) => self.onoff_toggle(now, f),
+            Ev::QuicTimer(f, side) => {
+                if let FlowApp::Quic(qs) = &mut self.flows[f as usize].app {
+                    if qs.timers[side as usize] == Some(now) {
+                        qs.timers[side as usize] = None;
+                    }
+                    if let Some(c) = &mut qs.conns {
+                        let conn = &mut c[side as usize];
+                        if conn.poll_timeout().is_some_and(|t| t <= now) {
+                            conn.handle_timeout(now);
+                        }
+                    }
+                }
+                self.pump(now, f, side);
+            }
+            Ev::QuicMessage(f) => self.quic_message(now, f),
+        }
+    }
+
+    fn send_packet(&mut self, now: SimTime, src: NodeId, dst: NodeId, flow: u32, ip_bytes: u64, payload: Payload) {
+        let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
+        let q = &mut self.q;
+        self.net.send(now, p, &mut |t, e| q.push(t, Ev::Net(e)), &mut self.rec);
+    }
+
+    fn deliver(&mut self, now: SimTime, p: quicksim_net::Packet<Payload>) {
+        let f = p.flow;
+        let fwd = p.payload.forward();
+        if fwd {
+            let bytes = p.ip_bytes as u64;
+            self.rec.flow(now, f, |b| {
+                b.wire_recv_bytes += bytes;
+                b.recv_packets += 1;
+            });
+            self.rec.trace(now, f, p.dst, p.ip_bytes, true);
+        }
+        match p.payload {
+            Payload::Udp => {
+                let payload = p.ip_bytes as u64 - UDP_IP;
+                self.rec.flow(now, f, |b| b.delivered_bytes += payload);
+            }
+            Payload::Quic { to_server, pkt } => {
+                let side = if to_server { 1u8 } else { 0u8 };
+                if let FlowApp::Quic(qs) = &mut self.flows[f as usize].app {
+                    if let Some(c) = &mut qs.conns {
+                        c[side as usize].handle_packet(now, pkt);
+                    }
+                }
+                self.pump(now, f, side);
+            }
+        }
+    }
+
+    fn flow_start(&mut self, now: SimTime, f: u32) {
+        let fi = f as usize;
+        match &mut self.flows[fi].app {
+            FlowApp::Udp(u) => {
+                u.on = true;
+                // ON/OFF sources start with an ON period.
+                if let Some((on, _)) = &u.spec.onoff {
+                    let d = draw_time(on, &mut u.rng);
+                    self.q.push(now + d, Ev::OnOffToggle(f));
+                }
+                let g = u.gen;
+                self.q.push(now, Ev::UdpSend(f, g));
+            }
+            FlowApp::Quic(qs) => {
+                let client = Connection::new(quicksim_transport::quic::Role::Client, qs.cfg.clone(), now)
+                    .expect("config validated at build time");
+                let server = Connection::new(quicksim_transport::quic::Role::Server, qs.cfg.clone(), now)
+                    .expect("config validated at build time");
+                qs.conns = Some([client, server]);
+                qs.active = true;
+                if qs.message.is_some() {
+                    self.q.push(now, Ev::QuicMessage(f));
+                }
+                self.refill(now, f);
+                self.pump(now, f, 0);
+                self.pump(now, f, 1);
+            }
+        }
+    }
+
+    fn flow_stop(&mut self, now: SimTime, f: u32) {
+        match &mut self.flows[f as usize].app {
+            FlowApp::Udp(u) => {
+                u.on = false;
+                u.gen += 1;
+            }
+            FlowApp::Quic(qs) => {
+                qs.active = false;
+                // INET's generator closes abruptly at its stop time (CONNECTION_CLOSE, unsent
+                // and unacked data discarded).
+                if let Some(c) = &mut qs.conns {
+                    c[0].close(now);
+                }
+                self.pump(now, f, 0);
+            }
+        }
+    }
+
+    fn udp_send(&mut self, now: SimTime, f: u32, g: u32) {
+        let fi = f as usize;
+        let (src, dst, stop) = (self.flows[fi].spec.src, self.flows[fi].spec.dst, self.flows[fi].spec.stop);
+        let FlowApp::Udp(u) = &mut self.flows[fi].app else { return };
+        if !u.on || u.gen != g || now >= stop {
+            return;
+        }
+        let size = draw_size(&u.spec.size, &mut u.rng);
+        let gap = match (&u.spec.rate, &u.spec.interval) {
+            (Some(r), _) => r.tx_time(size),
+            (None, Some(d)) => draw_time(d, &mut u.rng),
+            (None, None) => unreachable!("validated: udp needs rate or interval"),
+        };
+        self.q.push(now + gap, Ev::UdpSend(f, g));
+        self.rec.flow(now, f, |b| b.app_sent_bytes += size);
+        self.send_packet(now, src, dst, f, size + UDP_IP, Payload::Udp);
+    }
+
+    fn onoff_toggle(&mut self, now: SimTime, f: u32) {
+        let fi = f as usize;
+        let stop = self.flows[fi].spec.stop;
+        let FlowApp::Udp(u) = &mut self.flows[fi].app else { return };
+        if now >= stop {
+            return;
+        }
+        let (on, off) = u.spec.onoff.clone().expect("onoff flow");
+        u.on = !u.on;
+        u.gen += 1;
+        let d = draw_time(if u.on { &on } else { &off }, &mut u.rng);
+        self.q.push(now + d, Ev::OnOffToggle(f));
+        if u.on {
+            let g = u.gen;
+            self.q.push(now, Ev::UdpSend(f, g));
+        }
+    }
+
+    fn quic_message(&mut self, now: SimTime, f: u32) {
+        let FlowApp::Quic(qs) = &mut self.flows[f as usize].app else { return };
+        if !qs.active {
+            return;
+        }
+        let Some((size, interval)) = qs.message.clone() else { return };
+        let n = draw_size(&size, &mut qs.rng);
+        let gap = draw_time(&interval, &mut qs.rng);
+        self.q.push(now + gap, Ev::QuicMessage(f));
+        if let Some(c) = &mut qs.conns {
+            // A message that does not fit the send queue is discarded, as INET's generator.
+            if c[0].send_queue_space() >= n {
+                let s = qs.next_stream as u64 * 4;
+                qs.next_stream = (qs.next_stream + 1) % qs.streams;
+                let acc = c[0].stream_send(now, s, n);
+                self.rec.flow(now, f, |b| b.app_sent_bytes += acc);
+            }
+        }
+        self.pump(now, f, 0);
+    }
+
+    /// Saturated and bulk applications hand the transport as much as its send queue takes.
+    fn refill(&mut self, now: SimTime, f: u32) {
+        let FlowApp::Quic(qs) = &mut self.flows[f as usize].app else { return };
+        if !qs.active || qs.message.is_some() {
+            return;
+        }
+        let Some(c) = &mut qs.conns else { return };
+        let conn = &mut c[0];
+        let mut total = 0;
+        loop {
+            let mut space = conn.send_queue_space();
+            if qs.app == QuicApp::Bulk {
+                space = space.min(qs.bulk_left);
+            }
+            if space == 0 {
+                break;
+            }
+            // Spread over the streams in chunks, round robin.
+            let chunk = if qs.streams > 1 { space.min(16_384) } else { space };
+            let s = qs.next_stream as u64 * 4;
+            qs.next_stream = (qs.next_stream + 1) % qs.streams;
+            let acc = conn.stream_send(now, s, chunk);
+            if acc == 0 {
+                break;
+            }
+            total += acc;
+            if qs.app == QuicApp::Bulk {
+                qs.bulk_left -= acc;
+            }
+        }
+        if total > 0 {
+            self.rec.flow(now, f, |b| b.app_sent_bytes += total);
+        }
+    }
+
+    /// Move everything an endpoint has to say: packets onto the network, events to the
+    /// application, and its next wake-up into the event queue.
+    fn pump(&mut self, now: SimTime, f: u32, side: u8) {
+        let fi = f as usize;
+        let (src, dst) = (self.flows[fi].spec.src, self.flows[fi].spec.dst);
+        let (from, to) = if side == 0 { (src, dst) } else { (dst, src) };
+        loop {
+            let mut progressed = false;
+            loop {
+                let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
+                let Some(c) = &mut qs.conns else { return };
+                let Some(pkt) = c[side as usize].poll_transmit(now) else { break };
+                progressed = true;
+                let ip = pkt.size_bytes() + UDP_IP;
+                self.send_packet(now, from, to, f, ip, Payload::Quic { to_server: side == 0, pkt });
+            }
+            let mut refill = false;
+            loop {
+                let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
+                let Some(c) = &mut qs.conns else { return };
+                let Some(ev) = c[side as usize].poll_event() else { break };
+                progressed = true;
+                match ev {
+                    ConnEvent::Established | ConnEvent::SendQueueLow => refill |= side == 0,
+                    ConnEvent::StreamData { len, .. } => {
+                        qs.delivered += len;
+                        if qs.app == QuicApp::Bulk && qs.completion.is_none() && qs.delivered >= qs.bulk_total {
+                            qs.completion = Some(now);
+                        }
+                        self.rec.flow(now, f, |b| b.delivered_bytes += len);
+                    }
+                    ConnEvent::Closed { error } => {
+                        if error.is_some() && qs.close_error.is_none() {
+                            qs.close_error = error;
+                        }
+                    }
+                }
+            }
+            if refill {
+                self.refill(now, f);
+            }
+            if !progressed {
+                break;
+            }
+        }
+        // Timer and congestion-state sampling.
+        let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
+        let Some(c) = &mut qs.conns else { return };
+        if let Some(t) = c[side as usize].poll_timeout() {
+            let t = t.max(now);
+            let s = &mut qs.timers[side as usize];
+            if s.is_none_or(|cur| t < cur) {
+                *s = Some(t);
+                self.q.push(t, Ev::QuicTimer(f, side));
+            }
+        }
+        if side == 0 {
+            let m = c[0].metrics();
+            let sample = ConnSample {
+                cwnd: m.cwnd_bytes,
+                ssthresh: m.ssthresh_bytes,
+                inflight: m.bytes_in_flight,
+                srtt: m.smoothed_rtt,
+                latest_rtt: m.latest_rtt,
+                min_rtt: m.min_rtt,
+            };
+            if qs.last != Some(sample) {
+                qs.last = Some(sample);
+                let name = &self.flow_names[fi];
+                self.rec.conn_sample(now, f, sample, name);
+            }
+        }
+    }
+}

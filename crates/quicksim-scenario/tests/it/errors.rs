@@ -1,0 +1,72 @@
+use quicksim_scenario::run;
+use serde_json::json;
+
+fn err_of(sc: serde_json::Value) -> String {
+    match run(&sc.to_string(), None, &mut |_, _| true) {
+        Ok(_) => panic!("scenario was accepted: {sc}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn base() -> serde_json::Value {
+    json!({
+        "run": {"duration": "1s"},
+        "dumbbell": {"pairs": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+        "flows": [{"name": "f", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "100B", "interval": "10ms"}]
+    })
+}
+
+#[test]
+fn unknown_key() {
+    let mut sc = base();
+    sc["dumbbell"]["bottleneck"]["rte"] = json!("1Mbps");
+    let e = err_of(sc);
+    assert!(e.starts_with("dumbbell.bottleneck.rte: unknown field `rte`, expected one of"), "{e}");
+}
+
+#[test]
+fn misspelled_unit() {
+    let mut sc = base();
+    sc["dumbbell"]["bottleneck"]["rate"] = json!("10 Mbs");
+    let e = err_of(sc);
+    assert_eq!(e, "dumbbell.bottleneck.rate: \"10 Mbs\" is not a rate; try \"10Mbps\" (units: bps, kbps, Mbps, Gbps, Tbps)");
+}
+
+#[test]
+fn negative_rate() {
+    let mut sc = base();
+    sc["dumbbell"]["bottleneck"]["rate"] = json!("-10Mbps");
+    assert!(err_of(sc).starts_with("dumbbell.bottleneck.rate: \"-10Mbps\" is negative"));
+}
+
+#[test]
+fn unconnected_flow() {
+    let sc = json!({
+        "run": {"duration": "1s"},
+        "nodes": {"a": {"kind": "host"}, "b": {"kind": "host"}, "c": {"kind": "host"}},
+        "links": [{"name": "l", "a": "a", "b": "b", "rate": "1Mbps"}],
+        "flows": [{"name": "f", "kind": "udp", "src": "a", "dst": "c", "size": "100B", "interval": "10ms"}]
+    });
+    assert_eq!(err_of(sc), "flows[0].dst: \"c\" is not connected to \"a\"");
+}
+
+#[test]
+fn mtu_smaller_than_headers() {
+    let mut sc = base();
+    sc["dumbbell"]["mtu"] = json!("20B");
+    assert!(err_of(sc).starts_with("dumbbell.bottleneck.mtu: 20 B is smaller than the IPv4 + UDP headers"));
+}
+
+#[test]
+fn zero_queue() {
+    let mut sc = base();
+    sc["dumbbell"]["bottleneck"]["queue"] = json!({"packets": 0});
+    assert!(err_of(sc).starts_with("dumbbell.bottleneck.queue.packets: 0"));
+}
+
+#[test]
+fn datagram_larger_than_mtu() {
+    let mut sc = base();
+    sc["flows"][0]["size"] = json!("1500B");
+    assert!(err_of(sc).starts_with("flows[0].size: 1500 B + 28 B of headers exceeds the path MTU 1500 B"));
+}

@@ -1,0 +1,149 @@
+use super::*;
+use serde_json::json;
+
+fn cbr(rate: &str, queue: serde_json::Value, bottleneck_extra: serde_json::Value, duration: &str) -> serde_json::Value {
+    let mut bn = json!({"rate": "10Mbps", "delay": "10ms", "queue": queue});
+    if let (Some(b), Some(x)) = (bn.as_object_mut(), bottleneck_extra.as_object()) {
+        for (k, v) in x {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    json!({
+        "run": {"duration": duration, "record": {"packets": ["cbr"]}},
+        "dumbbell": {"pairs": 1, "mtu": "1500B", "bottleneck": bn, "access": {"rate": "1Gbps", "delay": "1ms"}},
+        "flows": [{"name": "cbr", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "1472B", "rate": rate}]
+    })
+}
+
+#[test]
+fn single_packet_delay_is_sum_of_serialization_and_propagation() {
+    // One 1000 B datagram: IP 1028 B, frame 1035 B.
+    let sc = json!({
+        "run": {"duration": "1s", "record": {"packets": ["one"]}},
+        "dumbbell": {"pairs": 1, "mtu": "1500B",
+                     "bottleneck": {"rate": "100Mbps", "delay": "1ms"},
+                     "access": {"rate": "1Gbps", "delay": "5us"}},
+        "flows": [{"name": "one", "kind": "udp", "src": "sender1", "dst": "receiver1",
+                   "size": "1000B", "interval": "10s", "start": "0.1s"}]
+    });
+    let o = go(&sc, None);
+    let t = col_i64(&o, "packets", "t_ps");
+    let ev = col_str(&o, "packets", "event");
+    assert_eq!(ev, &["send".to_string(), "recv".to_string()]);
+    // access 1 Gbit/s: 1035*8/1e9 s = 8.28 us (x2), bottleneck 100 Mbit/s: 82.8 us,
+    // propagation 5 us + 1 ms + 5 us.
+    let expect = 2 * 8_280_000 + 82_800_000 + 2 * 5_000_000 + 1_000_000_000i64;
+    assert_eq!(t[1] - t[0], expect);
+    assert_eq!(t[0], 100_000_000_000);
+}
+
+#[test]
+fn cbr_overload_delivers_bottleneck_rate_times_payload_fraction() {
+    let o = go(&cbr("12Mbps", json!({"packets": 50}), json!({}), "20s"), None);
+    let t = col_f64(&o, "flows", "t_s");
+    let d = col_i64(&o, "flows", "delivered_bytes");
+    // Steady state: from 5 s to 20 s (the queue fills within the first second).
+    let bytes: i64 = t.iter().zip(d).filter(|(t, _)| **t >= 5.0).map(|(_, d)| *d).sum();
+    let got = bytes as f64 * 8.0 / 15.0;
+    // 1472 B payload in a 1507 B frame (1472 + 8 + 20 + 7).
+    let expect = 10e6 * 1472.0 / 1507.0;
+    assert!((got / expect - 1.0).abs() < 0.001, "got {got}, expect {expect}");
+
+    // The bottleneck queue sits at its capacity (50 packets) after it fills.
+    let qt = col_f64(&o, "queues", "t_s");
+    let qn = col_i64(&o, "queues", "packets");
+    let qname = col_str(&o, "queues", "queue");
+    let late: Vec<i64> = qt
+        .iter()
+        .zip(qn)
+        .zip(qname)
+        .filter(|((t, _), q)| **t > 5.0 && q.starts_with("bottleneck:router1"))
+        .map(|((_, n), _)| *n)
+        .collect();
+    assert!(!late.is_empty());
+    assert!(late.iter().all(|&n| n >= 49 && n <= 50), "queue left capacity: {:?}", &late[..10]);
+
+    // Packets balance exactly: sent = delivered + dropped + still held by the network.
+    let f = &o.totals["flows"]["cbr"];
+    let sent = f["packets_sent"].as_u64().unwrap();
+    let deliv = f["packets_delivered"].as_u64().unwrap();
+    let drop = f["packets_dropped"].as_u64().unwrap();
+    let held = o.meta["packets_in_network_at_end"].as_u64().unwrap();
+    assert!(drop > 0);
+    assert_eq!(sent, deliv + drop + held, "sent {sent} delivered {deliv} dropped {drop} held {held}");
+}
+
+#[test]
+fn periodic_loss_drops_exactly_every_nth() {
+    let o = go(
+        &cbr("5Mbps", json!({"packets": 100}), json!({"forward": {"loss": {"kind": "periodic", "every": 9}}}), "5s"),
+        None,
+    );
+    let drop = o.totals["flows"]["cbr"]["packets_dropped"].as_u64().unwrap();
+    let ser = o.totals["links"]["bottleneck:router1->router2"]["frames_serialized"].as_u64().unwrap();
+    // Of the frames serialized on the bottleneck, exactly every 10th is lost.
+    assert!(drop > 100);
+    assert_eq!(drop, ser / 10, "serialized {ser} dropped {drop}");
+    let reasons = col_str(&o, "drops", "reason");
+    assert!(reasons.iter().all(|r| r == "loss"));
+}
+
+#[test]
+fn bernoulli_loss_within_three_sigma() {
+    let p = 0.01;
+    let o = go(
+        &cbr("9Mbps", json!({"packets": 1000}), json!({"forward": {"loss": {"kind": "bernoulli", "p": p}}}), "60s"),
+        Some(3),
+    );
+    let f = &o.totals["flows"]["cbr"];
+    let sent = f["packets_sent"].as_u64().unwrap() as f64;
+    let drop = f["packets_dropped"].as_u64().unwrap() as f64;
+    let n = sent;
+    let sigma = (n * p * (1.0 - p)).sqrt();
+    assert!((drop - n * p).abs() < 3.0 * sigma, "dropped {drop} of {n}, expected {} +- {}", n * p, 3.0 * sigma);
+}
+
+#[test]
+fn same_seed_same_results_different_seed_differs() {
+    let sc = json!({
+        "run": {"duration": "5s"},
+        "dumbbell": {"pairs": 2, "bottleneck": {"rate": "10Mbps", "delay": "5ms", "queue": {"packets": 20},
+                      "jitter": {"max": "1ms"}},
+                     "access": {"rate": "100Mbps"}},
+        "flows": [
+            {"name": "a", "kind": "udp", "src": "sender1", "dst": "receiver1",
+             "size": {"dist": "uniform", "min": "100B", "max": "1400B"}, "interval": {"dist": "exponential", "mean": "1ms"}},
+            {"name": "b", "kind": "onoff", "src": "sender2", "dst": "receiver2", "size": "1000B", "rate": "8Mbps",
+             "on": {"dist": "exponential", "mean": "200ms"}, "off": {"dist": "exponential", "mean": "300ms"}}
+        ]
+    });
+    let a = go(&sc, Some(5));
+    let b = go(&sc, Some(5));
+    let c = go(&sc, Some(6));
+    assert_eq!(a.tables, b.tables);
+    assert_eq!(a.meta["trace_hash"], b.meta["trace_hash"]);
+    assert_ne!(a.meta["trace_hash"], c.meta["trace_hash"]);
+    assert_ne!(a.tables, c.tables);
+}
+
+#[test]
+fn spikes_reduce_the_rate() {
+    // Rate drops to 10 % for 200 ms every second: a saturating CBR gets about
+    // 0.8 x 10 + 0.2 x 1 = 8.2 Mbit/s x payload fraction.
+    let o = go(
+        &cbr(
+            "12Mbps",
+            json!({"packets": 50}),
+            json!({"forward": {"spikes": {"period": "1s", "duration": "200ms", "fraction": 0.1}}}),
+            "20s",
+        ),
+        None,
+    );
+    let t = col_f64(&o, "flows", "t_s");
+    let d = col_i64(&o, "flows", "delivered_bytes");
+    let bytes: i64 = t.iter().zip(d).filter(|(t, _)| **t >= 5.0).map(|(_, d)| *d).sum();
+    let got = bytes as f64 * 8.0 / 15.0;
+    let expect = 8.2e6 * 1472.0 / 1507.0;
+    // Tolerance 1 %: frame boundaries straddle the rate changes.
+    assert!((got / expect - 1.0).abs() < 0.01, "got {got}, expect {expect}");
+}
