@@ -114,10 +114,32 @@ fn validate(scenario_json: &str) -> PyResult<String> {
     }
 }
 
+/// Parse a duration with units ("10ms") into seconds (exact to the picosecond before the
+/// conversion to float). The same parser the scenario schema uses.
+#[pyfunction]
+fn parse_duration(text: &str) -> PyResult<f64> {
+    quicksim_scenario::units::parse_duration(text).map(|d| d.as_secs_f64()).map_err(ScenarioError::new_err)
+}
+
+/// Parse a rate with units ("10Mbps") into bits per second.
+#[pyfunction]
+fn parse_rate(text: &str) -> PyResult<u64> {
+    quicksim_scenario::units::parse_rate(text).map(|r| r.bits_per_s).map_err(ScenarioError::new_err)
+}
+
+/// Parse a size with units ("25kB", "200kb") into bytes.
+#[pyfunction]
+fn parse_bytes(text: &str) -> PyResult<u64> {
+    quicksim_scenario::units::parse_bytes(text).map_err(ScenarioError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", quicksim_scenario::VERSION)?;

@@ -1,0 +1,61 @@
+"""quicksim: a packet-level network simulator with a Rust core.
+
+    >>> import quicksim
+    >>> res = quicksim.run("scenarios/udp-bottleneck.toml", seed=1, sets=["run.duration=5s"])
+    >>> res.throughput(layer="delivered").head()
+
+Importing the package is cheap: pandas is loaded only when a `Result` is built, matplotlib only
+by `quicksim.plotting`, so `quicksim --help` stays instant.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .api import apply_overrides, load_scenario, run, validate
+from .errors import ScenarioError, SimulationError
+
+# Imported eagerly (it is light: stdlib only until a sweep runs) so the function `sweep` shadows
+# the submodule of the same name for good; a lazy import would be undone the first time anything
+# imports `quicksim.sweep` the module, which then replaces the package attribute.
+from .sweep import sweep
+
+if TYPE_CHECKING:
+    from .results import Result
+
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "SimulationError",
+    "__version__",
+    "apply_overrides",
+    "load_scenario",
+    "run",
+    "sweep",
+    "validate",
+]
+
+
+def _version() -> str:
+    try:
+        from ._core import __version__ as core_version
+    except ImportError:  # core not built yet: fall back to the installed metadata
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("quicksim")
+        except PackageNotFoundError:
+            return "0+unknown"
+    return str(core_version)
+
+
+__version__: str = _version()
+
+
+def __getattr__(name: str) -> Any:
+    # Result pulls in pandas; resolve it on first use (PEP 562) to keep `import quicksim` light.
+    if name == "Result":
+        from .results import Result
+
+        return Result
+    raise AttributeError(f"module 'quicksim' has no attribute {name!r}")

@@ -1,0 +1,7 @@
+"""`python -m quicksim` is the `quicksim` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

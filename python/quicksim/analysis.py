@@ -1,0 +1,136 @@
+"""Analyses of one run that the CLI, the checks and the reproductions share.
+
+`phases(result)` cuts a run at every start and stop of a responsive (congestion-controlled)
+flow and reports, per phase, each active flow's goodput and link-layer rate next to its fair
+share of what the non-responsive background traffic leaves of the bottleneck, plus Jain's index.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .stats import jain
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .results import Result
+
+__all__ = ["bottleneck", "phases"]
+
+#: Flow kinds that react to congestion; the others (udp, onoff) are background load.
+RESPONSIVE = ("quic", "tcp")
+
+
+def bottleneck(result: Result) -> tuple[str, float, int] | None:
+    """(channel name, rate in bit/s, per-frame overhead in bytes) of a dumbbell's forward
+    bottleneck, or None for a general topology."""
+    from . import _core
+
+    db = result.scenario.get("dumbbell")
+    if not isinstance(db, dict):
+        return None
+    bn = db.get("bottleneck", {})
+    fwd = bn.get("forward") or {}
+    rate = _core.parse_rate(str(fwd.get("rate", bn.get("rate"))))
+    overhead = _core.parse_bytes(str(bn.get("overhead", "7B")))
+    return "bottleneck:router1->router2", float(rate), int(overhead)
+
+
+def phases(
+    result: Result,
+    *,
+    settle_s: float = 1.0,
+    capacity_bps: float | None = None,
+    overhead_bytes: int | None = None,
+) -> pd.DataFrame:
+    """One row per (phase, active responsive flow).
+
+    A phase runs between consecutive start/stop times of responsive flows; its first
+    `settle_s` seconds are left out (the transient after a flow joins or leaves). Columns:
+    phase, t0_s, t1_s, flow, n_active, goodput_mbps (delivered to the application),
+    link_mbps (frames on the bottleneck: IP bytes received + link overhead), background_mbps
+    (the non-responsive flows' frames), fair_share_mbps = (capacity - background) / n_active,
+    share (link_mbps / fair_share_mbps), jain (of the phase's goodputs), total_goodput_mbps and
+    goodput_of_available (total goodput / (capacity - background)).
+    """
+    import pandas as pd
+
+    bn = bottleneck(result)
+    if capacity_bps is None:
+        if bn is None:
+            raise ValueError("phases(): not a dumbbell; pass capacity_bps")
+        capacity_bps = bn[1]
+    if overhead_bytes is None:
+        overhead_bytes = bn[2] if bn is not None else 7
+    totals = result.totals["flows"]
+    responsive = [n for n, f in totals.items() if f.get("kind") in RESPONSIVE]
+    background = [n for n, f in totals.items() if f.get("kind") not in RESPONSIVE]
+    end = float(result.meta.get("sim_end_s") or result.meta["duration_s"])
+    cuts = sorted(
+        {min(totals[n]["start_s"], end) for n in responsive} | {min(totals[n]["stop_s"], end) for n in responsive}
+    )
+    flows = result.flows
+    rows: list[dict[str, Any]] = []
+    phase = 0
+    for a, b in zip(cuts, cuts[1:]):
+        t0 = a + settle_s
+        if b - t0 < result.record_interval_s:
+            continue
+        active = [n for n in responsive if totals[n]["start_s"] <= a and totals[n]["stop_s"] >= b]
+        if not active:
+            continue
+        w = flows[(flows.t_s >= t0 - 1e-9) & (flows.t_s + result.record_interval_s <= b + 1e-9)]
+        span = w.t_s.nunique() * result.record_interval_s
+        if span <= 0:
+            continue
+        per = w.groupby("flow", observed=True)[["delivered_bytes", "wire_recv_bytes", "recv_packets"]].sum()
+
+        def frame_mbps(names: list[str]) -> float:
+            sel = per.loc[per.index.intersection(names)]
+            return float((sel.wire_recv_bytes.sum() + overhead_bytes * sel.recv_packets.sum()) * 8 / span / 1e6)
+
+        bg = frame_mbps(background)
+        avail = capacity_bps / 1e6 - bg
+        fair = avail / len(active)
+        good = {n: float(per.delivered_bytes.get(n, 0)) * 8 / span / 1e6 for n in active}
+        j = jain(good.values())
+        total = sum(good.values())
+        phase += 1
+        for n in active:
+            link = frame_mbps([n])
+            rows.append(
+                {
+                    "phase": phase,
+                    "t0_s": t0,
+                    "t1_s": b,
+                    "flow": n,
+                    "n_active": len(active),
+                    "goodput_mbps": good[n],
+                    "link_mbps": link,
+                    "background_mbps": bg,
+                    "fair_share_mbps": fair,
+                    "share": link / fair if fair > 0 else float("nan"),
+                    "jain": j,
+                    "total_goodput_mbps": total,
+                    "goodput_of_available": total / avail if avail > 0 else float("nan"),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def format_phases(df: pd.DataFrame) -> str:
+    """The per-phase table the CLI prints."""
+    if df.empty:
+        return ""
+    lines = [
+        "phase  window (s)     flow        goodput Mbit/s  link Mbit/s  fair share  share   Jain   total/available",
+        "-----  -------------  ----------  --------------  -----------  ----------  -----  -----  ---------------",
+    ]
+    for _, r in df.iterrows():
+        lines.append(
+            f"{r.phase:>5}  {r.t0_s:5.1f}-{r.t1_s:<7.1f}  {r.flow:<10}  {r.goodput_mbps:>14.3f}  "
+            f"{r.link_mbps:>11.3f}  {r.fair_share_mbps:>10.3f}  {r.share:>5.2f}  {r.jain:>5.3f}  "
+            f"{r.goodput_of_available:>15.3f}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,297 @@
+"""Scenario loading, `key.path=value` overrides, and the entry points into the core.
+
+Python never checks scenario semantics: the Rust validator (`_core.validate`) is the single
+source of truth for the schema. This module only turns files and overrides into a dict, the
+dict into JSON, and the core's exceptions into `ScenarioError` / `SimulationError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from .errors import ScenarioError, SimulationError
+
+if TYPE_CHECKING:
+    from .results import Result
+
+__all__ = ["ProgressFn", "ScenarioSource", "apply_overrides", "load_scenario", "run", "validate"]
+
+ScenarioSource = str | os.PathLike[str] | Mapping[str, Any]
+"""A path to a .toml (or .json) scenario file, or an already loaded scenario dict."""
+
+ProgressFn = Callable[[float, int], object]
+"""`progress(sim_time_s, events_so_far)`; returning False stops the run early."""
+
+_T = TypeVar("_T")
+
+
+def load_scenario(source: ScenarioSource) -> dict[str, Any]:
+    """Read a scenario from a TOML (or JSON) file, or deep-copy a scenario dict."""
+    if isinstance(source, Mapping):
+        return copy.deepcopy(dict(source))
+    path = Path(source)
+    data = path.read_bytes()  # OSError (e.g. FileNotFoundError) propagates unchanged
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if path.suffix.lower() == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"{path}: invalid JSON: {e}") from None
+    else:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            # The message already ends in "(at line L, column C)".
+            raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"{path}: the top level must be a table, not {_type_name(doc)}")
+    return doc
+
+
+def apply_overrides(scenario: Mapping[str, Any], sets: Iterable[str]) -> dict[str, Any]:
+    """Return a copy of `scenario` with each `key.path=value` override applied in order.
+
+    The key is a TOML dotted key (`flows."a.b".start` works). A segment that meets an array
+    selects an element by index (`flows.0.start`) or by its `name` (`flows.sender1.start`).
+    The value is read as a TOML value when it parses (`5`, `2.5`, `true`, `[1, 2]`,
+    `{ rate = "1Mbps" }`, `"quoted"`), otherwise it is kept as the string (`10Mbps`).
+    Missing tables on the way are created; whether the result is a valid scenario is for the
+    core's validator to say.
+    """
+    doc = copy.deepcopy(dict(scenario))
+    for raw in sets:
+        key, sep, value = raw.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ScenarioError(f"override {raw!r}: expected KEY=VALUE, e.g. flows.0.start=5s")
+        _set_path(doc, _parse_key(key, raw), _parse_value(value.strip()), raw)
+    return doc
+
+
+def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, Any]:
+    """Return the scenario normalized by the core (all defaults filled in), or raise ScenarioError."""
+    doc = apply_overrides(load_scenario(scenario), sets)
+    core = _load_core()
+    return dict(json.loads(_call_core(core, core.validate, _to_json(doc))))
+
+
+def run(
+    scenario: ScenarioSource,
+    seed: int | None = None,
+    progress: ProgressFn | None = None,
+    sets: Iterable[str] = (),
+) -> Result:
+    """Run one simulation and return its `Result`.
+
+    `seed` overrides `run.seed`. `progress(sim_time_s, events)` is called periodically from
+    inside the run; returning False stops it early (`result.meta["stopped_early"]`). An exception
+    raised by `progress` stops the run and is re-raised here.
+    """
+    doc = apply_overrides(load_scenario(scenario), sets)
+    text = _to_json(doc)
+    core = _load_core()
+    normalized = dict(json.loads(_call_core(core, core.validate, text)))
+    wrapped, failure = _guard_progress(progress)
+    try:
+        raw = _call_core(core, core.run, text, seed, wrapped)
+    except BaseException:
+        if failure:  # the core surfaced the callback's error in its own way; prefer the original
+            raise failure[0] from None
+        raise
+    if failure:
+        raise failure[0]
+
+    from .results import Result
+
+    used_seed = raw.get("meta", {}).get("seed")
+    if used_seed is not None and isinstance(normalized.get("run"), dict):
+        # Make scenario.json self-contained: rerunning it reproduces this run exactly.
+        normalized["run"]["seed"] = used_seed
+    return Result(raw, scenario=normalized, name=_scenario_name(scenario, doc))
+
+
+def _scenario_name(source: ScenarioSource, doc: Mapping[str, Any]) -> str:
+    """The scenario's own `name`, else the file's stem, else "scenario"."""
+    if isinstance(doc.get("name"), str) and doc["name"]:
+        return str(doc["name"])
+    return "scenario" if isinstance(source, Mapping) else Path(source).stem
+
+
+# --- overrides -----------------------------------------------------------------------------
+
+
+def _parse_key(key: str, raw: str) -> list[str]:
+    """Split a dotted key with TOML's own rules, so quoting works exactly as in the file."""
+    try:
+        node: Any = tomllib.loads(f"{key} = 0")
+    except tomllib.TOMLDecodeError:
+        raise ScenarioError(f"override {raw!r}: {key!r} is not a valid dotted key") from None
+    segments: list[str] = []
+    while isinstance(node, dict):
+        if len(node) != 1:
+            raise ScenarioError(f"override {raw!r}: {key!r} is not a valid dotted key")
+        (segment, node) = next(iter(node.items()))
+        segments.append(segment)
+    return segments
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        parsed = tomllib.loads(f"v = {text}")
+    except tomllib.TOMLDecodeError:
+        return text
+    if set(parsed) != {"v"} or _has_datetime(parsed["v"]):
+        # Something like "1\nx = 2", or a TOML date: no scenario field takes those, so the
+        # user most likely meant the literal text.
+        return text
+    return parsed["v"]
+
+
+def _has_datetime(value: Any) -> bool:
+    if isinstance(value, datetime.date | datetime.time):
+        return True
+    if isinstance(value, dict):
+        return any(_has_datetime(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_datetime(v) for v in value)
+    return False
+
+
+def _set_path(doc: dict[str, Any], segments: list[str], value: Any, raw: str) -> None:
+    node: Any = doc
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        where = ".".join(segments[:i])
+        if isinstance(node, dict):
+            if last:
+                node[segment] = value
+                return
+            if segment not in node:
+                if segments[i + 1].isdigit():
+                    path = ".".join(segments[: i + 1])
+                    raise ScenarioError(
+                        f"override {raw!r}: {path} does not exist, so it has no element {segments[i + 1]}"
+                    )
+                node[segment] = {}
+            node = node[segment]
+        elif isinstance(node, list):
+            index = _element_index(node, segment, where, raw)
+            if last:
+                node[index] = value
+                return
+            node = node[index]
+        else:
+            raise ScenarioError(
+                f"override {raw!r}: {where} is {_type_name(node)} ({node!r}), not a table, "
+                f"so it has no {segment!r}"
+            )
+
+
+def _element_index(items: list[Any], segment: str, where: str, raw: str) -> int:
+    if segment.isascii() and segment.isdigit():
+        index = int(segment)
+        if index >= len(items):
+            raise ScenarioError(
+                f"override {raw!r}: {where} has {len(items)} element(s), so index {index} is out of range"
+            )
+        return index
+    named = [i for i, item in enumerate(items) if isinstance(item, dict) and item.get("name") == segment]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise ScenarioError(
+            f"override {raw!r}: {where} has {len(named)} elements named {segment!r}; use an index"
+        )
+    names = [str(item["name"]) for item in items if isinstance(item, dict) and "name" in item]
+    hint = (
+        f"names: {', '.join(names)}"
+        if names
+        else f"its elements have no names; use an index 0..{len(items) - 1}"
+    )
+    raise ScenarioError(f"override {raw!r}: {where} has no element named {segment!r} ({hint})")
+
+
+def _type_name(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+# --- the core ------------------------------------------------------------------------------
+
+
+def _to_json(doc: Mapping[str, Any]) -> str:
+    def refuse(value: Any) -> Any:
+        raise TypeError(f"{value!r} ({type(value).__name__}) has no JSON form")
+
+    try:
+        return json.dumps(doc, allow_nan=False, default=refuse)
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"the scenario cannot be passed to the core: {e}") from None
+
+
+def _load_core() -> ModuleType:
+    try:
+        from . import _core
+    except ImportError as e:
+        raise ImportError(
+            "quicksim's compiled core (quicksim._core) is not available; "
+            "build it with `maturin develop --release` in the repository root"
+        ) from e
+    return _core
+
+
+def _call_core(core: ModuleType, fn: Callable[..., _T], *args: Any) -> _T:
+    """Call into the core, translating its exceptions; a Rust panic never leaks as is."""
+    try:
+        return fn(*args)
+    except core.ScenarioError as e:
+        raise ScenarioError(str(e)) from None
+    except core.SimulationError as e:
+        raise SimulationError(str(e)) from None
+    except BaseException as e:
+        # pyo3 turns a panic into pyo3_runtime.PanicException, a BaseException subclass that
+        # `except Exception` would not catch.
+        if type(e).__name__ == "PanicException":
+            raise SimulationError(
+                f"internal error in the simulator core (Rust panic: {e}); "
+                "this is a bug, please report it with the scenario and the seed"
+            ) from e
+        raise
+
+
+def _guard_progress(progress: ProgressFn | None) -> tuple[ProgressFn | None, list[BaseException]]:
+    """Wrap the callback so it always returns a bool and never raises into the core.
+
+    Only an explicit False stops the run (a callback returning None keeps going). An exception,
+    KeyboardInterrupt included, is kept and stops the run; `run` re-raises it afterwards.
+    """
+    if progress is None:
+        return None, []
+    failure: list[BaseException] = []
+
+    def guarded(sim_time_s: float, events: int) -> bool:
+        if failure:
+            return False
+        try:
+            return progress(sim_time_s, events) is not False
+        except BaseException as e:
+            failure.append(e)
+            return False
+
+    return guarded, failure

@@ -1,0 +1,78 @@
+"""Pieces shared by the subcommands: common options and the error-to-exit-status policy."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from ..errors import ScenarioError, SimulationError
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_USAGE", "add_set_option", "error", "handle_errors", "seed"]
+
+EXIT_ERROR = 1  # the run itself failed
+EXIT_USAGE = 2  # bad input: arguments, files, scenario (argparse uses 2 as well)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+def add_set_option(parser: argparse.ArgumentParser) -> None:
+    """Add the repeatable `--set KEY=VALUE` scenario override."""
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario value, e.g. --set flows.sender1.start=2s or --set dumbbell.pairs=4 "
+        "(repeatable; VALUE is read as TOML if it parses, else as a string)",
+    )
+
+
+def seed(text: str) -> int:
+    """argparse type for a seed: an integer in 0..2**64-1."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"{value} is out of range 0..2**64-1")
+    return value
+
+
+def error(message: object) -> None:
+    """Print `quicksim: error: ...` on one line to stderr."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    print(f"quicksim: error: {'; '.join(lines) or type(message).__name__}", file=sys.stderr)
+
+
+def handle_errors(body: Callable[[], int]) -> int:
+    """Run a subcommand, turning expected failures into one error line and an exit status.
+
+    Anything not listed here is a bug and keeps its traceback.
+    """
+    try:
+        return int(body() or 0)
+    except KeyboardInterrupt:
+        print("quicksim: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ScenarioError as e:
+        error(e)
+        return EXIT_USAGE
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
+        error(f"{e.strerror}: {e.filename}" if e.filename else e)
+        return EXIT_USAGE
+    except SimulationError as e:
+        error(f"simulation failed: {e}")
+        return EXIT_ERROR
+    except ImportError as e:
+        error(e)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into `head`): not an error worth a message.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+    except OSError as e:
+        error(f"{e.strerror or e}: {e.filename}" if e.filename else e)
+        return EXIT_ERROR

@@ -1,0 +1,178 @@
+"""Run one scenario and save its results.
+
+Writes DIR/<table>.parquet, DIR/scenario.json, DIR/summary.json and the standard plots
+DIR/*.png (DIR defaults to out/<scenario stem>), and prints a summary of flows, queues and links.
+
+Ctrl-C stops the simulation at its next progress report, saves what was simulated so far and
+exits with status 130; a second Ctrl-C aborts without saving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from ._common import EXIT_INTERRUPTED, add_set_option, seed
+
+NAME = "run"
+HELP = "run a scenario; save tables, summary and plots"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `quicksim run`."""
+    parser.add_argument("scenario", type=Path, metavar="SCENARIO.toml", help="scenario file")
+    parser.add_argument("--seed", type=seed, metavar="N", help="master seed (overrides run.seed)")
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="output directory (default: out/<scenario stem>)"
+    )
+    add_set_option(parser)
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
+    parser.add_argument("--no-plots", action="store_true", help="do not draw the PNG plots")
+    parser.add_argument(
+        "--progress", action="store_true", help="show the progress bar even when stderr is not a terminal"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary table")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run, report, save; errors are reported by the caller (cli.handle_errors)."""
+    from .. import api
+    from ._report import format_summary
+
+    scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
+    normalized = api.validate(scenario)  # fail before any output, and learn the duration
+    out: Path = args.out if args.out is not None else Path("out") / args.scenario.stem
+    show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
+
+    with _StopOnInterrupt() as stop, _ProgressBar(_duration_s(normalized), show_bar) as bar:
+
+        def progress(sim_time_s: float, events: int) -> bool:
+            bar.update(sim_time_s, events)
+            return not stop.requested
+
+        result = api.run(scenario, seed=args.seed, progress=progress)
+    if "name" not in scenario:
+        result.name = args.scenario.stem
+
+    if stop.requested:
+        print(
+            f"quicksim: interrupted at t = {result.meta.get('sim_end_s')} s; saving the partial results",
+            file=sys.stderr,
+        )
+    result.save(out)
+    summary = result.summary()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    elif not args.quiet:
+        print(format_summary(summary))
+        _print_phases(result)
+    plots = []
+    if not args.no_plots:
+        from ..plotting import save_standard_plots
+
+        plots = save_standard_plots(result, out)
+    if not args.quiet:
+        print(f"results: {out}/ (tables, summary.json, scenario.json, {len(plots)} plots)", file=sys.stderr)
+    return EXIT_INTERRUPTED if stop.requested else 0
+
+
+def _print_phases(result: Any) -> None:
+    """The per-phase fairness table, for dumbbells with congestion-controlled flows."""
+    from ..analysis import RESPONSIVE, bottleneck, format_phases, phases
+
+    kinds = {f.get("kind") for f in result.totals.get("flows", {}).values()}
+    if bottleneck(result) is None or not kinds & set(RESPONSIVE):
+        return
+    table = format_phases(phases(result))
+    if table:
+        print()
+        print(table)
+
+
+# Display only: the total of the progress bar. The core owns the real parsing of durations.
+_UNITS_S = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _duration_s(normalized: dict[str, Any]) -> float | None:
+    run = normalized.get("run")
+    value = run.get("duration") if isinstance(run, dict) else None
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([a-zµ]+)\s*", value)
+        if m and m.group(2) in _UNITS_S:
+            return float(m.group(1)) * _UNITS_S[m.group(2)]
+    return None
+
+
+class _ProgressBar:
+    """A tqdm bar on stderr in simulated seconds; a no-op when disabled (tqdm not imported)."""
+
+    def __init__(self, total_s: float | None, enabled: bool) -> None:
+        self._total = total_s
+        self._enabled = enabled
+        self._bar: Any = None
+
+    def __enter__(self) -> _ProgressBar:
+        if self._enabled:
+            from tqdm import tqdm
+
+            fmt = (
+                "{desc}: {percentage:3.0f}%|{bar}| {n:.2f}/{total:.2f} s "
+                "[{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+                if self._total
+                else "{desc}: {n:.2f} s [{elapsed}, {rate_fmt}{postfix}]"
+            )
+            # rate_fmt in unit "s" reads as simulated seconds per wall-clock second.
+            self._bar = tqdm(
+                total=self._total,
+                desc="simulating",
+                unit="s",
+                bar_format=fmt,
+                file=sys.stderr,
+                leave=False,
+                dynamic_ncols=True,
+            )
+        return self
+
+    def update(self, sim_time_s: float, events: int) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"{events:,} events", refresh=False)
+            self._bar.update(max(0.0, sim_time_s - self._bar.n))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+class _StopOnInterrupt:
+    """While active, the first SIGINT only sets `requested`; the second raises KeyboardInterrupt."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _StopOnInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        sys.stderr.write("\nquicksim: stopping at the next progress report (Ctrl-C again to abort)\n")
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        elif threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,0 +1,343 @@
+"""Plots of a `Result`, after the INET QUIC linksharing showcase.
+
+Each function takes a Result (or the matching DataFrame) and returns a matplotlib Figure; none
+calls `plt.show()`. Figures are built with `matplotlib.figure.Figure` rather than pyplot, so they
+render with Agg, never touch the user's interactive backend and need no `plt.close()`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .results import Result, _atomic_write, binned_rate, winavg
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "STANDARD_PLOTS",
+    "plot_cwnd",
+    "plot_drops",
+    "plot_queue",
+    "plot_sender_throughput",
+    "plot_throughput",
+    "plot_zoom",
+    "save_standard_plots",
+]
+
+# Seconds before and after a flow's start shown by plot_zoom; the showcase zooms on
+# 4.8..7.2 s around sender1's start at 5 s.
+_ZOOM_BEFORE_S = 0.2
+_ZOOM_AFTER_S = 2.2
+
+
+def plot_throughput(
+    data: Result | pd.DataFrame,
+    *,
+    flows: Iterable[str] | None = None,
+    total: bool = True,
+    title: str | None = None,
+) -> Figure:
+    """Receiver-side (application) throughput per flow in Mbit/s, with their total dotted."""
+    df = _rates(data, "delivered", flows)
+    return _rate_figure(df, total, title or "Incoming data rate at receivers (application layer)")
+
+
+def plot_sender_throughput(
+    data: Result | pd.DataFrame,
+    *,
+    smoothed: bool = False,
+    window: int = 10,
+    flows: Iterable[str] | None = None,
+    total: bool = True,
+    title: str | None = None,
+) -> Figure:
+    """Sender-side throughput (IP bytes on the wire) per flow in Mbit/s.
+
+    `smoothed` averages batches of `window` bins, as the showcase's `winavg(10)`.
+    """
+    df = _rates(data, "wire", flows)
+    label = "Outgoing data rate at senders (IP layer)"
+    if smoothed:
+        df = winavg(df, window)
+        label += f", mean of {window} bins"
+    return _rate_figure(df, total, title or label)
+
+
+def plot_queue(
+    data: Result | pd.DataFrame,
+    *,
+    queues: Iterable[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Queue length over time, in packets (top) and kB (bottom), as steps."""
+    df, end = (data.queues, data.sim_end_s) if isinstance(data, Result) else (data, None)
+    df = _pick(df, "queue", queues)
+    fig, (top, bottom) = _figure(2, height=5.5)
+    for name in _groups(df, "queue"):
+        g = df[df["queue"].astype(str) == name]
+        x, y = _hold_until(g["t_s"], g["packets"], end)
+        top.step(x, y, where="post", label=name)
+        x, y = _hold_until(g["t_s"], g["bytes"] / 1e3, end)
+        bottom.step(x, y, where="post", label=name)
+    top.set_ylabel("queue length (packets)")
+    bottom.set_ylabel("queue length (kB)")
+    bottom.set_xlim(left=0)
+    for ax in (top, bottom):
+        ax.set_ylim(bottom=0)
+    _finish(bottom, "time (s)")
+    _finish(top, None, title or "Queue length")
+    return fig
+
+
+def plot_drops(
+    data: Result | pd.DataFrame,
+    *,
+    unit: Literal["bits", "packets"] = "bits",
+    interval: float | None = None,
+    queues: Iterable[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Drop rate per bin and queue: dropped data in kbit/s (`bits`) or packets/s (`packets`)."""
+    if isinstance(data, Result):
+        df, end, step = data.drops, data.sim_end_s, interval or data.record_interval_s
+    else:
+        df, end, step = data, None, interval or 0.5
+    df = _pick(df, "queue", queues)
+    rates = binned_rate(df, "queue", step, end, weight="bytes" if unit == "bits" else None)
+    scale, ylabel = (8e-3, "drop data rate (kbit/s)") if unit == "bits" else (1.0, "drops (packets/s)")
+    fig, (ax,) = _figure(1)
+    for name in _groups(rates, "queue"):
+        g = rates[rates["queue"].astype(str) == name]
+        last = float(g["t_s"].max()) + step
+        x, y = _hold_until(g["t_s"], g["rate"] * scale, last if end is None else min(last, end))
+        ax.step(x, y, where="post", label=name)
+    ax.set_ylabel(ylabel)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    _finish(ax, "time (s)", title or f"Packet drops ({step:g} s bins)")
+    return fig
+
+
+def plot_cwnd(
+    data: Result | pd.DataFrame,
+    *,
+    flows: Iterable[str] | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Congestion window per QUIC flow in kB, as steps."""
+    df = data.conn if isinstance(data, Result) else data
+    df = _pick(df, "flow", flows)
+    fig, (ax,) = _figure(1)
+    for name in _groups(df, "flow", data.flow_names if isinstance(data, Result) else None):
+        g = df[df["flow"].astype(str) == name]
+        ax.step(g["t_s"], g["cwnd_bytes"] / 1e3, where="post", label=name)
+    ax.set_ylabel("congestion window (kB)")
+    ax.set_xlim(left=0)
+    _finish(ax, "time (s)", title or "Congestion window")
+    return fig
+
+
+def plot_zoom(
+    result: Result,
+    flow: str | None = None,
+    t0: float | None = None,
+    t1: float | None = None,
+    *,
+    queue: str | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Congestion window, queue length and drops of one flow in [t0, t1], on a shared time axis.
+
+    Defaults: the first flow with congestion state, the window from 0.2 s before to 2.2 s after
+    its start (the showcase's zoom), and the queue where that flow lost the most packets.
+    """
+    conn = result.conn
+    flow = flow or next(iter(_groups(conn, "flow", result.flow_names)), None)
+    if flow is None:
+        raise ValueError("no flow has congestion state (the conn table is empty)")
+    mine = conn[conn["flow"].astype(str) == flow]
+    if t0 is None or t1 is None:
+        window = result.active_window(flow)
+        start = window[0] if window else (float(mine["t_s"].min()) if len(mine) else 0.0)
+        t0 = max(0.0, start - _ZOOM_BEFORE_S) if t0 is None else t0
+        t1 = start + _ZOOM_AFTER_S if t1 is None else t1
+    queue = queue or _busiest_queue(result, flow)
+
+    fig, (ax_cwnd, ax_queue, ax_drops) = _figure(3, height=7.0)
+    x, y = _window_steps(mine["t_s"], mine["cwnd_bytes"] / 1e3, t0, t1)
+    ax_cwnd.step(x, y, where="post", label=f"cwnd {flow}")
+    ss = mine[mine["ssthresh_bytes"] >= 0]
+    if len(ss):
+        x, y = _window_steps(ss["t_s"], ss["ssthresh_bytes"] / 1e3, t0, t1)
+        ax_cwnd.step(x, y, where="post", linestyle="--", label="ssthresh")
+    ax_cwnd.set_ylabel("kB")
+
+    if queue is not None:
+        q = result.queues[result.queues["queue"].astype(str) == queue]
+        x, y = _window_steps(q["t_s"], q["bytes"] / 1e3, t0, t1)
+        ax_queue.step(x, y, where="post", color="tab:orange", label=f"queue {queue}")
+    ax_queue.set_ylabel("kB")
+
+    drops = result.drops
+    drops = drops[(drops["t_s"] >= t0) & (drops["t_s"] <= t1)]
+    if queue is not None:
+        drops = drops[drops["queue"].astype(str) == queue]
+    is_mine = drops["flow"].astype(str) == flow
+    for subset, color, label in (
+        (drops[is_mine], "tab:red", f"dropped, {flow}"),
+        (drops[~is_mine], "0.6", "dropped, other flows"),
+    ):
+        if len(subset):
+            ax_drops.vlines(subset["t_s"], 0, subset["bytes"], color=color, label=f"{label} ({len(subset)})")
+    ax_drops.set_ylabel("dropped packet (B)")
+    ax_drops.set_ylim(bottom=0)
+    ax_drops.set_xlim(t0, t1)
+    for ax in (ax_cwnd, ax_queue):
+        ax.set_ylim(bottom=0)
+        _finish(ax, None)
+    _finish(ax_drops, "time (s)")
+    ax_cwnd.set_title(title or f"Congestion window, queue length and drops: {flow}")
+    return fig
+
+
+# --- all at once ------------------------------------------------------------------------------
+
+PlotBuilder = Callable[[Result], "Figure"]
+
+STANDARD_PLOTS: Sequence[tuple[str, str, PlotBuilder]] = (
+    ("receiver_throughput.png", "flows", plot_throughput),
+    ("sender_throughput.png", "flows", plot_sender_throughput),
+    ("sender_throughput_smoothed.png", "flows", lambda r: plot_sender_throughput(r, smoothed=True)),
+    ("queue_length.png", "queues", plot_queue),
+    ("packet_drop_rate.png", "drops", plot_drops),
+    ("congestion_window.png", "conn", plot_cwnd),
+    ("cwnd_queue_drops.png", "conn", plot_zoom),
+)
+"""(file name, table that must be non-empty, builder); names follow the showcase's images."""
+
+
+def save_standard_plots(result: Result, outdir: str | os.PathLike[str], *, dpi: int = 120) -> list[Path]:
+    """Write the standard PNGs whose data is present; stale ones from an earlier run are removed."""
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for filename, table, build in STANDARD_PLOTS:
+        path = out / filename
+        if result.table(table).empty:
+            path.unlink(missing_ok=True)
+            continue
+        _atomic_write(path, _png_writer(build(result), dpi))
+        written.append(path)
+    return written
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _png_writer(fig: Figure, dpi: int) -> Callable[[Path], object]:
+    return lambda path: fig.savefig(path, format="png", dpi=dpi)
+
+
+def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8.0, height), layout="constrained")
+    axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
+    return fig, list(axes)
+
+
+def _finish(ax: Axes, xlabel: str | None, title: str | None = None) -> None:
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.4)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper right", fontsize="small")
+
+
+def _rates(
+    data: Result | pd.DataFrame, layer: Literal["delivered", "wire"], flows: Iterable[str] | None
+) -> pd.DataFrame:
+    if isinstance(data, Result):
+        return data.throughput(flow=None if flows is None else list(flows), layer=layer)
+    missing = {"t_s", "flow", "mbps"} - set(data.columns)
+    if missing:
+        raise ValueError(f"expected a throughput frame (t_s, flow, mbps); missing {sorted(missing)}")
+    return _pick(data, "flow", flows)
+
+
+def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
+    fig, (ax,) = _figure(1)
+    step = float(np.diff(np.unique(df["t_s"])).min()) if df["t_s"].nunique() > 1 else 0.5
+    names = _groups(df, "flow")
+    for name in names:
+        g = df[df["flow"].astype(str) == name]
+        x, y = _hold_until(g["t_s"], g["mbps"], float(g["t_s"].max()) + step if len(g) else None)
+        ax.step(x, y, where="post", label=name)
+    if total and len(names) > 1:
+        tot = df.groupby("t_s")["mbps"].sum()
+        x, y = _hold_until(tot.index.to_series(), tot, float(tot.index.max()) + step)
+        ax.step(x, y, where="post", color="black", linestyle=":", label="total")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    _finish(ax, "time (s)", title)
+    return fig
+
+
+def _groups(df: pd.DataFrame, column: str, order: Sequence[str] | None = None) -> list[str]:
+    present = [str(v) for v in pd.unique(df[column].dropna().astype(str))] if len(df) else []
+    if isinstance(df[column].dtype, pd.CategoricalDtype) and order is None:
+        order = [str(c) for c in df[column].cat.categories]
+    if order is None:
+        return sorted(present)
+    return [n for n in order if n in present] + sorted(set(present) - set(order))
+
+
+def _pick(df: pd.DataFrame, column: str, wanted: Iterable[str] | None) -> pd.DataFrame:
+    if wanted is None:
+        return df
+    names = set(wanted)
+    return df[df[column].astype(str).isin(names)]
+
+
+def _busiest_queue(result: Result, flow: str) -> str | None:
+    drops = result.drops
+    mine = drops[drops["flow"].astype(str) == flow]
+    if len(mine):
+        return str(mine["queue"].astype(str).value_counts().idxmax())
+    queues: dict[str, Any] = result.totals.get("queues") or {}
+    if queues:
+        return max(queues, key=lambda q: queues[q].get("max_bytes") or 0)
+    names = _groups(result.queues, "queue")
+    return names[0] if names else None
+
+
+def _hold_until(t: pd.Series, y: pd.Series, end: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Append a last point at `end` so a steps-post line shows its final value until then."""
+    x, v = t.to_numpy(dtype=float), np.asarray(y, dtype=float)
+    if end is not None and len(x) and end > x[-1]:
+        x, v = np.append(x, end), np.append(v, v[-1])
+    return x, v
+
+
+def _window_steps(t: pd.Series, y: pd.Series, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
+    """The samples of a sampled-on-change series inside [t0, t1], starting with its value at t0."""
+    x, v = t.to_numpy(dtype=float), np.asarray(y, dtype=float)
+    before = np.flatnonzero(x <= t0)
+    first = before[-1] if len(before) else 0
+    keep = slice(first, int(np.searchsorted(x, t1, side="right")))
+    x, v = x[keep].copy(), v[keep]
+    if len(x):
+        x[0] = max(x[0], t0)
+        x, v = np.append(x, t1), np.append(v, v[-1])
+    return x, v

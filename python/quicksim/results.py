@@ -1,0 +1,569 @@
+"""The outcome of one run as tidy pandas tables, with throughput helpers and Parquet files.
+
+A `Result` wraps what `_core.run` returns (`meta`, `tables`, `totals`) plus the normalized
+scenario. Tables become DataFrames on first access, with the column types of `SCHEMA`.
+`save(dir)` writes one Parquet file per table, `scenario.json` and `summary.json`; each file is
+written to a temporary name and renamed, and `summary.json` is written last, so a directory with
+a `summary.json` always holds a complete result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SCHEMA", "TABLES", "Layer", "Result", "binned_rate", "winavg"]
+
+Layer = Literal["delivered", "wire", "app"]
+"""Where bytes are counted: delivered to the receiving app, put on the wire (IP), or handed
+down by the sending app."""
+
+TABLES = ("flows", "queues", "drops", "links", "conn", "packets")
+
+SCHEMA: dict[str, dict[str, str]] = {
+    "flows": {
+        "t_s": "float64",
+        "flow": "category",
+        "app_sent_bytes": "int64",
+        "wire_sent_bytes": "int64",
+        "delivered_bytes": "int64",
+    },
+    "queues": {"t_s": "float64", "queue": "category", "packets": "int64", "bytes": "int64"},
+    "drops": {
+        "t_s": "float64",
+        "queue": "category",
+        "flow": "category",
+        "bytes": "int64",
+        "reason": "category",
+    },
+    "links": {"t_s": "float64", "link": "category", "bytes": "int64", "utilization": "float64"},
+    "conn": {
+        "t_s": "float64",
+        "flow": "category",
+        "cwnd_bytes": "int64",
+        "ssthresh_bytes": "int64",
+        "inflight_bytes": "int64",
+        "srtt_s": "float64",
+        "latest_rtt_s": "float64",
+        "min_rtt_s": "float64",
+    },
+    "packets": {
+        "t_ps": "int64",
+        "t_s": "float64",
+        "flow": "category",
+        "node": "category",
+        "bytes": "int64",
+        "event": "category",
+    },
+}
+"""Column types of the known tables; extra columns from the core are kept with inferred types."""
+
+FORMAT_VERSION = 1
+_DEFAULT_RECORD_INTERVAL_S = 0.5
+_EPS = 1e-9
+
+
+class Result:
+    """One simulation run: DataFrames (`flows`, `queues`, ...), `meta`, `totals`, `scenario`."""
+
+    def __init__(
+        self,
+        raw: Mapping[str, Any],
+        scenario: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        """Wrap the dict returned by `_core.run`; `scenario` is the normalized scenario."""
+        from . import __version__
+
+        tables = raw.get("tables") or {}
+        self._raw_tables: dict[str, Mapping[str, Any]] = {n: tables[n] for n in tables}
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._names = tuple(sorted(set(TABLES) | set(tables)))
+        self._meta: dict[str, Any] = dict(raw.get("meta") or {})
+        self._totals: dict[str, Any] = dict(raw.get("totals") or {})
+        self._scenario: dict[str, Any] = dict(scenario or {})
+        self._quicksim_version = __version__
+        self._hash: str | None = None
+        self.name: str = name or "scenario"
+
+    def __repr__(self) -> str:
+        m = self._meta
+        return (
+            f"<quicksim.Result {self.name!r} seed={m.get('seed')} sim_end_s={m.get('sim_end_s')} "
+            f"events={m.get('events')} stopped_early={m.get('stopped_early')}>"
+        )
+
+    # --- tables ---------------------------------------------------------------------------
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The table `name` as a DataFrame (treat it as read-only; it is cached)."""
+        if name not in self._names:
+            raise KeyError(f"no table {name!r}; tables: {', '.join(self._names)}")
+        if name not in self._frames:
+            self._frames[name] = _frame(name, self._raw_tables.get(name))
+        return self._frames[name]
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """All tables by name."""
+        return {n: self.table(n) for n in self._names}
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """Per flow and bin: t_s (bin start), flow, app_sent_bytes, wire_sent_bytes, delivered_bytes."""
+        return self.table("flows")
+
+    @property
+    def queues(self) -> pd.DataFrame:
+        """Queue occupancy on change: t_s, queue, packets, bytes."""
+        return self.table("queues")
+
+    @property
+    def drops(self) -> pd.DataFrame:
+        """One row per dropped packet: t_s, queue, flow, bytes, reason."""
+        return self.table("drops")
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """Per link and bin: t_s, link, bytes (frame bytes delivered), utilization (0..1)."""
+        return self.table("links")
+
+    @property
+    def conn(self) -> pd.DataFrame:
+        """QUIC congestion state on change: cwnd, ssthresh (-1 unset), inflight, RTTs."""
+        return self.table("conn")
+
+    @property
+    def packets(self) -> pd.DataFrame:
+        """Packet trace (empty unless enabled): t_ps, t_s, flow, node, bytes, event."""
+        return self.table("packets")
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """Seed, duration_s, events, wall_s, sim_end_s, scenario_hash, version, stopped_early, ..."""
+        return self._meta
+
+    @property
+    def totals(self) -> dict[str, Any]:
+        """End-of-run counters: {"flows": {...}, "queues": {...}, "links": {...}}."""
+        return self._totals
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The normalized scenario that was run (defaults filled in, effective seed)."""
+        return self._scenario
+
+    # --- time base ------------------------------------------------------------------------
+
+    @property
+    def record_interval_s(self) -> float:
+        """Width of the bins of `flows` and `links`."""
+        value = self._meta.get("record_interval_s")
+        if value:
+            return float(value)
+        t = np.unique(self.flows["t_s"].to_numpy(dtype=float))
+        steps = np.diff(t)
+        return float(steps[steps > 0].min()) if (steps > 0).any() else _DEFAULT_RECORD_INTERVAL_S
+
+    @property
+    def sim_end_s(self) -> float | None:
+        """Simulated time at which the run ended (earlier than the duration if stopped early)."""
+        for key in ("sim_end_s", "duration_s"):
+            if self._meta.get(key) is not None:
+                return float(self._meta[key])
+        return None
+
+    @property
+    def flow_names(self) -> list[str]:
+        """Flow names in scenario order, then any others found in the results."""
+        names: list[str] = []
+        for item in self._scenario.get("flows") or []:
+            if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                names.append(item["name"])
+        names += [n for n in (self._totals.get("flows") or {}) if n not in names]
+        for table in ("flows", "conn", "drops"):
+            found = self.table(table).get("flow")
+            if found is not None:
+                names += sorted(str(f) for f in pd.unique(found.dropna()) if str(f) not in names)
+        return names
+
+    def active_window(self, flow: str) -> tuple[float, float] | None:
+        """(start, end) of a flow's configured activity, clipped to the end of the run."""
+        info = (self._totals.get("flows") or {}).get(flow) or {}
+        start = info.get("start_s")
+        if start is None:
+            return None
+        end = self.sim_end_s
+        stop = info.get("stop_s")
+        stop = end if stop is None else (float(stop) if end is None else min(float(stop), end))
+        if stop is None or stop <= start:
+            return None
+        return float(start), float(stop)
+
+    # --- throughput -----------------------------------------------------------------------
+
+    def throughput(
+        self,
+        flow: str | Iterable[str] | None = None,
+        layer: Layer = "delivered",
+        interval: float | None = None,
+    ) -> pd.DataFrame:
+        """Per-flow rate over time: columns t_s (bin start), flow, mbps (Mbit/s).
+
+        Every flow gets a row for every bin from 0 to the end of the run (zero when idle).
+        `interval` must be a multiple of the record interval; the last bin is divided by its
+        true width when the run ends inside it.
+        """
+        column = _layer_column(layer)
+        df = _select_flows(self.flows, flow, self.flow_names)
+        names = [n for n in self.flow_names if n in set(df["flow"].astype(str))]
+        ri = self.record_interval_s
+        step, factor = _rebin(ri, interval)
+        if df.empty:
+            return pd.DataFrame(
+                {"t_s": pd.Series(dtype=float), "flow": pd.Categorical([]), "mbps": pd.Series(dtype=float)}
+            )
+        k = np.floor(df["t_s"].to_numpy(dtype=float) / ri + 1e-6).astype(np.int64) // factor
+        sums = (
+            pd.DataFrame(
+                {"flow": df["flow"].astype(str).to_numpy(), "k": k, "b": df[column].to_numpy(dtype=float)}
+            )
+            .groupby(["flow", "k"], sort=False)["b"]
+            .sum()
+        )
+        end = self.sim_end_s
+        nbins = int(k.max()) + 1
+        if end is not None:
+            nbins = max(nbins, math.ceil(end / step - 1e-6))
+        grid = pd.MultiIndex.from_product([names, range(nbins)], names=["flow", "k"])
+        sums = sums.reindex(grid, fill_value=0.0)
+        t = grid.get_level_values("k").to_numpy() * step
+        width = _bin_widths(t, step, end)
+        return pd.DataFrame(
+            {
+                "t_s": t,
+                "flow": pd.Categorical(grid.get_level_values("flow"), categories=names),
+                "mbps": sums.to_numpy() * 8.0 / width / 1e6,
+            }
+        )
+
+    def mean_throughput(
+        self,
+        flow: str,
+        t0: float | None = None,
+        t1: float | None = None,
+        layer: Layer = "delivered",
+    ) -> float:
+        """Mean rate of `flow` in bits/s over [t0, t1) (default: its active window).
+
+        Bins that straddle t0 or t1 contribute in proportion to their overlap.
+        """
+        column = _layer_column(layer)
+        if t0 is None or t1 is None:
+            window = self.active_window(flow)
+            if window is None:
+                raise ValueError(f"flow {flow!r} has no active window; pass t0 and t1")
+            t0 = window[0] if t0 is None else t0
+            t1 = window[1] if t1 is None else t1
+        if not t1 > t0:
+            raise ValueError(f"empty window: t0={t0} t1={t1}")
+        df = _select_flows(self.flows, flow, self.flow_names)
+        if df.empty:
+            return 0.0
+        b0 = df["t_s"].to_numpy(dtype=float)
+        width = _bin_widths(b0, self.record_interval_s, self.sim_end_s)
+        overlap = np.clip(np.minimum(t1, b0 + width) - np.maximum(t0, b0), 0.0, None)
+        nbytes = float((df[column].to_numpy(dtype=float) * overlap / width).sum())
+        return nbytes * 8.0 / (t1 - t0)
+
+    # --- summary and persistence ----------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready digest: identity (scenario, seed, versions), meta, per-flow/queue/link figures.
+
+        Per flow: the core's totals plus active_s and mean_{delivered,wire,app}_bps over the
+        active window. Per queue: totals plus drop_fraction = dropped / (enqueued + dropped).
+        `totals` holds the core's counters unchanged and `tables_sha256` is `hash()`.
+        """
+        summary = {
+            "format": FORMAT_VERSION,
+            "scenario": self.name,
+            "scenario_hash": self._meta.get("scenario_hash"),
+            "seed": self._meta.get("seed"),
+            "version": {"quicksim": self._quicksim_version, "core": self._meta.get("version")},
+            "meta": self._meta,
+            "flows": {name: self._flow_summary(name) for name in self.flow_names},
+            "queues": {q: _queue_summary(t) for q, t in (self._totals.get("queues") or {}).items()},
+            "links": dict(self._totals.get("links") or {}),
+            "tables": {n: len(self.table(n)) for n in self._names},
+            "tables_sha256": self.hash(),
+            "totals": self._totals,
+        }
+        return dict(_sanitize(summary))
+
+    def _flow_summary(self, flow: str) -> dict[str, Any]:
+        out: dict[str, Any] = dict((self._totals.get("flows") or {}).get(flow) or {})
+        window = self.active_window(flow)
+        out["active_s"] = None if window is None else window[1] - window[0]
+        has_rows = bool((self.flows["flow"].astype(str) == flow).any())
+        layers: tuple[Layer, ...] = ("delivered", "wire", "app")
+        for layer in layers:
+            key = f"mean_{layer}_bps"
+            if window is None:
+                out[key] = None
+            elif has_rows:
+                out[key] = self.mean_throughput(flow, window[0], window[1], layer)
+            else:  # no time series recorded: fall back to the end-of-run byte counters
+                nbytes = out.get(_layer_column(layer))
+                out[key] = None if nbytes is None else nbytes * 8.0 / (window[1] - window[0])
+        return out
+
+    def hash(self) -> str:
+        """SHA-256 over every table's contents (not meta: it holds wall-clock times).
+
+        Equal seeds and scenarios must give equal hashes; the value survives save()/load().
+        """
+        if self._hash is None:
+            h = hashlib.sha256()
+            for name in self._names:
+                df = self.table(name)
+                h.update(f"table {name} {len(df)}\n".encode())
+                for column in sorted(df.columns):
+                    h.update(f"column {column}\n".encode())
+                    h.update(_column_bytes(df[column]))
+            self._hash = h.hexdigest()
+        return self._hash
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write <table>.parquet for every table, scenario.json and summary.json into `directory`."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        summary = self.summary()
+        # Without summary.json the directory reads as incomplete until this save has finished.
+        (out / "summary.json").unlink(missing_ok=True)
+        for name in self._names:
+            _atomic_write(out / f"{name}.parquet", _parquet_writer(self.table(name)))
+        _atomic_write_text(out / "scenario.json", json.dumps(self._scenario, indent=2) + "\n")
+        _atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
+        return out
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Result:
+        """Read a directory written by `save`."""
+        src = Path(directory)
+        summary_path = src / "summary.json"
+        if not summary_path.is_file():
+            raise FileNotFoundError(f"{src}: no summary.json; not a complete quicksim result directory")
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        scenario_path = src / "scenario.json"
+        scenario = json.loads(scenario_path.read_text(encoding="utf-8")) if scenario_path.is_file() else {}
+        raw = {"meta": summary.get("meta") or {}, "totals": summary.get("totals") or {}, "tables": {}}
+        result = cls(raw, scenario=scenario, name=summary.get("scenario"))
+        names = list(summary.get("tables") or TABLES)
+        result._names = tuple(sorted(set(TABLES) | set(names)))
+        for name in names:
+            result._frames[name] = _conform(name, pd.read_parquet(src / f"{name}.parquet"))
+        result._quicksim_version = (summary.get("version") or {}).get("quicksim", result._quicksim_version)
+        return result
+
+
+# --- helpers shared with plotting ---------------------------------------------------------
+
+
+def winavg(df: pd.DataFrame, n: int = 10, *, value: str = "mbps", by: str = "flow") -> pd.DataFrame:
+    """Batched mean of every `n` consecutive samples per group, stamped at the batch's first t_s.
+
+    This is OMNeT++ scave's `winavg(n)`, used by the INET showcase's smoothed sender plot
+    (10 bins of 0.5 s = 5 s batches); plot the result with steps-post.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, not {n}")
+    if df.empty:
+        return df[["t_s", by, value]].copy()
+    d = df.sort_values([by, "t_s"], kind="stable")
+    batch = d.groupby(by, observed=True, sort=False).cumcount().to_numpy() // n
+    out = (
+        d.assign(_batch=batch)
+        .groupby([by, "_batch"], observed=True, sort=False)
+        .agg(t_s=("t_s", "first"), **{value: (value, "mean")})
+        .reset_index()
+    )
+    return out[["t_s", by, value]]
+
+
+def binned_rate(
+    events: pd.DataFrame,
+    by: str,
+    interval: float,
+    end_s: float | None,
+    weight: str | None = None,
+) -> pd.DataFrame:
+    """Events per second (or `weight` units per second) in bins of `interval`, per `by` group.
+
+    Returns t_s (bin start), `by`, rate; every group gets every bin up to `end_s`.
+    """
+    if interval <= 0:
+        raise ValueError(f"interval must be positive, not {interval}")
+    if events.empty:
+        return pd.DataFrame(
+            {"t_s": pd.Series(dtype=float), by: pd.Categorical([]), "rate": pd.Series(dtype=float)}
+        )
+    k = np.floor(events["t_s"].to_numpy(dtype=float) / interval + 1e-6).astype(np.int64)
+    w = np.ones(len(events)) if weight is None else events[weight].to_numpy(dtype=float)
+    groups = [str(g) for g in pd.unique(events[by].astype(str))]
+    sums = pd.DataFrame({by: events[by].astype(str).to_numpy(), "k": k, "w": w}).groupby([by, "k"])["w"].sum()
+    nbins = int(k.max()) + 1
+    if end_s is not None:
+        nbins = max(nbins, math.ceil(end_s / interval - 1e-6))
+    grid = pd.MultiIndex.from_product([sorted(groups), range(nbins)], names=[by, "k"])
+    t = grid.get_level_values("k").to_numpy() * interval
+    return pd.DataFrame(
+        {
+            "t_s": t,
+            by: pd.Categorical(grid.get_level_values(by), categories=sorted(groups)),
+            "rate": sums.reindex(grid, fill_value=0.0).to_numpy() / _bin_widths(t, interval, end_s),
+        }
+    )
+
+
+def _layer_column(layer: str) -> str:
+    if layer not in ("delivered", "wire", "app"):
+        raise ValueError(f"layer must be 'delivered', 'wire' or 'app', not {layer!r}")
+    return {"delivered": "delivered_bytes", "wire": "wire_sent_bytes", "app": "app_sent_bytes"}[layer]
+
+
+def _select_flows(df: pd.DataFrame, flow: str | Iterable[str] | None, known: list[str]) -> pd.DataFrame:
+    if flow is None:
+        return df
+    wanted = {flow} if isinstance(flow, str) else set(flow)
+    unknown = wanted - set(known)
+    if unknown:
+        raise KeyError(f"unknown flow(s) {', '.join(sorted(unknown))}; flows: {', '.join(known)}")
+    return df[df["flow"].astype(str).isin(wanted)]
+
+
+def _rebin(record_interval: float, interval: float | None) -> tuple[float, int]:
+    if interval is None:
+        return record_interval, 1
+    factor = round(interval / record_interval)
+    if factor < 1 or abs(factor * record_interval - interval) > 1e-6 * interval:
+        raise ValueError(
+            f"interval {interval} s is not a multiple of the record interval {record_interval} s"
+        )
+    return factor * record_interval, factor
+
+
+def _bin_widths(t: np.ndarray, step: float, end: float | None) -> np.ndarray:
+    width = np.full(len(t), step, dtype=float)
+    if end is not None:
+        width = np.minimum(width, end - t)
+        width[width <= _EPS] = step  # a bin at or past the end (a final sample): keep it finite
+    return width
+
+
+def _queue_summary(totals: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(totals)
+    enq, dropped = out.get("enqueued_packets"), out.get("dropped_packets")
+    arrived = (enq or 0) + (dropped or 0)
+    out["drop_fraction"] = (dropped or 0) / arrived if arrived else None
+    return out
+
+
+def _frame(name: str, columns: Mapping[str, Any] | None) -> pd.DataFrame:
+    schema = SCHEMA.get(name, {})
+    columns = columns or {}
+    lengths = {len(v) for v in columns.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"table {name!r}: columns have different lengths {sorted(lengths)}")
+    order = [c for c in schema if c in columns] + [c for c in columns if c not in schema]
+    if not columns:
+        order = list(schema)
+    return pd.DataFrame({c: _column(columns.get(c, []), schema.get(c)) for c in order})
+
+
+def _conform(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Restore schema dtypes Parquet does not keep (an empty categorical comes back as object)."""
+    for column, dtype in SCHEMA.get(name, {}).items():
+        if (
+            column in df.columns
+            and dtype == "category"
+            and not isinstance(df[column].dtype, pd.CategoricalDtype)
+        ):
+            df[column] = df[column].astype("category")
+    return df
+
+
+def _column(values: Any, dtype: str | None) -> Any:
+    if dtype == "category":
+        return pd.Categorical([None if v is None else str(v) for v in values])
+    if dtype is not None:
+        try:
+            return np.asarray(values, dtype=dtype)
+        except (TypeError, ValueError):  # e.g. None in an integer column: keep what pandas infers
+            pass
+    return pd.Series(list(values)) if len(values) else pd.Series([], dtype=object)
+
+
+def _column_bytes(s: pd.Series) -> bytes:
+    """A canonical byte form of a column, independent of in-memory vs Parquet dtypes."""
+    kind = s.dtype.kind
+    if isinstance(s.dtype, pd.CategoricalDtype) or kind in "OSUT" or pd.api.types.is_string_dtype(s.dtype):
+        codes, uniques = pd.factorize(s.astype(object), sort=True)
+        labels = json.dumps([str(u) for u in uniques]).encode()
+        return b"s" + labels + b"\0" + _raw(codes, "<i8")
+    mask = s.isna().to_numpy()
+    prefix = b"n" + np.packbits(mask).tobytes() if kind != "f" and mask.any() else b""
+    if kind == "b":
+        return prefix + b"b" + _raw(s.to_numpy(dtype="u1", na_value=0), "u1")
+    if kind in "iu":
+        return prefix + b"i" + _raw(s.to_numpy(dtype="<i8", na_value=0), "<i8")
+    if kind == "f":
+        return b"f" + _raw(s.to_numpy(dtype="<f8"), "<f8")
+    return b"o" + json.dumps([str(v) for v in s]).encode()
+
+
+def _raw(values: Any, dtype: str) -> bytes:
+    return np.asarray(values, dtype=dtype).tobytes()
+
+
+def _sanitize(value: Any) -> Any:
+    """Make a structure strict-JSON safe: NaN/inf become None, numpy scalars become Python ones."""
+    if isinstance(value, Mapping):
+        return {str(k): _sanitize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_sanitize(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
+    """Write via a temporary file in the same directory, then rename over `path`."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _parquet_writer(frame: pd.DataFrame) -> Callable[[Path], object]:
+    return lambda path: frame.to_parquet(path, index=False)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    _atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
