@@ -34,6 +34,9 @@ SCHEMA: dict[str, dict[str, str]] = {
         "flow": "category",
         "app_sent_bytes": "int64",
         "wire_sent_bytes": "int64",
+        "sent_packets": "int64",
+        "wire_recv_bytes": "int64",
+        "recv_packets": "int64",
         "delivered_bytes": "int64",
     },
     "queues": {"t_s": "float64", "queue": "category", "packets": "int64", "bytes": "int64"},
@@ -119,7 +122,10 @@ class Result:
 
     @property
     def flows(self) -> pd.DataFrame:
-        """Per flow and bin: t_s (bin start), flow, app_sent_bytes, wire_sent_bytes, delivered_bytes."""
+        """Per flow and bin: t_s (bin start), flow, app_sent_bytes (handed to the transport),
+        wire_sent_bytes / sent_packets (IP bytes and packets the source put on the wire),
+        wire_recv_bytes / recv_packets (IP bytes and packets reaching the destination host) and
+        delivered_bytes (delivered to the receiving application)."""
         return self.table("flows")
 
     @property

@@ -58,7 +58,7 @@ pub fn validate(json: &str) -> Result<schema::Scenario, ScenarioError> {
 }
 
 /// Run a scenario. `seed` overrides `run.seed` (default 1). `progress(sim_time_s, events)`
-/// is called every 65536 events; returning false stops the run early (results so far are kept).
+/// is called every 16384 events and every 1/200 of the simulated time; returning false stops the run early (results so far are kept).
 pub fn run(
     json: &str,
     seed: Option<u64>,

@@ -141,7 +141,7 @@ impl World {
             flow_names: b.flow_names,
         };
         for (i, f) in w.flows.iter().enumerate() {
-            if f.spec.start <= w.end {
+            if f.spec.start < w.end {
                 w.q.push(f.spec.start, Ev::FlowStart(i as u32));
             }
             if f.spec.stop < w.end {
@@ -154,12 +154,17 @@ impl World {
         w
     }
 
-    /// Run until the end time, the event budget, or until `progress` returns false.
+    /// Run until the end time (events at exactly the end time are not processed: a run covers
+    /// [0, duration)), the event budget, or until `progress` returns false.
     pub fn run(&mut self, progress: &mut dyn FnMut(f64, u64) -> bool) -> Stop {
         let mut stop = Stop::Finished;
-        let mut next_progress = 1u64 << 16;
+        // Report every 16384 events or every 1/200 of the run's simulated time, whichever
+        // comes first, so short runs report too.
+        let step_t = (self.end.0 / 200).max(1);
+        let mut next_progress = 1u64 << 14;
+        let mut next_progress_t = step_t;
         while let Some(t) = self.q.peek_time() {
-            if t > self.end {
+            if t >= self.end {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
@@ -170,8 +175,9 @@ impl World {
                 stop = Stop::EventBudget;
                 break;
             }
-            if n >= next_progress {
-                next_progress = n + (1 << 16);
+            if n >= next_progress || now.0 >= next_progress_t {
+                next_progress = n + (1 << 14);
+                next_progress_t = now.0 + step_t;
                 if !progress(now.as_secs_f64(), n) {
                     stop = Stop::Cancelled;
                     break;
