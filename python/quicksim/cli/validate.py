@@ -1,6 +1,11 @@
-"""Check a scenario file and print it as JSON, normalized by the core with every default filled in.
+"""Check a scenario file, or the model itself.
 
-Exit status 0 if the scenario is valid, 2 with a one-line error naming the field otherwise.
+`quicksim validate SCENARIO.toml` prints the scenario as JSON, normalized by the core; exit status
+0 if it is valid, 2 with a one-line error naming the field otherwise.
+
+`quicksim validate [--check NAME]... [--quick] [--json]` (no scenario) runs the model's checks
+against theory (link bandwidth, Mathis, flow control, buffer sizing, link sharing), prints each
+(name, measured, expected, tolerance, pass) and exits 1 if any fails.
 """
 
 from __future__ import annotations
@@ -12,19 +17,33 @@ from pathlib import Path
 from ._common import add_set_option
 
 NAME = "validate"
-HELP = "check a scenario and print it with defaults filled in"
+HELP = "check a scenario (print it normalized) or, without one, the model against theory"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `quicksim validate`."""
-    parser.add_argument("scenario", type=Path, metavar="SCENARIO.toml", help="scenario file")
+    parser.add_argument(
+        "scenario", type=Path, nargs="?", metavar="SCENARIO.toml", help="scenario file (omit to check the model)"
+    )
     add_set_option(parser)
+    parser.add_argument("--check", action="append", metavar="NAME", help="model check group (repeatable)")
+    parser.add_argument("--quick", action="store_true", help="fewer points per model check")
+    parser.add_argument("--json", action="store_true", help="print the model checks as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
     """Validate and print; errors are reported by the caller (cli.handle_errors)."""
     from .. import api
 
+    if args.scenario is None:
+        from ..validation import format_checks, run_checks
+
+        checks = run_checks(args.check, quick=args.quick)
+        if args.json:
+            print(json.dumps([c.as_dict() for c in checks], indent=2))
+        else:
+            print(format_checks(checks))
+        return 0 if all(c.passed for c in checks) else 1
     scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
     print(json.dumps(api.validate(scenario), indent=2))
     return 0

@@ -1,0 +1,175 @@
+"""Run a parameter study: every point of a plan's [sweep] table, repeated, in parallel.
+
+PLAN.toml is a scenario with a [sweep] table, or a file holding `scenario = "x.toml"` and [sweep]
+(see quicksim.sweep). Runs execute on all local cores, or with --scheduler on a Dask cluster.
+Each finished run is saved to DIR/runs/ at once; rerunning the same command resumes an
+interrupted sweep and runs only what is missing. At the end DIR holds runs.parquet (one row per
+run), summary.parquet (mean, std and 95 % confidence interval per point and metric) and plots.
+
+Exit status 0 when every run succeeded, 1 when some failed (recorded in the `error` column),
+2 for a bad plan, 130 when interrupted (the finished runs are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._common import EXIT_ERROR, add_set_option
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..sweep import SweepResult
+
+NAME = "sweep"
+HELP = "run a parameter study (repetitions, parallel or on Dask, resumable)"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `quicksim sweep`."""
+    parser.add_argument(
+        "plan", type=Path, metavar="PLAN.toml", help="plan file (a scenario with a [sweep] table)"
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="output directory (default: out/<plan stem>-sweep)"
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive,
+        metavar="N",
+        help="local worker processes (default: all cores; 1 = no pool)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run on this Dask distributed scheduler instead (needs quicksim[dask])",
+    )
+    parser.add_argument(
+        "--repeat", type=_positive, metavar="N", help="repetitions per point (overrides sweep.repeat)"
+    )
+    add_set_option(parser)
+    parser.add_argument(
+        "--retry-failed", action="store_true", help="run again the runs that recorded an error"
+    )
+    parser.add_argument("--no-plots", action="store_true", help="do not draw the metric plots")
+    parser.add_argument(
+        "--progress", action="store_true", help="show the progress bar even when stderr is not a terminal"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary table")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Load the plan, run what is missing, print the summary; errors go to cli.handle_errors."""
+    from ..sweep import load_plan, run_plan
+
+    plan = load_plan(args.plan, sets=args.sets, repeat=args.repeat)
+    out: Path = args.out if args.out is not None else Path("out") / f"{args.plan.stem}-sweep"
+    show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
+    result = run_plan(
+        plan, out, jobs=args.jobs, scheduler=args.scheduler, progress=show_bar, retry_failed=args.retry_failed
+    )
+    if not args.quiet:
+        print(format_summary(result))
+    plots = [] if args.no_plots else save_plots(result, out)
+    failed = len(result.failed)
+    if not args.quiet:
+        print(
+            f"results: {out}/ ({len(result.runs)} runs, runs.parquet, summary.parquet, {len(plots)} plots)",
+            file=sys.stderr,
+        )
+    if failed:
+        first = result.failed.iloc[0]
+        print(f"quicksim: {failed} run(s) failed, e.g. {first['run_id']}: {first['error']}", file=sys.stderr)
+        return EXIT_ERROR
+    return 0
+
+
+def _varied(result: SweepResult) -> list[str]:
+    """The swept parameters that take more than one value (the others are constants)."""
+    runs = result.runs
+    return [p for p in result.params if runs[p].nunique(dropna=False) > 1]
+
+
+def format_summary(result: SweepResult) -> str:
+    """The summary as text: one line per point and metric, mean and 95 % interval."""
+    s = result.summary
+    if s.empty:
+        return "no results"
+    varied = _varied(result)
+    lines = []
+    for _, row in s.iterrows():
+        point = " ".join(f"{p}={row[p]}" for p in varied)
+        ci = "" if row["n"] < 2 else f"  95% CI [{row['ci_low']:.6g}, {row['ci_high']:.6g}]"
+        lines.append(f"{point + '  ' if point else ''}{row['metric']}: {row['mean']:.6g}{ci}  (n={row['n']})")
+    return "\n".join(lines)
+
+
+_MAX_PLOTS = 50  # a plan with hundreds of points or per-flow columns gets the first ones only
+
+
+def save_plots(result: SweepResult, out: Path) -> list[Path]:
+    """PNGs in DIR/plots: each metric against the first varied parameter (one line per value of
+    the second; `goodput_mbps.a`, `.b` share a plot when there is no second), and each
+    time-series metric averaged over repetitions, one plot per point."""
+    from ..results import _atomic_write
+    from ..sweep_plots import plot_metric, plot_series
+
+    varied = _varied(result)
+    jobs: list[tuple[str, Callable[[], Figure]]] = []
+    if varied and not result.summary.empty:
+        x = varied[0]
+        hue = varied[1] if len(varied) > 1 else None
+        families: dict[str, list[str]] = {}
+        for metric in result.metrics:
+            families.setdefault(metric.split(".", 1)[0] if hue is None else metric, []).append(metric)
+        for family, members in families.items():
+            draw = partial(plot_metric, result, members, x, hue=hue, ylabel=family, title=family)
+            jobs.append((family, draw))
+    if not result.series.empty:
+        points = result.series.drop_duplicates("point")
+        for name in dict.fromkeys(result.series["series"]):
+            for _, row in points.iterrows():
+                where = {p: row[p] for p in result.params}
+                label = "-".join(str(row[p]) for p in varied) or "all"
+                jobs.append(
+                    (
+                        f"{name}-{label}",
+                        partial(plot_series, result, name, where=where, title=_title(name, where)),
+                    )
+                )
+    paths = []
+    if jobs:
+        (out / "plots").mkdir(parents=True, exist_ok=True)
+    for stem, make in jobs[:_MAX_PLOTS]:
+        path = out / "plots" / f"{_safe(stem)}.png"
+        _atomic_write(path, _png_writer(make()))
+        paths.append(path)
+    return paths
+
+
+def _title(name: str, where: dict[str, object]) -> str:
+    return f"{name}: " + ", ".join(f"{k}={v}" for k, v in where.items()) if where else name
+
+
+def _png_writer(fig: Figure) -> Callable[[Path], object]:
+    return lambda path: fig.savefig(path, format="png", dpi=110)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:100]

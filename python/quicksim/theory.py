@@ -1,0 +1,33 @@
+"""Closed-form expectations to overlay on sweep plots (all rates in Mbit/s).
+
+Each function accepts numbers or numpy arrays, so `plot_metric(..., theory=...)` can evaluate it
+on the swept axis.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["fair_share_mbps", "link_goodput_mbps", "mathis_mbps", "window_limited_mbps"]
+
+
+def mathis_mbps(mss_bytes: Any, rtt_s: Any, p: Any, c: float = math.sqrt(1.5)) -> Any:
+    """Mathis et al. 1997, eq. (3): rate = MSS / RTT * C / sqrt(p), C = sqrt(3/2) for Reno-style
+    halving with an ack for every packet (the INET README writes it as MSS / (RTT sqrt(2p/3)))."""
+    return mss_bytes * 8.0 / rtt_s * c / (p**0.5) / 1e6
+
+
+def link_goodput_mbps(rate_bps: Any, payload_bytes: Any, frame_bytes: Any) -> Any:
+    """A saturated link's goodput: its rate times the payload share of each frame."""
+    return rate_bps * payload_bytes / frame_bytes / 1e6
+
+
+def window_limited_mbps(window_bytes: Any, rtt_s: Any) -> Any:
+    """A sender limited by a window (flow-control credit, or a fixed cwnd): window / RTT."""
+    return window_bytes * 8.0 / rtt_s / 1e6
+
+
+def fair_share_mbps(capacity_mbps: Any, flows: Any) -> Any:
+    """Each of `flows` long-lived flows' share of a bottleneck under perfect fairness."""
+    return capacity_mbps / flows
