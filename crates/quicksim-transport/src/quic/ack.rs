@@ -1,0 +1,256 @@
+//! Receiver side of acknowledgements: which packet numbers arrived, when an ACK is owed, and
+//! the ACK frame itself (INET `ReceivedPacketsAccountant`, RFC 9000 §13.2).
+
+use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
+
+use super::packet::AckFrame;
+use super::range_set::RangeSet;
+
+/// Receiver ACK policy of one packet number space.
+#[derive(Clone, Copy, Debug)]
+pub struct AckPolicy {
+    /// ACK at once after this many ack-eliciting packets (RFC 9000 §13.2.2).
+    pub ack_ratio: u64,
+    /// Delayed-ACK timer.
+    pub max_ack_delay: SimDuration,
+    /// ACK every ack-eliciting packet at once (Initial and Handshake spaces, RFC 9000 §13.2.1).
+    pub always_immediate: bool,
+    /// Honour the I-bit.
+    pub use_ibit: bool,
+}
+
+/// How a received packet number relates to what was seen before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// First time seen: process it.
+    New,
+    /// Seen before: drop it.
+    Duplicate,
+    /// Below the tracked window (ranges were dropped): process its frames but don't ack it.
+    Untracked,
+}
+
+/// ACK state of one packet number space.
+#[derive(Clone, Debug)]
+pub struct AckManager {
+    received: RangeSet,
+    /// Packet numbers below this are no longer tracked (ack-of-ack or the range bound).
+    lowest_tracked: u64,
+    largest: Option<u64>,
+    largest_recv_time: SimTime,
+    largest_ack_eliciting: Option<u64>,
+    eliciting_since_ack: u64,
+    /// Some ack-eliciting packet has not been acknowledged yet.
+    unacked_eliciting: bool,
+    /// Some packet (of any kind) has not been acknowledged yet.
+    new_info: bool,
+    immediate: bool,
+    deadline: Option<SimTime>,
+    max_ranges: usize,
+}
+
+impl AckManager {
+    pub fn new(max_ranges: usize) -> Self {
+        AckManager {
+            received: RangeSet::new(),
+            lowest_tracked: 0,
+            largest: None,
+            largest_recv_time: SimTime::ZERO,
+            largest_ack_eliciting: None,
+            eliciting_since_ack: 0,
+            unacked_eliciting: false,
+            new_info: false,
+            immediate: false,
+            deadline: None,
+            max_ranges,
+        }
+    }
+
+    /// Classifies `pn` without recording it.
+    pub fn classify(&self, pn: u64) -> Arrival {
+        if pn < self.lowest_tracked {
+            Arrival::Untracked
+        } else if self.received.contains(pn) {
+            Arrival::Duplicate
+        } else {
+            Arrival::New
+        }
+    }
+
+    /// Records a newly received packet and decides whether an ACK is owed at once.
+    pub fn on_packet(&mut self, now: SimTime, pn: u64, ack_eliciting: bool, i_bit: bool, p: &AckPolicy) {
+        debug_assert_eq!(self.classify(pn), Arrival::New);
+        let prev_largest = self.largest;
+        self.received.insert(pn, pn + 1);
+        while self.received.len() > self.max_ranges {
+            // RFC 9000 §13.2.4: the oldest ranges may be dropped.
+            let (_, e) = self.received.pop_first().expect("non-empty");
+            self.lowest_tracked = e;
+        }
+        if prev_largest.map_or(true, |l| pn > l) {
+            self.largest = Some(pn);
+            self.largest_recv_time = now;
+        }
+        self.new_info = true;
+        if !ack_eliciting {
+            return;
+        }
+        self.unacked_eliciting = true;
+        self.eliciting_since_ack += 1;
+        // RFC 9000 §13.2.1: at once when out of order (below the largest seen) or when it
+        // opens a new gap (above largest + 1); INET additionally acks after N packets and,
+        // with the I-bit extension, when the sender asks for it.
+        let out_of_order = match prev_largest {
+            Some(l) => pn < l || pn > l + 1,
+            None => pn > self.lowest_tracked,
+        };
+        if p.always_immediate
+            || out_of_order
+            || self.eliciting_since_ack >= p.ack_ratio
+            || (p.use_ibit && i_bit)
+        {
+            self.immediate = true;
+        } else if self.deadline.is_none() {
+            self.deadline = Some(now + p.max_ack_delay);
+        }
+        if self.largest_ack_eliciting.map_or(true, |l| pn > l) {
+            self.largest_ack_eliciting = Some(pn);
+        }
+    }
+
+    /// An ACK must go out now (immediately or the delayed-ACK timer expired).
+    pub fn ack_due(&self, now: SimTime) -> bool {
+        self.unacked_eliciting && (self.immediate || self.deadline.is_some_and(|d| d <= now))
+    }
+
+    /// An ACK frame is worth bundling into a packet that is sent anyway (INET §2.4).
+    pub fn wants_bundle(&self, bundle_non_eliciting: bool) -> bool {
+        self.unacked_eliciting || (bundle_non_eliciting && self.new_info)
+    }
+
+    /// Delayed-ACK timer, while one is pending.
+    pub fn deadline(&self) -> Option<SimTime> {
+        if self.unacked_eliciting && !self.immediate {
+            self.deadline
+        } else {
+            None
+        }
+    }
+
+    /// Builds an ACK frame of at most `budget` bytes and resets the ACK triggers.
+    pub fn build(&mut self, now: SimTime, exponent: u8, budget: u64) -> Option<AckFrame> {
+        if self.received.is_empty() {
+            return None;
+        }
+        let delay_us = now.saturating_sub(self.largest_recv_time).ps() / PS_PER_US;
+        let ack_delay = delay_us >> exponent;
+        let mut frame = AckFrame { ranges: Vec::new(), ack_delay };
+        for (s, e) in self.received.iter().rev() {
+            frame.ranges.push((s, e - 1));
+            if frame.ranges.len() > self.max_ranges || frame.size() > budget {
+                frame.ranges.pop();
+                break;
+            }
+        }
+        if frame.ranges.is_empty() {
+            return None;
+        }
+        self.eliciting_since_ack = 0;
+        self.unacked_eliciting = false;
+        self.new_info = false;
+        self.immediate = false;
+        self.deadline = None;
+        Some(frame)
+    }
+
+    /// The peer acknowledged a packet of ours that carried an ACK frame up to `largest`:
+    /// stop acknowledging anything below it (RFC 9000 §13.2.4, INET "ack of ack").
+    pub fn on_ack_of_ack(&mut self, largest: u64) {
+        if largest > self.lowest_tracked {
+            self.received.remove_below(largest);
+            self.lowest_tracked = largest;
+        }
+    }
+
+    /// Number of ranges currently tracked.
+    pub fn range_count(&self) -> usize {
+        self.received.len()
+    }
+
+    /// Largest packet number received so far.
+    pub fn largest(&self) -> Option<u64> {
+        self.largest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(n: u64) -> AckPolicy {
+        AckPolicy {
+            ack_ratio: n,
+            max_ack_delay: SimDuration::from_millis(25),
+            always_immediate: false,
+            use_ibit: true,
+        }
+    }
+
+    #[test]
+    fn ack_ratio_and_timer() {
+        let mut a = AckManager::new(64);
+        let p = policy(2);
+        let t0 = SimTime::from_millis(1);
+        a.on_packet(t0, 0, true, false, &p);
+        assert!(!a.ack_due(t0));
+        assert_eq!(a.deadline(), Some(t0 + SimDuration::from_millis(25)));
+        assert!(a.ack_due(SimTime::from_millis(26)));
+        a.on_packet(t0, 1, true, false, &p);
+        assert!(a.ack_due(t0));
+        let f = a.build(SimTime::from_millis(2), 3, 1000).unwrap();
+        assert_eq!(f.ranges, vec![(0, 1)]);
+        assert_eq!(f.ack_delay, 1000 >> 3);
+        assert!(!a.ack_due(SimTime::from_millis(100)));
+    }
+
+    #[test]
+    fn gap_and_reorder_ack_at_once_and_ibit() {
+        let mut a = AckManager::new(64);
+        let p = policy(10);
+        let t = SimTime::ZERO;
+        a.on_packet(t, 0, true, false, &p);
+        a.build(t, 3, 1000);
+        a.on_packet(t, 2, true, false, &p); // gap
+        assert!(a.ack_due(t));
+        a.build(t, 3, 1000);
+        a.on_packet(t, 1, true, false, &p); // reordered
+        assert!(a.ack_due(t));
+        a.build(t, 3, 1000);
+        a.on_packet(t, 3, true, true, &p); // I-bit
+        assert!(a.ack_due(t));
+        a.build(t, 3, 1000);
+        a.on_packet(t, 4, false, false, &p); // not ack-eliciting
+        assert!(!a.ack_due(SimTime::from_secs(1)));
+        assert!(a.wants_bundle(true) && !a.wants_bundle(false));
+        assert_eq!(a.classify(4), Arrival::Duplicate);
+    }
+
+    #[test]
+    fn ranges_are_bounded_and_trimmed() {
+        let mut a = AckManager::new(4);
+        let p = policy(2);
+        for pn in (0..40).step_by(2) {
+            a.on_packet(SimTime::ZERO, pn, true, false, &p);
+            assert!(a.range_count() <= 4);
+        }
+        let f = a.build(SimTime::ZERO, 3, 10_000).unwrap();
+        assert_eq!(f.ranges.len(), 4);
+        assert_eq!(f.ranges[0], (38, 38));
+        assert_eq!(a.classify(0), Arrival::Untracked);
+        a.on_ack_of_ack(36);
+        assert_eq!(a.range_count(), 2);
+        // A budget too small for a second range keeps only the first.
+        let f = a.build(SimTime::ZERO, 3, 6).unwrap();
+        assert_eq!(f.ranges, vec![(38, 38)]);
+    }
+}

@@ -1,0 +1,230 @@
+//! Connection configuration. `QuicConfig::default()` is the INET QUIC model's defaults
+//! (`Q/Quic.ned`, report §2.1/§2.2) unless a field says otherwise.
+
+use quicksim_engine::SimDuration;
+
+use super::packet::{HeaderProfile, TransportParams};
+use super::streams::SchedulerKind;
+
+/// Everything a QUIC connection can be configured with. Each field names its default and source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuicConfig {
+    /// Header sizing. Default `Inet` (fixed 13 B short header, no AEAD tag; report §3).
+    pub header: HeaderProfile,
+    /// Maximum QUIC packet size (UDP payload) in bytes; the simulator sets MTU − 28 (IPv4+UDP).
+    /// Default 1252 (MTU 1280). Also the MDS of congestion control. Must be ≥ 1200 with a
+    /// handshake (RFC 9000 §14; INET aborts below 1200).
+    pub max_packet_size: u64,
+    /// Run the 1-RTT handshake (Initial/Handshake spaces). Default true (INET since 2026);
+    /// false = both ends start established with the peer's transport parameters known, as the
+    /// 2020 paper's model.
+    pub handshake: bool,
+    /// Peer transport parameters assumed when `handshake` is false. None = the peer uses the same
+    /// values as this config (the 2020 model: "parameters in the configuration file").
+    pub peer_params: Option<TransportParams>,
+    /// Congestion controller registry name: "newreno" (default, INET "NewReno"), "none", "cubic".
+    pub cc: String,
+    /// NewReno congestion-avoidance byte counting (INET
+    /// `accurateIncreaseInNewRenoCongestionAvoidance`). Default true.
+    pub exact_increase: bool,
+    /// false (default, INET): send only while a full-size packet fits into cwnd − in_flight.
+    /// true: also fill the remaining window with a smaller packet (never exceeding cwnd,
+    /// RFC 9002 §7).
+    pub partial_window: bool,
+    /// After a congestion event one packet may be sent at once even if the window is full
+    /// (INET `allowOnePacket`, RFC 9002 §7.3.2 "MAY"). Default true (INET).
+    pub allow_one_packet: bool,
+    /// Pace in-flight packets at the controller's pacing rate, else 1.25·cwnd/srtt
+    /// (RFC 9002 §7.7). Default false (INET sends back-to-back).
+    pub pacing: bool,
+    /// kInitialRtt. Default 333 ms (RFC 9002 §6.2.2, INET).
+    pub initial_rtt: SimDuration,
+    /// Our max_ack_delay: the delayed-ACK timer (and advertised to the peer). Default 25 ms
+    /// (RFC 9000 §18.2 default, INET constant).
+    pub max_ack_delay: SimDuration,
+    /// Our ack_delay_exponent. Default 3 (RFC 9000 §18.2, INET constant).
+    pub ack_delay_exponent: u8,
+    /// Ack ratio: ACK at once after this many ack-eliciting packets. Default 2 (RFC 9000
+    /// §13.2.2, INET `numReceivedAckElicitingsBeforeAck`).
+    pub ack_ratio: u64,
+    /// The IFIP 2020 I-bit: the sender marks the last packet before the window blocks and the
+    /// receiver acks such packets at once. Default false (INET `useIBit`).
+    pub ibit: bool,
+    /// Also bundle ACK frames for non-ack-eliciting packets into outgoing packets. Default false
+    /// (INET `bundleAckForNonAckElicitingPackets`).
+    pub bundle_ack: bool,
+    /// Maximum number of ACK ranges kept and sent. INET has no bound (its ACK frames grow for
+    /// the whole run when ack-of-ack never happens, report §2.4); RFC 9000 §13.2.4 allows
+    /// dropping the oldest ranges. Default 64.
+    pub max_ack_ranges: usize,
+    /// Connection flow-control credit we grant (bytes). Default 15 MB (INET `initialMaxData`).
+    pub initial_max_data: u64,
+    /// Per-stream credit we grant (bytes). Default 6 MB (INET `initialMaxStreamData`).
+    pub initial_max_stream_data: u64,
+    /// Send MAX_DATA when the remaining credit falls to this fraction of `initial_max_data`.
+    /// Default 0.5 (INET `maxDataFrameThreshold`).
+    pub max_data_threshold: f64,
+    /// Same for MAX_STREAM_DATA. Default 0.5 (INET `maxStreamDataFrameThreshold`).
+    pub max_stream_data_threshold: f64,
+    /// Limit of all send queues in bytes, counting unsent plus unacked data (INET
+    /// `sendQueueLimit`). Default 64 MB.
+    pub send_queue_limit: u64,
+    /// `SendQueueLow` fires when an ACK brings the queue below this fraction of the limit
+    /// (INET `sendQueueLowWaterRatio`). Default 0.4.
+    pub send_queue_low_water: f64,
+    /// Stream scheduler. Default round robin per STREAM frame (INET `RRScheduler`).
+    pub scheduler: SchedulerKind,
+    /// Close with an error after this many consecutive PTOs without an ACK (INET
+    /// kMaxProbePackets = 10). None = never.
+    pub max_consecutive_ptos: Option<u32>,
+    /// Idle timeout (RFC 9000 §10.1). Default None (INET has none).
+    pub idle_timeout: Option<SimDuration>,
+    /// Abstract TLS bytes in the CRYPTO frames of the client Initial, server Initial, server
+    /// Handshake and client Handshake flights (the transport parameters come on top). Default
+    /// [0, 0, 0, 0]: INET models the handshake by the TP blob and padding only.
+    pub crypto_sizes: [u64; 4],
+}
+
+impl Default for QuicConfig {
+    fn default() -> Self {
+        QuicConfig {
+            header: HeaderProfile::Inet,
+            max_packet_size: 1252,
+            handshake: true,
+            peer_params: None,
+            cc: "newreno".to_string(),
+            exact_increase: true,
+            partial_window: false,
+            allow_one_packet: true,
+            pacing: false,
+            initial_rtt: SimDuration::from_millis(333),
+            max_ack_delay: SimDuration::from_millis(25),
+            ack_delay_exponent: 3,
+            ack_ratio: 2,
+            ibit: false,
+            bundle_ack: false,
+            max_ack_ranges: 64,
+            initial_max_data: 15_000_000,
+            initial_max_stream_data: 6_000_000,
+            max_data_threshold: 0.5,
+            max_stream_data_threshold: 0.5,
+            send_queue_limit: 64_000_000,
+            send_queue_low_water: 0.4,
+            scheduler: SchedulerKind::RoundRobin,
+            max_consecutive_ptos: Some(10),
+            idle_timeout: None,
+            crypto_sizes: [0; 4],
+        }
+    }
+}
+
+/// Smallest packet size without a handshake: room for a header and a useful frame.
+const MIN_PACKET_SIZE_NO_HANDSHAKE: u64 = 100;
+
+impl QuicConfig {
+    /// The transport parameters this endpoint advertises.
+    pub fn local_params(&self) -> TransportParams {
+        TransportParams {
+            initial_max_data: self.initial_max_data,
+            initial_max_stream_data: self.initial_max_stream_data,
+            max_ack_delay: self.max_ack_delay,
+            ack_delay_exponent: self.ack_delay_exponent,
+        }
+    }
+
+    /// Checks every field; the error names the field and the value.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.handshake && self.max_packet_size < 1200 {
+            return Err(format!(
+                "max_packet_size: {} B is below 1200 B, the minimum with a handshake (RFC 9000 §14); \
+                 raise the MTU to at least 1228 or set handshake = false",
+                self.max_packet_size
+            ));
+        }
+        if self.max_packet_size < MIN_PACKET_SIZE_NO_HANDSHAKE {
+            return Err(format!(
+                "max_packet_size: {} B is too small (minimum {MIN_PACKET_SIZE_NO_HANDSHAKE} B)",
+                self.max_packet_size
+            ));
+        }
+        if self.max_packet_size > 65_527 {
+            return Err(format!(
+                "max_packet_size: {} B exceeds the largest UDP payload (65527 B)",
+                self.max_packet_size
+            ));
+        }
+        if let HeaderProfile::Rfc9000 { dcid_len } = self.header {
+            if dcid_len > 20 {
+                return Err(format!("header.dcid_len: {dcid_len} exceeds 20 (RFC 9000 §17.2)"));
+            }
+        }
+        if self.ack_ratio == 0 {
+            return Err("ack_ratio: 0 is invalid; it must be at least 1".into());
+        }
+        if self.ack_delay_exponent > 20 {
+            return Err(format!(
+                "ack_delay_exponent: {} exceeds 20 (RFC 9000 §18.2)",
+                self.ack_delay_exponent
+            ));
+        }
+        if self.max_ack_delay.ps() == 0 || self.max_ack_delay >= SimDuration::from_millis(1 << 14) {
+            return Err(format!(
+                "max_ack_delay: {} must be positive and below 2^14 ms (RFC 9000 §18.2)",
+                self.max_ack_delay
+            ));
+        }
+        if self.initial_rtt.ps() == 0 {
+            return Err("initial_rtt: must be positive".into());
+        }
+        if self.max_ack_ranges == 0 {
+            return Err("max_ack_ranges: 0 is invalid; at least one range is needed".into());
+        }
+        if self.initial_max_data == 0 || self.initial_max_stream_data == 0 {
+            return Err(format!(
+                "initial_max_data / initial_max_stream_data: {} / {} must both be positive",
+                self.initial_max_data, self.initial_max_stream_data
+            ));
+        }
+        for (name, v) in [
+            ("max_data_threshold", self.max_data_threshold),
+            ("max_stream_data_threshold", self.max_stream_data_threshold),
+            ("send_queue_low_water", self.send_queue_low_water),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("{name}: {v} is not a fraction in [0, 1]"));
+            }
+        }
+        if self.send_queue_limit == 0 {
+            return Err("send_queue_limit: 0 B is invalid".into());
+        }
+        if self.max_consecutive_ptos == Some(0) {
+            return Err("max_consecutive_ptos: 0 is invalid; use None to disable".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_inet() {
+        let c = QuicConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.max_packet_size, 1252);
+        assert_eq!(c.local_params().encoded_len(), 16);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let c = QuicConfig { max_packet_size: 1100, ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("max_packet_size: 1100"));
+        let c = QuicConfig { max_packet_size: 1100, handshake: false, ..Default::default() };
+        c.validate().unwrap();
+        let c = QuicConfig { ack_ratio: 0, ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("ack_ratio"));
+        let c = QuicConfig { send_queue_low_water: 1.5, ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("send_queue_low_water"));
+    }
+}

@@ -1,0 +1,654 @@
+//! The connection: state, the public API, packet input, ACK/loss consequences and timers.
+//! Packet assembly (`poll_transmit`) lives in `send.rs`.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use quicksim_cc::algos;
+use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
+
+use super::ack::{AckManager, AckPolicy, Arrival};
+use super::flow_control::{ReceiveWindow, SendCredit};
+use super::handshake::Handshake;
+use super::packet::{AckFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR};
+use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
+use super::streams::{RecvStream, SendStream, Streams};
+use super::{ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
+
+/// Lifecycle (RFC 9000 §10.2). Closing: we sent CONNECTION_CLOSE; Draining: the peer did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    Handshaking,
+    Established,
+    Closing { until: SimTime },
+    Draining { until: SimTime },
+    Closed,
+}
+
+/// Control frames waiting for the next 1-RTT packet (values are taken at build time, so a
+/// regenerated MAX_* frame always carries the current limit).
+#[derive(Clone, Debug, Default)]
+pub(super) struct PendingControl {
+    pub handshake_done: bool,
+    pub max_data: bool,
+    pub max_stream_data: BTreeSet<u64>,
+    pub data_blocked: Option<u64>,
+    pub stream_data_blocked: BTreeMap<u64, u64>,
+}
+
+impl PendingControl {
+    pub fn is_empty(&self) -> bool {
+        !self.handshake_done
+            && !self.max_data
+            && self.max_stream_data.is_empty()
+            && self.data_blocked.is_none()
+            && self.stream_data_blocked.is_empty()
+    }
+}
+
+/// Recently lost packet numbers kept to count spurious losses.
+const LOST_PN_MEMORY: usize = 4096;
+
+/// One QUIC connection endpoint (sans-IO; see the crate docs).
+#[derive(Debug)]
+pub struct Connection {
+    pub(super) role: Role,
+    pub(super) cfg: QuicConfig,
+    pub(super) state: State,
+    pub(super) hs: Handshake,
+    pub(super) peer: Option<TransportParams>,
+    pub(super) next_pn: [u64; 3],
+    pub(super) acks: [AckManager; 3],
+    pub(super) recovery: Recovery,
+    pub(super) streams: Streams,
+    /// Connection credit the peer grants us (MAX_DATA).
+    pub(super) conn_send: SendCredit,
+    /// Connection credit we grant the peer.
+    pub(super) conn_recv: ReceiveWindow,
+    pub(super) pending: PendingControl,
+    /// PTO probes owed per space.
+    pub(super) probes: [u8; 3],
+    /// INET `appLimited`: the last send attempt found nothing to send (RFC 9002 §7.8).
+    pub(super) app_limited: bool,
+    /// INET `allowOnePacket` (RFC 9002 §7.3.2).
+    pub(super) allow_one: bool,
+    /// Pacing: earliest time of the next in-flight packet, and whether sending waits for it.
+    pub(super) next_send_time: SimTime,
+    pub(super) pacing_blocked: bool,
+    /// CONNECTION_CLOSE error code still to be sent.
+    pub(super) close_pending: Option<u64>,
+    pub(super) queued_bytes: u64,
+    pub(super) low_water_armed: bool,
+    pub(super) last_activity: SimTime,
+    pub(super) lost_pns: BTreeSet<u64>,
+    pub(super) events: VecDeque<ConnEvent>,
+    pub(super) stats: ConnStats,
+}
+
+impl Connection {
+    /// A new endpoint. The client starts the handshake (or, with `handshake = false`, both start
+    /// established). Errors name the invalid configuration field.
+    pub fn new(role: Role, cfg: QuicConfig, now: SimTime) -> Result<Connection, String> {
+        cfg.validate()?;
+        let cc = algos::build(&cfg.cc, cfg.max_packet_size, cfg.exact_increase)
+            .map_err(|e| format!("cc: {e}"))?;
+        let peer = if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
+        let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
+        let recovery = Recovery::new(cc, cfg.initial_rtt, cfg.max_packet_size, peer_mad);
+        let mk_ack = || AckManager::new(cfg.max_ack_ranges);
+        let mut c = Connection {
+            role,
+            state: State::Handshaking,
+            hs: if cfg.handshake { Handshake::start() } else { Handshake::established() },
+            peer: None,
+            next_pn: [0; 3],
+            acks: [mk_ack(), mk_ack(), mk_ack()],
+            recovery,
+            streams: Streams::new(cfg.scheduler),
+            conn_send: SendCredit::new(0),
+            conn_recv: ReceiveWindow::new(cfg.initial_max_data, cfg.max_data_threshold),
+            pending: PendingControl::default(),
+            probes: [0; 3],
+            app_limited: true,
+            allow_one: false,
+            next_send_time: now,
+            pacing_blocked: false,
+            close_pending: None,
+            queued_bytes: 0,
+            low_water_armed: false,
+            last_activity: now,
+            lost_pns: BTreeSet::new(),
+            events: VecDeque::new(),
+            stats: ConnStats::default(),
+            cfg,
+        };
+        if let Some(p) = peer {
+            c.apply_peer_params(p);
+            let ctx = c.timer_ctx();
+            c.recovery.discard_space(SpaceId::Initial, now, ctx);
+            c.recovery.discard_space(SpaceId::Handshake, now, ctx);
+            c.set_established(now);
+        } else if role == Role::Client {
+            let params = c.cfg.local_params();
+            c.hs.crypto[0].queue(c.cfg.crypto_sizes[0], Some(params));
+        }
+        Ok(c)
+    }
+
+    /// Processes one received QUIC packet.
+    pub fn handle_packet(&mut self, now: SimTime, pkt: QuicPacket) {
+        if !matches!(self.state, State::Handshaking | State::Established) {
+            // Closing/draining: RFC 9000 §10.2 allows ignoring everything.
+            return;
+        }
+        let space = pkt.space;
+        let si = space.index();
+        if !self.hs.keys[si] || self.recovery.is_discarded(space) {
+            self.stats.packets_dropped += 1;
+            return;
+        }
+        let arrival = self.acks[si].classify(pkt.pn);
+        if arrival == Arrival::Duplicate {
+            self.stats.packets_dropped += 1;
+            return;
+        }
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += pkt.size_bytes();
+        self.last_activity = now;
+        if self.role == Role::Client && space == SpaceId::Initial {
+            self.hs.server_cid_known = true;
+        }
+        let ack_eliciting = pkt.is_ack_eliciting();
+        let mut queue_freed = false;
+        for frame in pkt.frames {
+            match frame {
+                Frame::Ack(a) => queue_freed |= self.on_ack_frame(now, space, &a),
+                Frame::Stream(f) => self.on_stream_frame(now, f.id, f.offset, f.len),
+                Frame::Crypto(c) => self.on_crypto_frame(now, space, c.params),
+                Frame::MaxData(m) => {
+                    self.conn_send.on_max(m);
+                }
+                Frame::MaxStreamData { id, max } => {
+                    if let Some(s) = self.streams.send.get_mut(&id) {
+                        s.max_stream_data = s.max_stream_data.max(max);
+                    }
+                }
+                Frame::HandshakeDone => {
+                    if self.role == Role::Client && !self.hs.confirmed {
+                        self.hs.confirmed = true;
+                        let ctx = self.timer_ctx();
+                        self.recovery.discard_space(SpaceId::Handshake, now, ctx);
+                    }
+                }
+                Frame::ConnectionClose { error_code } => {
+                    self.enter_draining(now, error_code);
+                    return;
+                }
+                Frame::Padding(_) | Frame::Ping | Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {}
+            }
+            if !matches!(self.state, State::Handshaking | State::Established) {
+                return; // closed by a flow-control violation
+            }
+        }
+        if arrival == Arrival::New && !self.recovery.is_discarded(space) {
+            let policy = AckPolicy {
+                ack_ratio: self.cfg.ack_ratio,
+                max_ack_delay: self.cfg.max_ack_delay,
+                always_immediate: space != SpaceId::Data,
+                use_ibit: self.cfg.ibit,
+            };
+            self.acks[si].on_packet(now, pkt.pn, ack_eliciting, pkt.i_bit, &policy);
+        }
+        // RFC 9001 §4.9.1: the server discards Initial keys on its first Handshake packet.
+        if self.role == Role::Server && space == SpaceId::Handshake {
+            let ctx = self.timer_ctx();
+            self.recovery.discard_space(SpaceId::Initial, now, ctx);
+        }
+        if queue_freed {
+            self.check_low_water();
+        }
+    }
+
+    /// Handles an expired timer; a no-op if nothing is due.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        match self.state {
+            State::Closing { until } | State::Draining { until } => {
+                if now >= until {
+                    self.state = State::Closed;
+                }
+                return;
+            }
+            State::Closed => return,
+            _ => {}
+        }
+        if let Some(d) = self.idle_deadline() {
+            if now >= d {
+                self.state = State::Closed;
+                self.events.push_back(ConnEvent::Closed { error: Some("idle timeout".into()) });
+                return;
+            }
+        }
+        let ctx = self.timer_ctx();
+        let Some(action) = self.recovery.on_timeout(now, ctx) else { return };
+        match action {
+            TimeoutAction::Lost { space, lost, congestion, persistent_congestion } => {
+                for p in lost {
+                    self.on_packet_lost(space, p);
+                }
+                self.on_congestion(congestion, persistent_congestion);
+            }
+            TimeoutAction::Probe { space } => {
+                self.stats.pto_count_total += 1;
+                self.probes[space.index()] = 1;
+                if space != SpaceId::Data {
+                    // Re-send every unacknowledged handshake flight (RFC 9002 §6.2.4 allows
+                    // probing with data of other spaces).
+                    for c in &mut self.hs.crypto {
+                        c.on_lost();
+                    }
+                }
+            }
+            TimeoutAction::AntiDeadlock { space } => {
+                self.stats.pto_count_total += 1;
+                self.probes[space.index()] = 1;
+            }
+        }
+        if let Some(max) = self.cfg.max_consecutive_ptos {
+            if self.recovery.pto_count >= max {
+                // INET kMaxProbePackets: the connection is given up without a close frame.
+                self.state = State::Closed;
+                self.events.push_back(ConnEvent::Closed {
+                    error: Some(format!("no response after {max} consecutive PTOs")),
+                });
+            }
+        }
+    }
+
+    /// Earliest time `handle_timeout` has something to do.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        match self.state {
+            State::Closing { until } | State::Draining { until } => return Some(until),
+            State::Closed => return None,
+            _ => {}
+        }
+        let mut t = self.recovery.timer();
+        let mut take = |x: Option<SimTime>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |y| y.min(x)));
+            }
+        };
+        take(self.acks[SpaceId::Data.index()].deadline());
+        if self.pacing_blocked {
+            take(Some(self.next_send_time));
+        }
+        take(self.idle_deadline());
+        t
+    }
+
+    /// Queues `len` abstract bytes on a stream; returns the bytes accepted (bounded by the
+    /// send-queue space).
+    pub fn stream_send(&mut self, _now: SimTime, stream_id: u64, len: u64) -> u64 {
+        if !matches!(self.state, State::Handshaking | State::Established) {
+            return 0;
+        }
+        let accepted = len.min(self.send_queue_space());
+        if accepted < len || self.queued_bytes + accepted >= self.low_water_bytes() {
+            self.low_water_armed = true;
+        }
+        if accepted == 0 {
+            return 0;
+        }
+        let initial = self.peer.map_or(0, |p| p.initial_max_stream_data);
+        let s = self.streams.send.entry(stream_id).or_insert_with(|| SendStream::new(initial));
+        s.unsent.insert(s.written, s.written + accepted);
+        s.written += accepted;
+        self.queued_bytes += accepted;
+        accepted
+    }
+
+    /// Free space in the send queues (limit − unsent − unacknowledged).
+    pub fn send_queue_space(&self) -> u64 {
+        self.cfg.send_queue_limit.saturating_sub(self.queued_bytes)
+    }
+
+    pub fn poll_event(&mut self) -> Option<ConnEvent> {
+        self.events.pop_front()
+    }
+
+    /// Abrupt close as INET: CONNECTION_CLOSE at once, queued data is dropped, then the closing
+    /// period of 3·PTO.
+    pub fn close(&mut self, now: SimTime) {
+        self.close_with(now, NO_ERROR, None);
+    }
+
+    pub fn stats(&self) -> &ConnStats {
+        &self.stats
+    }
+
+    pub fn metrics(&self) -> ConnMetrics {
+        let m = self.recovery.cc.metrics();
+        let rtt = &self.recovery.rtt;
+        ConnMetrics {
+            cwnd_bytes: m.cwnd_bytes,
+            ssthresh_bytes: m.ssthresh_bytes,
+            bytes_in_flight: self.recovery.bytes_in_flight,
+            latest_rtt: rtt.latest(),
+            smoothed_rtt: rtt.smoothed(),
+            min_rtt: rtt.min(),
+            rttvar: rtt.rttvar(),
+            in_recovery: m.in_recovery,
+            pto_count: self.recovery.pto_count,
+            send_queue_bytes: self.queued_bytes,
+        }
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    /// Closed from the application's view (closing, draining or gone). `poll_timeout` still
+    /// reports the end of the closing/draining period; after it, the endpoint can be dropped.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, State::Closing { .. } | State::Draining { .. } | State::Closed)
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &QuicConfig {
+        &self.cfg
+    }
+
+    /// Number of ACK ranges the receiver currently tracks in the 1-RTT space.
+    pub fn ack_range_count(&self) -> usize {
+        self.acks[SpaceId::Data.index()].range_count()
+    }
+
+    // ----- internals -----
+
+    pub(super) fn timer_ctx(&self) -> TimerCtx {
+        TimerCtx {
+            handshake_confirmed: self.hs.confirmed,
+            peer_validated: self.role == Role::Server || self.hs.confirmed || self.hs.handshake_acked,
+            has_handshake_keys: self.hs.keys[SpaceId::Handshake.index()]
+                && !self.recovery.is_discarded(SpaceId::Handshake),
+        }
+    }
+
+    fn low_water_bytes(&self) -> u64 {
+        (self.cfg.send_queue_limit as f64 * self.cfg.send_queue_low_water) as u64
+    }
+
+    fn check_low_water(&mut self) {
+        if self.low_water_armed && self.queued_bytes < self.low_water_bytes() {
+            self.low_water_armed = false;
+            self.events.push_back(ConnEvent::SendQueueLow);
+        }
+    }
+
+    fn idle_deadline(&self) -> Option<SimTime> {
+        let idle = self.cfg.idle_timeout?;
+        // RFC 9000 §10.1: at least 3·PTO.
+        let min = (self.recovery.rtt.pto_base(GRANULARITY) + self.recovery.peer_max_ack_delay) * 3;
+        Some(self.last_activity + idle.max(min))
+    }
+
+    fn apply_peer_params(&mut self, p: TransportParams) {
+        self.peer = Some(p);
+        self.recovery.peer_max_ack_delay = p.max_ack_delay;
+        self.conn_send.on_max(p.initial_max_data);
+        for s in self.streams.send.values_mut() {
+            s.max_stream_data = s.max_stream_data.max(p.initial_max_stream_data);
+        }
+    }
+
+    fn set_established(&mut self, now: SimTime) {
+        if self.state == State::Handshaking {
+            self.state = State::Established;
+            self.stats.established_at = Some(now);
+            self.events.push_back(ConnEvent::Established);
+        }
+    }
+
+    pub(super) fn close_with(&mut self, now: SimTime, code: u64, reason: Option<String>) {
+        if !matches!(self.state, State::Handshaking | State::Established) {
+            return;
+        }
+        let until = now + self.closing_period();
+        self.state = State::Closing { until };
+        self.close_pending = Some(code);
+        self.drop_send_state();
+        self.events.push_back(ConnEvent::Closed { error: reason });
+    }
+
+    fn enter_draining(&mut self, now: SimTime, code: u64) {
+        let until = now + self.closing_period();
+        self.state = State::Draining { until };
+        self.drop_send_state();
+        let error = (code != NO_ERROR).then(|| format!("closed by peer with error code 0x{code:x}"));
+        self.events.push_back(ConnEvent::Closed { error });
+    }
+
+    /// INET waits 3·PTO (RFC 9000 §10.2: at least three times the current PTO).
+    fn closing_period(&self) -> SimDuration {
+        (self.recovery.rtt.pto_base(GRANULARITY) + self.recovery.peer_max_ack_delay) * 3
+    }
+
+    /// INET `close()` drops unsent and unacknowledged data.
+    fn drop_send_state(&mut self) {
+        self.streams.send.clear();
+        self.queued_bytes = 0;
+        self.pending = PendingControl::default();
+        self.probes = [0; 3];
+    }
+
+    /// Returns true if stream data was newly acknowledged (queue space freed).
+    fn on_ack_frame(&mut self, now: SimTime, space: SpaceId, ack: &AckFrame) -> bool {
+        self.stats.ack_frames_received += 1;
+        let si = space.index();
+        if ack.ranges.is_empty() || ack.largest() >= self.next_pn[si] {
+            return false; // acknowledges a packet never sent: ignore the frame
+        }
+        if space == SpaceId::Handshake && self.role == Role::Client {
+            self.hs.handshake_acked = true;
+        }
+        if space == SpaceId::Data {
+            for &(s, l) in &ack.ranges {
+                let hits: Vec<u64> = self.lost_pns.range(s..=l).copied().collect();
+                for pn in hits {
+                    self.lost_pns.remove(&pn);
+                    self.stats.spurious_losses += 1;
+                }
+            }
+        }
+        let ack_delay = if space == SpaceId::Data {
+            let exp = self.peer.map_or(self.cfg.ack_delay_exponent, |p| p.ack_delay_exponent);
+            let us = ack.ack_delay.checked_shl(exp as u32).unwrap_or(u64::MAX / PS_PER_US);
+            SimDuration(us.min(u64::MAX / PS_PER_US) * PS_PER_US)
+        } else {
+            SimDuration::ZERO
+        };
+        let ctx = self.timer_ctx();
+        let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
+        let mut freed = false;
+        for p in out.acked {
+            freed |= self.on_packet_acked(space, p);
+        }
+        for p in out.lost {
+            self.on_packet_lost(space, p);
+        }
+        self.on_congestion(out.congestion, out.persistent_congestion);
+        freed
+    }
+
+    fn on_congestion(&mut self, congestion: bool, persistent: bool) {
+        if congestion {
+            self.stats.congestion_events += 1;
+            if self.cfg.allow_one_packet {
+                self.allow_one = true;
+            }
+        }
+        if persistent {
+            self.stats.persistent_congestion_events += 1;
+        }
+    }
+
+    fn on_packet_acked(&mut self, space: SpaceId, p: SentPacket) -> bool {
+        if p.in_flight {
+            self.stats.packets_acked += 1;
+        }
+        if let Some(largest) = p.ack_largest {
+            self.acks[space.index()].on_ack_of_ack(largest);
+        }
+        let mut freed = false;
+        for f in p.frames {
+            match f {
+                Frame::Stream(sf) => {
+                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
+                        let n = s.on_acked(sf.offset, sf.len);
+                        self.queued_bytes -= n;
+                        freed |= n > 0;
+                    }
+                }
+                Frame::Crypto(_) => {
+                    if let Some(c) = self.hs.crypto(space) {
+                        c.acked = true;
+                        c.pending = false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        freed
+    }
+
+    pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
+        if p.in_flight {
+            self.stats.packets_lost += 1;
+        }
+        if space == SpaceId::Data {
+            self.lost_pns.insert(p.pn);
+            while self.lost_pns.len() > LOST_PN_MEMORY {
+                self.lost_pns.pop_first();
+            }
+        }
+        for f in p.frames {
+            match f {
+                Frame::Stream(sf) => {
+                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
+                        s.on_lost(sf.offset, sf.len);
+                    }
+                }
+                Frame::Crypto(_) => {
+                    if let Some(c) = self.hs.crypto(space) {
+                        c.on_lost();
+                    }
+                }
+                Frame::MaxData(_) => self.pending.max_data = true,
+                Frame::MaxStreamData { id, .. } => {
+                    self.pending.max_stream_data.insert(id);
+                }
+                Frame::HandshakeDone => self.pending.handshake_done = true,
+                Frame::DataBlocked(limit) => {
+                    // RFC 9000 §13.3: re-send while still blocked at that limit.
+                    if self.conn_send.max == limit && self.conn_send.available() == 0 {
+                        self.pending.data_blocked = Some(limit);
+                    }
+                }
+                Frame::StreamDataBlocked { id, limit } => {
+                    if let Some(s) = self.streams.send.get(&id) {
+                        if s.max_stream_data == limit && s.stream_blocked() {
+                            self.pending.stream_data_blocked.insert(id, limit);
+                        }
+                    }
+                }
+                Frame::Ping | Frame::Padding(_) | Frame::Ack(_) | Frame::ConnectionClose { .. } => {}
+            }
+        }
+    }
+
+    fn on_stream_frame(&mut self, now: SimTime, id: u64, off: u64, len: u64) {
+        let window = self.cfg.initial_max_stream_data;
+        let thr = self.cfg.max_stream_data_threshold;
+        let rs = self.streams.recv.entry(id).or_insert_with(|| RecvStream::new(ReceiveWindow::new(window, thr)));
+        let end = off + len;
+        let prev_high = rs.highest;
+        if !rs.fc.on_received(end) {
+            let reason = format!("FLOW_CONTROL_ERROR: stream {id} data up to {end} exceeds the limit {}", rs.fc.limit);
+            self.close_with(now, FLOW_CONTROL_ERROR, Some(reason));
+            return;
+        }
+        // Only bytes above the stream's highest offset use connection credit, so duplicates are
+        // not counted twice (INET counts them: report §2.5).
+        if end > prev_high {
+            let total = self.conn_recv.received + (end - prev_high);
+            if !self.conn_recv.on_received(total) {
+                let reason = format!(
+                    "FLOW_CONTROL_ERROR: connection data {total} exceeds the limit {}",
+                    self.conn_recv.limit
+                );
+                self.close_with(now, FLOW_CONTROL_ERROR, Some(reason));
+                return;
+            }
+        }
+        let (dup, deliver) = rs.on_data(off, len);
+        self.stats.duplicate_stream_bytes += dup;
+        if let Some((o, l)) = deliver {
+            self.stats.stream_bytes_delivered += l;
+            self.events.push_back(ConnEvent::StreamData { stream_id: id, offset: o, len: l });
+            // The discard receiver consumes at once, returning credit (INET QuicDiscardServer).
+            if rs.fc.on_consumed(l).is_some() {
+                self.pending.max_stream_data.insert(id);
+            }
+            if self.conn_recv.on_consumed(l).is_some() {
+                self.pending.max_data = true;
+            }
+        }
+    }
+
+    fn on_crypto_frame(&mut self, now: SimTime, space: SpaceId, params: Option<TransportParams>) {
+        let Some(c) = self.hs.crypto(space) else { return };
+        if c.received {
+            return; // a retransmitted flight: the ACK is all it needs
+        }
+        c.received = true;
+        let sizes = self.cfg.crypto_sizes;
+        match (self.role, space) {
+            (Role::Server, SpaceId::Initial) => {
+                if let Some(p) = params {
+                    self.apply_peer_params(p);
+                }
+                let local = self.cfg.local_params();
+                self.hs.crypto[0].queue(sizes[1], None);
+                self.hs.crypto[1].queue(sizes[2], Some(local));
+                self.hs.keys[SpaceId::Handshake.index()] = true;
+                // INET's server is established straight away and may send 1-RTT data (0.5-RTT).
+                self.hs.keys[SpaceId::Data.index()] = true;
+            }
+            (Role::Client, SpaceId::Initial) => {
+                self.hs.keys[SpaceId::Handshake.index()] = true;
+            }
+            (Role::Client, SpaceId::Handshake) => {
+                if let Some(p) = params {
+                    self.apply_peer_params(p);
+                }
+                self.hs.crypto[1].queue(sizes[3], None);
+                self.hs.keys[SpaceId::Data.index()] = true;
+                self.hs.complete = true;
+                self.set_established(now);
+            }
+            (Role::Server, SpaceId::Handshake) => {
+                // Client Finished: the handshake is complete and confirmed (RFC 9001 §4.1.2).
+                self.hs.complete = true;
+                self.hs.confirmed = true;
+                self.pending.handshake_done = true;
+                self.set_established(now);
+                let ctx = self.timer_ctx();
+                self.recovery.discard_space(SpaceId::Initial, now, ctx);
+                self.recovery.discard_space(SpaceId::Handshake, now, ctx);
+            }
+            (_, SpaceId::Data) => {}
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! Packets, frames and their wire sizes. No payload bytes exist: a frame carries only what the
+//! model needs (offsets, lengths, limits) and reports its encoded size.
+//!
+//! Sizes follow RFC 9000 §16 (variable-length integers) and §19 (frames), as INET's
+//! `Q/packet/FrameHeader.msg` does. Header sizes depend on the [`HeaderProfile`].
+
+use quicksim_engine::SimDuration;
+
+/// Encoded size of a QUIC variable-length integer (RFC 9000 §16): 1, 2, 4 or 8 bytes.
+pub fn varint_len(v: u64) -> u64 {
+    if v < 64 {
+        1
+    } else if v < (1 << 14) {
+        2
+    } else if v < (1 << 30) {
+        4
+    } else {
+        8
+    }
+}
+
+/// AEAD tag length of the RFC 9000 profile (AES-GCM / ChaCha20-Poly1305, RFC 9001 §5.3).
+pub const AEAD_TAG_LEN: u64 = 16;
+
+/// Packet number space (RFC 9000 §12.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SpaceId {
+    Initial = 0,
+    Handshake = 1,
+    Data = 2,
+}
+
+impl SpaceId {
+    pub const ALL: [SpaceId; 3] = [SpaceId::Initial, SpaceId::Handshake, SpaceId::Data];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// How packet headers are sized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderProfile {
+    /// INET: a fixed 13 B short header (whatever the CID and pn length), long headers of
+    /// 1+4+1+DCID+1+SCID+1+1 bytes with 1 B connection ids (8 B DCID on the client's first
+    /// Initials), no token field and no AEAD tag (`Q/packet/PacketHeader.msg`, report §3).
+    Inet,
+    /// RFC 9000 §17: short header 1 B flags + DCID + 1-4 B packet number (Appendix A.2
+    /// encoding) + 16 B AEAD tag; long headers with version, both CIDs (`dcid_len` each),
+    /// Initial token length (0), Length varint and the tag.
+    Rfc9000 { dcid_len: u8 },
+}
+
+/// Bytes needed to encode `pn` when the peer has acknowledged up to `largest_acked`
+/// (RFC 9000 Appendix A.2: twice the number of unacknowledged packets must be representable).
+pub fn pn_len(pn: u64, largest_acked: Option<u64>) -> u64 {
+    let num_unacked = match largest_acked {
+        Some(la) => pn.saturating_sub(la).max(1),
+        None => pn + 1,
+    };
+    // Smallest n with num_unacked <= 2^(8n - 1).
+    for n in 1..4u64 {
+        if num_unacked <= 1u64 << (8 * n - 1) {
+            return n;
+        }
+    }
+    4
+}
+
+impl HeaderProfile {
+    /// Size of a 1-RTT (short) header, including the AEAD tag where the profile has one.
+    pub fn short_header_len(&self, pn: u64, largest_acked: Option<u64>) -> u64 {
+        match *self {
+            HeaderProfile::Inet => 13,
+            HeaderProfile::Rfc9000 { dcid_len } => {
+                1 + dcid_len as u64 + pn_len(pn, largest_acked) + AEAD_TAG_LEN
+            }
+        }
+    }
+
+    /// Size of a long header (Initial or Handshake) for a payload of `payload_len` bytes,
+    /// including the AEAD tag where the profile has one. `initial_dcid` marks a client
+    /// Initial sent before the server's connection id is known (8 B random DCID, RFC 9000 §7.2).
+    pub fn long_header_len(
+        &self,
+        space: SpaceId,
+        pn: u64,
+        largest_acked: Option<u64>,
+        payload_len: u64,
+        initial_dcid: bool,
+    ) -> u64 {
+        match *self {
+            HeaderProfile::Inet => {
+                // INET: Length always 1 B and pn length 1 B; 1 B CIDs.
+                let dcid = if initial_dcid { 8 } else { 1 };
+                1 + 4 + 1 + dcid + 1 + 1 + 1 + 1
+            }
+            HeaderProfile::Rfc9000 { dcid_len } => {
+                let cid = dcid_len as u64;
+                let dcid = if initial_dcid { cid.max(8) } else { cid };
+                let pnl = pn_len(pn, largest_acked);
+                let token = if space == SpaceId::Initial { 1 } else { 0 };
+                let length = varint_len(pnl + payload_len + AEAD_TAG_LEN);
+                1 + 4 + 1 + dcid + 1 + cid + token + length + pnl + AEAD_TAG_LEN
+            }
+        }
+    }
+
+    /// Upper bound of the long header size, used to budget frames before the payload is known.
+    pub fn long_header_max(&self, space: SpaceId, pn: u64, la: Option<u64>, initial_dcid: bool) -> u64 {
+        self.long_header_len(space, pn, la, 16_383, initial_dcid)
+    }
+}
+
+/// Transport parameters carried in the CRYPTO frames (only those the model uses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransportParams {
+    pub initial_max_data: u64,
+    /// Used for every stream (INET has a single value for all stream types).
+    pub initial_max_stream_data: u64,
+    pub max_ack_delay: SimDuration,
+    pub ack_delay_exponent: u8,
+}
+
+impl TransportParams {
+    /// Size of the encoded blob as INET counts it: four varints (max_data and three
+    /// max_stream_data values) without ids or lengths (16 B with the 15 MB / 6 MB defaults).
+    pub fn encoded_len(&self) -> u64 {
+        varint_len(self.initial_max_data) + 3 * varint_len(self.initial_max_stream_data)
+    }
+}
+
+/// ACK frame (RFC 9000 §19.3). `ranges` are inclusive `(smallest, largest)` pairs in
+/// descending order; the first one ends at `largest`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AckFrame {
+    pub ranges: Vec<(u64, u64)>,
+    /// Encoded ack delay: microseconds >> ack_delay_exponent.
+    pub ack_delay: u64,
+}
+
+impl AckFrame {
+    pub fn largest(&self) -> u64 {
+        self.ranges[0].1
+    }
+
+    /// 1 + v(largest) + v(delay) + v(range count) + v(first range) + Σ (v(gap) + v(range)).
+    pub fn size(&self) -> u64 {
+        let (s0, l0) = self.ranges[0];
+        let mut n = 1
+            + varint_len(l0)
+            + varint_len(self.ack_delay)
+            + varint_len(self.ranges.len() as u64 - 1)
+            + varint_len(l0 - s0);
+        let mut prev_smallest = s0;
+        for &(s, l) in &self.ranges[1..] {
+            n += varint_len(prev_smallest - l - 2) + varint_len(l - s);
+            prev_smallest = s;
+        }
+        n
+    }
+}
+
+/// STREAM frame header and data range (RFC 9000 §19.8; type 0x0e: offset and length present).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamFrame {
+    pub id: u64,
+    pub offset: u64,
+    pub len: u64,
+}
+
+impl StreamFrame {
+    pub fn size(&self) -> u64 {
+        stream_header_len(self.id, self.offset, self.len) + self.len
+    }
+}
+
+/// 1 + v(id) + v(offset) + v(len). The type byte always counts 1 B (INET `FrameHeader.msg`).
+pub fn stream_header_len(id: u64, offset: u64, len: u64) -> u64 {
+    1 + varint_len(id) + varint_len(offset) + varint_len(len)
+}
+
+/// The largest stream payload (at most `data_len`) whose STREAM frame fits in `avail` bytes,
+/// or None if not even one byte fits.
+pub fn stream_fit(id: u64, offset: u64, avail: u64, data_len: u64) -> Option<u64> {
+    let h = 1 + varint_len(id) + varint_len(offset);
+    if data_len == 0 || avail < h + 2 {
+        return None;
+    }
+    // Take the smallest length-field size whose maximal payload is representable.
+    let mut best = 0;
+    for s in [1u64, 2, 4, 8] {
+        if avail <= h + s {
+            break;
+        }
+        let l = avail - h - s;
+        if varint_len(l) <= s {
+            best = l;
+            break;
+        }
+    }
+    let l = best.min(data_len);
+    (l > 0).then_some(l)
+}
+
+/// CRYPTO frame (RFC 9000 §19.6). The handshake is modelled by sizes only (as INET): `len`
+/// abstract TLS bytes, plus the transport-parameter blob when `params` is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CryptoFrame {
+    pub offset: u64,
+    pub len: u64,
+    pub params: Option<TransportParams>,
+}
+
+impl CryptoFrame {
+    pub fn size(&self) -> u64 {
+        let data = self.len + self.params.map_or(0, |p| p.encoded_len());
+        1 + varint_len(self.offset) + varint_len(data) + data
+    }
+}
+
+/// Transport error code FLOW_CONTROL_ERROR (RFC 9000 §20.1).
+pub const FLOW_CONTROL_ERROR: u64 = 0x03;
+/// Transport error code NO_ERROR.
+pub const NO_ERROR: u64 = 0x00;
+
+/// A QUIC frame (only the types the model implements).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// PADDING bytes (one frame of arbitrary length, as INET).
+    Padding(u64),
+    Ping,
+    Ack(AckFrame),
+    Crypto(CryptoFrame),
+    Stream(StreamFrame),
+    MaxData(u64),
+    MaxStreamData { id: u64, max: u64 },
+    DataBlocked(u64),
+    StreamDataBlocked { id: u64, limit: u64 },
+    /// CONNECTION_CLOSE of type 0x1c (RFC 9000 §19.19) with an empty reason phrase.
+    ConnectionClose { error_code: u64 },
+    HandshakeDone,
+}
+
+impl Frame {
+    /// Encoded size in bytes.
+    pub fn size(&self) -> u64 {
+        match self {
+            Frame::Padding(n) => *n,
+            Frame::Ping | Frame::HandshakeDone => 1,
+            Frame::Ack(a) => a.size(),
+            Frame::Crypto(c) => c.size(),
+            Frame::Stream(s) => s.size(),
+            Frame::MaxData(m) | Frame::DataBlocked(m) => 1 + varint_len(*m),
+            Frame::MaxStreamData { id, max } => 1 + varint_len(*id) + varint_len(*max),
+            Frame::StreamDataBlocked { id, limit } => 1 + varint_len(*id) + varint_len(*limit),
+            // type + error code + frame type (0) + reason length (0). INET counts 1 + v(err).
+            Frame::ConnectionClose { error_code } => 1 + varint_len(*error_code) + 1 + 1,
+        }
+    }
+
+    /// Everything but ACK, PADDING and CONNECTION_CLOSE elicits an ACK (RFC 9002 §2).
+    pub fn is_ack_eliciting(&self) -> bool {
+        !matches!(self, Frame::Ack(_) | Frame::Padding(_) | Frame::ConnectionClose { .. })
+    }
+
+    /// Counts toward bytes in flight: everything but ACK and CONNECTION_CLOSE (RFC 9002 §2).
+    pub fn is_in_flight(&self) -> bool {
+        !matches!(self, Frame::Ack(_) | Frame::ConnectionClose { .. })
+    }
+}
+
+/// One QUIC packet, carried alone in one UDP datagram through the simulated network.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuicPacket {
+    pub space: SpaceId,
+    pub pn: u64,
+    /// Header bytes including the AEAD tag where the profile has one.
+    pub header_bytes: u64,
+    pub frames: Vec<Frame>,
+    /// The Immediate-ACK bit of the IFIP 2020 paper (a reserved short-header bit).
+    pub i_bit: bool,
+}
+
+impl QuicPacket {
+    /// UDP payload size: the QUIC packet including its header. The simulator adds 8 B UDP
+    /// and 20 B IPv4 on top.
+    pub fn size_bytes(&self) -> u64 {
+        self.header_bytes + self.payload_bytes()
+    }
+
+    /// Frame bytes.
+    pub fn payload_bytes(&self) -> u64 {
+        self.frames.iter().map(Frame::size).sum()
+    }
+
+    pub fn is_ack_eliciting(&self) -> bool {
+        self.frames.iter().any(Frame::is_ack_eliciting)
+    }
+
+    pub fn is_in_flight(&self) -> bool {
+        self.frames.iter().any(Frame::is_in_flight)
+    }
+
+    /// Stream payload bytes in this packet.
+    pub fn stream_bytes(&self) -> u64 {
+        self.frames
+            .iter()
+            .map(|f| if let Frame::Stream(s) = f { s.len } else { 0 })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_boundaries() {
+        assert_eq!(varint_len(63), 1);
+        assert_eq!(varint_len(64), 2);
+        assert_eq!(varint_len(16_383), 2);
+        assert_eq!(varint_len(16_384), 4);
+        assert_eq!(varint_len((1 << 30) - 1), 4);
+        assert_eq!(varint_len(1 << 30), 8);
+    }
+
+    /// INET report §3: MTU 1280 → 1252 B QUIC packet, 13 B header, 8 B stream header once
+    /// offsets reach 16 KiB → 1231 B of stream data per full packet.
+    #[test]
+    fn inet_full_packet_carries_1231_bytes_at_mtu_1280() {
+        let mps = 1280 - 28;
+        let hdr = HeaderProfile::Inet.short_header_len(1000, Some(990));
+        assert_eq!(hdr, 13);
+        let avail = mps - hdr;
+        assert_eq!(stream_fit(0, 16_384, avail, u64::MAX), Some(1231));
+        assert_eq!(stream_fit(0, 1 << 29, avail, u64::MAX), Some(1231));
+        // Smaller offsets have smaller headers (5 B below 64, 6 B below 16 KiB).
+        assert_eq!(stream_fit(0, 0, avail, u64::MAX), Some(1234));
+        assert_eq!(stream_fit(0, 1231, avail, u64::MAX), Some(1233));
+        // 12 B header at offsets >= 1 GiB.
+        assert_eq!(stream_fit(0, 1 << 30, avail, u64::MAX), Some(1227));
+        let f = StreamFrame { id: 0, offset: 16_384, len: 1231 };
+        assert_eq!(hdr + f.size(), 1252);
+    }
+
+    #[test]
+    fn stream_fit_is_maximal_and_fits() {
+        for avail in 0..300u64 {
+            for off in [0u64, 100, 20_000] {
+                match stream_fit(3, off, avail, u64::MAX) {
+                    Some(l) => {
+                        let f = StreamFrame { id: 3, offset: off, len: l };
+                        assert!(f.size() <= avail);
+                        let g = StreamFrame { id: 3, offset: off, len: l + 1 };
+                        assert!(g.size() > avail, "avail {avail} off {off} l {l}");
+                    }
+                    None => assert!(StreamFrame { id: 3, offset: off, len: 1 }.size() > avail),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ack_frame_size() {
+        // largest 100, delay 5, one range 91..=100: 1 + 2 + 1 + 1 + 1
+        let a = AckFrame { ranges: vec![(91, 100)], ack_delay: 5 };
+        assert_eq!(a.size(), 6);
+        // plus a second range 10..=80: gap = 91 - 80 - 2 = 9, len 70 → 2 more + 2
+        let b = AckFrame { ranges: vec![(91, 100), (10, 80)], ack_delay: 5 };
+        assert_eq!(b.size(), 6 + 1 + 2);
+    }
+
+    #[test]
+    fn rfc9000_packet_number_length() {
+        assert_eq!(pn_len(0, None), 1);
+        assert_eq!(pn_len(127, None), 1); // 128 unacked
+        assert_eq!(pn_len(128, None), 2);
+        assert_eq!(pn_len(0xac5c02, Some(0xabe8b3)), 2); // RFC 9000 A.2 example
+        assert_eq!(pn_len(0xace8fe, Some(0xabe8b3)), 3);
+        let p = HeaderProfile::Rfc9000 { dcid_len: 8 };
+        assert_eq!(p.short_header_len(5, Some(3)), 1 + 8 + 1 + 16);
+    }
+
+    #[test]
+    fn inet_long_headers_and_tp_blob() {
+        assert_eq!(HeaderProfile::Inet.long_header_len(SpaceId::Initial, 0, None, 1100, true), 18);
+        let tp = TransportParams {
+            initial_max_data: 15_000_000,
+            initial_max_stream_data: 6_000_000,
+            max_ack_delay: SimDuration::from_millis(25),
+            ack_delay_exponent: 3,
+        };
+        assert_eq!(tp.encoded_len(), 16);
+    }
+}

@@ -1,0 +1,553 @@
+//! Sender side of reliability: sent packets per space, RTT, loss detection, PTO and the
+//! congestion-controller calls (RFC 9002 §5–7 and Appendix A/B; INET `ReliabilityManager`).
+//!
+//! Recovery only decides *which* packets are acked or lost; what that means for their frames
+//! (re-queue stream data, regenerate MAX_* frames, trim ACK ranges) is the connection's job.
+
+use std::collections::BTreeMap;
+
+use quicksim_cc::{AckEvent, CcCtx, CongestionController, CongestionEvent, RttEstimator, SentPacket as CcSent};
+use quicksim_engine::{SimDuration, SimTime};
+
+use super::packet::{AckFrame, Frame, SpaceId};
+
+/// kGranularity (RFC 9002 §6.1.2): 1 ms.
+pub const GRANULARITY: SimDuration = SimDuration(1_000_000_000);
+/// kPacketThreshold (RFC 9002 §6.1.1).
+pub const PACKET_THRESHOLD: u64 = 3;
+/// kPersistentCongestionThreshold (RFC 9002 §7.6.1).
+pub const PERSISTENT_CONGESTION_THRESHOLD: u64 = 3;
+/// Packets that are not in flight (ACK-only) are forgotten after this long without an ACK
+/// (INET kOldNonInFlightPacketTimeThreshold = 5 s): a data receiver's ACKs are usually never acked.
+pub const OLD_NON_IN_FLIGHT: SimDuration = SimDuration(5_000_000_000_000);
+/// Backoff exponent cap, so 2^pto_count cannot overflow.
+const MAX_BACKOFF_SHIFT: u32 = 30;
+
+/// What recovery remembers about a sent packet.
+#[derive(Clone, Debug)]
+pub struct SentPacket {
+    pub pn: u64,
+    pub time_sent: SimTime,
+    /// QUIC packet size (header + frames): what counts in flight.
+    pub size: u64,
+    pub ack_eliciting: bool,
+    pub in_flight: bool,
+    /// Frames whose ack or loss matters (no PADDING, no ACK: see `ack_largest`).
+    pub frames: Vec<Frame>,
+    /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
+    pub ack_largest: Option<u64>,
+}
+
+/// Per-space state (RFC 9002 Appendix A.3 per-space variables).
+#[derive(Debug, Default)]
+struct Space {
+    sent: BTreeMap<u64, SentPacket>,
+    largest_acked: Option<u64>,
+    loss_time: Option<SimTime>,
+    last_ack_eliciting: Option<SimTime>,
+    /// Ack-eliciting packets in `sent` that are in flight.
+    ack_eliciting_in_flight: u64,
+    discarded: bool,
+}
+
+/// What the connection tells recovery when it sets the timer (RFC 9002 Appendix A.8).
+#[derive(Clone, Copy, Debug)]
+pub struct TimerCtx {
+    pub handshake_confirmed: bool,
+    /// PeerCompletedAddressValidation: always true on the server, on the client once the
+    /// handshake is confirmed or a Handshake ACK arrived.
+    pub peer_validated: bool,
+    pub has_handshake_keys: bool,
+}
+
+/// Result of processing an ACK frame.
+#[derive(Debug, Default)]
+pub struct AckOutcome {
+    /// Newly acknowledged packets, ascending packet numbers.
+    pub acked: Vec<SentPacket>,
+    pub lost: Vec<SentPacket>,
+    /// A congestion event was reported to the controller.
+    pub congestion: bool,
+    pub persistent_congestion: bool,
+}
+
+/// What a loss-detection timer expiry asks the connection to do.
+#[derive(Debug)]
+pub enum TimeoutAction {
+    /// Time-threshold loss: these packets are lost.
+    Lost { space: SpaceId, lost: Vec<SentPacket>, congestion: bool, persistent_congestion: bool },
+    /// PTO: send a probe in this space.
+    Probe { space: SpaceId },
+    /// Client anti-deadlock PTO (RFC 9002 §6.2.2.1): send an ack-eliciting packet in this space.
+    AntiDeadlock { space: SpaceId },
+}
+
+/// Loss detection, RTT and congestion control of one connection.
+pub struct Recovery {
+    pub rtt: RttEstimator,
+    pub cc: Box<dyn CongestionController>,
+    pub pto_count: u32,
+    pub bytes_in_flight: u64,
+    /// Maximum datagram size (the controller's MDS).
+    pub mds: u64,
+    /// The peer's max_ack_delay (added to the application-data PTO).
+    pub peer_max_ack_delay: SimDuration,
+    spaces: [Space; 3],
+    first_rtt_sample: Option<SimTime>,
+    timer: Option<SimTime>,
+}
+
+impl std::fmt::Debug for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recovery")
+            .field("cc", &self.cc.name())
+            .field("cwnd", &self.cc.cwnd_bytes())
+            .field("bytes_in_flight", &self.bytes_in_flight)
+            .field("pto_count", &self.pto_count)
+            .field("timer", &self.timer)
+            .finish()
+    }
+}
+
+impl Recovery {
+    pub fn new(cc: Box<dyn CongestionController>, initial_rtt: SimDuration, mds: u64, peer_max_ack_delay: SimDuration) -> Self {
+        Recovery {
+            rtt: RttEstimator::new(initial_rtt),
+            cc,
+            pto_count: 0,
+            bytes_in_flight: 0,
+            mds,
+            peer_max_ack_delay,
+            spaces: Default::default(),
+            first_rtt_sample: None,
+            timer: None,
+        }
+    }
+
+    /// Context handed to the congestion controller.
+    pub fn cc_ctx(&self) -> CcCtx {
+        CcCtx {
+            mds: self.mds,
+            smoothed_rtt: self.rtt.smoothed(),
+            min_rtt: self.rtt.min(),
+            latest_rtt: self.rtt.latest(),
+        }
+    }
+
+    /// Largest of our packet numbers the peer acknowledged in `space` (packet number encoding).
+    pub fn largest_acked(&self, space: SpaceId) -> Option<u64> {
+        self.spaces[space.index()].largest_acked
+    }
+
+    /// Ack-eliciting packets in flight in any space.
+    pub fn ack_eliciting_in_flight(&self) -> bool {
+        self.spaces.iter().any(|s| s.ack_eliciting_in_flight > 0)
+    }
+
+    pub fn is_discarded(&self, space: SpaceId) -> bool {
+        self.spaces[space.index()].discarded
+    }
+
+    /// The oldest in-flight packet of `space` that carries retransmittable frames.
+    pub fn oldest_outstanding(&self, space: SpaceId) -> Option<&SentPacket> {
+        self.spaces[space.index()].sent.values().find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
+    }
+
+    /// The loss-detection timer (earliest loss time, else PTO).
+    pub fn timer(&self) -> Option<SimTime> {
+        self.timer
+    }
+
+    /// Records a sent packet (RFC 9002 Appendix A.5).
+    pub fn on_packet_sent(&mut self, space: SpaceId, p: SentPacket, app_limited: bool, ctx: TimerCtx) {
+        let now = p.time_sent;
+        let sp = &mut self.spaces[space.index()];
+        debug_assert!(!sp.discarded, "sending in a discarded space");
+        let in_flight = p.in_flight;
+        if in_flight {
+            if p.ack_eliciting {
+                sp.last_ack_eliciting = Some(now);
+                sp.ack_eliciting_in_flight += 1;
+            }
+            self.bytes_in_flight += p.size;
+            let cx = self.cc_ctx();
+            self.cc.on_packet_sent(
+                &cx,
+                &CcSent { time: now, bytes: p.size, bytes_in_flight: self.bytes_in_flight, app_limited },
+            );
+        }
+        self.spaces[space.index()].sent.insert(p.pn, p);
+        self.set_timer(now, ctx);
+    }
+
+    /// Processes an ACK frame (RFC 9002 Appendix A.7). `ack_delay` is the decoded delay (zero
+    /// for Initial/Handshake). `app_limited` is passed to the controller with every acked packet.
+    pub fn on_ack_received(
+        &mut self,
+        now: SimTime,
+        space: SpaceId,
+        ack: &AckFrame,
+        ack_delay: SimDuration,
+        app_limited: bool,
+        ctx: TimerCtx,
+    ) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        let sp = &mut self.spaces[space.index()];
+        let largest = ack.largest();
+        sp.largest_acked = Some(sp.largest_acked.map_or(largest, |l| l.max(largest)));
+        for &(s, l) in ack.ranges.iter().rev() {
+            let pns: Vec<u64> = sp.sent.range(s..=l).map(|(&pn, _)| pn).collect();
+            for pn in pns {
+                let p = sp.sent.remove(&pn).expect("present");
+                if p.in_flight && p.ack_eliciting {
+                    sp.ack_eliciting_in_flight -= 1;
+                }
+                out.acked.push(p);
+            }
+        }
+        if out.acked.is_empty() {
+            return out;
+        }
+        // RFC 9002 §5.1: sample when the largest acknowledged is newly acked and at least one
+        // newly acked packet was ack-eliciting.
+        if let Some(lp) = out.acked.iter().find(|p| p.pn == largest) {
+            if out.acked.iter().any(|p| p.ack_eliciting) {
+                let latest = now - lp.time_sent;
+                self.rtt.update(latest, ack_delay, self.peer_max_ack_delay, ctx.handshake_confirmed);
+                self.first_rtt_sample.get_or_insert(now);
+            }
+        }
+        let lost = self.detect_lost(now, space);
+        let (c, pc) = self.on_packets_lost(now, &lost);
+        out.congestion = c;
+        out.persistent_congestion = pc;
+        out.lost = lost;
+        for p in &out.acked {
+            if p.in_flight {
+                self.bytes_in_flight -= p.size;
+                let cx = self.cc_ctx();
+                self.cc.on_ack(
+                    &cx,
+                    &AckEvent {
+                        now,
+                        sent_time: p.time_sent,
+                        bytes: p.size,
+                        bytes_in_flight: self.bytes_in_flight,
+                        app_limited,
+                    },
+                );
+            }
+        }
+        // RFC 9002 Appendix A.7 (INET: reset on any ACK that newly acks something).
+        if ctx.peer_validated {
+            self.pto_count = 0;
+        }
+        self.set_timer(now, ctx);
+        out
+    }
+
+    /// RFC 9002 Appendix A.10: packet and time thresholds.
+    fn detect_lost(&mut self, now: SimTime, space: SpaceId) -> Vec<SentPacket> {
+        let loss_delay = self.rtt.loss_delay(GRANULARITY);
+        let sp = &mut self.spaces[space.index()];
+        sp.loss_time = None;
+        let Some(largest) = sp.largest_acked else { return Vec::new() };
+        // None early in the run (now < loss_delay): nothing is old enough.
+        let lost_send_time = now.ps().checked_sub(loss_delay.ps()).map(SimTime);
+        let mut lost_pns = Vec::new();
+        for (&pn, p) in sp.sent.range(..=largest) {
+            if lost_send_time.is_some_and(|t| p.time_sent <= t) || largest >= pn + PACKET_THRESHOLD {
+                lost_pns.push(pn);
+            } else {
+                let t = p.time_sent + loss_delay;
+                sp.loss_time = Some(sp.loss_time.map_or(t, |lt| lt.min(t)));
+            }
+        }
+        let mut lost = Vec::with_capacity(lost_pns.len());
+        for pn in lost_pns {
+            let p = sp.sent.remove(&pn).expect("present");
+            if p.in_flight && p.ack_eliciting {
+                sp.ack_eliciting_in_flight -= 1;
+            }
+            lost.push(p);
+        }
+        lost
+    }
+
+    /// RFC 9002 Appendix B.8/B.9: removes lost packets from flight and reports one congestion
+    /// event. Returns (congestion event, persistent congestion).
+    fn on_packets_lost(&mut self, now: SimTime, lost: &[SentPacket]) -> (bool, bool) {
+        let mut lost_bytes = 0;
+        let mut largest_lost_time = None;
+        for p in lost.iter().filter(|p| p.in_flight) {
+            self.bytes_in_flight -= p.size;
+            lost_bytes += p.size;
+            largest_lost_time = Some(p.time_sent);
+        }
+        let Some(largest_lost_sent_time) = largest_lost_time else { return (false, false) };
+        let persistent = self.in_persistent_congestion(lost);
+        let cx = self.cc_ctx();
+        self.cc.on_congestion_event(
+            &cx,
+            &CongestionEvent {
+                now,
+                largest_lost_sent_time,
+                lost_bytes,
+                bytes_in_flight: self.bytes_in_flight,
+                persistent_congestion: persistent,
+            },
+        );
+        (true, persistent)
+    }
+
+    /// RFC 9002 §7.6: a run of consecutively numbered lost packets, all sent after the first
+    /// RTT sample, whose ack-eliciting ends are more than 3 × (srtt + max(4·rttvar, 1 ms) +
+    /// max_ack_delay) apart.
+    fn in_persistent_congestion(&self, lost: &[SentPacket]) -> bool {
+        let Some(first_sample) = self.first_rtt_sample else { return false };
+        let period = (self.rtt.pto_base(GRANULARITY) + self.peer_max_ack_delay) * PERSISTENT_CONGESTION_THRESHOLD;
+        let mut run_start: Option<SimTime> = None;
+        let mut prev_pn: Option<u64> = None;
+        for p in lost {
+            if p.time_sent <= first_sample {
+                run_start = None;
+                prev_pn = Some(p.pn);
+                continue;
+            }
+            if prev_pn.map_or(false, |q| q + 1 != p.pn) {
+                run_start = None;
+            }
+            prev_pn = Some(p.pn);
+            if p.ack_eliciting {
+                match run_start {
+                    None => run_start = Some(p.time_sent),
+                    Some(s) if p.time_sent - s > period => return true,
+                    Some(_) => {}
+                }
+            }
+        }
+        false
+    }
+
+    /// PTO duration with backoff (RFC 9002 §6.2.1); `with_ack_delay` for application data.
+    fn pto_duration(&self, with_ack_delay: bool) -> SimDuration {
+        let shift = self.pto_count.min(MAX_BACKOFF_SHIFT);
+        let mut d = self.rtt.pto_base(GRANULARITY);
+        if with_ack_delay {
+            d += self.peer_max_ack_delay;
+        }
+        d * (1u64 << shift)
+    }
+
+    /// RFC 9002 Appendix A.8 GetPtoTimeAndSpace.
+    fn pto_time_and_space(&self, now: SimTime, ctx: TimerCtx) -> Option<(SimTime, SpaceId)> {
+        if !self.ack_eliciting_in_flight() {
+            // Anti-deadlock: the client arms a PTO even with nothing in flight.
+            let space = if ctx.has_handshake_keys { SpaceId::Handshake } else { SpaceId::Initial };
+            return Some((now + self.pto_duration(false), space));
+        }
+        let mut best: Option<(SimTime, SpaceId)> = None;
+        for space in SpaceId::ALL {
+            let sp = &self.spaces[space.index()];
+            if sp.discarded || sp.ack_eliciting_in_flight == 0 {
+                continue;
+            }
+            if space == SpaceId::Data && !ctx.handshake_confirmed {
+                // RFC 9002 §6.2.1: no application-data PTO before the handshake is confirmed.
+                break;
+            }
+            let Some(last) = sp.last_ack_eliciting else { continue };
+            let t = last + self.pto_duration(space == SpaceId::Data);
+            if best.map_or(true, |(b, _)| t < b) {
+                best = Some((t, space));
+            }
+        }
+        best
+    }
+
+    fn earliest_loss_time(&self) -> Option<(SimTime, SpaceId)> {
+        SpaceId::ALL
+            .iter()
+            .filter_map(|&s| self.spaces[s.index()].loss_time.map(|t| (t, s)))
+            .min()
+    }
+
+    /// RFC 9002 Appendix A.8 SetLossDetectionTimer.
+    pub fn set_timer(&mut self, now: SimTime, ctx: TimerCtx) {
+        if let Some((t, _)) = self.earliest_loss_time() {
+            self.timer = Some(t);
+            return;
+        }
+        if !self.ack_eliciting_in_flight() && ctx.peer_validated {
+            self.timer = None;
+            return;
+        }
+        self.timer = self.pto_time_and_space(now, ctx).map(|(t, _)| t);
+    }
+
+    /// RFC 9002 Appendix A.9 OnLossDetectionTimeout. None if the timer is not due.
+    pub fn on_timeout(&mut self, now: SimTime, ctx: TimerCtx) -> Option<TimeoutAction> {
+        if self.timer.map_or(true, |t| t > now) {
+            return None;
+        }
+        if let Some((_, space)) = self.earliest_loss_time() {
+            let lost = self.detect_lost(now, space);
+            let (congestion, persistent_congestion) = self.on_packets_lost(now, &lost);
+            self.set_timer(now, ctx);
+            return Some(TimeoutAction::Lost { space, lost, congestion, persistent_congestion });
+        }
+        let action = if !self.ack_eliciting_in_flight() {
+            let space = if ctx.has_handshake_keys { SpaceId::Handshake } else { SpaceId::Initial };
+            TimeoutAction::AntiDeadlock { space }
+        } else {
+            match self.pto_time_and_space(now, ctx) {
+                Some((_, space)) => TimeoutAction::Probe { space },
+                None => {
+                    self.set_timer(now, ctx);
+                    return None;
+                }
+            }
+        };
+        self.pto_count += 1;
+        self.set_timer(now, ctx);
+        Some(action)
+    }
+
+    /// Drops a packet number space's keys: its packets leave flight without a congestion
+    /// signal (RFC 9002 Appendix A.11).
+    pub fn discard_space(&mut self, space: SpaceId, now: SimTime, ctx: TimerCtx) {
+        let sp = &mut self.spaces[space.index()];
+        if sp.discarded {
+            return;
+        }
+        for p in sp.sent.values().filter(|p| p.in_flight) {
+            self.bytes_in_flight -= p.size;
+        }
+        *sp = Space { discarded: true, ..Default::default() };
+        self.pto_count = 0;
+        self.set_timer(now, ctx);
+    }
+
+    /// Forgets old packets that are not in flight (ack-only packets that were never acked).
+    pub fn prune(&mut self, now: SimTime) {
+        for sp in &mut self.spaces {
+            while let Some((&pn, p)) = sp.sent.iter().next() {
+                if p.in_flight || p.time_sent + OLD_NON_IN_FLIGHT > now {
+                    break;
+                }
+                sp.sent.remove(&pn);
+            }
+        }
+    }
+
+    /// Packets currently remembered in `space` (for tests and bounds).
+    pub fn sent_count(&self, space: SpaceId) -> usize {
+        self.spaces[space.index()].sent.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quicksim_cc::algos;
+
+    fn ctx() -> TimerCtx {
+        TimerCtx { handshake_confirmed: true, peer_validated: true, has_handshake_keys: true }
+    }
+
+    fn rec() -> Recovery {
+        Recovery::new(algos::build("newreno", 1252, true).unwrap(), SimDuration::from_millis(333), 1252, SimDuration::from_millis(25))
+    }
+
+    fn send(r: &mut Recovery, pn: u64, t: SimTime) {
+        r.on_packet_sent(
+            SpaceId::Data,
+            SentPacket { pn, time_sent: t, size: 1252, ack_eliciting: true, in_flight: true, frames: vec![Frame::Ping], ack_largest: None },
+            false,
+            ctx(),
+        );
+    }
+
+    fn ack(ranges: Vec<(u64, u64)>) -> AckFrame {
+        AckFrame { ranges, ack_delay: 0 }
+    }
+
+    #[test]
+    fn packet_threshold_loss_and_single_congestion_event() {
+        let mut r = rec();
+        let t0 = SimTime::ZERO;
+        for pn in 0..6 {
+            send(&mut r, pn, t0);
+        }
+        assert_eq!(r.bytes_in_flight, 6 * 1252);
+        let cwnd0 = r.cc.cwnd_bytes();
+        // pn 0 and 1 missing, 2..=5 acked: 0, 1 and 2 below 5 − 3 → 0 and 1 lost.
+        let out = r.on_ack_received(SimTime::from_millis(20), SpaceId::Data, &ack(vec![(2, 5)]), SimDuration::ZERO, false, ctx());
+        assert_eq!(out.acked.len(), 4);
+        assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
+        assert!(out.congestion);
+        assert_eq!(r.bytes_in_flight, 0);
+        assert_eq!(r.cc.cwnd_bytes(), cwnd0 / 2);
+        assert_eq!(r.rtt.latest(), SimDuration::from_millis(20));
+    }
+
+    #[test]
+    fn time_threshold_arms_the_loss_timer() {
+        let mut r = rec();
+        send(&mut r, 0, SimTime::ZERO);
+        send(&mut r, 1, SimTime::from_millis(1));
+        let out = r.on_ack_received(SimTime::from_millis(21), SpaceId::Data, &ack(vec![(1, 1)]), SimDuration::ZERO, false, ctx());
+        assert!(out.lost.is_empty());
+        // loss_delay = 9/8 * 20 ms = 22.5 ms after pn 0 was sent.
+        assert_eq!(r.timer(), Some(SimTime(22_500_000_000)));
+        match r.on_timeout(SimTime(22_500_000_000), ctx()) {
+            Some(TimeoutAction::Lost { lost, congestion, .. }) => {
+                assert_eq!(lost.len(), 1);
+                assert!(congestion);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(r.timer(), None);
+    }
+
+    #[test]
+    fn pto_backs_off_exponentially() {
+        let mut r = rec();
+        send(&mut r, 0, SimTime::ZERO);
+        // Before a sample: 333 + 4 * 166.5 + 25 = 1024 ms.
+        assert_eq!(r.timer(), Some(SimTime::from_millis(1024)));
+        assert!(r.on_timeout(SimTime::from_millis(1000), ctx()).is_none());
+        assert!(matches!(r.on_timeout(SimTime::from_millis(1024), ctx()), Some(TimeoutAction::Probe { space: SpaceId::Data })));
+        assert_eq!(r.pto_count, 1);
+        assert_eq!(r.timer(), Some(SimTime::from_millis(2048)));
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_the_window() {
+        let mut r = rec();
+        send(&mut r, 0, SimTime::ZERO);
+        r.on_ack_received(SimTime::from_millis(10), SpaceId::Data, &ack(vec![(0, 0)]), SimDuration::ZERO, false, ctx());
+        // srtt 10, rttvar 5: period = (10 + 20 + 25) * 3 = 165 ms.
+        for (i, pn) in (1..=10).enumerate() {
+            send(&mut r, pn, SimTime::from_millis(20 + 20 * i as u64));
+        }
+        send(&mut r, 11, SimTime::from_millis(300));
+        let out = r.on_ack_received(SimTime::from_millis(310), SpaceId::Data, &ack(vec![(11, 11)]), SimDuration::ZERO, false, ctx());
+        assert_eq!(out.lost.len(), 10);
+        assert!(out.persistent_congestion);
+        // Collapsed to 2·MDS; then the ACK of pn 11 (processed after the losses, RFC 9002
+        // Appendix A.7) grows it in slow start, as the recovery period was reset.
+        assert_eq!(r.cc.cwnd_bytes(), 3 * 1252);
+    }
+
+    #[test]
+    fn anti_deadlock_pto_without_anything_in_flight() {
+        let mut r = rec();
+        let c = TimerCtx { handshake_confirmed: false, peer_validated: false, has_handshake_keys: true };
+        r.set_timer(SimTime::ZERO, c);
+        assert_eq!(r.timer(), Some(SimTime::from_millis(999)));
+        assert!(matches!(r.on_timeout(SimTime::from_millis(999), c), Some(TimeoutAction::AntiDeadlock { space: SpaceId::Handshake })));
+        r.set_timer(SimTime::ZERO, ctx());
+        assert_eq!(r.timer(), None);
+    }
+}

@@ -1,0 +1,405 @@
+//! Packet assembly: `poll_transmit` and the builders for handshake, data, probe, ACK-only and
+//! CONNECTION_CLOSE packets (INET `PacketBuilder`, send loop of `Connection::sendPackets`).
+//!
+//! A 1-RTT packet is filled as INET does: ACK frame (if owed or worth bundling), control frames,
+//! then STREAM frames chosen by the scheduler. A packet that elicits an ACK is sent only while a
+//! full-size packet fits into cwnd − bytes_in_flight (unless `partial_window`), except probes
+//! and the one packet allowed after a congestion event. ACK-only packets are not congestion
+//! controlled.
+
+use quicksim_engine::{Rate, SimTime, PS_PER_S};
+
+use super::connection::{Connection, State};
+use super::packet::{stream_fit, Frame, QuicPacket, SpaceId, StreamFrame};
+use super::recovery::SentPacket;
+use super::Role;
+
+/// Bytes kept free for STREAM data when an ACK frame is bundled into a data packet.
+const STREAM_ROOM: u64 = 32;
+/// Client Initial datagrams are padded to this size (RFC 9000 §14.1).
+const MIN_INITIAL_SIZE: u64 = 1200;
+
+impl Connection {
+    /// The next packet to send, if any. Call until None after every input.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<QuicPacket> {
+        match self.state {
+            State::Closing { .. } => {
+                let code = self.close_pending.take()?;
+                return Some(self.build_close(code));
+            }
+            State::Draining { .. } | State::Closed => return None,
+            State::Handshaking | State::Established => {}
+        }
+        self.recovery.prune(now);
+        for space in [SpaceId::Initial, SpaceId::Handshake] {
+            if self.hs.keys[space.index()] && !self.recovery.is_discarded(space) {
+                if let Some(p) = self.build_handshake_packet(now, space) {
+                    return Some(p);
+                }
+            }
+        }
+        if !self.hs.keys[SpaceId::Data.index()] || self.peer.is_none() {
+            return None;
+        }
+        self.pacing_blocked = false;
+        if self.probes[SpaceId::Data.index()] > 0 {
+            self.probes[SpaceId::Data.index()] -= 1;
+            return Some(self.build_data_packet(now, self.cfg.max_packet_size, true));
+        }
+        self.queue_blocked_frames();
+        let has_content = !self.pending.is_empty() || !self.streams.ready(self.conn_send.available()).is_empty();
+        if !has_content {
+            self.app_limited = true;
+        } else if let Some(budget) = self.window_budget() {
+            if self.cfg.pacing && now < self.next_send_time {
+                self.pacing_blocked = true;
+            } else {
+                self.app_limited = false;
+                return Some(self.build_data_packet(now, budget, false));
+            }
+        } else {
+            self.app_limited = false;
+        }
+        if self.acks[SpaceId::Data.index()].ack_due(now) {
+            return self.build_ack_only(now, SpaceId::Data);
+        }
+        None
+    }
+
+    /// Packet budget the congestion window allows now, if any.
+    fn window_budget(&self) -> Option<u64> {
+        let mps = self.cfg.max_packet_size;
+        let cwnd = self.recovery.cc.cwnd_bytes();
+        let rem = cwnd.saturating_sub(self.recovery.bytes_in_flight);
+        if rem >= mps || self.allow_one {
+            Some(mps)
+        } else if self.cfg.partial_window && rem >= 64 {
+            Some(rem)
+        } else {
+            None
+        }
+    }
+
+    /// Queues (STREAM_)DATA_BLOCKED frames, once per limit (RFC 9000 §4.1, INET).
+    fn queue_blocked_frames(&mut self) {
+        let wants_new = self.streams.send.values().any(|s| s.has_new_data() && s.max_sent < s.max_stream_data);
+        if wants_new {
+            if let Some(l) = self.conn_send.take_blocked() {
+                self.pending.data_blocked = Some(l);
+            }
+        }
+        for (&id, s) in self.streams.send.iter_mut() {
+            if s.stream_blocked() && s.blocked_at != Some(s.max_stream_data) {
+                s.blocked_at = Some(s.max_stream_data);
+                self.pending.stream_data_blocked.insert(id, s.max_stream_data);
+            }
+        }
+    }
+
+    fn header_len(&self, space: SpaceId, pn: u64, payload: u64) -> u64 {
+        let la = self.recovery.largest_acked(space);
+        match space {
+            SpaceId::Data => self.cfg.header.short_header_len(pn, la),
+            _ => {
+                let initial_dcid = self.role == Role::Client && !self.hs.server_cid_known;
+                self.cfg.header.long_header_len(space, pn, la, payload, initial_dcid)
+            }
+        }
+    }
+
+    fn header_budget(&self, space: SpaceId, pn: u64) -> u64 {
+        match space {
+            SpaceId::Data => self.header_len(space, pn, 0),
+            _ => {
+                let la = self.recovery.largest_acked(space);
+                let initial_dcid = self.role == Role::Client && !self.hs.server_cid_known;
+                self.cfg.header.long_header_max(space, pn, la, initial_dcid)
+            }
+        }
+    }
+
+    /// Initial or Handshake packet: pending CRYPTO flight, probe or immediate ACK.
+    fn build_handshake_packet(&mut self, now: SimTime, space: SpaceId) -> Option<QuicPacket> {
+        let si = space.index();
+        let probe = self.probes[si] > 0;
+        let crypto_pending = self.hs.crypto(space).is_some_and(|c| c.pending && !c.acked);
+        let ack_due = self.acks[si].ack_due(now);
+        if !probe && !crypto_pending && !ack_due {
+            return None;
+        }
+        if probe {
+            self.probes[si] -= 1;
+            if let Some(c) = self.hs.crypto(space) {
+                c.on_lost();
+            }
+        }
+        let pn = self.next_pn[si];
+        let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
+        let mut frames = Vec::new();
+        let mut ack_largest = None;
+        if self.acks[si].wants_bundle(true) || ack_due {
+            if let Some(a) = self.acks[si].build(now, 0, avail / 2) {
+                ack_largest = Some(a.largest());
+                self.note_ack_sent(a.ranges.len());
+                frames.push(Frame::Ack(a));
+            }
+        }
+        if let Some(c) = self.hs.crypto(space).and_then(|c| c.take_pending()) {
+            self.stats.crypto_frames_sent += 1;
+            frames.push(Frame::Crypto(c));
+        } else if probe {
+            frames.push(Frame::Ping);
+        }
+        let client_initial = self.role == Role::Client && space == SpaceId::Initial;
+        let pad_server = self.role == Role::Server
+            && space == SpaceId::Initial
+            && matches!(self.cfg.header, super::HeaderProfile::Rfc9000 { .. });
+        let ack_eliciting = frames.iter().any(Frame::is_ack_eliciting);
+        if client_initial || (pad_server && ack_eliciting) {
+            let payload: u64 = frames.iter().map(Frame::size).sum();
+            let hdr = self.header_len(space, pn, MIN_INITIAL_SIZE);
+            let total = hdr + payload;
+            if total < MIN_INITIAL_SIZE {
+                frames.push(Frame::Padding(MIN_INITIAL_SIZE - total));
+            }
+        }
+        if frames.is_empty() {
+            return None;
+        }
+        let pkt = self.finish(now, space, pn, frames, ack_largest, false);
+        // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a Handshake packet.
+        if self.role == Role::Client && space == SpaceId::Handshake {
+            let ctx = self.timer_ctx();
+            self.recovery.discard_space(SpaceId::Initial, now, ctx);
+        }
+        Some(pkt)
+    }
+
+    /// A 1-RTT packet of at most `budget` bytes: ACK, control frames, STREAM frames. A probe
+    /// carries new or lost data, else a copy of the oldest outstanding data, else PING.
+    fn build_data_packet(&mut self, now: SimTime, budget: u64, probe: bool) -> QuicPacket {
+        let space = SpaceId::Data;
+        let si = space.index();
+        let pn = self.next_pn[si];
+        let mut avail = budget.saturating_sub(self.header_len(space, pn, 0));
+        let mut frames = Vec::new();
+        let mut ack_largest = None;
+        let acks = &self.acks[si];
+        if acks.ack_due(now) || acks.wants_bundle(self.cfg.bundle_ack) {
+            let exp = self.cfg.ack_delay_exponent;
+            if let Some(a) = self.acks[si].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
+                ack_largest = Some(a.largest());
+                avail -= a.size();
+                self.note_ack_sent(a.ranges.len());
+                frames.push(Frame::Ack(a));
+            }
+        }
+        self.add_control_frames(&mut frames, &mut avail);
+        let before = frames.len();
+        self.add_stream_frames(&mut frames, &mut avail);
+        if probe && frames.len() == before {
+            self.add_probe_copy(&mut frames, &mut avail);
+        }
+        if !frames.iter().any(Frame::is_ack_eliciting) && (probe || !frames.is_empty()) {
+            frames.push(Frame::Ping);
+        }
+        let mut pkt = self.finish(now, space, pn, frames, ack_largest, true);
+        if self.cfg.ibit && pkt.is_in_flight() && !probe {
+            // IFIP 2020 I-bit: the last packet the window allows asks for an immediate ACK.
+            let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
+            if rem < self.cfg.max_packet_size {
+                pkt.i_bit = true;
+                self.stats.ibit_packets_sent += 1;
+            }
+        }
+        pkt
+    }
+
+    fn add_control_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
+        let push = |f: Frame, avail: &mut u64, frames: &mut Vec<Frame>| -> bool {
+            let n = f.size();
+            if n <= *avail {
+                *avail -= n;
+                frames.push(f);
+                true
+            } else {
+                false
+            }
+        };
+        if self.pending.handshake_done && push(Frame::HandshakeDone, avail, frames) {
+            self.pending.handshake_done = false;
+        }
+        if self.pending.max_data && push(Frame::MaxData(self.conn_recv.limit), avail, frames) {
+            self.pending.max_data = false;
+            self.stats.max_data_frames_sent += 1;
+        }
+        let ids: Vec<u64> = self.pending.max_stream_data.iter().copied().collect();
+        for id in ids {
+            let Some(rs) = self.streams.recv.get(&id) else {
+                self.pending.max_stream_data.remove(&id);
+                continue;
+            };
+            if push(Frame::MaxStreamData { id, max: rs.fc.limit }, avail, frames) {
+                self.pending.max_stream_data.remove(&id);
+                self.stats.max_stream_data_frames_sent += 1;
+            }
+        }
+        if let Some(l) = self.pending.data_blocked {
+            if push(Frame::DataBlocked(l), avail, frames) {
+                self.pending.data_blocked = None;
+                self.stats.data_blocked_frames_sent += 1;
+            }
+        }
+        let blocked: Vec<(u64, u64)> = self.pending.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
+        for (id, limit) in blocked {
+            if push(Frame::StreamDataBlocked { id, limit }, avail, frames) {
+                self.pending.stream_data_blocked.remove(&id);
+                self.stats.stream_data_blocked_frames_sent += 1;
+            }
+        }
+    }
+
+    /// STREAM frames, one stream per frame in scheduler order, lowest unsent offset first.
+    fn add_stream_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
+        loop {
+            let credit = self.conn_send.available();
+            let ready = self.streams.ready(credit);
+            let Some(id) = self.streams.scheduler.select(&ready) else { break };
+            let s = self.streams.send.get_mut(&id).expect("ready stream exists");
+            let (off, max_len) = s.next_range(credit).expect("ready stream has a range");
+            let Some(len) = stream_fit(id, off, *avail, max_len) else { break };
+            let retrans = s.max_sent.saturating_sub(off).min(len);
+            let new = s.on_sent(off, len);
+            self.conn_send.used += new;
+            self.stats.stream_bytes_sent += len;
+            self.stats.retransmitted_bytes += retrans;
+            let f = StreamFrame { id, offset: off, len };
+            *avail -= f.size();
+            frames.push(Frame::Stream(f));
+        }
+    }
+
+    /// PTO probe without new data: re-send the STREAM frames of the oldest outstanding packet.
+    fn add_probe_copy(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
+        let Some(old) = self.recovery.oldest_outstanding(SpaceId::Data) else { return };
+        let copies: Vec<StreamFrame> = old
+            .frames
+            .iter()
+            .filter_map(|f| if let Frame::Stream(s) = f { Some(*s) } else { None })
+            .collect();
+        for sf in copies {
+            let Some(len) = stream_fit(sf.id, sf.offset, *avail, sf.len) else { break };
+            let f = StreamFrame { len, ..sf };
+            self.stats.stream_bytes_sent += len;
+            self.stats.retransmitted_bytes += len;
+            *avail -= f.size();
+            frames.push(Frame::Stream(f));
+        }
+    }
+
+    fn build_ack_only(&mut self, now: SimTime, space: SpaceId) -> Option<QuicPacket> {
+        let si = space.index();
+        let pn = self.next_pn[si];
+        let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
+        let exp = if space == SpaceId::Data { self.cfg.ack_delay_exponent } else { 0 };
+        let a = self.acks[si].build(now, exp, avail)?;
+        self.note_ack_sent(a.ranges.len());
+        self.stats.ack_only_packets_sent += 1;
+        let largest = a.largest();
+        Some(self.finish(now, space, pn, vec![Frame::Ack(a)], Some(largest), false))
+    }
+
+    fn build_close(&mut self, code: u64) -> QuicPacket {
+        let space = if self.hs.keys[SpaceId::Data.index()] {
+            SpaceId::Data
+        } else if self.hs.keys[SpaceId::Handshake.index()] && !self.recovery.is_discarded(SpaceId::Handshake) {
+            SpaceId::Handshake
+        } else {
+            SpaceId::Initial
+        };
+        let si = space.index();
+        let pn = self.next_pn[si];
+        self.next_pn[si] += 1;
+        let mut frames = vec![Frame::ConnectionClose { error_code: code }];
+        if self.role == Role::Client && space == SpaceId::Initial {
+            let hdr = self.header_len(space, pn, MIN_INITIAL_SIZE);
+            frames.push(Frame::Padding(MIN_INITIAL_SIZE.saturating_sub(hdr + frames[0].size())));
+        }
+        let header_bytes = self.header_len(space, pn, frames.iter().map(Frame::size).sum());
+        let pkt = QuicPacket { space, pn, header_bytes, frames, i_bit: false };
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += pkt.size_bytes();
+        pkt
+    }
+
+    fn note_ack_sent(&mut self, ranges: usize) {
+        self.stats.ack_frames_sent += 1;
+        self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(ranges as u64);
+    }
+
+    /// Numbers the packet, registers it with recovery and updates counters and the pacer.
+    fn finish(
+        &mut self,
+        now: SimTime,
+        space: SpaceId,
+        pn: u64,
+        frames: Vec<Frame>,
+        ack_largest: Option<u64>,
+        may_pace: bool,
+    ) -> QuicPacket {
+        let si = space.index();
+        self.next_pn[si] += 1;
+        let payload: u64 = frames.iter().map(Frame::size).sum();
+        let header_bytes = self.header_len(space, pn, payload);
+        let pkt = QuicPacket { space, pn, header_bytes, frames, i_bit: false };
+        let size = pkt.size_bytes();
+        debug_assert!(
+            size <= self.cfg.max_packet_size || space != SpaceId::Data,
+            "packet of {size} B exceeds max_packet_size"
+        );
+        let in_flight = pkt.is_in_flight();
+        let ack_eliciting = pkt.is_ack_eliciting();
+        let kept: Vec<Frame> = pkt
+            .frames
+            .iter()
+            .filter(|f| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping))
+            .cloned()
+            .collect();
+        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames: kept, ack_largest };
+        let app_limited = !self.streams.has_unsent();
+        let ctx = self.timer_ctx();
+        self.recovery.on_packet_sent(space, sent, app_limited, ctx);
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += size;
+        if ack_eliciting {
+            self.last_activity = now;
+        }
+        if in_flight {
+            self.allow_one = false;
+            if may_pace && self.cfg.pacing {
+                if let Some(rate) = self.pacing_rate() {
+                    let start = self.next_send_time.max(now);
+                    self.next_send_time = start + rate.tx_time(size);
+                }
+            }
+        }
+        pkt
+    }
+
+    /// The controller's pacing rate, else 1.25 · cwnd / srtt (RFC 9002 §7.7). None before an
+    /// RTT sample or with an unlimited window.
+    fn pacing_rate(&self) -> Option<Rate> {
+        let cx = self.recovery.cc_ctx();
+        if let Some(r) = self.recovery.cc.pacing_rate(&cx) {
+            return (r.bits_per_s > 0).then_some(r);
+        }
+        let cwnd = self.recovery.cc.cwnd_bytes();
+        if !self.recovery.rtt.has_sample() || cwnd == u64::MAX {
+            return None;
+        }
+        let srtt = self.recovery.rtt.smoothed().ps().max(1) as u128;
+        // bits/s = cwnd·8 · 1.25 / srtt_s = cwnd · 10 · PS_PER_S / srtt_ps.
+        let bps = (cwnd as u128 * 10 * PS_PER_S as u128 / srtt).min(u64::MAX as u128) as u64;
+        (bps > 0).then(|| Rate::bps(bps))
+    }
+}

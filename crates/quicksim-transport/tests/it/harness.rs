@@ -1,0 +1,256 @@
+//! A tiny deterministic two-endpoint network: per direction a fixed one-way delay, an optional
+//! serialization rate (unbounded FIFO queue), a drop function and optional extra delay
+//! (reordering). Drives two `Connection`s with a mini event loop and checks in-order,
+//! exactly-once delivery as it goes.
+
+use std::collections::BTreeMap;
+
+use quicksim_engine::{Rate, SimDuration, SimTime};
+use quicksim_transport::quic::Frame;
+use quicksim_transport::{ConnEvent, Connection, QuicConfig, QuicPacket, Role};
+
+/// IPv4 + UDP overhead added on the wire.
+pub const UDP_IP: u64 = 28;
+
+/// Direction 0: client → server; 1: server → client.
+pub type DropFn = Box<dyn FnMut(usize, u64, &QuicPacket) -> bool>;
+pub type JitterFn = Box<dyn FnMut(usize, u64) -> SimDuration>;
+
+pub struct Link {
+    pub delay: SimDuration,
+    pub rate: Option<Rate>,
+    busy_until: SimTime,
+}
+
+pub struct Sim {
+    pub now: SimTime,
+    pub conns: [Connection; 2],
+    pub links: [Link; 2],
+    queue: BTreeMap<(SimTime, u64), (usize, QuicPacket)>,
+    seq: u64,
+    pub drop: DropFn,
+    pub jitter: JitterFn,
+    /// Packets handed to each direction (including dropped ones).
+    pub sent: [u64; 2],
+    pub dropped: [u64; 2],
+    /// Bytes each side's application still wants to write, per stream.
+    pub to_write: [BTreeMap<u64, u64>; 2],
+    /// Next expected offset per stream, per receiving side.
+    pub delivered: [BTreeMap<u64, u64>; 2],
+    /// (time, bytes) of each in-order delivery at each side.
+    pub deliveries: [Vec<(SimTime, u64)>; 2],
+    pub established: [Option<SimTime>; 2],
+    pub closed: [Option<Option<String>>; 2],
+    /// I-bit packets delivered to the server, and how many of them got an ACK at once.
+    pub ibit_delivered: u64,
+    pub ibit_acked_at_once: u64,
+    pub low_events: [u64; 2],
+    /// Every packet transmitted: (time, direction, size, ack-eliciting, i_bit).
+    pub trace: Vec<(SimTime, usize, u64, bool, bool)>,
+    server_acks: Vec<(SimTime, Vec<(u64, u64)>)>,
+}
+
+impl Sim {
+    pub fn new(client: QuicConfig, server: QuicConfig, one_way: SimDuration, rate: Option<Rate>) -> Sim {
+        Sim::new_with_drop(client, server, one_way, rate, Box::new(|_, _, _| false))
+    }
+
+    /// As `new`, with a drop function that already covers the client's first packet.
+    pub fn new_with_drop(client: QuicConfig, server: QuicConfig, one_way: SimDuration, rate: Option<Rate>, drop: DropFn) -> Sim {
+        let now = SimTime::ZERO;
+        let c = Connection::new(Role::Client, client, now).expect("client config");
+        let s = Connection::new(Role::Server, server, now).expect("server config");
+        let link = || Link { delay: one_way, rate, busy_until: SimTime::ZERO };
+        let mut sim = Sim {
+            now,
+            conns: [c, s],
+            links: [link(), link()],
+            queue: BTreeMap::new(),
+            seq: 0,
+            drop,
+            jitter: Box::new(|_, _| SimDuration::ZERO),
+            sent: [0; 2],
+            dropped: [0; 2],
+            to_write: [BTreeMap::new(), BTreeMap::new()],
+            delivered: [BTreeMap::new(), BTreeMap::new()],
+            deliveries: [Vec::new(), Vec::new()],
+            established: [None; 2],
+            closed: [None, None],
+            ibit_delivered: 0,
+            ibit_acked_at_once: 0,
+            low_events: [0; 2],
+            trace: Vec::new(),
+            server_acks: Vec::new(),
+        };
+        sim.flush();
+        sim
+    }
+
+    /// The client application wants to send `bytes` on `stream`.
+    pub fn write(&mut self, side: usize, stream: u64, bytes: u64) {
+        *self.to_write[side].entry(stream).or_default() += bytes;
+        self.flush();
+    }
+
+    pub fn total_delivered(&self, side: usize) -> u64 {
+        self.delivered[side].values().sum()
+    }
+
+    fn app_write(&mut self, side: usize) {
+        let now = self.now;
+        let streams: Vec<u64> = self.to_write[side].keys().copied().collect();
+        for id in streams {
+            let want = self.to_write[side][&id];
+            if want == 0 {
+                continue;
+            }
+            let got = self.conns[side].stream_send(now, id, want);
+            *self.to_write[side].get_mut(&id).unwrap() -= got;
+        }
+    }
+
+    /// Lets both endpoints send and handles their events until nothing changes.
+    fn flush(&mut self) {
+        for _ in 0..4 {
+            for side in 0..2 {
+                self.app_write(side);
+                let mut n = 0;
+                while let Some(p) = self.conns[side].poll_transmit(self.now) {
+                    n += 1;
+                    assert!(n < 1_000_000, "endless poll_transmit at {}: {p:?}", self.now);
+                    self.transmit(side, p);
+                }
+                while let Some(ev) = self.conns[side].poll_event() {
+                    self.on_event(side, ev);
+                }
+            }
+        }
+    }
+
+    fn on_event(&mut self, side: usize, ev: ConnEvent) {
+        match ev {
+            ConnEvent::Established => {
+                assert!(self.established[side].is_none(), "Established twice");
+                self.established[side] = Some(self.now);
+            }
+            ConnEvent::SendQueueLow => self.low_events[side] += 1,
+            ConnEvent::StreamData { stream_id, offset, len } => {
+                let next = self.delivered[side].entry(stream_id).or_default();
+                assert_eq!(offset, *next, "stream {stream_id}: out-of-order or duplicate delivery");
+                assert!(len > 0);
+                *next += len;
+                self.deliveries[side].push((self.now, len));
+            }
+            ConnEvent::Closed { error } => {
+                assert!(self.closed[side].is_none(), "Closed twice");
+                self.closed[side] = Some(error);
+            }
+        }
+    }
+
+    fn transmit(&mut self, side: usize, p: QuicPacket) {
+        let idx = self.sent[side];
+        self.sent[side] += 1;
+        let size = p.size_bytes();
+        if side == 1 {
+            for f in &p.frames {
+                if let Frame::Ack(a) = f {
+                    self.server_acks.push((self.now, a.ranges.clone()));
+                }
+            }
+        }
+        self.trace.push((self.now, side, size, p.is_ack_eliciting(), p.i_bit));
+        if (self.drop)(side, idx, &p) {
+            self.dropped[side] += 1;
+            return;
+        }
+        let link = &mut self.links[side];
+        let mut t = self.now;
+        if let Some(rate) = link.rate {
+            let start = t.max(link.busy_until);
+            link.busy_until = start + rate.tx_time(size + UDP_IP);
+            t = link.busy_until;
+        }
+        t += link.delay + (self.jitter)(side, idx);
+        self.seq += 1;
+        self.queue.insert((t, self.seq), (1 - side, p));
+    }
+
+    fn next_time(&self) -> Option<SimTime> {
+        let mut t = self.queue.keys().next().map(|k| k.0);
+        for c in &self.conns {
+            if let Some(x) = c.poll_timeout() {
+                t = Some(t.map_or(x, |y: SimTime| y.min(x)));
+            }
+        }
+        t
+    }
+
+    /// Runs until `until` or until nothing is scheduled. Panics on a livelock.
+    pub fn run_until(&mut self, until: SimTime) {
+        let mut same_time = 0u64;
+        while let Some(t) = self.next_time() {
+            if t > until {
+                break;
+            }
+            assert!(t >= self.now, "time went back");
+            if t == self.now {
+                same_time += 1;
+                assert!(same_time < 100_000, "livelock at {}", self.now);
+            } else {
+                same_time = 0;
+            }
+            self.now = t;
+            let first = self.queue.keys().next().copied();
+            if let Some(k) = first.filter(|k| k.0 == t) {
+                let (to, p) = self.queue.remove(&k).unwrap();
+                let ibit_pn = (to == 1 && p.i_bit).then_some(p.pn);
+                self.conns[to].handle_packet(t, p);
+                if let Some(pn) = ibit_pn {
+                    self.ibit_delivered += 1;
+                    self.flush();
+                    // Did the server send an ACK covering pn right now?
+                    if self.acked_now(pn) {
+                        self.ibit_acked_at_once += 1;
+                    }
+                    continue;
+                }
+            } else {
+                for c in &mut self.conns {
+                    if c.poll_timeout().is_some_and(|x| x <= t) {
+                        c.handle_timeout(t);
+                    }
+                }
+            }
+            self.flush();
+        }
+        if self.now < until && self.next_time().is_none() {
+            self.now = until;
+        }
+    }
+
+    /// Whether the server sent an ACK covering `pn` at the current instant.
+    fn acked_now(&self, pn: u64) -> bool {
+        self.server_acks.iter().rev().take_while(|(t, _)| *t == self.now).any(|(_, r)| r.iter().any(|&(s, l)| s <= pn && pn <= l))
+    }
+
+    /// Runs until the server has received `bytes` in total, or `limit`. Returns the finish time.
+    pub fn run_transfer(&mut self, bytes: u64, limit: SimTime) -> Option<SimTime> {
+        let step = SimDuration::from_millis(1);
+        while self.now < limit {
+            if self.total_delivered(1) >= bytes {
+                return self.deliveries[1].last().map(|d| d.0);
+            }
+            let next = self.now + step;
+            self.run_until(next);
+        }
+        (self.total_delivered(1) >= bytes).then(|| self.deliveries[1].last().unwrap().0)
+    }
+}
+
+/// Config helper: no handshake (the 2020 model) with the peer's parameters given.
+pub fn no_handshake(mut c: QuicConfig, peer: &QuicConfig) -> QuicConfig {
+    c.handshake = false;
+    c.peer_params = Some(peer.local_params());
+    c
+}

@@ -1,0 +1,299 @@
+//! Integration tests of the QUIC model: two connections back to back through `harness::Sim`.
+
+mod harness;
+mod props;
+
+use harness::{no_handshake, Sim};
+use quicksim_engine::{Rate, SimDuration, SimTime};
+use quicksim_transport::quic::{Frame, SpaceId, StreamFrame};
+use quicksim_transport::{ConnEvent, Connection, QuicConfig, QuicPacket, Role};
+
+fn ms(x: u64) -> SimDuration {
+    SimDuration::from_millis(x)
+}
+
+fn secs(x: u64) -> SimTime {
+    SimTime::from_secs(x)
+}
+
+fn pair_no_hs(c: QuicConfig, s: QuicConfig) -> (QuicConfig, QuicConfig) {
+    (no_handshake(c.clone(), &s), no_handshake(s, &c))
+}
+
+#[test]
+fn handshake_completes_in_one_rtt() {
+    let mut sim = Sim::new(QuicConfig::default(), QuicConfig::default(), ms(10), None);
+    sim.run_until(SimTime::from_millis(100));
+    // Client: Initial at 0, server flight back at 20 ms → established after exactly 1 RTT.
+    assert_eq!(sim.established[0], Some(SimTime::from_millis(20)));
+    // Server: the client Handshake (Finished) arrives at 30 ms.
+    assert_eq!(sim.established[1], Some(SimTime::from_millis(30)));
+    assert!(sim.conns[0].is_established() && sim.conns[1].is_established());
+    // The client's first Initial is padded to exactly 1200 B.
+    assert_eq!(sim.trace[0].2, 1200);
+    // Nothing left in flight after HANDSHAKE_DONE is acked.
+    sim.run_until(secs(2));
+    assert_eq!(sim.conns[0].metrics().bytes_in_flight, 0);
+    assert_eq!(sim.conns[1].metrics().bytes_in_flight, 0);
+    assert_eq!(sim.conns[0].poll_timeout(), None);
+    assert_eq!(sim.conns[1].poll_timeout(), None);
+}
+
+#[test]
+fn handshake_time_counts_in_transfer_time() {
+    let mut sim = Sim::new(QuicConfig::default(), QuicConfig::default(), ms(10), None);
+    sim.write(0, 0, 1000);
+    let done = sim.run_transfer(1000, secs(5)).unwrap();
+    // 1 RTT handshake + half an RTT for the data.
+    assert_eq!(done, SimTime::from_millis(30));
+}
+
+fn handshake_with_drop(drop_dir: usize, drop_idx: u64) -> Sim {
+    let drop: harness::DropFn = Box::new(move |dir, idx, _| dir == drop_dir && idx == drop_idx);
+    let mut sim2 = Sim::new_with_drop(QuicConfig::default(), QuicConfig::default(), ms(10), None, drop);
+    sim2.write(0, 0, 200_000);
+    let done = sim2.run_transfer(200_000, secs(20));
+    assert!(done.is_some(), "transfer did not complete");
+    assert_eq!(sim2.dropped[drop_dir], 1);
+    sim2
+}
+
+#[test]
+fn handshake_survives_lost_client_initial() {
+    let sim = handshake_with_drop(0, 0);
+    // Initial PTO before any RTT sample: 333 + 4 · 166.5 = 999 ms, then 1 RTT.
+    assert_eq!(sim.established[0], Some(SimTime::from_millis(999 + 20)));
+}
+
+#[test]
+fn handshake_survives_lost_server_initial() {
+    let sim = handshake_with_drop(1, 0);
+    assert!(sim.established[0].is_some());
+}
+
+#[test]
+fn handshake_survives_lost_server_handshake() {
+    let sim = handshake_with_drop(1, 1);
+    let t = sim.established[0].unwrap();
+    assert!(t > SimTime::from_millis(20) && t < SimTime::from_millis(200), "established at {t}");
+}
+
+#[test]
+fn handshake_survives_lost_client_handshake() {
+    let sim = handshake_with_drop(0, 2);
+    assert!(sim.established[1].is_some());
+}
+
+#[test]
+fn first_flight_is_the_initial_window() {
+    let (c, s) = pair_no_hs(QuicConfig::default(), QuicConfig::default());
+    let mut sim = Sim::new(c, s, ms(10), None);
+    sim.write(0, 0, 1_000_000);
+    // Initial window 12520 B = 10 full 1252 B packets (report §2.2).
+    let first: Vec<_> = sim.trace.iter().filter(|t| t.1 == 0).collect();
+    assert_eq!(first.len(), 10);
+    assert!(first.iter().all(|t| t.2 == 1252));
+}
+
+#[test]
+fn bulk_delivered_exactly_once_in_order() {
+    for handshake in [false, true] {
+        let (c, s) = if handshake {
+            (QuicConfig::default(), QuicConfig::default())
+        } else {
+            pair_no_hs(QuicConfig::default(), QuicConfig::default())
+        };
+        let mut sim = Sim::new(c, s, ms(5), Some(Rate::mbps(100)));
+        let n = 5_000_000;
+        sim.write(0, 0, n);
+        sim.write(0, 4, n / 2);
+        let done = sim.run_transfer(n + n / 2, secs(30)).expect("completes");
+        assert_eq!(sim.delivered[1][&0], n);
+        assert_eq!(sim.delivered[1][&4], n / 2);
+        let st = sim.conns[0].stats();
+        assert_eq!(st.packets_lost, 0);
+        assert_eq!(st.retransmitted_bytes, 0);
+        // Lower bound from the link: 7.5 MB of stream data in 1231 B per 1280 B IP packet.
+        let min_time = (n + n / 2) as f64 / 1231.0 * 1280.0 * 8.0 / 100e6;
+        assert!(done.as_secs_f64() > min_time, "{} <= {min_time}", done.as_secs_f64());
+        assert!(done.as_secs_f64() < min_time * 1.5 + 0.5, "{} too slow vs {min_time}", done.as_secs_f64());
+    }
+}
+
+/// INET/IFIP 2020 flow-control-limited validation: goodput = credit / RTT with cc "none".
+#[test]
+fn flow_control_limited_goodput_is_credit_over_rtt() {
+    for (credit, one_way_ms) in [(100_000u64, 10u64), (65_000, 5), (140_000, 10)] {
+        let c = QuicConfig { cc: "none".into(), initial_max_data: 4_294_967_295, ..Default::default() };
+        let s = QuicConfig {
+            initial_max_data: 4_294_967_295,
+            initial_max_stream_data: credit,
+            ..Default::default()
+        };
+        let (c, s) = pair_no_hs(c, s);
+        let mut sim = Sim::new(c, s, ms(one_way_ms), Some(Rate::gbps(100)));
+        sim.write(0, 0, 1 << 40);
+        sim.run_until(SimTime::from_millis(4600));
+        let (t0, t1) = (SimTime::from_millis(500), SimTime::from_millis(4500));
+        let bytes: u64 = sim.deliveries[1].iter().filter(|d| d.0 > t0 && d.0 <= t1).map(|d| d.1).sum();
+        let goodput = bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
+        let expect = credit as f64 * 8.0 / (2.0 * one_way_ms as f64 / 1000.0);
+        let err = (goodput - expect).abs() / expect;
+        println!("credit {credit} rtt {} ms: {goodput:.0} b/s vs {expect:.0} ({:.2} %)", 2 * one_way_ms, err * 100.0);
+        assert!(err < 0.02, "goodput {goodput} vs {expect}");
+        assert!(sim.conns[0].stats().stream_data_blocked_frames_sent > 0);
+        assert!(sim.conns[1].stats().max_stream_data_frames_sent > 0);
+    }
+}
+
+fn ack_count(ratio: u64, ibit: bool) -> (u64, u64, Sim) {
+    let c = QuicConfig { ibit, ..Default::default() };
+    let s = QuicConfig { ack_ratio: ratio, ibit, ..Default::default() };
+    let (c, s) = pair_no_hs(c, s);
+    // 10 Mbit/s, so data packets arrive ~1 ms apart in steady state.
+    let mut sim = Sim::new(c, s, ms(10), Some(Rate::mbps(10)));
+    let n = 2_000_000;
+    sim.write(0, 0, n);
+    sim.run_transfer(n, secs(60)).expect("completes");
+    sim.run_until(sim.now + ms(200));
+    let pkts = sim.conns[1].stats().packets_received;
+    let acks = sim.conns[1].stats().ack_frames_sent;
+    (pkts, acks, sim)
+}
+
+#[test]
+fn ack_ratio_sets_the_number_of_acks() {
+    for ratio in [1u64, 2, 10] {
+        let (pkts, acks, _) = ack_count(ratio, false);
+        let expect = pkts / ratio;
+        println!("ack ratio {ratio}: {pkts} packets, {acks} ACK frames (packets/N = {expect})");
+        assert!(acks >= expect, "ratio {ratio}: {acks} < {expect}");
+        // Plus timer-driven ACKs at the end of each window-limited burst: at most a few %.
+        assert!(acks as f64 <= expect as f64 * 1.1 + 30.0, "ratio {ratio}: {acks} ACKs for {pkts} packets");
+    }
+}
+
+#[test]
+fn ibit_packets_are_acked_immediately() {
+    let (_, acks_ibit, sim) = ack_count(10, true);
+    assert!(sim.conns[0].stats().ibit_packets_sent > 0);
+    assert!(sim.ibit_delivered > 0);
+    assert_eq!(sim.ibit_acked_at_once, sim.ibit_delivered);
+    let (_, acks_plain, _) = ack_count(10, false);
+    assert!(acks_ibit >= acks_plain);
+}
+
+#[test]
+fn retransmission_after_drop_delivers_all_data() {
+    let (c, s) = pair_no_hs(QuicConfig::default(), QuicConfig::default());
+    let mut sim = Sim::new_with_drop(
+        c,
+        s,
+        ms(10),
+        Some(Rate::mbps(20)),
+        Box::new(|dir, idx, _| dir == 0 && [5, 20, 21, 22, 50, 300].contains(&idx)),
+    );
+    let n = 3_000_000;
+    sim.write(0, 0, n);
+    sim.run_transfer(n, secs(30)).expect("completes");
+    let st = sim.conns[0].stats();
+    assert_eq!(sim.dropped[0], 6);
+    assert!(st.packets_lost >= 6, "{st:?}");
+    assert!(st.retransmitted_bytes >= 6 * 1200);
+    assert!(st.congestion_events >= 1);
+    assert_eq!(sim.conns[1].stats().stream_bytes_delivered, n);
+}
+
+#[test]
+fn ack_ranges_never_exceed_the_bound() {
+    let c = QuicConfig::default();
+    let s = QuicConfig { max_ack_ranges: 4, ..Default::default() };
+    let (c, s) = pair_no_hs(c, s);
+    // Every 3rd data packet lost: many gaps.
+    let mut sim = Sim::new_with_drop(c, s, ms(5), Some(Rate::mbps(50)), Box::new(|dir, idx, _| dir == 0 && idx % 3 == 1 && idx < 600));
+    let n = 1_000_000;
+    sim.write(0, 0, n);
+    sim.run_transfer(n, secs(120)).expect("completes");
+    assert!(sim.conns[1].stats().max_ack_ranges_sent <= 4);
+    assert!(sim.conns[1].stats().max_ack_ranges_sent >= 2);
+    assert!(sim.conns[1].ack_range_count() <= 4);
+}
+
+#[test]
+fn flow_control_violation_closes_with_error() {
+    let cfg = QuicConfig { handshake: false, initial_max_stream_data: 10_000, ..Default::default() };
+    let mut server = Connection::new(Role::Server, cfg, SimTime::ZERO).unwrap();
+    let pkt = QuicPacket {
+        space: SpaceId::Data,
+        pn: 0,
+        header_bytes: 13,
+        frames: vec![Frame::Stream(StreamFrame { id: 0, offset: 9_500, len: 1000 })],
+        i_bit: false,
+    };
+    server.handle_packet(SimTime::from_millis(1), pkt);
+    assert!(server.is_closed());
+    match server.poll_event() {
+        Some(ConnEvent::Established) => {}
+        e => panic!("{e:?}"),
+    }
+    match server.poll_event() {
+        Some(ConnEvent::Closed { error: Some(e) }) => assert!(e.starts_with("FLOW_CONTROL_ERROR"), "{e}"),
+        e => panic!("{e:?}"),
+    }
+    let close = server.poll_transmit(SimTime::from_millis(1)).unwrap();
+    assert!(matches!(close.frames[0], Frame::ConnectionClose { error_code: 3 }));
+    assert!(server.poll_transmit(SimTime::from_millis(1)).is_none());
+    // Draining ends after 3 PTO; then nothing is scheduled.
+    let t = server.poll_timeout().unwrap();
+    server.handle_timeout(t);
+    assert_eq!(server.poll_timeout(), None);
+}
+
+#[test]
+fn close_reaches_the_peer() {
+    let mut sim = Sim::new(QuicConfig::default(), QuicConfig::default(), ms(10), None);
+    sim.write(0, 0, 50_000);
+    sim.run_transfer(50_000, secs(5)).unwrap();
+    let now = sim.now;
+    sim.conns[0].close(now);
+    sim.run_until(secs(10));
+    assert_eq!(sim.closed[0], Some(None));
+    assert_eq!(sim.closed[1], Some(None));
+    assert!(sim.conns[0].is_closed() && sim.conns[1].is_closed());
+}
+
+#[test]
+fn invalid_config_is_an_error_naming_the_field() {
+    let e = Connection::new(Role::Client, QuicConfig { max_packet_size: 1000, ..Default::default() }, SimTime::ZERO).unwrap_err();
+    assert!(e.starts_with("max_packet_size"), "{e}");
+    let e = Connection::new(Role::Client, QuicConfig { cc: "bbr9".into(), ..Default::default() }, SimTime::ZERO).unwrap_err();
+    assert!(e.starts_with("cc:"), "{e}");
+}
+
+#[test]
+fn send_queue_low_water_event_refills() {
+    let c = QuicConfig { send_queue_limit: 100_000, send_queue_low_water: 0.8, ..Default::default() };
+    let (c, s) = pair_no_hs(c, QuicConfig::default());
+    let mut sim = Sim::new(c, s, ms(10), Some(Rate::mbps(10)));
+    sim.write(0, 0, 1_000_000);
+    assert!(sim.conns[0].send_queue_space() == 0);
+    sim.run_transfer(1_000_000, secs(10)).expect("completes");
+    assert!(sim.low_events[0] >= 5, "{}", sim.low_events[0]);
+}
+
+#[test]
+fn same_inputs_same_trace() {
+    let run = || {
+        let mut sim = Sim::new_with_drop(
+            QuicConfig::default(),
+            QuicConfig::default(),
+            ms(7),
+            Some(Rate::mbps(30)),
+            Box::new(|dir, idx, _| dir == 0 && idx % 17 == 5),
+        );
+        sim.write(0, 0, 500_000);
+        sim.run_transfer(500_000, secs(30)).unwrap();
+        sim.trace
+    };
+    assert_eq!(run(), run());
+}
