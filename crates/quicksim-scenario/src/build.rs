@@ -203,7 +203,7 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
     macro_rules! set {
         ($($f:ident),*) => { $( if let Some(v) = q.$f.clone() { c.$f = v.into(); } )* };
     }
-    set!(handshake, cc, exact_increase, partial_window, pacing, ibit, bundle_ack);
+    set!(handshake, cc, exact_increase, partial_window, pacing, ibit, bundle_ack, round_consumed_data);
     if let Some(v) = q.initial_rtt { c.initial_rtt = v.0; }
     if let Some(v) = q.max_ack_delay { c.max_ack_delay = v.0; }
     if let Some(v) = q.ack_ratio {

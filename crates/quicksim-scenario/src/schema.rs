@@ -457,6 +457,10 @@ pub struct QuicCfg {
     pub max_stream_data_threshold: Option<f64>,
     pub send_queue_limit: Option<Bytes>,
     pub send_queue_low_water: Option<f64>,
+    /// INET's roundConsumedDataValue: extend the credit by (window - threshold) when the
+    /// consumption since the last update is below the threshold, so updates keep pace with
+    /// bursts (the flow-control validation needs it).
+    pub round_consumed_data: Option<bool>,
     /// Largest QUIC packet; default path MTU - 28 (1252 B at MTU 1280).
     pub max_packet_size: Option<Bytes>,
 }
@@ -471,7 +475,7 @@ impl QuicCfg {
             header, dcid_len, handshake, cc, exact_increase, partial_window, pacing, initial_rtt,
             max_ack_delay, ack_ratio, ibit, bundle_ack, max_ack_ranges, initial_max_data,
             initial_max_stream_data, max_data_threshold, max_stream_data_threshold,
-            send_queue_limit, send_queue_low_water, max_packet_size
+            send_queue_limit, send_queue_low_water, round_consumed_data, max_packet_size
         )
     }
 }

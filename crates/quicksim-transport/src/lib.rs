@@ -7,6 +7,4 @@
 
 pub mod quic;
 
-pub use quic::{
-    ConnEvent, ConnMetrics, ConnStats, Connection, HeaderProfile, QuicConfig, QuicPacket, Role,
-};
+pub use quic::{ConnEvent, ConnMetrics, ConnStats, Connection, HeaderProfile, QuicConfig, QuicPacket, Role};

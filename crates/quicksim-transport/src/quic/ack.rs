@@ -87,7 +87,7 @@ impl AckManager {
             let (_, e) = self.received.pop_first().expect("non-empty");
             self.lowest_tracked = e;
         }
-        if prev_largest.map_or(true, |l| pn > l) {
+        if !matches!(prev_largest, Some(l) if pn <= l) {
             self.largest = Some(pn);
             self.largest_recv_time = now;
         }
@@ -113,7 +113,7 @@ impl AckManager {
         } else if self.deadline.is_none() {
             self.deadline = Some(now + p.max_ack_delay);
         }
-        if self.largest_ack_eliciting.map_or(true, |l| pn > l) {
+        if !matches!(self.largest_ack_eliciting, Some(l) if pn <= l) {
             self.largest_ack_eliciting = Some(pn);
         }
     }

@@ -66,6 +66,13 @@ pub struct QuicConfig {
     pub max_data_threshold: f64,
     /// Same for MAX_STREAM_DATA. Default 0.5 (INET `maxStreamDataFrameThreshold`).
     pub max_stream_data_threshold: f64,
+    /// INET `roundConsumedDataValue` (default false): a new limit is the old one plus
+    /// (window − threshold), repeated while the remaining credit is within the threshold, instead
+    /// of `consumed + window`. Limits then stay on a fixed grid, so packet-sized consumption
+    /// steps cannot drift past the threshold; INET's flow-control validation (goodput =
+    /// credit/RTT) uses it. Without it a receiver that crosses the threshold mid-burst grants
+    /// only about half the credit per RTT.
+    pub round_consumed_data: bool,
     /// Limit of all send queues in bytes, counting unsent plus unacked data (INET
     /// `sendQueueLimit`). Default 64 MB.
     pub send_queue_limit: u64,
@@ -108,6 +115,7 @@ impl Default for QuicConfig {
             initial_max_stream_data: 6_000_000,
             max_data_threshold: 0.5,
             max_stream_data_threshold: 0.5,
+            round_consumed_data: false,
             send_queue_limit: 64_000_000,
             send_queue_low_water: 0.4,
             scheduler: SchedulerKind::RoundRobin,

@@ -80,6 +80,9 @@ pub struct Connection {
     pub(super) low_water_armed: bool,
     pub(super) last_activity: SimTime,
     pub(super) lost_pns: BTreeSet<u64>,
+    /// Latest time any input gave us; `poll_timeout` never returns an earlier time (a PTO
+    /// recomputed after an RTT drop can lie in the past, RFC 9002 A.8: it fires at once).
+    pub(super) last_now: SimTime,
     pub(super) events: VecDeque<ConnEvent>,
     pub(super) stats: ConnStats,
 }
@@ -89,9 +92,10 @@ impl Connection {
     /// established). Errors name the invalid configuration field.
     pub fn new(role: Role, cfg: QuicConfig, now: SimTime) -> Result<Connection, String> {
         cfg.validate()?;
-        let cc = algos::build(&cfg.cc, cfg.max_packet_size, cfg.exact_increase)
-            .map_err(|e| format!("cc: {e}"))?;
-        let peer = if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
+        let cc =
+            algos::build(&cfg.cc, cfg.max_packet_size, cfg.exact_increase).map_err(|e| format!("cc: {e}"))?;
+        let peer =
+            if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
         let recovery = Recovery::new(cc, cfg.initial_rtt, cfg.max_packet_size, peer_mad);
         let mk_ack = || AckManager::new(cfg.max_ack_ranges);
@@ -105,7 +109,11 @@ impl Connection {
             recovery,
             streams: Streams::new(cfg.scheduler),
             conn_send: SendCredit::new(0),
-            conn_recv: ReceiveWindow::new(cfg.initial_max_data, cfg.max_data_threshold),
+            conn_recv: ReceiveWindow::new(
+                cfg.initial_max_data,
+                cfg.max_data_threshold,
+                cfg.round_consumed_data,
+            ),
             pending: PendingControl::default(),
             probes: [0; 3],
             app_limited: true,
@@ -117,6 +125,7 @@ impl Connection {
             low_water_armed: false,
             last_activity: now,
             lost_pns: BTreeSet::new(),
+            last_now: now,
             events: VecDeque::new(),
             stats: ConnStats::default(),
             cfg,
@@ -136,6 +145,7 @@ impl Connection {
 
     /// Processes one received QUIC packet.
     pub fn handle_packet(&mut self, now: SimTime, pkt: QuicPacket) {
+        self.advance(now);
         if !matches!(self.state, State::Handshaking | State::Established) {
             // Closing/draining: RFC 9000 §10.2 allows ignoring everything.
             return;
@@ -183,7 +193,8 @@ impl Connection {
                     self.enter_draining(now, error_code);
                     return;
                 }
-                Frame::Padding(_) | Frame::Ping | Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {}
+                Frame::Padding(_) | Frame::Ping | Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {
+                }
             }
             if !matches!(self.state, State::Handshaking | State::Established) {
                 return; // closed by a flow-control violation
@@ -210,6 +221,7 @@ impl Connection {
 
     /// Handles an expired timer; a no-op if nothing is due.
     pub fn handle_timeout(&mut self, now: SimTime) {
+        self.advance(now);
         match self.state {
             State::Closing { until } | State::Draining { until } => {
                 if now >= until {
@@ -281,12 +293,13 @@ impl Connection {
             take(Some(self.next_send_time));
         }
         take(self.idle_deadline());
-        t
+        t.map(|t| t.max(self.last_now))
     }
 
     /// Queues `len` abstract bytes on a stream; returns the bytes accepted (bounded by the
     /// send-queue space).
-    pub fn stream_send(&mut self, _now: SimTime, stream_id: u64, len: u64) -> u64 {
+    pub fn stream_send(&mut self, now: SimTime, stream_id: u64, len: u64) -> u64 {
+        self.advance(now);
         if !matches!(self.state, State::Handshaking | State::Established) {
             return 0;
         }
@@ -317,6 +330,7 @@ impl Connection {
     /// Abrupt close as INET: CONNECTION_CLOSE at once, queued data is dropped, then the closing
     /// period of 3·PTO.
     pub fn close(&mut self, now: SimTime) {
+        self.advance(now);
         self.close_with(now, NO_ERROR, None);
     }
 
@@ -366,6 +380,12 @@ impl Connection {
     }
 
     // ----- internals -----
+
+    /// Records the newest input time; inputs must not go back in time.
+    pub(super) fn advance(&mut self, now: SimTime) {
+        debug_assert!(now >= self.last_now, "time went back: {now} < {}", self.last_now);
+        self.last_now = self.last_now.max(now);
+    }
 
     pub(super) fn timer_ctx(&self) -> TimerCtx {
         TimerCtx {
@@ -571,11 +591,17 @@ impl Connection {
     fn on_stream_frame(&mut self, now: SimTime, id: u64, off: u64, len: u64) {
         let window = self.cfg.initial_max_stream_data;
         let thr = self.cfg.max_stream_data_threshold;
-        let rs = self.streams.recv.entry(id).or_insert_with(|| RecvStream::new(ReceiveWindow::new(window, thr)));
+        let round = self.cfg.round_consumed_data;
+        let rs = self
+            .streams
+            .recv
+            .entry(id)
+            .or_insert_with(|| RecvStream::new(ReceiveWindow::new(window, thr, round)));
         let end = off + len;
         let prev_high = rs.highest;
         if !rs.fc.on_received(end) {
-            let reason = format!("FLOW_CONTROL_ERROR: stream {id} data up to {end} exceeds the limit {}", rs.fc.limit);
+            let reason =
+                format!("FLOW_CONTROL_ERROR: stream {id} data up to {end} exceeds the limit {}", rs.fc.limit);
             self.close_with(now, FLOW_CONTROL_ERROR, Some(reason));
             return;
         }

@@ -57,12 +57,14 @@ pub struct ReceiveWindow {
     pub consumed: u64,
     /// Highest received offset (stream) or sum of highest offsets over streams (connection).
     pub received: u64,
+    /// INET `roundConsumedDataValue`: raise the limit in steps of (window − threshold).
+    pub round: bool,
 }
 
 impl ReceiveWindow {
-    pub fn new(window: u64, threshold_fraction: f64) -> Self {
+    pub fn new(window: u64, threshold_fraction: f64, round: bool) -> Self {
         let threshold = (window as f64 * threshold_fraction) as u64;
-        ReceiveWindow { window, threshold, limit: window, consumed: 0, received: 0 }
+        ReceiveWindow { window, threshold, limit: window, consumed: 0, received: 0, round }
     }
 
     /// The peer sent data up to `received`; false is a flow-control violation.
@@ -75,6 +77,14 @@ impl ReceiveWindow {
     pub fn on_consumed(&mut self, n: u64) -> Option<u64> {
         self.consumed += n;
         if self.limit - self.consumed.min(self.limit) <= self.threshold {
+            let step = self.window - self.threshold;
+            if self.round && step > 0 {
+                let old = self.limit;
+                while self.limit - self.consumed.min(self.limit) <= self.threshold {
+                    self.limit += step;
+                }
+                return (self.limit > old).then_some(self.limit);
+            }
             let new = self.consumed + self.window;
             if new > self.limit {
                 self.limit = new;
@@ -91,13 +101,29 @@ mod tests {
 
     #[test]
     fn update_when_half_the_credit_is_consumed() {
-        let mut w = ReceiveWindow::new(100_000, 0.5);
+        let mut w = ReceiveWindow::new(100_000, 0.5, false);
         assert!(w.on_received(100_000));
         assert!(!w.clone().on_received(100_001));
         assert_eq!(w.on_consumed(49_999), None);
         assert_eq!(w.on_consumed(1), Some(150_000));
         assert_eq!(w.on_consumed(10), None);
         assert!(w.on_received(150_000));
+    }
+
+    #[test]
+    fn rounded_updates_stay_on_the_grid() {
+        let mut w = ReceiveWindow::new(100_000, 0.5, true);
+        // Packet-sized steps of 1231 B: the first update comes at 50_473 consumed.
+        let mut updates = Vec::new();
+        for _ in 0..82 {
+            if let Some(l) = w.on_consumed(1231) {
+                updates.push(l);
+            }
+        }
+        // 82 · 1231 = 100_942: limits 150_000 and then 200_000, never consumed + window.
+        assert_eq!(updates, vec![150_000, 200_000]);
+        let mut w = ReceiveWindow::new(100_000, 0.5, true);
+        assert_eq!(w.on_consumed(100_000), Some(200_000));
     }
 
     #[test]

@@ -21,7 +21,9 @@ use quicksim_engine::{SimDuration, SimTime};
 
 pub use config::QuicConfig;
 pub use connection::Connection;
-pub use packet::{AckFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame, TransportParams};
+pub use packet::{
+    AckFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame, TransportParams,
+};
 pub use streams::{SchedulerKind, StreamScheduler};
 
 /// Which end of the connection this is.

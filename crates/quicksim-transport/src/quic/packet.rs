@@ -233,11 +233,19 @@ pub enum Frame {
     Crypto(CryptoFrame),
     Stream(StreamFrame),
     MaxData(u64),
-    MaxStreamData { id: u64, max: u64 },
+    MaxStreamData {
+        id: u64,
+        max: u64,
+    },
     DataBlocked(u64),
-    StreamDataBlocked { id: u64, limit: u64 },
+    StreamDataBlocked {
+        id: u64,
+        limit: u64,
+    },
     /// CONNECTION_CLOSE of type 0x1c (RFC 9000 §19.19) with an empty reason phrase.
-    ConnectionClose { error_code: u64 },
+    ConnectionClose {
+        error_code: u64,
+    },
     HandshakeDone,
 }
 
@@ -303,10 +311,7 @@ impl QuicPacket {
 
     /// Stream payload bytes in this packet.
     pub fn stream_bytes(&self) -> u64 {
-        self.frames
-            .iter()
-            .map(|f| if let Frame::Stream(s) = f { s.len } else { 0 })
-            .sum()
+        self.frames.iter().map(|f| if let Frame::Stream(s) = f { s.len } else { 0 }).sum()
     }
 }
 

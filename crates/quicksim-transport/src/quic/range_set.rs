@@ -60,13 +60,8 @@ impl RangeSet {
         if start >= end {
             return;
         }
-        let hits: Vec<(u64, u64)> = self
-            .map
-            .range(..end)
-            .rev()
-            .take_while(|(_, &b)| b > start)
-            .map(|(&a, &b)| (a, b))
-            .collect();
+        let hits: Vec<(u64, u64)> =
+            self.map.range(..end).rev().take_while(|(_, &b)| b > start).map(|(&a, &b)| (a, b)).collect();
         for (a, b) in hits {
             self.map.remove(&a);
             if a < start {

@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use quicksim_cc::{AckEvent, CcCtx, CongestionController, CongestionEvent, RttEstimator, SentPacket as CcSent};
+use quicksim_cc::{
+    AckEvent, CcCtx, CongestionController, CongestionEvent, RttEstimator, SentPacket as CcSent,
+};
 use quicksim_engine::{SimDuration, SimTime};
 
 use super::packet::{AckFrame, Frame, SpaceId};
@@ -110,7 +112,12 @@ impl std::fmt::Debug for Recovery {
 }
 
 impl Recovery {
-    pub fn new(cc: Box<dyn CongestionController>, initial_rtt: SimDuration, mds: u64, peer_max_ack_delay: SimDuration) -> Self {
+    pub fn new(
+        cc: Box<dyn CongestionController>,
+        initial_rtt: SimDuration,
+        mds: u64,
+        peer_max_ack_delay: SimDuration,
+    ) -> Self {
         Recovery {
             rtt: RttEstimator::new(initial_rtt),
             cc,
@@ -150,7 +157,10 @@ impl Recovery {
 
     /// The oldest in-flight packet of `space` that carries retransmittable frames.
     pub fn oldest_outstanding(&self, space: SpaceId) -> Option<&SentPacket> {
-        self.spaces[space.index()].sent.values().find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
+        self.spaces[space.index()]
+            .sent
+            .values()
+            .find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
     }
 
     /// The loss-detection timer (earliest loss time, else PTO).
@@ -305,7 +315,8 @@ impl Recovery {
     /// max_ack_delay) apart.
     fn in_persistent_congestion(&self, lost: &[SentPacket]) -> bool {
         let Some(first_sample) = self.first_rtt_sample else { return false };
-        let period = (self.rtt.pto_base(GRANULARITY) + self.peer_max_ack_delay) * PERSISTENT_CONGESTION_THRESHOLD;
+        let period =
+            (self.rtt.pto_base(GRANULARITY) + self.peer_max_ack_delay) * PERSISTENT_CONGESTION_THRESHOLD;
         let mut run_start: Option<SimTime> = None;
         let mut prev_pn: Option<u64> = None;
         for p in lost {
@@ -314,7 +325,7 @@ impl Recovery {
                 prev_pn = Some(p.pn);
                 continue;
             }
-            if prev_pn.map_or(false, |q| q + 1 != p.pn) {
+            if prev_pn.is_some_and(|q| q + 1 != p.pn) {
                 run_start = None;
             }
             prev_pn = Some(p.pn);
@@ -358,7 +369,7 @@ impl Recovery {
             }
             let Some(last) = sp.last_ack_eliciting else { continue };
             let t = last + self.pto_duration(space == SpaceId::Data);
-            if best.map_or(true, |(b, _)| t < b) {
+            if !matches!(best, Some((b, _)) if t >= b) {
                 best = Some((t, space));
             }
         }
@@ -366,10 +377,7 @@ impl Recovery {
     }
 
     fn earliest_loss_time(&self) -> Option<(SimTime, SpaceId)> {
-        SpaceId::ALL
-            .iter()
-            .filter_map(|&s| self.spaces[s.index()].loss_time.map(|t| (t, s)))
-            .min()
+        SpaceId::ALL.iter().filter_map(|&s| self.spaces[s.index()].loss_time.map(|t| (t, s))).min()
     }
 
     /// RFC 9002 Appendix A.8 SetLossDetectionTimer.
@@ -387,7 +395,7 @@ impl Recovery {
 
     /// RFC 9002 Appendix A.9 OnLossDetectionTimeout. None if the timer is not due.
     pub fn on_timeout(&mut self, now: SimTime, ctx: TimerCtx) -> Option<TimeoutAction> {
-        if self.timer.map_or(true, |t| t > now) {
+        if !matches!(self.timer, Some(t) if t <= now) {
             return None;
         }
         if let Some((_, space)) = self.earliest_loss_time() {
@@ -456,13 +464,26 @@ mod tests {
     }
 
     fn rec() -> Recovery {
-        Recovery::new(algos::build("newreno", 1252, true).unwrap(), SimDuration::from_millis(333), 1252, SimDuration::from_millis(25))
+        Recovery::new(
+            algos::build("newreno", 1252, true).unwrap(),
+            SimDuration::from_millis(333),
+            1252,
+            SimDuration::from_millis(25),
+        )
     }
 
     fn send(r: &mut Recovery, pn: u64, t: SimTime) {
         r.on_packet_sent(
             SpaceId::Data,
-            SentPacket { pn, time_sent: t, size: 1252, ack_eliciting: true, in_flight: true, frames: vec![Frame::Ping], ack_largest: None },
+            SentPacket {
+                pn,
+                time_sent: t,
+                size: 1252,
+                ack_eliciting: true,
+                in_flight: true,
+                frames: vec![Frame::Ping],
+                ack_largest: None,
+            },
             false,
             ctx(),
         );
@@ -482,7 +503,14 @@ mod tests {
         assert_eq!(r.bytes_in_flight, 6 * 1252);
         let cwnd0 = r.cc.cwnd_bytes();
         // pn 0 and 1 missing, 2..=5 acked: 0, 1 and 2 below 5 − 3 → 0 and 1 lost.
-        let out = r.on_ack_received(SimTime::from_millis(20), SpaceId::Data, &ack(vec![(2, 5)]), SimDuration::ZERO, false, ctx());
+        let out = r.on_ack_received(
+            SimTime::from_millis(20),
+            SpaceId::Data,
+            &ack(vec![(2, 5)]),
+            SimDuration::ZERO,
+            false,
+            ctx(),
+        );
         assert_eq!(out.acked.len(), 4);
         assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
         assert!(out.congestion);
@@ -496,7 +524,14 @@ mod tests {
         let mut r = rec();
         send(&mut r, 0, SimTime::ZERO);
         send(&mut r, 1, SimTime::from_millis(1));
-        let out = r.on_ack_received(SimTime::from_millis(21), SpaceId::Data, &ack(vec![(1, 1)]), SimDuration::ZERO, false, ctx());
+        let out = r.on_ack_received(
+            SimTime::from_millis(21),
+            SpaceId::Data,
+            &ack(vec![(1, 1)]),
+            SimDuration::ZERO,
+            false,
+            ctx(),
+        );
         assert!(out.lost.is_empty());
         // loss_delay = 9/8 * 20 ms = 22.5 ms after pn 0 was sent.
         assert_eq!(r.timer(), Some(SimTime(22_500_000_000)));
@@ -517,7 +552,10 @@ mod tests {
         // Before a sample: 333 + 4 * 166.5 + 25 = 1024 ms.
         assert_eq!(r.timer(), Some(SimTime::from_millis(1024)));
         assert!(r.on_timeout(SimTime::from_millis(1000), ctx()).is_none());
-        assert!(matches!(r.on_timeout(SimTime::from_millis(1024), ctx()), Some(TimeoutAction::Probe { space: SpaceId::Data })));
+        assert!(matches!(
+            r.on_timeout(SimTime::from_millis(1024), ctx()),
+            Some(TimeoutAction::Probe { space: SpaceId::Data })
+        ));
         assert_eq!(r.pto_count, 1);
         assert_eq!(r.timer(), Some(SimTime::from_millis(2048)));
     }
@@ -526,13 +564,27 @@ mod tests {
     fn persistent_congestion_collapses_the_window() {
         let mut r = rec();
         send(&mut r, 0, SimTime::ZERO);
-        r.on_ack_received(SimTime::from_millis(10), SpaceId::Data, &ack(vec![(0, 0)]), SimDuration::ZERO, false, ctx());
+        r.on_ack_received(
+            SimTime::from_millis(10),
+            SpaceId::Data,
+            &ack(vec![(0, 0)]),
+            SimDuration::ZERO,
+            false,
+            ctx(),
+        );
         // srtt 10, rttvar 5: period = (10 + 20 + 25) * 3 = 165 ms.
         for (i, pn) in (1..=10).enumerate() {
             send(&mut r, pn, SimTime::from_millis(20 + 20 * i as u64));
         }
         send(&mut r, 11, SimTime::from_millis(300));
-        let out = r.on_ack_received(SimTime::from_millis(310), SpaceId::Data, &ack(vec![(11, 11)]), SimDuration::ZERO, false, ctx());
+        let out = r.on_ack_received(
+            SimTime::from_millis(310),
+            SpaceId::Data,
+            &ack(vec![(11, 11)]),
+            SimDuration::ZERO,
+            false,
+            ctx(),
+        );
         assert_eq!(out.lost.len(), 10);
         assert!(out.persistent_congestion);
         // Collapsed to 2·MDS; then the ACK of pn 11 (processed after the losses, RFC 9002
@@ -546,7 +598,10 @@ mod tests {
         let c = TimerCtx { handshake_confirmed: false, peer_validated: false, has_handshake_keys: true };
         r.set_timer(SimTime::ZERO, c);
         assert_eq!(r.timer(), Some(SimTime::from_millis(999)));
-        assert!(matches!(r.on_timeout(SimTime::from_millis(999), c), Some(TimeoutAction::AntiDeadlock { space: SpaceId::Handshake })));
+        assert!(matches!(
+            r.on_timeout(SimTime::from_millis(999), c),
+            Some(TimeoutAction::AntiDeadlock { space: SpaceId::Handshake })
+        ));
         r.set_timer(SimTime::ZERO, ctx());
         assert_eq!(r.timer(), None);
     }

@@ -22,6 +22,7 @@ const MIN_INITIAL_SIZE: u64 = 1200;
 impl Connection {
     /// The next packet to send, if any. Call until None after every input.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<QuicPacket> {
+        self.advance(now);
         match self.state {
             State::Closing { .. } => {
                 let code = self.close_pending.take()?;
@@ -47,7 +48,8 @@ impl Connection {
             return Some(self.build_data_packet(now, self.cfg.max_packet_size, true));
         }
         self.queue_blocked_frames();
-        let has_content = !self.pending.is_empty() || !self.streams.ready(self.conn_send.available()).is_empty();
+        let has_content =
+            !self.pending.is_empty() || !self.streams.ready(self.conn_send.available()).is_empty();
         if !has_content {
             self.app_limited = true;
         } else if let Some(budget) = self.window_budget() {
@@ -82,7 +84,8 @@ impl Connection {
 
     /// Queues (STREAM_)DATA_BLOCKED frames, once per limit (RFC 9000 §4.1, INET).
     fn queue_blocked_frames(&mut self) {
-        let wants_new = self.streams.send.values().any(|s| s.has_new_data() && s.max_sent < s.max_stream_data);
+        let wants_new =
+            self.streams.send.values().any(|s| s.has_new_data() && s.max_sent < s.max_stream_data);
         if wants_new {
             if let Some(l) = self.conn_send.take_blocked() {
                 self.pending.data_blocked = Some(l);
@@ -250,7 +253,8 @@ impl Connection {
                 self.stats.data_blocked_frames_sent += 1;
             }
         }
-        let blocked: Vec<(u64, u64)> = self.pending.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
+        let blocked: Vec<(u64, u64)> =
+            self.pending.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
         for (id, limit) in blocked {
             if push(Frame::StreamDataBlocked { id, limit }, avail, frames) {
                 self.pending.stream_data_blocked.remove(&id);
@@ -312,7 +316,8 @@ impl Connection {
     fn build_close(&mut self, code: u64) -> QuicPacket {
         let space = if self.hs.keys[SpaceId::Data.index()] {
             SpaceId::Data
-        } else if self.hs.keys[SpaceId::Handshake.index()] && !self.recovery.is_discarded(SpaceId::Handshake) {
+        } else if self.hs.keys[SpaceId::Handshake.index()] && !self.recovery.is_discarded(SpaceId::Handshake)
+        {
             SpaceId::Handshake
         } else {
             SpaceId::Initial
@@ -365,7 +370,8 @@ impl Connection {
             .filter(|f| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping))
             .cloned()
             .collect();
-        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames: kept, ack_largest };
+        let sent =
+            SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames: kept, ack_largest };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);

@@ -217,11 +217,7 @@ impl Streams {
 
     /// Ids of streams that can send a frame now, ascending.
     pub fn ready(&self, conn_credit: u64) -> Vec<u64> {
-        self.send
-            .iter()
-            .filter(|(_, s)| s.next_range(conn_credit).is_some())
-            .map(|(&id, _)| id)
-            .collect()
+        self.send.iter().filter(|(_, s)| s.next_range(conn_credit).is_some()).map(|(&id, _)| id).collect()
     }
 
     /// Some stream still has data that is neither acked nor in flight (new or lost).
@@ -256,7 +252,7 @@ mod tests {
         assert_eq!(s.next_range(u64::MAX), Some((2000, 1000)));
         s.on_acked(1000, 500);
         assert_eq!(s.on_lost(0, 2000), 1500); // 1000..1500 is acked
-        // Retransmission of 0..1000 first, needing no credit.
+                                              // Retransmission of 0..1000 first, needing no credit.
         assert_eq!(s.next_range(0), Some((0, 1000)));
         assert_eq!(s.on_sent(0, 1000), 0);
         assert_eq!(s.next_range(0), Some((1500, 500)));
@@ -281,7 +277,7 @@ mod tests {
 
     #[test]
     fn reassembly_delivers_in_order_once() {
-        let mut r = RecvStream::new(ReceiveWindow::new(1000, 0.5));
+        let mut r = RecvStream::new(ReceiveWindow::new(1000, 0.5, false));
         assert_eq!(r.on_data(100, 100), (0, None));
         assert_eq!(r.on_data(0, 50), (0, Some((0, 50))));
         assert_eq!(r.on_data(0, 50), (50, None));

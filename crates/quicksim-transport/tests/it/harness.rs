@@ -48,6 +48,10 @@ pub struct Sim {
     /// Every packet transmitted: (time, direction, size, ack-eliciting, i_bit).
     pub trace: Vec<(SimTime, usize, u64, bool, bool)>,
     server_acks: Vec<(SimTime, Vec<(u64, u64)>)>,
+    /// Write only at the start and after `SendQueueLow` (INET's generators); else write
+    /// whenever there is space.
+    pub refill_on_event: bool,
+    may_write: [bool; 2],
 }
 
 impl Sim {
@@ -56,7 +60,13 @@ impl Sim {
     }
 
     /// As `new`, with a drop function that already covers the client's first packet.
-    pub fn new_with_drop(client: QuicConfig, server: QuicConfig, one_way: SimDuration, rate: Option<Rate>, drop: DropFn) -> Sim {
+    pub fn new_with_drop(
+        client: QuicConfig,
+        server: QuicConfig,
+        one_way: SimDuration,
+        rate: Option<Rate>,
+        drop: DropFn,
+    ) -> Sim {
         let now = SimTime::ZERO;
         let c = Connection::new(Role::Client, client, now).expect("client config");
         let s = Connection::new(Role::Server, server, now).expect("server config");
@@ -81,6 +91,8 @@ impl Sim {
             low_events: [0; 2],
             trace: Vec::new(),
             server_acks: Vec::new(),
+            refill_on_event: false,
+            may_write: [true; 2],
         };
         sim.flush();
         sim
@@ -97,6 +109,9 @@ impl Sim {
     }
 
     fn app_write(&mut self, side: usize) {
+        if self.refill_on_event && !self.may_write[side] {
+            return;
+        }
         let now = self.now;
         let streams: Vec<u64> = self.to_write[side].keys().copied().collect();
         for id in streams {
@@ -106,6 +121,10 @@ impl Sim {
             }
             let got = self.conns[side].stream_send(now, id, want);
             *self.to_write[side].get_mut(&id).unwrap() -= got;
+            if got < want {
+                // INET SENDQUEUE_FULL: the generator stops until the DRAIN indication.
+                self.may_write[side] = false;
+            }
         }
     }
 
@@ -133,7 +152,10 @@ impl Sim {
                 assert!(self.established[side].is_none(), "Established twice");
                 self.established[side] = Some(self.now);
             }
-            ConnEvent::SendQueueLow => self.low_events[side] += 1,
+            ConnEvent::SendQueueLow => {
+                self.low_events[side] += 1;
+                self.may_write[side] = true;
+            }
             ConnEvent::StreamData { stream_id, offset, len } => {
                 let next = self.delivered[side].entry(stream_id).or_default();
                 assert_eq!(offset, *next, "stream {stream_id}: out-of-order or duplicate delivery");
@@ -224,14 +246,19 @@ impl Sim {
             }
             self.flush();
         }
-        if self.now < until && self.next_time().is_none() {
+        // Everything due by `until` has been handled.
+        if self.now < until {
             self.now = until;
         }
     }
 
     /// Whether the server sent an ACK covering `pn` at the current instant.
     fn acked_now(&self, pn: u64) -> bool {
-        self.server_acks.iter().rev().take_while(|(t, _)| *t == self.now).any(|(_, r)| r.iter().any(|&(s, l)| s <= pn && pn <= l))
+        self.server_acks
+            .iter()
+            .rev()
+            .take_while(|(t, _)| *t == self.now)
+            .any(|(_, r)| r.iter().any(|&(s, l)| s <= pn && pn <= l))
     }
 
     /// Runs until the server has received `bytes` in total, or `limit`. Returns the finish time.

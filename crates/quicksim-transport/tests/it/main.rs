@@ -128,6 +128,7 @@ fn flow_control_limited_goodput_is_credit_over_rtt() {
         let s = QuicConfig {
             initial_max_data: 4_294_967_295,
             initial_max_stream_data: credit,
+            round_consumed_data: true,
             ..Default::default()
         };
         let (c, s) = pair_no_hs(c, s);
@@ -139,7 +140,11 @@ fn flow_control_limited_goodput_is_credit_over_rtt() {
         let goodput = bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
         let expect = credit as f64 * 8.0 / (2.0 * one_way_ms as f64 / 1000.0);
         let err = (goodput - expect).abs() / expect;
-        println!("credit {credit} rtt {} ms: {goodput:.0} b/s vs {expect:.0} ({:.2} %)", 2 * one_way_ms, err * 100.0);
+        println!(
+            "credit {credit} rtt {} ms: {goodput:.0} b/s vs {expect:.0} ({:.2} %)",
+            2 * one_way_ms,
+            err * 100.0
+        );
         assert!(err < 0.02, "goodput {goodput} vs {expect}");
         assert!(sim.conns[0].stats().stream_data_blocked_frames_sent > 0);
         assert!(sim.conns[1].stats().max_stream_data_frames_sent > 0);
@@ -210,7 +215,13 @@ fn ack_ranges_never_exceed_the_bound() {
     let s = QuicConfig { max_ack_ranges: 4, ..Default::default() };
     let (c, s) = pair_no_hs(c, s);
     // Every 3rd data packet lost: many gaps.
-    let mut sim = Sim::new_with_drop(c, s, ms(5), Some(Rate::mbps(50)), Box::new(|dir, idx, _| dir == 0 && idx % 3 == 1 && idx < 600));
+    let mut sim = Sim::new_with_drop(
+        c,
+        s,
+        ms(5),
+        Some(Rate::mbps(50)),
+        Box::new(|dir, idx, _| dir == 0 && idx % 3 == 1 && idx < 600),
+    );
     let n = 1_000_000;
     sim.write(0, 0, n);
     sim.run_transfer(n, secs(120)).expect("completes");
@@ -264,9 +275,16 @@ fn close_reaches_the_peer() {
 
 #[test]
 fn invalid_config_is_an_error_naming_the_field() {
-    let e = Connection::new(Role::Client, QuicConfig { max_packet_size: 1000, ..Default::default() }, SimTime::ZERO).unwrap_err();
+    let e = Connection::new(
+        Role::Client,
+        QuicConfig { max_packet_size: 1000, ..Default::default() },
+        SimTime::ZERO,
+    )
+    .unwrap_err();
     assert!(e.starts_with("max_packet_size"), "{e}");
-    let e = Connection::new(Role::Client, QuicConfig { cc: "bbr9".into(), ..Default::default() }, SimTime::ZERO).unwrap_err();
+    let e =
+        Connection::new(Role::Client, QuicConfig { cc: "bbr9".into(), ..Default::default() }, SimTime::ZERO)
+            .unwrap_err();
     assert!(e.starts_with("cc:"), "{e}");
 }
 
@@ -275,10 +293,12 @@ fn send_queue_low_water_event_refills() {
     let c = QuicConfig { send_queue_limit: 100_000, send_queue_low_water: 0.8, ..Default::default() };
     let (c, s) = pair_no_hs(c, QuicConfig::default());
     let mut sim = Sim::new(c, s, ms(10), Some(Rate::mbps(10)));
+    sim.refill_on_event = true;
     sim.write(0, 0, 1_000_000);
-    assert!(sim.conns[0].send_queue_space() == 0);
+    assert_eq!(sim.conns[0].send_queue_space(), 0);
     sim.run_transfer(1_000_000, secs(10)).expect("completes");
-    assert!(sim.low_events[0] >= 5, "{}", sim.low_events[0]);
+    // Each event refills 20 kB: about 900 kB / 20 kB events.
+    assert!(sim.low_events[0] >= 40, "{}", sim.low_events[0]);
 }
 
 #[test]
@@ -296,4 +316,108 @@ fn same_inputs_same_trace() {
         sim.trace
     };
     assert_eq!(run(), run());
+}
+
+/// INET `throughput_packet_loss` / IFIP 2020 lossy-link validation: periodic loss (every 101st
+/// data packet), ack every packet, 100 Gbit/s, so NewReno's throughput follows Mathis et al.:
+/// MSS / (RTT · sqrt(2p/3)).
+#[test]
+fn periodic_loss_throughput_follows_mathis() {
+    for one_way in [10u64, 20] {
+        let c = QuicConfig::default();
+        let s = QuicConfig { ack_ratio: 1, ..Default::default() };
+        let (c, s) = pair_no_hs(c, s);
+        let mut sim = Sim::new_with_drop(
+            c,
+            s,
+            ms(one_way),
+            Some(Rate::gbps(100)),
+            Box::new(|dir, idx, _| dir == 0 && (idx + 1) % 101 == 0),
+        );
+        sim.write(0, 0, 1 << 40);
+        sim.run_until(secs(32));
+        let (t0, t1) = (secs(2), secs(32));
+        // QUIC packet bytes received, as the INET scripts measure (packets of 1252 B).
+        let bytes: u64 = sim.deliveries[1].iter().filter(|d| d.0 > t0 && d.0 <= t1).map(|d| d.1).sum();
+        let tp = bytes as f64 / 1231.0 * 1252.0 * 8.0 / (t1 - t0).as_secs_f64();
+        let p = 1.0 / 101.0;
+        let rtt = 2.0 * one_way as f64 / 1000.0;
+        let mathis = 1252.0 * 8.0 / (rtt * (2.0 * p / 3.0f64).sqrt());
+        println!("rtt {rtt}: {tp:.0} b/s, Mathis {mathis:.0} b/s ({:+.1} %)", (tp / mathis - 1.0) * 100.0);
+        assert!((tp / mathis - 1.0).abs() < 0.05, "{tp} vs {mathis}");
+    }
+}
+
+#[test]
+fn pacing_spreads_packets_over_the_rtt() {
+    let run = |pacing: bool| {
+        let c = QuicConfig { pacing, ..Default::default() };
+        let (c, s) = pair_no_hs(c, QuicConfig::default());
+        let mut sim = Sim::new(c, s, ms(20), Some(Rate::gbps(1)));
+        sim.write(0, 0, 3_000_000);
+        sim.run_transfer(3_000_000, secs(30)).expect("completes");
+        let data: Vec<SimTime> = sim
+            .trace
+            .iter()
+            .filter(|t| t.1 == 0 && t.3 && t.0 > SimTime::from_millis(100))
+            .map(|t| t.0)
+            .collect();
+        data.windows(2).filter(|w| w[0] == w[1]).count()
+    };
+    let bursty = run(false);
+    let paced = run(true);
+    println!("back-to-back data packets: {bursty} unpaced, {paced} paced");
+    assert!(bursty > 100);
+    assert_eq!(paced, 0);
+}
+
+/// INET's flaw (report §2.4): without ack-of-ack the receiver's ACK ranges grow with every loss.
+/// With `bundle_ack` the data sender acknowledges the receiver's ACK-only packets, which trims
+/// them; `max_ack_ranges` bounds them in any case.
+#[test]
+fn ack_of_ack_trims_ranges() {
+    let run = |bundle: bool, bound: usize| {
+        let c = QuicConfig { bundle_ack: bundle, ..Default::default() };
+        let s = QuicConfig { max_ack_ranges: bound, ..Default::default() };
+        let (c, s) = pair_no_hs(c, s);
+        let mut sim = Sim::new_with_drop(
+            c,
+            s,
+            ms(10),
+            Some(Rate::mbps(50)),
+            Box::new(|dir, idx, _| dir == 0 && idx % 50 == 49),
+        );
+        sim.write(0, 0, 3_000_000);
+        sim.run_transfer(3_000_000, secs(60)).expect("completes");
+        (sim.conns[1].stats().max_ack_ranges_sent, sim.dropped[0])
+    };
+    let (trimmed, _) = run(true, 10_000);
+    let (grown, drops) = run(false, 10_000);
+    let (bounded, _) = run(false, 8);
+    println!("max ranges: {trimmed} with ack-of-ack, {grown} without ({drops} drops), {bounded} bounded");
+    assert!(trimmed <= 3, "{trimmed}");
+    assert!(grown as f64 >= drops as f64 * 0.8, "{grown} vs {drops}");
+    assert_eq!(bounded, 8);
+}
+
+/// Without INET's `roundConsumedDataValue` the receiver crosses the threshold mid-burst, at a
+/// packet boundary just past it, so the next update only comes a whole burst later: about half
+/// the credit per RTT. Documents why the validation needs `round_consumed_data`.
+#[test]
+fn flow_control_without_rounding_grants_about_half_the_credit() {
+    let c = QuicConfig { cc: "none".into(), initial_max_data: 4_294_967_295, ..Default::default() };
+    let s = QuicConfig {
+        initial_max_data: 4_294_967_295,
+        initial_max_stream_data: 100_000,
+        ..Default::default()
+    };
+    let (c, s) = pair_no_hs(c, s);
+    let mut sim = Sim::new(c, s, ms(10), Some(Rate::gbps(100)));
+    sim.write(0, 0, 1 << 40);
+    sim.run_until(SimTime::from_millis(4600));
+    let (t0, t1) = (SimTime::from_millis(500), SimTime::from_millis(4500));
+    let bytes: u64 = sim.deliveries[1].iter().filter(|d| d.0 > t0 && d.0 <= t1).map(|d| d.1).sum();
+    let goodput = bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
+    println!("unrounded: {goodput:.0} b/s vs credit/RTT 40000000");
+    assert!(goodput > 0.45 * 40e6 && goodput < 0.75 * 40e6, "{goodput}");
 }

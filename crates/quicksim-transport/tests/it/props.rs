@@ -29,27 +29,51 @@ struct Case {
 
 fn case() -> impl Strategy<Value = Case> {
     (
-        (any::<u64>(), any::<bool>(), 0u64..150, 0u64..200, 1u64..40, prop_oneof![Just(None), (1u64..200).prop_map(Some)]),
-        (3_000u64..300_000, 5_000u64..1_000_000, 1u64..12, any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
-        (prop_oneof![Just("newreno"), Just("none"), Just("cubic")], proptest::collection::vec(1_000u64..150_000, 1..4)),
+        (
+            any::<u64>(),
+            any::<bool>(),
+            0u64..150,
+            0u64..200,
+            1u64..40,
+            prop_oneof![Just(None), (1u64..200).prop_map(Some)],
+        ),
+        (
+            3_000u64..300_000,
+            5_000u64..1_000_000,
+            1u64..12,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+        (
+            prop_oneof![Just("newreno"), Just("none"), Just("cubic")],
+            proptest::collection::vec(1_000u64..600_000, 1..4),
+        ),
     )
-        .prop_map(|((seed, handshake, loss, reorder, ow, rate), (msd, md, ratio, ibit, bundle, partial, pacing), (cc, streams))| Case {
-            seed,
-            handshake,
-            loss_permille: loss,
-            reorder_permille: reorder,
-            one_way_ms: ow,
-            rate_mbps: rate,
-            max_stream_data: msd,
-            max_data: md,
-            ack_ratio: ratio,
-            ibit,
-            bundle_ack: bundle,
-            partial_window: partial,
-            pacing,
-            cc,
-            streams,
-        })
+        .prop_map(
+            |(
+                (seed, handshake, loss, reorder, ow, rate),
+                (msd, md, ratio, ibit, bundle, partial, pacing),
+                (cc, streams),
+            )| Case {
+                seed,
+                handshake,
+                loss_permille: loss,
+                reorder_permille: reorder,
+                one_way_ms: ow,
+                rate_mbps: rate,
+                max_stream_data: msd,
+                max_data: md,
+                ack_ratio: ratio,
+                ibit,
+                bundle_ack: bundle,
+                partial_window: partial,
+                pacing,
+                cc,
+                streams,
+            },
+        )
 }
 
 fn run(c: &Case) {
@@ -66,7 +90,11 @@ fn run(c: &Case) {
         max_consecutive_ptos: None,
         ..Default::default()
     };
-    let (cc, sc) = if c.handshake { (base.clone(), base.clone()) } else { (no_handshake(base.clone(), &base), no_handshake(base.clone(), &base)) };
+    let (cc, sc) = if c.handshake {
+        (base.clone(), base.clone())
+    } else {
+        (no_handshake(base.clone(), &base), no_handshake(base.clone(), &base))
+    };
     let mut drop_rng = Rng::from_seed(c.seed);
     let mut jit_rng = Rng::from_seed(c.seed ^ 0x5eed);
     let loss = c.loss_permille;
@@ -92,11 +120,30 @@ fn run(c: &Case) {
     }
     let limit = SimTime::from_secs(600);
     let done = sim.run_transfer(total, limit);
-    assert!(done.is_some(), "stalled: delivered {} of {total} by {}; {:?}", sim.total_delivered(1), sim.now, sim.conns[0].stats());
+    assert!(
+        done.is_some(),
+        "stalled: delivered {} of {total} by {}; {:?}",
+        sim.total_delivered(1),
+        sim.now,
+        sim.conns[0].stats()
+    );
     for (i, &n) in c.streams.iter().enumerate() {
         assert_eq!(sim.delivered[1][&(4 * i as u64)], n);
     }
     assert_eq!(sim.conns[1].stats().stream_bytes_delivered, total);
+    if std::env::var_os("QUIC_PROPS_VERBOSE").is_some() {
+        let st = sim.conns[0].stats();
+        println!(
+            "{total} B in {} (loss {}‰, reorder {}‰, cc {}): sent {} lost {} pto {}",
+            done.unwrap(),
+            c.loss_permille,
+            c.reorder_permille,
+            c.cc,
+            st.packets_sent,
+            st.packets_lost,
+            st.pto_count_total
+        );
+    }
 }
 
 fn c_ms(d: SimDuration) -> u64 {
@@ -104,7 +151,10 @@ fn c_ms(d: SimDuration) -> u64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(128),
+        ..ProptestConfig::default()
+    })]
     #[test]
     fn every_byte_once_in_order_without_stall(c in case()) {
         run(&c);
