@@ -63,6 +63,7 @@ SCHEMA: dict[str, dict[str, str]] = {
         "t_s": "float64",
         "flow": "category",
         "node": "category",
+        "uid": "int64",
         "bytes": "int64",
         "event": "category",
     },

@@ -49,9 +49,15 @@ pub(crate) struct Built {
     pub flow_names: Vec<String>,
 }
 
+/// A scheduled change of one link direction.
+enum LinkChange {
+    Rate(Rate),
+    Up(bool),
+}
+
 struct DirSettings {
     cfg: ChannelConfig,
-    events: Vec<(SimTime, bool, Option<Rate>)>, // (time, is_rate, rate or up flag in Option none)
+    events: Vec<(SimTime, LinkChange)>,
 }
 
 fn queue_limit(q: &Option<QueueCfg>, path: &str) -> Result<QueueLimit, ScenarioError> {
@@ -125,7 +131,7 @@ fn direction(
     let schedule = d.schedule.as_ref().or(spec.schedule.as_ref());
     if let Some(s) = schedule {
         for st in s {
-            events.push((SimTime(st.at.0 .0), true, Some(st.rate.0)));
+            events.push((SimTime(st.at.0 .0), LinkChange::Rate(st.rate.0)));
         }
     }
     if let Some(sp) = d.spikes.as_ref().or(spec.spikes.as_ref()) {
@@ -139,8 +145,8 @@ fn direction(
         let low = Rate::bps(((rate.0.bits_per_s as f64) * sp.fraction).round().max(1.0) as u64);
         let mut t = sp.start.map(|s| s.0 .0).unwrap_or(sp.period.0 .0);
         while t <= end.0 {
-            events.push((SimTime(t), true, Some(low)));
-            events.push((SimTime(t + sp.duration.0 .0), true, Some(rate.0)));
+            events.push((SimTime(t), LinkChange::Rate(low)));
+            events.push((SimTime(t + sp.duration.0 .0), LinkChange::Rate(rate.0)));
             t += sp.period.0 .0;
         }
     }
@@ -149,8 +155,8 @@ fn direction(
             if dn.to.0 <= dn.from.0 {
                 return Err(err(format!("{}.down[{i}].to", pick(d.down.is_some())), "must be after `from`"));
             }
-            events.push((SimTime(dn.from.0 .0), false, None));
-            events.push((SimTime(dn.to.0 .0), false, Some(Rate::bps(1))));
+            events.push((SimTime(dn.from.0 .0), LinkChange::Up(false)));
+            events.push((SimTime(dn.to.0 .0), LinkChange::Up(true)));
         }
     }
     Ok(DirSettings { cfg, events })
@@ -171,11 +177,10 @@ fn add_link(
     let ba = direction(spec, &spec.reverse, path, "reverse", default_mtu, end)?;
     let (cab, cba) = b.link(name, a, bn, ab.cfg, ba.cfg).map_err(|e| err(path.to_string(), e.to_string()))?;
     for (c, evs) in [(cab, ab.events), (cba, ba.events)] {
-        for (t, is_rate, r) in evs {
-            let ev = if is_rate {
-                NetEvent::SetRate(c, r.expect("rate"))
-            } else {
-                NetEvent::SetUp(c, r.is_some())
+        for (t, change) in evs {
+            let ev = match change {
+                LinkChange::Rate(r) => NetEvent::SetRate(c, r),
+                LinkChange::Up(up) => NetEvent::SetUp(c, up),
             };
             events.push((t, ev));
         }

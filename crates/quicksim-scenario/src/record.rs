@@ -58,6 +58,7 @@ pub struct Recorder {
     pub trace_sel: Vec<bool>,
     trace: Series,
     trace_node: Vec<u32>,
+    trace_uid: Vec<u64>,
     max_samples: u64,
     pub truncated: Vec<String>,
 }
@@ -102,6 +103,7 @@ impl Recorder {
             trace_sel,
             trace: Series::default(),
             trace_node: Vec::new(),
+            trace_uid: Vec::new(),
             max_samples,
             truncated: Vec::new(),
         }
@@ -136,13 +138,15 @@ impl Recorder {
         self.conn_rows.push(s);
     }
 
-    pub fn trace(&mut self, t: SimTime, flow: u32, node: NodeId, bytes: u32, recv: bool) {
+    /// One packet event of a traced flow; `uid` identifies the packet network-wide.
+    pub fn trace(&mut self, t: SimTime, flow: u32, node: NodeId, uid: u64, bytes: u32, recv: bool) {
         if self.trace_sel[flow as usize] {
             self.trace.t_ps.push(t.0);
             self.trace.key.push(flow);
             self.trace.a.push(bytes as i64);
             self.trace.b.push(recv as i64);
             self.trace_node.push(node.0);
+            self.trace_uid.push(uid);
         }
     }
 
@@ -275,6 +279,7 @@ impl Recorder {
                 ("t_s".into(), secs(&self.trace.t_ps)),
                 ("flow".into(), names(&self.trace.key, flow_names)),
                 ("node".into(), names(&self.trace_node, node_names)),
+                ("uid".into(), Column::I64(self.trace_uid.iter().map(|&u| u as i64).collect())),
                 ("bytes".into(), Column::I64(self.trace.a.clone())),
                 (
                     "event".into(),
@@ -334,7 +339,7 @@ impl NetObserver<Payload> for Recorder {
                 b.wire_sent_bytes += bytes;
                 b.sent_packets += 1;
             });
-            self.trace(now, p.flow, node, p.ip_bytes, false);
+            self.trace(now, p.flow, node, p.uid, p.ip_bytes, false);
         }
     }
 }

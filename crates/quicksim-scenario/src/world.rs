@@ -237,7 +237,7 @@ impl World {
                 b.wire_recv_bytes += bytes;
                 b.recv_packets += 1;
             });
-            self.rec.trace(now, f, p.dst, p.ip_bytes, true);
+            self.rec.trace(now, f, p.dst, p.uid, p.ip_bytes, true);
         }
         match p.payload {
             Payload::Udp => {

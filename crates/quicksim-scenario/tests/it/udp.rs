@@ -147,3 +147,50 @@ fn spikes_reduce_the_rate() {
     // Tolerance 1 %: frame boundaries straddle the rate changes.
     assert!((got / expect - 1.0).abs() < 0.01, "got {got}, expect {expect}");
 }
+
+#[test]
+fn link_down_drops_and_recovers() {
+    let o = go(
+        &cbr("5Mbps", json!({"packets": 1000}), json!({"forward": {"down": [{"from": "2s", "to": "3s"}]}}), "5s"),
+        None,
+    );
+    let t = col_f64(&o, "flows", "t_s");
+    let d = col_i64(&o, "flows", "delivered_bytes");
+    // Bins 2.0-2.5 and 2.5-3.0 start after the last pre-outage frames arrive (10 ms later).
+    for (ti, di) in t.iter().zip(d) {
+        if *ti >= 2.0 && *ti < 3.0 && *ti > 2.01 {
+            assert_eq!(*di, 0, "delivery at {ti} while the link was down");
+        }
+        if *ti >= 3.5 {
+            assert!(*di > 0, "no delivery at {ti} after the link came back");
+        }
+    }
+    let reasons = col_str(&o, "drops", "reason");
+    assert!(reasons.iter().all(|r| r == "down"));
+    // 1 s of 5 Mbit/s of 1472 B payloads: about 425 datagrams lost to the outage.
+    assert!((reasons.len() as i64 - 425).abs() <= 2, "{}", reasons.len());
+}
+
+#[test]
+fn jitter_keeps_fifo_order_unless_reordering_is_allowed() {
+    let sc = |reorder: bool| {
+        json!({
+            "run": {"duration": "2s", "record": {"packets": ["j"]}},
+            "dumbbell": {"pairs": 1, "bottleneck": {"rate": "100Mbps", "delay": "5ms",
+                          "jitter": {"max": "4ms", "reorder": reorder}},
+                         "access": {"rate": "1Gbps"}},
+            "flows": [{"name": "j", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "500B", "rate": "20Mbps"}]
+        })
+    };
+    for (reorder, expect_reordered) in [(false, false), (true, true)] {
+        let o = go(&sc(reorder), None);
+        let ev = col_str(&o, "packets", "event");
+        let uid = col_i64(&o, "packets", "uid");
+        // Receptions in arrival order; a packet sent later (larger uid) arriving before an
+        // earlier one is a reordering.
+        let recv: Vec<i64> = uid.iter().zip(ev).filter(|(_, e)| *e == "recv").map(|(u, _)| *u).collect();
+        assert!(recv.len() > 5000);
+        let inversions = recv.windows(2).filter(|w| w[1] < w[0]).count();
+        assert_eq!(inversions > 0, expect_reordered, "reorder={reorder}: {inversions} inversions");
+    }
+}
