@@ -10,7 +10,7 @@ use quicksim_net::{
     ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind, QueueLimit,
     IPV4_HEADER, PPP_OVERHEAD, UDP_HEADER,
 };
-use quicksim_transport::quic::{HeaderProfile, QuicConfig};
+use quicksim_transport::quic::{AckFreqPolicy, HeaderProfile, QuicConfig};
 
 /// Default output queue: INET's PppInterface DropTailQueue packetCapacity (10000 packets).
 pub const DEFAULT_QUEUE_PACKETS: u64 = 10_000;
@@ -209,6 +209,35 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
         ($($f:ident),*) => { $( if let Some(v) = q.$f.clone() { c.$f = v.into(); } )* };
     }
     set!(handshake, cc, exact_increase, partial_window, pacing, ibit, bundle_ack, round_consumed_data);
+    if let Some(v) = q.min_ack_delay { c.min_ack_delay = Some(v.0); }
+    if let Some(v) = q.ack_frequency_max_ack_delay { c.ack_frequency_max_ack_delay = Some(v.0); }
+    if let Some(v) = q.ack_frequency_reordering { c.ack_frequency_reordering = v; }
+    if let Some(v) = q.immediate_ack_on_block { c.immediate_ack_on_block = v; }
+    let policy = q.ack_policy.as_deref().unwrap_or("receiver");
+    c.ack_policy = match policy {
+        "receiver" => AckFreqPolicy::Receiver,
+        "fixed" => match q.ack_frequency_threshold {
+            Some(threshold) => AckFreqPolicy::Fixed { threshold },
+            None => return Err(err(p("ack_frequency_threshold"), "is required with ack_policy = \"fixed\" (an ACK after more than N packets)")),
+        },
+        "cwnd" => {
+            let max = q.ack_frequency_max.unwrap_or(10);
+            if max == 0 {
+                return Err(err(p("ack_frequency_max"), "0: at least 1 packet per ACK"));
+            }
+            AckFreqPolicy::Cwnd { max }
+        }
+        other => return Err(err(p("ack_policy"), format!("{other:?} is not an ACK policy; use \"receiver\", \"fixed\" or \"cwnd\""))),
+    };
+    if q.ack_frequency_threshold.is_some() && policy != "fixed" {
+        return Err(err(p("ack_frequency_threshold"), format!("only applies to ack_policy = \"fixed\", not {policy:?}")));
+    }
+    if q.ack_frequency_max.is_some() && policy != "cwnd" {
+        return Err(err(p("ack_frequency_max"), format!("only applies to ack_policy = \"cwnd\", not {policy:?}")));
+    }
+    if (policy != "receiver" || c.immediate_ack_on_block) && c.min_ack_delay.is_none() {
+        return Err(err(p("min_ack_delay"), format!("is required with ack_policy = {policy:?}{}: the peer must advertise it to accept ACK_FREQUENCY / IMMEDIATE_ACK (try \"1ms\")", if c.immediate_ack_on_block { " / immediate_ack_on_block" } else { "" })));
+    }
     if let Some(v) = q.initial_rtt { c.initial_rtt = v.0; }
     if let Some(v) = q.max_ack_delay { c.max_ack_delay = v.0; }
     if let Some(v) = q.ack_ratio {

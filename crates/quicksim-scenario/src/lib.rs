@@ -117,6 +117,18 @@ fn finish(w: world::World, sc: &schema::Scenario, json: &str, seed: u64, stop: S
                     "ack_only_packets_sent": r.ack_only_packets_sent,
                     "receiver_packets_sent": r.packets_sent,
                     "receiver_bytes_sent": r.bytes_sent,
+                    // The ACK-policy costs: the reverse path carries only ACKs in a bulk
+                    // transfer, so these are its packets and QUIC bytes (IP + UDP: +28 B each).
+                    "receiver_ack_only_bytes_sent": r.ack_only_bytes_sent,
+                    "receiver_ack_frame_bytes_sent": r.ack_frame_bytes_sent,
+                    "ack_frames_per_data_packet": if s.packets_sent > 0 { r.ack_frames_sent as f64 / s.packets_sent as f64 } else { 0.0 },
+                    "ack_packets_per_data_packet": if s.packets_sent > 0 { r.ack_only_packets_sent as f64 / s.packets_sent as f64 } else { 0.0 },
+                    "ibit_packets_sent": s.ibit_packets_sent,
+                    "ack_frequency_frames_sent": s.ack_frequency_frames_sent,
+                    "immediate_ack_frames_sent": s.immediate_ack_frames_sent,
+                    "receiver_ack_frequency_frames_applied": r.ack_frequency_frames_applied,
+                    "receiver_immediate_acks_honoured": r.immediate_acks_honoured,
+                    "congestion_events": s.congestion_events,
                     "established": c[0].is_established() || c[0].is_closed(),
                     "error": qs.close_error,
                 });

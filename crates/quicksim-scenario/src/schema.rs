@@ -449,6 +449,22 @@ pub struct QuicCfg {
     pub max_ack_delay: Option<Dur>,
     pub ack_ratio: Option<u64>,
     pub ibit: Option<bool>,
+    /// draft-ietf-quic-ack-frequency min_ack_delay, e.g. "1ms": accept ACK_FREQUENCY and
+    /// IMMEDIATE_ACK (default: extension off).
+    pub min_ack_delay: Option<Dur>,
+    /// Who sets the ACK rate: "receiver" (default: `ack_ratio`), "fixed" (ACK_FREQUENCY with
+    /// `ack_frequency_threshold`) or "cwnd" (cwnd/4 packets per ACK, at most `ack_frequency_max`).
+    pub ack_policy: Option<String>,
+    /// Ack-Eliciting Threshold of the "fixed" policy: an ACK after more than N packets (1:(N+1)).
+    pub ack_frequency_threshold: Option<u64>,
+    /// Cap of the "cwnd" policy in packets per ACK (default 10).
+    pub ack_frequency_max: Option<u64>,
+    /// Requested Max Ack Delay (default: the peer's max_ack_delay).
+    pub ack_frequency_max_ack_delay: Option<Dur>,
+    /// Reordering Threshold (default 1 = RFC 9000 behaviour; 0 = ignore reordering).
+    pub ack_frequency_reordering: Option<u64>,
+    /// IMMEDIATE_ACK in the last packet before the congestion window blocks.
+    pub immediate_ack_on_block: Option<bool>,
     pub bundle_ack: Option<bool>,
     pub max_ack_ranges: Option<u64>,
     pub initial_max_data: Option<Bytes>,
@@ -473,7 +489,9 @@ impl QuicCfg {
         }
         pick!(
             header, dcid_len, handshake, cc, exact_increase, partial_window, pacing, initial_rtt,
-            max_ack_delay, ack_ratio, ibit, bundle_ack, max_ack_ranges, initial_max_data,
+            max_ack_delay, ack_ratio, ibit, min_ack_delay, ack_policy, ack_frequency_threshold,
+            ack_frequency_max, ack_frequency_max_ack_delay, ack_frequency_reordering,
+            immediate_ack_on_block, bundle_ack, max_ack_ranges, initial_max_data,
             initial_max_stream_data, max_data_threshold, max_stream_data_threshold,
             send_queue_limit, send_queue_low_water, round_consumed_data, max_packet_size
         )

@@ -29,6 +29,8 @@ REPRODUCTIONS: dict[str, str] = {
     "paper-fig4": "paper_fig4",
     "paper-fig5": "paper_fig5",
     "paper-fig6": "paper_fig6",
+    "paper-fig7": "paper_fig7",
+    "ack-frequency": "ack_frequency",
     "showcase-linksharing": "showcase_linksharing",
     "buffer-sizing": "buffer_sizing",
 }

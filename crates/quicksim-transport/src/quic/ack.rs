@@ -15,8 +15,10 @@ pub struct AckPolicy {
     pub max_ack_delay: SimDuration,
     /// ACK every ack-eliciting packet at once (Initial and Handshake spaces, RFC 9000 §13.2.1).
     pub always_immediate: bool,
-    /// Honour the I-bit.
-    pub use_ibit: bool,
+    /// draft-ietf-quic-ack-frequency §6.2: 1 = ACK at once on any out-of-order packet (RFC 9000
+    /// §13.2.1, the default); 0 = never because of reordering; k > 1 = once a packet is missing
+    /// at least k below the largest received.
+    pub reordering_threshold: u64,
 }
 
 /// How a received packet number relates to what was seen before.
@@ -47,6 +49,8 @@ pub struct AckManager {
     immediate: bool,
     deadline: Option<SimTime>,
     max_ranges: usize,
+    /// Smallest packet number found missing since the last ACK (for reordering thresholds > 1).
+    unreported_gap: Option<u64>,
 }
 
 impl AckManager {
@@ -63,6 +67,7 @@ impl AckManager {
             immediate: false,
             deadline: None,
             max_ranges,
+            unreported_gap: None,
         }
     }
 
@@ -77,8 +82,9 @@ impl AckManager {
         }
     }
 
-    /// Records a newly received packet and decides whether an ACK is owed at once.
-    pub fn on_packet(&mut self, now: SimTime, pn: u64, ack_eliciting: bool, i_bit: bool, p: &AckPolicy) {
+    /// Records a newly received packet and decides whether an ACK is owed at once. `ack_now`:
+    /// the sender asked for an immediate ACK (the I-bit, or an IMMEDIATE_ACK frame).
+    pub fn on_packet(&mut self, now: SimTime, pn: u64, ack_eliciting: bool, ack_now: bool, p: &AckPolicy) {
         debug_assert_eq!(self.classify(pn), Arrival::New);
         let prev_largest = self.largest;
         self.received.insert(pn, pn + 1);
@@ -100,15 +106,21 @@ impl AckManager {
         // RFC 9000 §13.2.1: at once when out of order (below the largest seen) or when it
         // opens a new gap (above largest + 1); INET additionally acks after N packets and,
         // with the I-bit extension, when the sender asks for it.
-        let out_of_order = match prev_largest {
-            Some(l) => pn < l || pn > l + 1,
-            None => pn > self.lowest_tracked,
+        let expected = prev_largest.map_or(self.lowest_tracked, |l| l + 1);
+        if self.unreported_gap.is_some_and(|g| self.received.contains(g)) {
+            self.unreported_gap = None; // the hole was filled
+        }
+        if pn > expected && self.unreported_gap.is_none() {
+            self.unreported_gap = Some(expected);
+        }
+        let out_of_order = match p.reordering_threshold {
+            0 => false,
+            1 => pn < expected.saturating_sub(1) || pn > expected,
+            // draft-ietf-quic-ack-frequency §6.2: the largest received is at least k above a
+            // packet still missing (a late arrival below the largest alone does not count).
+            k => self.unreported_gap.is_some_and(|g| self.largest.unwrap_or(0) >= g + k),
         };
-        if p.always_immediate
-            || out_of_order
-            || self.eliciting_since_ack >= p.ack_ratio
-            || (p.use_ibit && i_bit)
-        {
+        if p.always_immediate || out_of_order || self.eliciting_since_ack >= p.ack_ratio || ack_now {
             self.immediate = true;
         } else if self.deadline.is_none() {
             self.deadline = Some(now + p.max_ack_delay);
@@ -160,6 +172,7 @@ impl AckManager {
         self.new_info = false;
         self.immediate = false;
         self.deadline = None;
+        self.unreported_gap = None;
         Some(frame)
     }
 
@@ -192,7 +205,7 @@ mod tests {
             ack_ratio: n,
             max_ack_delay: SimDuration::from_millis(25),
             always_immediate: false,
-            use_ibit: true,
+            reordering_threshold: 1,
         }
     }
 
@@ -233,6 +246,55 @@ mod tests {
         assert!(!a.ack_due(SimTime::from_secs(1)));
         assert!(a.wants_bundle(true) && !a.wants_bundle(false));
         assert_eq!(a.classify(4), Arrival::Duplicate);
+    }
+
+    /// An ACK_FREQUENCY threshold of T means an ACK after more than T packets: T = 9 gives one
+    /// ACK per 10 packets, and the requested delay replaces the timer.
+    #[test]
+    fn threshold_changes_the_ack_count() {
+        let count = |ratio: u64| {
+            let mut a = AckManager::new(64);
+            let p = AckPolicy { max_ack_delay: SimDuration::from_millis(5), ..policy(ratio) };
+            let mut acks = 0;
+            for pn in 0..100 {
+                let t = SimTime::ZERO + SimDuration::from_micros(pn * 10);
+                a.on_packet(t, pn, true, false, &p);
+                if a.ack_due(t) {
+                    a.build(t, 3, 1000);
+                    acks += 1;
+                }
+            }
+            (acks, a.deadline())
+        };
+        assert_eq!(count(1).0, 100);
+        assert_eq!(count(2).0, 50);
+        assert_eq!(count(10).0, 10);
+        let (n, d) = count(7); // 98 packets in 14 ACKs, 2 wait for the 5 ms timer
+        assert_eq!(n, 14);
+        assert_eq!(d, Some(SimTime::ZERO + SimDuration::from_micros(980) + SimDuration::from_millis(5)));
+    }
+
+    #[test]
+    fn reordering_threshold() {
+        let run = |k: u64, pns: &[u64]| {
+            let mut a = AckManager::new(64);
+            let p = AckPolicy { reordering_threshold: k, ..policy(100) };
+            pns.iter().map(|&pn| {
+                a.on_packet(SimTime::ZERO, pn, true, false, &p);
+                let due = a.ack_due(SimTime::ZERO);
+                if due {
+                    a.build(SimTime::ZERO, 3, 1000);
+                }
+                due
+            }).collect::<Vec<_>>()
+        };
+        // pn 2 is missing.
+        assert_eq!(run(1, &[0, 1, 3, 4, 5]), [false, false, true, false, false]);
+        assert_eq!(run(0, &[0, 1, 3, 4, 5]), [false; 5]);
+        // k = 3: ACK once the largest is 3 above the missing pn 2, i.e. at pn 5.
+        assert_eq!(run(3, &[0, 1, 3, 4, 5, 6]), [false, false, false, false, true, false]);
+        // The hole filled before reaching the threshold: no immediate ACK.
+        assert_eq!(run(3, &[0, 1, 3, 2, 4, 5]), [false; 6]);
     }
 
     #[test]

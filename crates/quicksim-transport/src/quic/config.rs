@@ -6,6 +6,27 @@ use quicksim_engine::SimDuration;
 use super::packet::{HeaderProfile, TransportParams};
 use super::streams::SchedulerKind;
 
+/// Sender-side ACK-rate policy (draft-ietf-quic-ack-frequency): who decides how often the peer
+/// acknowledges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckFreqPolicy {
+    /// No ACK_FREQUENCY frames: the receiver's own `ack_ratio` decides (RFC 9000 §13.2.2).
+    Receiver,
+    /// One ACK_FREQUENCY with this Ack-Eliciting Threshold: the peer acks after more than
+    /// `threshold` ack-eliciting packets, i.e. ack ratio 1:(threshold + 1) (draft §4).
+    Fixed { threshold: u64 },
+    /// Ack ratio cwnd/4 packets (four ACKs per window), at least 1 and at most `max` packets
+    /// per ACK; a new ACK_FREQUENCY goes out whenever the ratio changes.
+    Cwnd { max: u64 },
+}
+
+impl AckFreqPolicy {
+    /// The policy sends ACK_FREQUENCY frames.
+    pub fn uses_frames(&self) -> bool {
+        !matches!(self, AckFreqPolicy::Receiver)
+    }
+}
+
 /// Everything a QUIC connection can be configured with. Each field names its default and source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuicConfig {
@@ -50,6 +71,24 @@ pub struct QuicConfig {
     /// The IFIP 2020 I-bit: the sender marks the last packet before the window blocks and the
     /// receiver acks such packets at once. Default false (INET `useIBit`).
     pub ibit: bool,
+    /// draft-ietf-quic-ack-frequency §3 min_ack_delay: Some = advertise it and honour the peer's
+    /// ACK_FREQUENCY and IMMEDIATE_ACK frames (which must request at least this delay). Default
+    /// None (extension off, as INET). A sender needs the *peer's* min_ack_delay to use the
+    /// extension; without a handshake the peer is assumed to have this config's value.
+    pub min_ack_delay: Option<SimDuration>,
+    /// How this endpoint, as a data sender, steers the peer's ACK rate. Default `Receiver`.
+    pub ack_policy: AckFreqPolicy,
+    /// Requested Max Ack Delay of our ACK_FREQUENCY frames. None (default) = the peer's
+    /// max_ack_delay; raised to the peer's min_ack_delay if below (draft §4).
+    pub ack_frequency_max_ack_delay: Option<SimDuration>,
+    /// Reordering Threshold of our ACK_FREQUENCY frames: 1 (default) = ACK at once on any
+    /// out-of-order packet as RFC 9000 §13.2.1; 0 = never on reordering; k = once a packet is
+    /// missing k below the largest received (draft §6.2).
+    pub ack_frequency_reordering: u64,
+    /// Put an IMMEDIATE_ACK frame (1 B) into the last packet before the congestion window
+    /// blocks: the I-bit's job done with the draft's frame. Needs the peer's min_ack_delay.
+    /// Default false.
+    pub immediate_ack_on_block: bool,
     /// Also bundle ACK frames for non-ack-eliciting packets into outgoing packets. Default false
     /// (INET `bundleAckForNonAckElicitingPackets`).
     pub bundle_ack: bool,
@@ -109,6 +148,11 @@ impl Default for QuicConfig {
             ack_delay_exponent: 3,
             ack_ratio: 2,
             ibit: false,
+            min_ack_delay: None,
+            ack_policy: AckFreqPolicy::Receiver,
+            ack_frequency_max_ack_delay: None,
+            ack_frequency_reordering: 1,
+            immediate_ack_on_block: false,
             bundle_ack: false,
             max_ack_ranges: 64,
             initial_max_data: 15_000_000,
@@ -137,6 +181,7 @@ impl QuicConfig {
             initial_max_stream_data: self.initial_max_stream_data,
             max_ack_delay: self.max_ack_delay,
             ack_delay_exponent: self.ack_delay_exponent,
+            min_ack_delay: self.min_ack_delay,
         }
     }
 
@@ -168,6 +213,29 @@ impl QuicConfig {
         }
         if self.ack_ratio == 0 {
             return Err("ack_ratio: 0 is invalid; it must be at least 1".into());
+        }
+        if let Some(m) = self.min_ack_delay {
+            // draft-ietf-quic-ack-frequency §3: min_ack_delay must not exceed max_ack_delay.
+            if m > self.max_ack_delay {
+                return Err(format!(
+                    "min_ack_delay: {m} exceeds max_ack_delay {} (draft-ietf-quic-ack-frequency §3)",
+                    self.max_ack_delay
+                ));
+            }
+        }
+        if let AckFreqPolicy::Cwnd { max: 0 } = self.ack_policy {
+            return Err("ack_frequency_max: 0 is invalid; at least 1 packet per ACK".into());
+        }
+        if (self.ack_policy.uses_frames() || self.immediate_ack_on_block)
+            && self.min_ack_delay.is_none()
+            && self.peer_params.is_none_or(|p| p.min_ack_delay.is_none())
+        {
+            return Err(format!(
+                "ack_policy: {:?}{} needs the peer to support ACK_FREQUENCY; set min_ack_delay \
+                 (e.g. 1 ms), which the peer is assumed to share",
+                self.ack_policy,
+                if self.immediate_ack_on_block { " with immediate_ack_on_block" } else { "" }
+            ));
         }
         if self.ack_delay_exponent > 20 {
             return Err(format!(
@@ -234,5 +302,9 @@ mod tests {
         assert!(c.validate().unwrap_err().starts_with("ack_ratio"));
         let c = QuicConfig { send_queue_low_water: 1.5, ..Default::default() };
         assert!(c.validate().unwrap_err().starts_with("send_queue_low_water"));
+        let c = QuicConfig { ack_policy: AckFreqPolicy::Fixed { threshold: 9 }, ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("ack_policy"));
+        let c = QuicConfig { min_ack_delay: Some(SimDuration::from_millis(26)), ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("min_ack_delay"));
     }
 }

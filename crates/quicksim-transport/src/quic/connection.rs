@@ -7,9 +7,10 @@ use quicksim_cc::algos;
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::ack::{AckManager, AckPolicy, Arrival};
+use super::ack_frequency::AckFreqSender;
 use super::flow_control::{ReceiveWindow, SendCredit};
 use super::handshake::Handshake;
-use super::packet::{AckFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR};
+use super::packet::{AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR};
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
@@ -85,7 +86,14 @@ pub struct Connection {
     pub(super) last_now: SimTime,
     pub(super) events: VecDeque<ConnEvent>,
     pub(super) stats: ConnStats,
+    /// Our ACK_FREQUENCY requests to the peer (draft-ietf-quic-ack-frequency).
+    pub(super) ack_freq_tx: AckFreqSender,
+    /// The latest ACK_FREQUENCY request of the peer that we applied.
+    pub(super) ack_freq_rx: Option<AckFrequencyFrame>,
 }
+
+/// Transport error code PROTOCOL_VIOLATION (RFC 9000 §20.1).
+const PROTOCOL_VIOLATION: u64 = 0x0a;
 
 impl Connection {
     /// A new endpoint. The client starts the handshake (or, with `handshake = false`, both start
@@ -128,6 +136,8 @@ impl Connection {
             last_now: now,
             events: VecDeque::new(),
             stats: ConnStats::default(),
+            ack_freq_tx: AckFreqSender::default(),
+            ack_freq_rx: None,
             cfg,
         };
         if let Some(p) = peer {
@@ -169,6 +179,7 @@ impl Connection {
         }
         let ack_eliciting = pkt.is_ack_eliciting();
         let mut queue_freed = false;
+        let mut immediate_ack = false;
         for frame in pkt.frames {
             match frame {
                 Frame::Ack(a) => queue_freed |= self.on_ack_frame(now, space, &a),
@@ -193,6 +204,13 @@ impl Connection {
                     self.enter_draining(now, error_code);
                     return;
                 }
+                Frame::AckFrequency(f) => self.on_ack_frequency(now, f),
+                // draft §5: only an endpoint that advertised min_ack_delay acts on it.
+                Frame::ImmediateAck if self.cfg.min_ack_delay.is_some() => {
+                    immediate_ack = true;
+                    self.stats.immediate_acks_honoured += 1;
+                }
+                Frame::ImmediateAck => {}
                 Frame::Padding(_) | Frame::Ping | Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {
                 }
             }
@@ -201,13 +219,20 @@ impl Connection {
             }
         }
         if arrival == Arrival::New && !self.recovery.is_discarded(space) {
-            let policy = AckPolicy {
+            let mut policy = AckPolicy {
                 ack_ratio: self.cfg.ack_ratio,
                 max_ack_delay: self.cfg.max_ack_delay,
                 always_immediate: space != SpaceId::Data,
-                use_ibit: self.cfg.ibit,
+                reordering_threshold: 1,
             };
-            self.acks[si].on_packet(now, pkt.pn, ack_eliciting, pkt.i_bit, &policy);
+            if let Some(f) = self.ack_freq_rx {
+                // draft §4: ACK after more than Ack-Eliciting Threshold packets.
+                policy.ack_ratio = f.ack_eliciting_threshold.saturating_add(1);
+                policy.max_ack_delay = SimDuration(f.request_max_ack_delay_us.saturating_mul(PS_PER_US));
+                policy.reordering_threshold = f.reordering_threshold;
+            }
+            let ack_now = (self.cfg.ibit && pkt.i_bit) || immediate_ack;
+            self.acks[si].on_packet(now, pkt.pn, ack_eliciting, ack_now, &policy);
         }
         // RFC 9001 §4.9.1: the server discards Initial keys on its first Handshake packet.
         if self.role == Role::Server && space == SpaceId::Handshake {
@@ -463,6 +488,25 @@ impl Connection {
         self.probes = [0; 3];
     }
 
+    /// Applies the peer's ACK_FREQUENCY if we advertised min_ack_delay and it is the newest
+    /// (draft-ietf-quic-ack-frequency §4); a request below min_ack_delay is a protocol violation.
+    fn on_ack_frequency(&mut self, now: SimTime, f: AckFrequencyFrame) {
+        let Some(min) = self.cfg.min_ack_delay else { return };
+        if self.ack_freq_rx.is_some_and(|o| o.seq >= f.seq) {
+            return; // obsolete (reordered or retransmitted)
+        }
+        if f.request_max_ack_delay_us.saturating_mul(PS_PER_US) < min.ps() {
+            let reason = format!(
+                "PROTOCOL_VIOLATION: ACK_FREQUENCY requests {} us below min_ack_delay {min}",
+                f.request_max_ack_delay_us
+            );
+            self.close_with(now, PROTOCOL_VIOLATION, Some(reason));
+            return;
+        }
+        self.ack_freq_rx = Some(f);
+        self.stats.ack_frequency_frames_applied += 1;
+    }
+
     /// Returns true if stream data was newly acknowledged (queue space freed).
     fn on_ack_frame(&mut self, now: SimTime, space: SpaceId, ack: &AckFrame) -> bool {
         self.stats.ack_frames_received += 1;
@@ -537,6 +581,11 @@ impl Connection {
                         c.pending = false;
                     }
                 }
+                Frame::AckFrequency(f) => {
+                    if let Some(d) = self.ack_freq_tx.on_acked(&f) {
+                        self.recovery.peer_max_ack_delay = d;
+                    }
+                }
                 _ => {}
             }
         }
@@ -583,7 +632,13 @@ impl Connection {
                         }
                     }
                 }
-                Frame::Ping | Frame::Padding(_) | Frame::Ack(_) | Frame::ConnectionClose { .. } => {}
+                Frame::AckFrequency(f) => self.ack_freq_tx.on_lost(&f),
+                // draft §5: a lost IMMEDIATE_ACK is not re-sent (the window reopens anyway).
+                Frame::ImmediateAck
+                | Frame::Ping
+                | Frame::Padding(_)
+                | Frame::Ack(_)
+                | Frame::ConnectionClose { .. } => {}
             }
         }
     }

@@ -7,6 +7,7 @@
 //! ties them together (`connection.rs` for input and timers, `send.rs` for packet assembly).
 
 pub mod ack;
+pub mod ack_frequency;
 pub mod config;
 mod connection;
 pub mod flow_control;
@@ -19,10 +20,10 @@ pub mod streams;
 
 use quicksim_engine::{SimDuration, SimTime};
 
-pub use config::QuicConfig;
+pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::Connection;
 pub use packet::{
-    AckFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame, TransportParams,
+    AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame, TransportParams,
 };
 pub use streams::{SchedulerKind, StreamScheduler};
 
@@ -78,6 +79,18 @@ pub struct ConnStats {
     pub max_ack_ranges_sent: u64,
     /// Packets sent with the I-bit.
     pub ibit_packets_sent: u64,
+    /// Bytes of the ACK frames sent (frames only; see `ack_only_bytes_sent` for whole packets).
+    pub ack_frame_bytes_sent: u64,
+    /// QUIC bytes (header + frames) of the ACK-only packets sent.
+    pub ack_only_bytes_sent: u64,
+    /// ACK_FREQUENCY frames sent (draft-ietf-quic-ack-frequency), retransmissions included.
+    pub ack_frequency_frames_sent: u64,
+    /// IMMEDIATE_ACK frames sent.
+    pub immediate_ack_frames_sent: u64,
+    /// ACK_FREQUENCY frames received and applied (newer sequence number, extension enabled).
+    pub ack_frequency_frames_applied: u64,
+    /// IMMEDIATE_ACK frames received and honoured.
+    pub immediate_acks_honoured: u64,
     /// PTO expiries (including anti-deadlock ones).
     pub pto_count_total: u64,
     pub congestion_events: u64,

@@ -4,7 +4,7 @@
 //! Sizes follow RFC 9000 §16 (variable-length integers) and §19 (frames), as INET's
 //! `Q/packet/FrameHeader.msg` does. Header sizes depend on the [`HeaderProfile`].
 
-use quicksim_engine::SimDuration;
+use quicksim_engine::{SimDuration, PS_PER_US};
 
 /// Encoded size of a QUIC variable-length integer (RFC 9000 §16): 1, 2, 4 or 8 bytes.
 pub fn varint_len(v: u64) -> u64 {
@@ -119,13 +119,46 @@ pub struct TransportParams {
     pub initial_max_stream_data: u64,
     pub max_ack_delay: SimDuration,
     pub ack_delay_exponent: u8,
+    /// min_ack_delay (draft-ietf-quic-ack-frequency §3): Some = this endpoint accepts
+    /// ACK_FREQUENCY and IMMEDIATE_ACK frames and delays ACKs by no less than this.
+    pub min_ack_delay: Option<SimDuration>,
 }
 
 impl TransportParams {
     /// Size of the encoded blob as INET counts it: four varints (max_data and three
-    /// max_stream_data values) without ids or lengths (16 B with the 15 MB / 6 MB defaults).
+    /// max_stream_data values) without ids or lengths (16 B with the 15 MB / 6 MB defaults),
+    /// plus the min_ack_delay value (µs) when advertised, counted the same way.
     pub fn encoded_len(&self) -> u64 {
-        varint_len(self.initial_max_data) + 3 * varint_len(self.initial_max_stream_data)
+        let mad = self.min_ack_delay.map_or(0, |d| varint_len(d.ps() / PS_PER_US));
+        varint_len(self.initial_max_data) + 3 * varint_len(self.initial_max_stream_data) + mad
+    }
+}
+
+/// ACK_FREQUENCY frame type (draft-ietf-quic-ack-frequency §4): a 2-byte varint.
+pub const ACK_FREQUENCY_TYPE: u64 = 0xaf;
+/// IMMEDIATE_ACK frame type (draft-ietf-quic-ack-frequency §5): a 1-byte varint.
+pub const IMMEDIATE_ACK_TYPE: u64 = 0x1f;
+
+/// ACK_FREQUENCY (draft-ietf-quic-ack-frequency §4): the sender asks the receiver to ACK after
+/// more than `ack_eliciting_threshold` ack-eliciting packets (so 1:(threshold + 1)), to delay an
+/// ACK by at most `request_max_ack_delay_us`, and to ACK at once on reordering of at least
+/// `reordering_threshold` packets (0 = never). Only the highest `seq` counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckFrequencyFrame {
+    pub seq: u64,
+    pub ack_eliciting_threshold: u64,
+    pub request_max_ack_delay_us: u64,
+    pub reordering_threshold: u64,
+}
+
+impl AckFrequencyFrame {
+    /// type (2 B) + four varints.
+    pub fn size(&self) -> u64 {
+        varint_len(ACK_FREQUENCY_TYPE)
+            + varint_len(self.seq)
+            + varint_len(self.ack_eliciting_threshold)
+            + varint_len(self.request_max_ack_delay_us)
+            + varint_len(self.reordering_threshold)
     }
 }
 
@@ -247,6 +280,10 @@ pub enum Frame {
         error_code: u64,
     },
     HandshakeDone,
+    /// draft-ietf-quic-ack-frequency §4.
+    AckFrequency(AckFrequencyFrame),
+    /// draft-ietf-quic-ack-frequency §5: ACK the packet carrying it at once.
+    ImmediateAck,
 }
 
 impl Frame {
@@ -263,6 +300,8 @@ impl Frame {
             Frame::StreamDataBlocked { id, limit } => 1 + varint_len(*id) + varint_len(*limit),
             // type + error code + frame type (0) + reason length (0). INET counts 1 + v(err).
             Frame::ConnectionClose { error_code } => 1 + varint_len(*error_code) + 1 + 1,
+            Frame::AckFrequency(f) => f.size(),
+            Frame::ImmediateAck => varint_len(IMMEDIATE_ACK_TYPE),
         }
     }
 
@@ -394,7 +433,28 @@ mod tests {
             initial_max_stream_data: 6_000_000,
             max_ack_delay: SimDuration::from_millis(25),
             ack_delay_exponent: 3,
+            min_ack_delay: None,
         };
         assert_eq!(tp.encoded_len(), 16);
+        let tp = TransportParams { min_ack_delay: Some(SimDuration::from_millis(1)), ..tp };
+        assert_eq!(tp.encoded_len(), 16 + 2); // 1000 µs
+    }
+
+    /// draft-ietf-quic-ack-frequency §4/§5: ACK_FREQUENCY = 2 B type + 4 varints; IMMEDIATE_ACK 1 B.
+    #[test]
+    fn ack_frequency_frame_sizes() {
+        let f = AckFrequencyFrame {
+            seq: 0,
+            ack_eliciting_threshold: 9,
+            request_max_ack_delay_us: 25_000,
+            reordering_threshold: 1,
+        };
+        // 2 + 1 + 1 + 4 (25 000 >= 16 384) + 1
+        assert_eq!(Frame::AckFrequency(f).size(), 9);
+        let g = AckFrequencyFrame { seq: 64, request_max_ack_delay_us: 1000, ..f };
+        assert_eq!(g.size(), 2 + 2 + 1 + 2 + 1);
+        assert_eq!(Frame::ImmediateAck.size(), 1);
+        assert!(Frame::ImmediateAck.is_ack_eliciting() && Frame::ImmediateAck.is_in_flight());
+        assert!(Frame::AckFrequency(f).is_ack_eliciting());
     }
 }

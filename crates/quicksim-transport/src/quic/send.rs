@@ -10,7 +10,7 @@
 use quicksim_engine::{Rate, SimTime, PS_PER_S};
 
 use super::connection::{Connection, State};
-use super::packet::{stream_fit, Frame, QuicPacket, SpaceId, StreamFrame};
+use super::packet::{stream_fit, AckFrame, Frame, QuicPacket, SpaceId, StreamFrame};
 use super::recovery::SentPacket;
 use super::Role;
 
@@ -143,7 +143,7 @@ impl Connection {
         if self.acks[si].wants_bundle(true) || ack_due {
             if let Some(a) = self.acks[si].build(now, 0, avail / 2) {
                 ack_largest = Some(a.largest());
-                self.note_ack_sent(a.ranges.len());
+                self.note_ack_sent(&a);
                 frames.push(Frame::Ack(a));
             }
         }
@@ -193,15 +193,31 @@ impl Connection {
             if let Some(a) = self.acks[si].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
                 ack_largest = Some(a.largest());
                 avail -= a.size();
-                self.note_ack_sent(a.ranges.len());
+                self.note_ack_sent(&a);
                 frames.push(Frame::Ack(a));
             }
         }
         self.add_control_frames(&mut frames, &mut avail);
+        // draft-ietf-quic-ack-frequency §5: IMMEDIATE_ACK in the last packet the window allows
+        // (the I-bit's job). A full packet decides it in advance, so 1 B is kept free for it.
+        let imm_candidate = self.cfg.immediate_ack_on_block
+            && !probe
+            && self.peer.is_some_and(|p| p.min_ack_delay.is_some())
+            && self.blocks_after(budget);
+        if imm_candidate {
+            avail = avail.saturating_sub(1);
+        }
         let before = frames.len();
         self.add_stream_frames(&mut frames, &mut avail);
         if probe && frames.len() == before {
             self.add_probe_copy(&mut frames, &mut avail);
+        }
+        if imm_candidate {
+            let size = self.header_len(space, pn, 0) + frames.iter().map(Frame::size).sum::<u64>() + 1;
+            if self.blocks_after(size) {
+                frames.push(Frame::ImmediateAck);
+                self.stats.immediate_ack_frames_sent += 1;
+            }
         }
         if !frames.iter().any(Frame::is_ack_eliciting) && (probe || !frames.is_empty()) {
             frames.push(Frame::Ping);
@@ -218,6 +234,12 @@ impl Connection {
         pkt
     }
 
+    /// Sending `size` more bytes now leaves no room for another full-size packet.
+    fn blocks_after(&self, size: u64) -> bool {
+        let in_flight = self.recovery.bytes_in_flight + size;
+        self.recovery.cc.cwnd_bytes().saturating_sub(in_flight) < self.cfg.max_packet_size
+    }
+
     fn add_control_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
         let push = |f: Frame, avail: &mut u64, frames: &mut Vec<Frame>| -> bool {
             let n = f.size();
@@ -229,6 +251,14 @@ impl Connection {
                 false
             }
         };
+        let cwnd = self.recovery.cc.cwnd_bytes();
+        if let Some(f) = self.ack_freq_tx.poll_frame(&self.cfg, self.peer.as_ref(), cwnd) {
+            if push(Frame::AckFrequency(f), avail, frames) {
+                self.stats.ack_frequency_frames_sent += 1;
+            } else {
+                self.ack_freq_tx.on_lost(&f); // no room: send it with the next packet
+            }
+        }
         if self.pending.handshake_done && push(Frame::HandshakeDone, avail, frames) {
             self.pending.handshake_done = false;
         }
@@ -307,10 +337,12 @@ impl Connection {
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let exp = if space == SpaceId::Data { self.cfg.ack_delay_exponent } else { 0 };
         let a = self.acks[si].build(now, exp, avail)?;
-        self.note_ack_sent(a.ranges.len());
+        self.note_ack_sent(&a);
         self.stats.ack_only_packets_sent += 1;
         let largest = a.largest();
-        Some(self.finish(now, space, pn, vec![Frame::Ack(a)], Some(largest), false))
+        let pkt = self.finish(now, space, pn, vec![Frame::Ack(a)], Some(largest), false);
+        self.stats.ack_only_bytes_sent += pkt.size_bytes();
+        Some(pkt)
     }
 
     fn build_close(&mut self, code: u64) -> QuicPacket {
@@ -337,9 +369,10 @@ impl Connection {
         pkt
     }
 
-    fn note_ack_sent(&mut self, ranges: usize) {
+    fn note_ack_sent(&mut self, a: &AckFrame) {
         self.stats.ack_frames_sent += 1;
-        self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(ranges as u64);
+        self.stats.ack_frame_bytes_sent += a.size();
+        self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u64);
     }
 
     /// Numbers the packet, registers it with recovery and updates counters and the pacer.

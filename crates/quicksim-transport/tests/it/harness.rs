@@ -41,7 +41,8 @@ pub struct Sim {
     pub deliveries: [Vec<(SimTime, u64)>; 2],
     pub established: [Option<SimTime>; 2],
     pub closed: [Option<Option<String>>; 2],
-    /// I-bit packets delivered to the server, and how many of them got an ACK at once.
+    /// I-bit or IMMEDIATE_ACK packets delivered to the server, and how many of them got an
+    /// ACK at once.
     pub ibit_delivered: u64,
     pub ibit_acked_at_once: u64,
     pub low_events: [u64; 2],
@@ -226,7 +227,8 @@ impl Sim {
             let first = self.queue.keys().next().copied();
             if let Some(k) = first.filter(|k| k.0 == t) {
                 let (to, p) = self.queue.remove(&k).unwrap();
-                let ibit_pn = (to == 1 && p.i_bit).then_some(p.pn);
+                let asks = p.i_bit || p.frames.iter().any(|f| matches!(f, Frame::ImmediateAck));
+                let ibit_pn = (to == 1 && asks).then_some(p.pn);
                 self.conns[to].handle_packet(t, p);
                 if let Some(pn) = ibit_pn {
                     self.ibit_delivered += 1;

@@ -5,7 +5,7 @@ mod props;
 
 use harness::{no_handshake, Sim};
 use quicksim_engine::{Rate, SimDuration, SimTime};
-use quicksim_transport::quic::{Frame, SpaceId, StreamFrame};
+use quicksim_transport::quic::{AckFreqPolicy, Frame, SpaceId, StreamFrame, TransportParams};
 use quicksim_transport::{ConnEvent, Connection, QuicConfig, QuicPacket, Role};
 
 fn ms(x: u64) -> SimDuration {
@@ -186,6 +186,70 @@ fn ibit_packets_are_acked_immediately() {
     assert_eq!(sim.ibit_acked_at_once, sim.ibit_delivered);
     let (_, acks_plain, _) = ack_count(10, false);
     assert!(acks_ibit >= acks_plain);
+}
+
+/// Bulk transfer at 10 Mbit/s with the client steering the server's ACKs by ACK_FREQUENCY.
+/// `server_mad`: the server's min_ack_delay (None = it does not support the extension, but the
+/// client is told it does, so it sends the frames anyway).
+fn ack_frequency_run(policy: AckFreqPolicy, imm: bool, server_mad: Option<SimDuration>) -> Sim {
+    let mad = Some(ms(1));
+    let c = QuicConfig { ack_policy: policy, immediate_ack_on_block: imm, min_ack_delay: mad, ..Default::default() };
+    let s = QuicConfig { min_ack_delay: server_mad, ..Default::default() };
+    let (mut c, s) = pair_no_hs(c, s);
+    c.peer_params = Some(TransportParams { min_ack_delay: mad, ..s.local_params() });
+    let mut sim = Sim::new(c, s, ms(10), Some(Rate::mbps(10)));
+    let n = 2_000_000;
+    sim.write(0, 0, n);
+    sim.run_transfer(n, secs(60)).expect("completes");
+    sim.run_until(sim.now + ms(200));
+    sim
+}
+
+#[test]
+fn ack_frequency_threshold_sets_the_number_of_acks() {
+    let sim = ack_frequency_run(AckFreqPolicy::Fixed { threshold: 9 }, false, Some(ms(1)));
+    let (pkts, acks) = (sim.conns[1].stats().packets_received, sim.conns[1].stats().ack_frames_sent);
+    assert_eq!(sim.conns[0].stats().ack_frequency_frames_sent, 1);
+    assert_eq!(sim.conns[1].stats().ack_frequency_frames_applied, 1);
+    // Threshold 9: an ACK after more than 9 packets, 1:10 (plus a few timer ACKs).
+    assert!(acks >= pkts / 10 && acks as f64 <= pkts as f64 / 10.0 * 1.1 + 30.0, "{acks} ACKs for {pkts}");
+    // The PTO now uses the requested max_ack_delay (the default 25 ms here).
+    let sim0 = ack_frequency_run(AckFreqPolicy::Fixed { threshold: 0 }, false, Some(ms(1)));
+    let (p0, a0) = (sim0.conns[1].stats().packets_received, sim0.conns[1].stats().ack_frames_sent);
+    assert!(a0 >= p0 - 1, "threshold 0 acks every packet: {a0} for {p0}");
+}
+
+#[test]
+fn ack_frequency_is_ignored_without_min_ack_delay() {
+    let sim = ack_frequency_run(AckFreqPolicy::Fixed { threshold: 9 }, true, None);
+    let (pkts, acks) = (sim.conns[1].stats().packets_received, sim.conns[1].stats().ack_frames_sent);
+    assert_eq!(sim.conns[0].stats().ack_frequency_frames_sent, 1);
+    assert!(sim.conns[0].stats().immediate_ack_frames_sent > 0);
+    assert_eq!(sim.conns[1].stats().ack_frequency_frames_applied, 0);
+    assert_eq!(sim.conns[1].stats().immediate_acks_honoured, 0);
+    // The server keeps its own ack ratio 1:2.
+    assert!(acks >= pkts / 2 && acks as f64 <= pkts as f64 / 2.0 * 1.1 + 30.0, "{acks} ACKs for {pkts}");
+}
+
+#[test]
+fn immediate_ack_frames_are_acked_at_once() {
+    let sim = ack_frequency_run(AckFreqPolicy::Fixed { threshold: 9 }, true, Some(ms(1)));
+    let sent = sim.conns[0].stats().immediate_ack_frames_sent;
+    assert!(sent > 0);
+    assert_eq!(sim.conns[1].stats().immediate_acks_honoured, sent);
+    assert_eq!(sim.ibit_delivered, sent);
+    assert_eq!(sim.ibit_acked_at_once, sim.ibit_delivered);
+    // Only the last packet before the window blocks carries it.
+    assert!(sent < sim.conns[0].stats().packets_sent / 5);
+}
+
+#[test]
+fn cwnd_policy_follows_the_window() {
+    let sim = ack_frequency_run(AckFreqPolicy::Cwnd { max: 10 }, false, Some(ms(1)));
+    let s = sim.conns[0].stats();
+    // Slow start moves cwnd/4 from 2 to the cap of 10 packets per ACK: one frame per step.
+    assert!(s.ack_frequency_frames_sent >= 5, "{} frames", s.ack_frequency_frames_sent);
+    assert_eq!(sim.conns[1].stats().ack_frequency_frames_applied, s.ack_frequency_frames_sent);
 }
 
 #[test]
