@@ -39,10 +39,18 @@ _T = TypeVar("_T")
 
 
 def load_scenario(source: ScenarioSource) -> dict[str, Any]:
-    """Read a scenario from a TOML (or JSON) file, or deep-copy a scenario dict."""
+    """Read a scenario from a TOML (or JSON) file, or deep-copy a scenario dict.
+
+    A bare name that is not a file (e.g. "linksharing") means the bundled scenario of that name
+    (quicksim/scenarios/NAME.toml), so `quicksim run linksharing` works anywhere.
+    """
     if isinstance(source, Mapping):
         return copy.deepcopy(dict(source))
     path = Path(source)
+    if not path.exists() and path.parent == Path(".") and not path.suffix:
+        bundled = Path(__file__).parent / "scenarios" / f"{path.name}.toml"
+        if bundled.is_file():
+            path = bundled
     data = path.read_bytes()  # OSError (e.g. FileNotFoundError) propagates unchanged
     try:
         text = data.decode("utf-8")

@@ -34,7 +34,12 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                 left=4,
             )
         )
-    queues = summary.get("queues") or {}
+    # Only queues where packets waited or were dropped: a dumbbell has many idle interfaces.
+    queues = {
+        name: q
+        for name, q in (summary.get("queues") or {}).items()
+        if q.get("max_packets") or q.get("dropped_packets")
+    }
     if queues:
         parts.append(
             _table(
