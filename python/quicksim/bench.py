@@ -20,7 +20,7 @@ from typing import Any
 
 from . import api
 
-__all__ = ["measure", "scenario"]
+__all__ = ["BASELINES", "SUITE", "measure", "scenario", "suite_worker", "sweep_speedup"]
 
 
 def scenario(duration_s: float = 10.0) -> dict[str, Any]:
@@ -110,6 +110,238 @@ def _report(args: argparse.Namespace) -> int:
 def _seconds(value: float) -> str:
     text = f"{value:.9f}".rstrip("0").rstrip(".")
     return f"{text}s"
+
+
+# --- The benchmark suite (`quicksim bench`) -------------------------------------------------
+
+LIGHT_RECORD: dict[str, Any] = {"queues": False, "links": False, "conn": False, "drops": False}
+"""What the scale benches record: per-flow byte counters per bin only (plus the totals every
+run keeps). No queue, link, congestion-state or drop series."""
+
+_SHOWCASE_QUIC: dict[str, Any] = {
+    "handshake": True,
+    "cc": "newreno",
+    "ack_ratio": 2,  # ACK every 2nd packet, as ns-3's DelAckCount 2
+    "bundle_ack": True,
+    "initial_max_data": "4294967295B",
+    "initial_max_stream_data": "4294967295B",
+}
+
+
+def _dumbbell_flows(n: int, start_step_ms: float = 1.0) -> list[dict[str, Any]]:
+    """n saturated QUIC flows, flow i on pair i+1, starting at i x start_step_ms (as ns-3's scale.cc)."""
+    return [
+        {
+            "name": f"f{i + 1}",
+            "kind": "quic",
+            "src": f"sender{i + 1}",
+            "dst": f"receiver{i + 1}",
+            "start": _seconds(i * start_step_ms / 1000.0),
+        }
+        for i in range(n)
+    ]
+
+
+def linksharing_scenario() -> dict[str, Any]:
+    """The showcase (the bundled linksharing.toml) exactly as shipped: 50 s, everything recorded."""
+    from importlib import resources
+
+    from . import api
+
+    doc = api.load_scenario(str(resources.files("quicksim") / "scenarios" / "linksharing.toml"))
+    doc["name"] = "linksharing"
+    return doc
+
+
+def scale_100x1g_scenario(duration_s: float = 30.0, flows: int = 100) -> dict[str, Any]:
+    """ns-3 scale.cc: 100 NewReno flows, 1 Gbit/s, 10 ms one way, 2.5 MB (BDP) DropTail, MTU 1280."""
+    return {
+        "name": "scale-100x1g",
+        "run": {
+            "duration": _seconds(duration_s),
+            "seed": 1,
+            "record_interval": "0.5s",
+            "record": LIGHT_RECORD,
+        },
+        "dumbbell": {
+            "pairs": flows,
+            "mtu": "1280B",
+            "bottleneck": {
+                "rate": "1Gbps",
+                "delay": "10ms",
+                "queue": {"bytes": "2500000B", "packets": 100000},
+            },
+            "access": {"rate": "1Gbps", "delay": "0s"},
+        },
+        "quic": dict(_SHOWCASE_QUIC, send_queue_limit="1MB"),
+        "flows": _dumbbell_flows(flows),
+    }
+
+
+def scale_10g_scenario(duration_s: float = 10.0, flows: int = 50) -> dict[str, Any]:
+    """50 NewReno flows over 10 Gbit/s, 10 ms one way, BDP (25 MB) DropTail, MTU 1500, 10 s."""
+    return {
+        "name": "scale-10g",
+        "run": {
+            "duration": _seconds(duration_s),
+            "seed": 1,
+            "record_interval": "0.5s",
+            "record": LIGHT_RECORD,
+        },
+        "dumbbell": {
+            "pairs": flows,
+            "mtu": "1500B",
+            "bottleneck": {
+                "rate": "10Gbps",
+                "delay": "10ms",
+                "queue": {"bytes": "25000000B", "packets": 1000000},
+            },
+            "access": {"rate": "10Gbps", "delay": "0s"},
+        },
+        "quic": dict(_SHOWCASE_QUIC, send_queue_limit="4MB"),
+        "flows": _dumbbell_flows(flows),
+    }
+
+
+def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float = 10.0) -> dict[str, Any]:
+    """`idle` QUIC connections that send a 1 kB message every 5 s, and `active` saturated ones.
+
+    All share a 100-pair dumbbell (1 Gbit/s, 10 ms, BDP queue), flow k on pair k mod 100. The
+    idle connections are established (handshake at a start time spread over the first second)
+    and then mostly sit; what is measured is the memory they hold.
+    """
+    pairs = 100
+    flows = []
+    for i in range(active):
+        p = i % pairs + 1
+        flows.append(
+            {
+                "name": f"a{i + 1}",
+                "kind": "quic",
+                "src": f"sender{p}",
+                "dst": f"receiver{p}",
+                "start": _seconds(i / 1000.0),
+            }
+        )
+    for i in range(idle):
+        p = i % pairs + 1
+        flows.append(
+            {
+                "name": f"i{i + 1}",
+                "kind": "quic",
+                "src": f"sender{p}",
+                "dst": f"receiver{p}",
+                "start": _seconds(0.1 + i * (0.9 / max(idle, 1))),
+                "app": "messages",
+                "size": "1000B",
+                "interval": "5s",
+            }
+        )
+    return {
+        "name": "many-flows",
+        "run": {"duration": _seconds(duration_s), "seed": 1, "record_interval": "1s", "record": LIGHT_RECORD},
+        "dumbbell": {
+            "pairs": pairs,
+            "mtu": "1280B",
+            "bottleneck": {
+                "rate": "1Gbps",
+                "delay": "10ms",
+                "queue": {"bytes": "2500000B", "packets": 100000},
+            },
+            "access": {"rate": "1Gbps", "delay": "0s"},
+        },
+        "quic": dict(_SHOWCASE_QUIC, send_queue_limit="1MB"),
+        "flows": flows,
+    }
+
+
+BASELINES: dict[str, Any] = {"many-flows": lambda: many_flows_scenario(idle=0)}
+"""Companion runs: many-flows without its idle flows, so (peak - baseline peak) / idle flows is
+the memory one idle connection costs."""
+
+
+def sweep_speedup(runs: int = 64, reps: int = 3, duration_s: float = 50.0) -> dict[str, Any]:
+    """Wall time of a `runs`-run sweep of the linksharing showcase (`repeat = runs`, one metric)
+    with jobs=1 and jobs=2, alternating, `reps` times each; the median ratio is the speed-up."""
+    import importlib
+    import os
+
+    sweep_mod = importlib.import_module("quicksim.sweep")
+    doc = linksharing_scenario()
+    doc["run"]["duration"] = _seconds(duration_s)
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    loads: list[list[float]] = []
+    for _ in range(reps):
+        for jobs in (1, 2):
+            loads.append([round(x, 2) for x in os.getloadavg()])
+            started = time.perf_counter()
+            sweep_mod.sweep(doc, params={}, repeat=runs, metrics=["goodput_mbps"], jobs=jobs, progress=False)
+            walls[jobs].append(time.perf_counter() - started)
+    import statistics
+
+    m1, m2 = statistics.median(walls[1]), statistics.median(walls[2])
+    return {
+        "runs": runs,
+        "scenario": "linksharing",
+        "duration_s": duration_s,
+        "jobs1_wall_s": walls[1],
+        "jobs2_wall_s": walls[2],
+        "jobs1_median_s": m1,
+        "jobs2_median_s": m2,
+        "speedup": m1 / m2,
+        "loadavg": loads,
+        "cpus": os.cpu_count(),
+    }
+
+
+SUITE: dict[str, Any] = {
+    "linksharing": linksharing_scenario,
+    "scale-100x1g": scale_100x1g_scenario,
+    "scale-10g": scale_10g_scenario,
+    "many-flows": many_flows_scenario,
+}
+"""The fixed benchmark scenarios, by name: functions returning the scenario dict."""
+
+
+def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
+    """One rep of a suite scenario in this process: the core is called directly (no progress
+    callback, so no Python in the hot path, no pandas). Returns the figures plus this process's
+    peak RSS; meant to run in a fresh subprocess so that the peak belongs to this run alone."""
+    import resource
+
+    from .api import _load_core, _to_json
+
+    doc = (BASELINES[name[: -len("+baseline")]] if name.endswith("+baseline") else SUITE[name])()
+    text = _to_json(doc)
+    core = _load_core()
+    rss_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    raw = core.run(text, seed, None)
+    wall_total_s = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    meta, totals = raw["meta"], raw["totals"]
+    wall_s = max(float(meta["wall_s"]), 1e-9)
+    hops = sum(int(link["packets"]) for link in totals["links"].values())
+    events = int(meta["events"])
+    sim_s = float(meta["sim_end_s"])
+    return {
+        "scenario": name,
+        "flows": len(doc.get("flows", [])),
+        "events": events,
+        "packet_hops": hops,
+        "wall_s": wall_s,
+        "wall_with_tables_s": wall_total_s,
+        "events_per_s": events / wall_s,
+        "packet_hops_per_s": hops / wall_s,
+        "sim_s": sim_s,
+        "sim_s_per_wall_s": sim_s / wall_s,
+        "peak_rss_mib": peak_kib / 1024,
+        "rss_before_run_mib": rss_before_kib / 1024,
+        "trace_hash": meta["trace_hash"],
+        "version": meta.get("version"),
+        "build_profile": meta.get("build_profile"),
+        "record": doc["run"].get("record", "default (everything)"),
+    }
 
 
 if __name__ == "__main__":

@@ -1,29 +1,39 @@
 //! The future event list: a binary heap ordered by (time, insertion sequence), so events at the
 //! same time pop in the order they were scheduled (ns-3's `EventKey.m_uid`).
+//!
+//! The heap holds only 24-byte keys (time, sequence, slot); the event bodies sit in a slab
+//! (`Vec<Option<E>>` with a free list) and never move while the heap sifts. With the world's
+//! events (~100 B: an `Arrive` carries the whole packet) the heap of whole entries spent most of
+//! its time copying them; see docs/performance.md for the measurement against the alternatives.
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
-struct Entry<E> {
+/// `Key::slot` with this bit set names a lane (the key is that lane's head), else a slab slot.
+const LANE_BIT: u32 = 1 << 31;
+
+#[derive(Clone, Copy)]
+struct Key {
     time: SimTime,
     seq: u64,
-    ev: E,
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl PartialEq for Key {
     fn eq(&self, o: &Self) -> bool {
         self.time == o.time && self.seq == o.seq
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Key {}
+impl PartialOrd for Key {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Key {
     // Reversed: BinaryHeap is a max-heap, we want the earliest (time, seq) first.
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
         (o.time, o.seq).cmp(&(self.time, self.seq))
     }
@@ -45,7 +55,18 @@ impl std::error::Error for PastEventError {}
 
 /// Priority queue of events with a clock that only moves forward.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Key>,
+    /// Event bodies by slot; `None` = free (its index is on `free`).
+    slots: Vec<Option<E>>,
+    free: Vec<u32>,
+    /// FIFO lanes: events whose times never decrease within the lane (arrivals on one link
+    /// direction). Only each lane's head is in the heap, so the heap stays as small as the
+    /// number of lanes plus the other pending events.
+    lanes: Vec<VecDeque<(SimTime, u64, E)>>,
+    /// The heap's top key is stale: the event it named was popped, and the key is left in place
+    /// so that the next push can overwrite it and sift down once (a handler nearly always
+    /// schedules something), instead of a pop (sift to the bottom and back up) plus a push.
+    hole: bool,
     seq: u64,
     now: SimTime,
     popped: u64,
@@ -59,7 +80,16 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            slots: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
+            lanes: Vec::new(),
+            hole: false,
+            seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
     }
     /// Current simulated time: the time of the last popped event.
     pub fn now(&self) -> SimTime {
@@ -70,10 +100,53 @@ impl<E> EventQueue<E> {
         self.popped
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.hole as usize
+            + self.lanes.iter().map(|l| l.len().saturating_sub(1)).sum::<usize>()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
+    }
+    /// Put a key into the heap, into the hole at the top if there is one.
+    #[inline]
+    fn heap_push(&mut self, k: Key) {
+        if self.hole {
+            self.hole = false;
+            *self.heap.peek_mut().expect("a hole is a key") = k;
+        } else {
+            self.heap.push(k);
+        }
+    }
+    /// Remove the stale top key, if any.
+    #[inline]
+    fn fill_hole(&mut self) {
+        if self.hole {
+            self.hole = false;
+            self.heap.pop();
+        }
+    }
+    /// Schedule `ev` at `at` in FIFO lane `lane` (`at >= now()`, as `push`). The order of events
+    /// is exactly that of `push` (time, then insertion sequence); a lane only saves heap work
+    /// when the caller's events in that lane come in time order, as the arrivals on a link
+    /// without reordering do. An event earlier than the lane's last one goes to the heap.
+    #[inline]
+    pub fn push_lane(&mut self, lane: u32, at: SimTime, ev: E) {
+        assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
+        debug_assert!(lane < LANE_BIT);
+        let li = lane as usize;
+        if li >= self.lanes.len() {
+            self.lanes.resize_with(li + 1, VecDeque::new);
+        }
+        let seq = self.seq;
+        let l = &mut self.lanes[li];
+        match l.back() {
+            None => {
+                l.push_back((at, seq, ev));
+                self.heap_push(Key { time: at, seq, slot: LANE_BIT | lane });
+            }
+            Some(&(last, _, _)) if at >= last => l.push_back((at, seq, ev)),
+            Some(_) => return self.push_unchecked(at, ev),
+        }
+        self.seq += 1;
     }
     /// Schedule `ev` at `at`; `at` must not be before `now()`.
     pub fn schedule(&mut self, at: SimTime, ev: E) -> Result<(), PastEventError> {
@@ -83,25 +156,59 @@ impl<E> EventQueue<E> {
         self.push_unchecked(at, ev);
         Ok(())
     }
-    /// Schedule where the caller guarantees `at >= now()` (checked in debug builds).
+    /// Schedule where the caller guarantees `at >= now()` (a broken guarantee panics).
+    #[inline]
     pub fn push(&mut self, at: SimTime, ev: E) {
         assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
         self.push_unchecked(at, ev);
     }
+    #[inline]
     fn push_unchecked(&mut self, at: SimTime, ev: E) {
-        self.heap.push(Entry { time: at, seq: self.seq, ev });
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(ev);
+                s
+            }
+            None => {
+                self.slots.push(Some(ev));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.heap_push(Key { time: at, seq: self.seq, slot });
         self.seq += 1;
     }
     /// Time of the next event, if any.
-    pub fn peek_time(&self) -> Option<SimTime> {
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.fill_hole();
         self.heap.peek().map(|e| e.time)
     }
     /// Pop the next event and advance the clock to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = self.heap.pop()?;
-        self.now = e.time;
+        self.fill_hole();
+        let k = *self.heap.peek()?;
+        let ev = if k.slot & LANE_BIT != 0 {
+            let l = &mut self.lanes[(k.slot & !LANE_BIT) as usize];
+            let (_, seq, ev) = l.pop_front().expect("a lane key has its event");
+            debug_assert_eq!(seq, k.seq);
+            match l.front() {
+                // The lane's next event replaces its head: one sift instead of a pop and a push.
+                Some(&(t, s, _)) => {
+                    *self.heap.peek_mut().expect("peeked") = Key { time: t, seq: s, slot: k.slot };
+                }
+                None => self.hole = true,
+            }
+            ev
+        } else {
+            self.hole = true;
+            let ev = self.slots[k.slot as usize].take().expect("a queued slot holds its event");
+            self.free.push(k.slot);
+            ev
+        };
+        self.now = k.time;
         self.popped += 1;
-        Some((e.time, e.ev))
+        Some((k.time, ev))
     }
 }
 
@@ -118,6 +225,42 @@ mod tests {
         q.push(SimTime(3), 'd');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|x| x.1)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
+    }
+
+    #[test]
+    fn lanes_keep_the_global_time_then_sequence_order() {
+        // The same events pushed with and without lanes pop in the same order, including
+        // ties across lanes and an out-of-order event in a lane (which goes to the heap).
+        let evs: Vec<(u32, u64)> =
+            vec![(0, 5), (1, 5), (0, 7), (2, 3), (0, 6), (1, 5), (3, 9), (2, 3), (0, 7), (1, 4)];
+        let mut plain = EventQueue::new();
+        let mut laned = EventQueue::new();
+        for (i, &(lane, t)) in evs.iter().enumerate() {
+            plain.push(SimTime(t), i);
+            laned.push_lane(lane, SimTime(t), i);
+        }
+        laned.push(SimTime(5), 100);
+        plain.push(SimTime(5), 100);
+        let a: Vec<_> = std::iter::from_fn(|| plain.pop()).collect();
+        let b: Vec<_> = std::iter::from_fn(|| laned.pop()).collect();
+        assert_eq!(a, b);
+        assert!(laned.is_empty());
+    }
+
+    #[test]
+    fn pop_then_push_reuses_the_top_and_keeps_the_order() {
+        let mut q = EventQueue::new();
+        for t in [5u64, 1, 9, 3] {
+            q.push(SimTime(t), t);
+        }
+        assert_eq!(q.pop(), Some((SimTime(1), 1)));
+        assert_eq!(q.len(), 3);
+        q.push(SimTime(2), 2); // fills the hole
+        q.push(SimTime(3), 33); // equal time: after the earlier 3
+        let order: Vec<u64> = std::iter::from_fn(|| q.pop().map(|x| x.1)).collect();
+        assert_eq!(order, vec![2, 3, 33, 5, 9]);
+        assert!(q.is_empty());
+        assert_eq!(q.peek_time(), None);
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub struct Recorder {
     trace_uid: Vec<u64>,
     max_samples: u64,
     pub truncated: Vec<String>,
+    /// Bins in the whole run; a flow's or link's bin vector is allocated at this size once,
+    /// not grown by doubling (up to 2x the memory with many flows).
+    nbins: usize,
 }
 
 fn bin_of(bin: SimDuration, t: SimTime) -> usize {
@@ -106,7 +109,13 @@ impl Recorder {
             trace_uid: Vec::new(),
             max_samples,
             truncated: Vec::new(),
+            nbins: 0,
         }
+    }
+
+    /// The run ends at `end`: size bin vectors for it.
+    pub fn set_horizon(&mut self, end: SimTime) {
+        self.nbins = end.0.div_ceil(self.bin.0.max(1)) as usize;
     }
 
     /// Add to a flow's counters at time `t`.
@@ -117,6 +126,9 @@ impl Recorder {
             let b = bin_of(self.bin, t);
             let v = &mut self.flow_bins[fi];
             if v.len() <= b {
+                if v.capacity() == 0 {
+                    v.reserve_exact(self.nbins.max(b + 1));
+                }
                 v.resize(b + 1, FlowBin::default());
             }
             f(&mut v[b]);
@@ -326,6 +338,9 @@ impl NetObserver<Payload> for Recorder {
             let b = bin_of(self.bin, now);
             let v = &mut self.link_bins[c];
             if v.len() <= b {
+                if v.capacity() == 0 {
+                    v.reserve_exact(self.nbins.max(b + 1));
+                }
                 v.resize(b + 1, 0);
             }
             v[b] += frame_bytes;

@@ -128,6 +128,17 @@ pub(crate) fn draw_time(d: &TimeDist, rng: &mut Rng) -> SimDuration {
 
 const UDP_IP: u64 = (IPV4_HEADER + UDP_HEADER) as u64;
 
+/// Schedule a network event. Arrivals on a link direction come in time order (jitter without
+/// reordering is clamped to FIFO), so each channel is a FIFO lane of the event queue and the
+/// heap only holds the lanes' heads; the pop order is unchanged (see `EventQueue::push_lane`).
+#[inline]
+fn sched_net(q: &mut EventQueue<Ev>, t: SimTime, e: NetEvent<Payload>) {
+    match e {
+        NetEvent::Arrive(c, _) => q.push_lane(c.0, t, Ev::Net(e)),
+        _ => q.push(t, Ev::Net(e)),
+    }
+}
+
 impl World {
     pub(crate) fn new(b: Built) -> World {
         let mut w = World {
@@ -140,6 +151,7 @@ impl World {
             trace_hash: 0xcbf2_9ce4_8422_2325,
             flow_names: b.flow_names,
         };
+        w.rec.set_horizon(w.end);
         for (i, f) in w.flows.iter().enumerate() {
             if f.spec.start < w.end {
                 w.q.push(f.spec.start, Ev::FlowStart(i as u32));
@@ -195,7 +207,7 @@ impl World {
         match ev {
             Ev::Net(ne) => {
                 let q = &mut self.q;
-                let got = self.net.handle(now, ne, &mut |t, e| q.push(t, Ev::Net(e)), &mut self.rec);
+                let got = self.net.handle(now, ne, &mut |t, e| sched_net(q, t, e), &mut self.rec);
                 if let Some(p) = got {
                     self.deliver(now, p);
                 }
@@ -225,7 +237,7 @@ impl World {
     fn send_packet(&mut self, now: SimTime, src: NodeId, dst: NodeId, flow: u32, ip_bytes: u64, payload: Payload) {
         let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
         let q = &mut self.q;
-        self.net.send(now, p, &mut |t, e| q.push(t, Ev::Net(e)), &mut self.rec);
+        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.rec);
     }
 
     fn deliver(&mut self, now: SimTime, p: quicksim_net::Packet<Payload>) {
@@ -452,7 +464,8 @@ impl World {
                 self.q.push(t, Ev::QuicTimer(f, side));
             }
         }
-        if side == 0 {
+        // Sampling costs a metrics() call per pump; skip it for flows whose state is not recorded.
+        if side == 0 && self.rec.conn_sel[fi] {
             let m = c[0].metrics();
             let sample = ConnSample {
                 cwnd: m.cwnd_bytes,

@@ -1,5 +1,6 @@
 //! Integration tests of whole scenarios against hand computation from their numbers.
 
+mod determinism;
 mod errors;
 mod udp;
 

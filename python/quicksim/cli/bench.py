@@ -1,0 +1,246 @@
+"""Benchmark suite: fixed scenarios, medians of several runs, optionally side by side with ns-3.
+
+Scenarios (built in code, `quicksim.bench.SUITE`):
+
+  linksharing    the showcase, 50 s, 3 QUIC flows + UDP, everything recorded (as shipped)
+  scale-100x1g   100 flows, 1 Gbit/s, 10 ms one way, BDP queue (2.5 MB), 30 s
+  scale-10g      50 flows, 10 Gbit/s, 10 ms one way, BDP queue (25 MB), 10 s
+  many-flows     10 000 mostly idle QUIC connections (1 kB every 5 s) + 100 saturated, 10 s;
+                 also run without the idle ones, for the memory per idle flow
+
+The scale and many-flows runs record only per-flow byte counters per bin
+(run.record = { queues = false, links = false, conn = false, drops = false }).
+
+Each rep runs in a fresh Python process that calls the core directly (no progress callback),
+so the peak RSS is that run's. Reported: run-loop wall time, events, events/s, packet-hops/s,
+simulated s per wall s and peak RSS, as medians; all reps and the load average go to the JSON.
+
+--vs-ns3 builds the ns-3 anchor programs (linksharing.cc, scale.cc from the directory given by
+--ns3-anchors or $QUICKSIM_NS3_ANCHORS) into a cache directory against the ns-3 of the `ns3`
+PyPI wheel (--ns3-python or $NS3_PYTHON: a Python where `pip install ns3==3.44.post0` was done),
+runs them and prints the wall-time ratio. quicksim's flows are QUIC with NewReno; ns-3's are
+TCP NewReno (quicksim has no TCP yet), so the ratio compares the same scenarios, not the same
+protocol.
+
+--sweep times a 64-run sweep of the showcase (quicksim.sweep) with jobs=1 and jobs=2 and prints
+the speed-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+NAME = "bench"
+HELP = "benchmark suite (wall time, events/s, memory), optionally side by side with ns-3"
+
+SCENARIOS = ("linksharing", "scale-100x1g", "scale-10g", "many-flows")
+NS3_PROGRAMS = {"linksharing": "linksharing", "scale-100x1g": "scale"}
+"""Suite scenario -> ns-3 anchor program with the same scenario (TCP NewReno)."""
+NS3_SOURCES = ("build.sh", "common.h", "linksharing.cc", "scale.cc", "mathis.cc")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `quicksim bench`."""
+    parser.add_argument(
+        "scenarios", nargs="*", metavar="SCENARIO", help=f"subset of {', '.join(SCENARIOS)} (default all)"
+    )
+    parser.add_argument(
+        "--reps", type=int, default=3, help="runs per scenario (default 3; the median is reported)"
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=Path("bench.json"),
+        metavar="PATH",
+        help="where to write all figures (default bench.json)",
+    )
+    parser.add_argument(
+        "--vs-ns3", action="store_true", help="also build and run the ns-3 anchors and print the ratio"
+    )
+    parser.add_argument(
+        "--ns3-anchors", type=Path, metavar="DIR", help="ns-3 anchor sources (default $QUICKSIM_NS3_ANCHORS)"
+    )
+    parser.add_argument("--ns3-python", metavar="PY", help="Python with the ns3 wheel (default $NS3_PYTHON)")
+    parser.add_argument("--ns3-reps", type=int, default=3, help="ns-3 linksharing runs (default 3)")
+    parser.add_argument(
+        "--ns3-scale-reps", type=int, default=1, help="ns-3 scale runs (~5 min each; default 1)"
+    )
+    parser.add_argument(
+        "--sweep", action="store_true", help="also time a 64-run sweep with jobs=1 and jobs=2"
+    )
+    parser.add_argument(
+        "--cache", type=Path, metavar="DIR", help="build dir for ns-3 (default ~/.cache/quicksim/ns3-anchors)"
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the suite, print a table, write the JSON."""
+    names = args.scenarios or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        raise SystemExit(
+            f"quicksim bench: unknown scenario {unknown[0]!r}; choose from {', '.join(SCENARIOS)}"
+        )
+    if args.reps < 1:
+        raise SystemExit("quicksim bench: --reps must be at least 1")
+    report: dict[str, Any] = {"machine": _machine(), "quicksim": {}, "ns3": {}, "ratios": {}}
+    print("quicksim flows are QUIC (NewReno); ns-3 flows are TCP NewReno (quicksim has no TCP yet).")
+    for name in names:
+        reps = [_quicksim_rep(name) for _ in range(args.reps)]
+        report["quicksim"][name] = {"median": _median(reps), "reps": reps}
+        _print_row("quicksim", name, report["quicksim"][name]["median"], len(reps))
+        if name == "many-flows":
+            base = [_quicksim_rep(name + "+baseline") for _ in range(args.reps)]
+            bm, m = _median(base), report["quicksim"][name]["median"]
+            idle = m["flows"] - bm["flows"]
+            per_flow = (m["peak_rss_mib"] - bm["peak_rss_mib"]) * 1024 * 1024 / idle
+            report["quicksim"][name].update(
+                baseline={"median": bm, "reps": base}, bytes_per_idle_flow=per_flow
+            )
+            print(
+                f"{'':>8} {'':<13} without the {idle} idle flows: peak {bm['peak_rss_mib']:.1f} MiB; "
+                f"{per_flow / 1024:.1f} kB per idle flow (peak RSS difference, outputs included)"
+            )
+    if args.vs_ns3:
+        bindir = _build_ns3(args)
+        for name in names:
+            prog = NS3_PROGRAMS.get(name)
+            if prog is None:
+                continue
+            n = args.ns3_scale_reps if prog == "scale" else args.ns3_reps
+            if n < 1:
+                continue
+            reps = [_ns3_rep(bindir / prog) for _ in range(n)]
+            report["ns3"][name] = {"median": _median(reps), "reps": reps}
+            _print_row("ns-3", name, report["ns3"][name]["median"], len(reps))
+            q, s = report["quicksim"][name]["median"], report["ns3"][name]["median"]
+            ratio = {
+                "run_loop_wall": s["wall_s"] / q["wall_s"],
+                "process_wall": s["process_wall_s"] / q["process_wall_s"],
+                "events_per_s": q["events_per_s"] / s["events_per_s"],
+            }
+            report["ratios"][name] = ratio
+            print(
+                f"  {name}: quicksim is {ratio['run_loop_wall']:.1f}x faster than ns-3 in run-loop wall time "
+                f"({ratio['process_wall']:.1f}x in process wall time, "
+                f"{ratio['events_per_s']:.1f}x in events/s)"
+            )
+    if args.sweep:
+        from ..bench import sweep_speedup
+
+        sw = sweep_speedup(reps=args.reps)
+        report["sweep"] = sw
+        print(
+            f"sweep of {sw['runs']} linksharing runs: jobs=1 {sw['jobs1_median_s']:.2f} s, "
+            f"jobs=2 {sw['jobs2_median_s']:.2f} s (medians of {args.reps}): speed-up {sw['speedup']:.2f}x"
+        )
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.json}")
+    return 0
+
+
+def _loadavg() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def _machine() -> dict[str, Any]:
+    import platform
+
+    return {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "loadavg_start": _loadavg(),
+    }
+
+
+def _quicksim_rep(name: str) -> dict[str, Any]:
+    load = _loadavg()
+    code = f"import json, quicksim.bench as b; print(json.dumps(b.suite_worker({name!r})))"
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    rep: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    rep["process_wall_s"] = time.perf_counter() - started
+    rep["loadavg"] = load
+    return rep
+
+
+def _median(reps: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, v in reps[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return {k: statistics.median(r[k] for r in reps) for k in keys}
+
+
+def _print_row(who: str, name: str, m: dict[str, Any], n: int) -> None:
+    print(
+        f"{who:>8} {name:<13} wall {m['wall_s']:8.3f} s  events {m['events']:>12,.0f}  "
+        f"{m['events_per_s'] / 1e6:6.2f} M ev/s  "
+        + (f"{m['packet_hops_per_s'] / 1e6:6.2f} M hops/s  " if "packet_hops_per_s" in m else "")
+        + f"{m['sim_s_per_wall_s']:8.2f} sim-s/wall-s  peak {m['peak_rss_mib']:7.1f} MiB  (median of {n})"
+    )
+
+
+def _anchors_dir(args: argparse.Namespace) -> Path:
+    d = args.ns3_anchors or os.environ.get("QUICKSIM_NS3_ANCHORS")
+    if not d:
+        raise SystemExit("quicksim bench --vs-ns3: give --ns3-anchors DIR or set QUICKSIM_NS3_ANCHORS")
+    d = Path(d)
+    missing = [f for f in NS3_SOURCES if not (d / f).exists()]
+    if missing:
+        raise SystemExit(f"quicksim bench --vs-ns3: {d} has no {missing[0]}")
+    return d
+
+
+def _build_ns3(args: argparse.Namespace) -> Path:
+    """Copy the anchor sources into the cache dir and build there (never in the repository)."""
+    src = _anchors_dir(args)
+    cache = (
+        args.cache
+        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "quicksim" / "ns3-anchors"
+    )
+    cache.mkdir(parents=True, exist_ok=True)
+    changed = False
+    for f in NS3_SOURCES:
+        if not (cache / f).exists() or (cache / f).read_bytes() != (src / f).read_bytes():
+            shutil.copy2(src / f, cache / f)
+            changed = True
+    bins = [cache / "bin" / p for p in set(NS3_PROGRAMS.values())]
+    if changed or not all(b.exists() for b in bins):
+        env = dict(os.environ)
+        py = args.ns3_python or os.environ.get("NS3_PYTHON")
+        if py:
+            env["NS3_PYTHON"] = py
+        print(f"building the ns-3 anchors in {cache}", flush=True)
+        subprocess.run(["bash", str(cache / "build.sh")], check=True, env=env, cwd=cache)
+    return cache / "bin"
+
+
+def _ns3_rep(binary: Path) -> dict[str, Any]:
+    load = _loadavg()
+    with tempfile.TemporaryDirectory(prefix="quicksim-ns3-") as out:
+        started = time.perf_counter()
+        res = subprocess.run([str(binary), f"--outdir={out}"], check=True, capture_output=True, text=True)
+        process_wall_s = time.perf_counter() - started
+    s = json.loads(res.stdout.strip().splitlines()[-1])
+    perf = s["perf"]
+    return {
+        "events": perf["events"],
+        "wall_s": perf["run_wall_s"],
+        "events_per_s": perf["events_per_wall_s"],
+        "sim_s_per_wall_s": perf["sim_s_per_wall_s"],
+        "peak_rss_mib": perf["max_rss_kib"] / 1024,
+        "process_wall_s": process_wall_s,
+        "loadavg": load,
+    }
