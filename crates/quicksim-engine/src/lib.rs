@@ -8,5 +8,5 @@ mod rng;
 mod time;
 
 pub use queue::{EventQueue, PastEventError};
-pub use rng::{Rng, RngStreams};
+pub use rng::{ln_portable, Rng, RngStreams};
 pub use time::{Rate, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
