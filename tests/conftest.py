@@ -72,7 +72,7 @@ _RAW: dict[str, Any] = {
             "latest_rtt_s": [0.0, 0.021, 0.028, 0.032, 0.021],
             "min_rtt_s": [0.0, 0.021, 0.021, 0.021, 0.021],
         },
-        "packets": {"t_ps": [], "t_s": [], "flow": [], "node": [], "bytes": [], "event": []},
+        "packets": {"t_ps": [], "t_s": [], "flow": [], "node": [], "uid": [], "bytes": [], "event": []},
     },
     "totals": {
         "flows": {

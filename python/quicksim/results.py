@@ -26,7 +26,7 @@ Layer = Literal["delivered", "wire", "app"]
 """Where bytes are counted: delivered to the receiving app, put on the wire (IP), or handed
 down by the sending app."""
 
-TABLES = ("flows", "queues", "drops", "links", "conn", "packets")
+TABLES = ("flows", "queues", "drops", "links", "conn", "packets", "streams")
 
 SCHEMA: dict[str, dict[str, str]] = {
     "flows": {
@@ -57,7 +57,13 @@ SCHEMA: dict[str, dict[str, str]] = {
         "srtt_s": "float64",
         "latest_rtt_s": "float64",
         "min_rtt_s": "float64",
+        "packets_sent": "int64",
+        "packets_acked": "int64",
+        "packets_lost": "int64",
+        "retransmitted_bytes": "int64",
+        "ack_frames_sent": "int64",
     },
+    "streams": {"t_s": "float64", "flow": "category", "stream": "int64", "delivered_bytes": "int64"},
     "packets": {
         "t_ps": "int64",
         "t_s": "float64",
@@ -146,12 +152,19 @@ class Result:
 
     @property
     def conn(self) -> pd.DataFrame:
-        """QUIC congestion state on change: cwnd, ssthresh (-1 unset), inflight, RTTs."""
+        """QUIC congestion state on change: cwnd, ssthresh (-1 unset), inflight, RTTs, plus the
+        sender's cumulative packets sent/acked/lost, retransmitted bytes and the receiver's ACK
+        frames at that moment."""
         return self.table("conn")
 
     @property
+    def streams(self) -> pd.DataFrame:
+        """Per QUIC stream and bin: t_s, flow, stream, delivered_bytes (in order, to the app)."""
+        return self.table("streams")
+
+    @property
     def packets(self) -> pd.DataFrame:
-        """Packet trace (empty unless enabled): t_ps, t_s, flow, node, bytes, event."""
+        """Packet trace (empty unless enabled): t_ps, t_s, flow, node, uid, bytes, event."""
         return self.table("packets")
 
     @property

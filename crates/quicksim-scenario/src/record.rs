@@ -25,6 +25,18 @@ struct Series {
     b: Vec<i64>,
 }
 
+/// Cumulative counters attached to each congestion-state sample (they change with every
+/// packet, so they do not trigger a sample themselves).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnCounters {
+    pub packets_sent: u64,
+    pub packets_acked: u64,
+    pub packets_lost: u64,
+    pub retransmitted_bytes: u64,
+    /// ACK frames the receiving end has sent.
+    pub ack_frames_sent: u64,
+}
+
 /// One sample of a sender's congestion state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnSample {
@@ -54,6 +66,10 @@ pub struct Recorder {
     conn_t: Vec<u64>,
     conn_flow: Vec<u32>,
     conn_rows: Vec<ConnSample>,
+    conn_counters: Vec<ConnCounters>,
+    /// (flow, stream id) of each per-stream series, and its delivered bytes per bin.
+    stream_keys: Vec<(u32, u64)>,
+    stream_bins: Vec<Vec<u64>>,
     conn_counts: Vec<u64>,
     pub trace_sel: Vec<bool>,
     trace: Series,
@@ -103,6 +119,9 @@ impl Recorder {
             conn_t: Vec::new(),
             conn_flow: Vec::new(),
             conn_rows: Vec::new(),
+            conn_counters: Vec::new(),
+            stream_keys: Vec::new(),
+            stream_bins: Vec::new(),
             trace_sel,
             trace: Series::default(),
             trace_node: Vec::new(),
@@ -135,7 +154,28 @@ impl Recorder {
         }
     }
 
-    pub fn conn_sample(&mut self, t: SimTime, flow: u32, s: ConnSample, name: &str) {
+    /// Bytes delivered in order to the application on one stream of a flow.
+    pub fn stream_delivered(&mut self, t: SimTime, flow: u32, stream: u64, bytes: u64) {
+        if !self.flows_on {
+            return;
+        }
+        let i = match self.stream_keys.iter().position(|&k| k == (flow, stream)) {
+            Some(i) => i,
+            None => {
+                self.stream_keys.push((flow, stream));
+                self.stream_bins.push(Vec::new());
+                self.stream_keys.len() - 1
+            }
+        };
+        let b = bin_of(self.bin, t);
+        let v = &mut self.stream_bins[i];
+        if v.len() <= b {
+            v.resize(b + 1, 0);
+        }
+        v[b] += bytes;
+    }
+
+    pub fn conn_sample(&mut self, t: SimTime, flow: u32, s: ConnSample, c: ConnCounters, name: &str) {
         let fi = flow as usize;
         if !self.conn_sel[fi] {
             return;
@@ -148,6 +188,7 @@ impl Recorder {
         self.conn_t.push(t.0);
         self.conn_flow.push(flow);
         self.conn_rows.push(s);
+        self.conn_counters.push(c);
     }
 
     /// One packet event of a traced flow; `uid` identifies the packet network-wide.
@@ -268,6 +309,7 @@ impl Recorder {
             ],
         ));
         let ss = |f: fn(&ConnSample) -> i64| Column::I64(self.conn_rows.iter().map(f).collect());
+        let cc = |f: fn(&ConnCounters) -> u64| Column::I64(self.conn_counters.iter().map(|c| f(c) as i64).collect());
         let sd = |f: fn(&ConnSample) -> SimDuration| {
             Column::F64(self.conn_rows.iter().map(|r| f(r).as_secs_f64()).collect())
         };
@@ -282,6 +324,33 @@ impl Recorder {
                 ("srtt_s".into(), sd(|r| r.srtt)),
                 ("latest_rtt_s".into(), sd(|r| r.latest_rtt)),
                 ("min_rtt_s".into(), sd(|r| r.min_rtt)),
+                ("packets_sent".into(), cc(|c| c.packets_sent)),
+                ("packets_acked".into(), cc(|c| c.packets_acked)),
+                ("packets_lost".into(), cc(|c| c.packets_lost)),
+                ("retransmitted_bytes".into(), cc(|c| c.retransmitted_bytes)),
+                ("ack_frames_sent".into(), cc(|c| c.ack_frames_sent)),
+            ],
+        ));
+        // streams: delivered bytes per (flow, stream) per bin, zero-filled.
+        let (mut t, mut fl, mut st, mut by) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut order: Vec<usize> = (0..self.stream_keys.len()).collect();
+        order.sort_by_key(|&i| self.stream_keys[i]);
+        for i in order {
+            let (f, sid) = self.stream_keys[i];
+            for b in 0..nbins {
+                t.push(b as f64 * bin_s);
+                fl.push(flow_names[f as usize].clone());
+                st.push(sid as i64);
+                by.push(self.stream_bins[i].get(b).copied().unwrap_or(0) as i64);
+            }
+        }
+        out.push((
+            "streams".into(),
+            vec![
+                ("t_s".into(), Column::F64(t)),
+                ("flow".into(), Column::Str(fl)),
+                ("stream".into(), Column::I64(st)),
+                ("delivered_bytes".into(), Column::I64(by)),
             ],
         ));
         out.push((

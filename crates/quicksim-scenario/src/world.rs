@@ -2,7 +2,7 @@
 //! driven by one event queue.
 
 use crate::build::{Built, FlowSpec, UdpSpec};
-use crate::record::{ConnSample, Recorder};
+use crate::record::{ConnCounters, ConnSample, Recorder};
 use crate::schema::{QuicApp, SizeDist, TimeDist};
 use quicksim_engine::{EventQueue, Rng, SimDuration, SimTime};
 use quicksim_net::{NetEvent, Network, NodeId, IPV4_HEADER, UDP_HEADER};
@@ -432,8 +432,9 @@ impl World {
                 progressed = true;
                 match ev {
                     ConnEvent::Established | ConnEvent::SendQueueLow => refill |= side == 0,
-                    ConnEvent::StreamData { len, .. } => {
+                    ConnEvent::StreamData { stream_id, len, .. } => {
                         qs.delivered += len;
+                        self.rec.stream_delivered(now, f, stream_id, len);
                         if qs.app == QuicApp::Bulk && qs.completion.is_none() && qs.delivered >= qs.bulk_total {
                             qs.completion = Some(now);
                         }
@@ -477,8 +478,16 @@ impl World {
             };
             if qs.last != Some(sample) {
                 qs.last = Some(sample);
+                let (s, r) = (c[0].stats(), c[1].stats());
+                let counters = ConnCounters {
+                    packets_sent: s.packets_sent,
+                    packets_acked: s.packets_acked,
+                    packets_lost: s.packets_lost,
+                    retransmitted_bytes: s.retransmitted_bytes,
+                    ack_frames_sent: r.ack_frames_sent,
+                };
                 let name = &self.flow_names[fi];
-                self.rec.conn_sample(now, f, sample, name);
+                self.rec.conn_sample(now, f, sample, counters, name);
             }
         }
     }

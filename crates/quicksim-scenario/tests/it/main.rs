@@ -2,6 +2,7 @@
 
 mod determinism;
 mod errors;
+mod quic;
 mod udp;
 
 use quicksim_scenario::{run, Column, RunOutput};

@@ -1,0 +1,65 @@
+//! QUIC flows through the whole simulator: recording and applications.
+
+use super::*;
+use serde_json::json;
+
+fn dumbbell(flow: serde_json::Value, duration: &str) -> serde_json::Value {
+    json!({
+        "run": {"duration": duration},
+        "dumbbell": {"pairs": 1, "mtu": "1280B",
+                     "bottleneck": {"rate": "20Mbps", "delay": "5ms", "queue": {"packets": 30}},
+                     "access": {"rate": "1Gbps"}},
+        "quic": {"handshake": true},
+        "flows": [flow]
+    })
+}
+
+#[test]
+fn round_robin_streams_share_the_goodput_and_add_up() {
+    let o = go(
+        &dumbbell(json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1", "streams": 3}), "6s"),
+        None,
+    );
+    let sid = col_i64(&o, "streams", "stream");
+    let by = col_i64(&o, "streams", "delivered_bytes");
+    let total: i64 = by.iter().sum();
+    assert_eq!(total as u64, o.totals["flows"]["q"]["delivered_bytes"].as_u64().unwrap());
+    let mut per = std::collections::BTreeMap::new();
+    for (s, b) in sid.iter().zip(by) {
+        *per.entry(*s).or_insert(0i64) += b;
+    }
+    assert_eq!(per.len(), 3, "{per:?}");
+    // Round robin over always-backlogged streams: equal thirds, within 2 % (the last round
+    // of the run may be unfinished).
+    for b in per.values() {
+        assert!((*b as f64 / (total as f64 / 3.0) - 1.0).abs() < 0.02, "{per:?}");
+    }
+}
+
+#[test]
+fn bulk_transfer_records_its_completion_time() {
+    // 2 MB over 20 Mbit/s: at least 2e6 * 8 / 20e6 = 0.8 s plus the handshake (1 RTT of ~10 ms);
+    // slow start and losses make it longer, but not more than twice.
+    let o = go(
+        &dumbbell(
+            json!({"name": "b", "kind": "quic", "src": "sender1", "dst": "receiver1", "app": "bulk", "bytes": "2MB", "start": "1s"}),
+            "5s",
+        ),
+        None,
+    );
+    let f = &o.totals["flows"]["b"];
+    assert_eq!(f["delivered_bytes"].as_u64().unwrap(), 2_000_000);
+    let ct = f["completion_time_s"].as_f64().unwrap();
+    let floor = 2e6 * 8.0 / 20e6 * (1287.0 / 1231.0) + 0.010;
+    assert!(ct > floor && ct < 2.0 * floor, "completion {ct} s, floor {floor} s");
+}
+
+#[test]
+fn conn_samples_carry_monotone_counters() {
+    let o = go(&dumbbell(json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1"}), "3s"), None);
+    let sent = col_i64(&o, "conn", "packets_sent");
+    let lost = col_i64(&o, "conn", "packets_lost");
+    assert!(sent.len() > 100);
+    assert!(sent.windows(2).all(|w| w[0] <= w[1]) && lost.windows(2).all(|w| w[0] <= w[1]));
+    assert!(*sent.last().unwrap() as u64 <= o.totals["flows"]["q"]["quic"]["packets_sent"].as_u64().unwrap());
+}
