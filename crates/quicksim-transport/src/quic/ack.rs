@@ -3,7 +3,7 @@
 
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
-use super::packet::AckFrame;
+use super::packet::{varint_len, AckFrame};
 use super::range_set::RangeSet;
 
 /// Receiver ACK policy of one packet number space.
@@ -156,14 +156,29 @@ impl AckManager {
         }
         let delay_us = now.saturating_sub(self.largest_recv_time).ps() / PS_PER_US;
         let ack_delay = delay_us >> exponent;
-        let mut frame = AckFrame { ranges: Vec::new(), ack_delay };
+        let mut frame =
+            AckFrame { ranges: Vec::with_capacity(self.received.len().min(self.max_ranges)), ack_delay };
+        // The frame size is kept incrementally (`AckFrame::size` walks every range, and calling
+        // it per added range made this loop quadratic): `body` is everything but the
+        // range-count varint, which is added when checking against the budget.
+        let mut body = 0;
+        let mut prev_smallest = 0;
         for (s, e) in self.received.iter().rev() {
-            frame.ranges.push((s, e - 1));
-            if frame.ranges.len() > self.max_ranges || frame.size() > budget {
-                frame.ranges.pop();
+            let l = e - 1;
+            let add = if frame.ranges.is_empty() {
+                1 + varint_len(l) + varint_len(ack_delay) + varint_len(l - s)
+            } else {
+                varint_len(prev_smallest - l - 2) + varint_len(l - s)
+            };
+            let n = frame.ranges.len() + 1;
+            if n > self.max_ranges || body + add + varint_len(n as u64 - 1) > budget {
                 break;
             }
+            body += add;
+            prev_smallest = s;
+            frame.ranges.push((s, l));
         }
+        debug_assert!(frame.ranges.is_empty() || frame.size() == body + varint_len(frame.ranges.len() as u64 - 1));
         if frame.ranges.is_empty() {
             return None;
         }

@@ -336,7 +336,7 @@ impl Connection {
             return 0;
         }
         let initial = self.peer.map_or(0, |p| p.initial_max_stream_data);
-        let s = self.streams.send.entry(stream_id).or_insert_with(|| SendStream::new(initial));
+        let s = self.streams.send.get_or_insert_with(stream_id, || SendStream::new(initial));
         s.unsent.insert(s.written, s.written + accepted);
         s.written += accepted;
         self.queued_bytes += accepted;
@@ -534,11 +534,12 @@ impl Connection {
             SimDuration::ZERO
         };
         let ctx = self.timer_ctx();
-        let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
+        let mut out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
         let mut freed = false;
-        for p in out.acked {
+        for p in out.acked.drain(..) {
             freed |= self.on_packet_acked(space, p);
         }
+        self.recovery.recycle(out.acked);
         for p in out.lost {
             self.on_packet_lost(space, p);
         }
@@ -650,8 +651,7 @@ impl Connection {
         let rs = self
             .streams
             .recv
-            .entry(id)
-            .or_insert_with(|| RecvStream::new(ReceiveWindow::new(window, thr, round)));
+            .get_or_insert_with(id, || RecvStream::new(ReceiveWindow::new(window, thr, round)));
         let end = off + len;
         let prev_high = rs.highest;
         if !rs.fc.on_received(end) {

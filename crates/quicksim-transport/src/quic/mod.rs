@@ -15,6 +15,7 @@ pub mod handshake;
 pub mod packet;
 pub mod range_set;
 pub mod recovery;
+mod sent_packets;
 mod send;
 pub mod streams;
 

@@ -1,12 +1,17 @@
 //! A set of disjoint half-open `u64` ranges, used for packet numbers (ACK ranges) and stream
-//! byte offsets (send and reassembly queues). Ordered (BTreeMap), so iteration is deterministic.
+//! byte offsets (send and reassembly queues).
+//!
+//! Kept as a sorted ring buffer rather than an ordered map: the sets hold few ranges (gaps from
+//! loss), nearly every change happens at one of the ends (a packet number above the largest,
+//! the next stream bytes, the oldest range dropped), and an empty set allocates nothing.
+//! Lookups are binary searches; an insertion in the middle shifts the shorter side.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
-/// Disjoint, non-adjacent half-open ranges `[start, end)`, keyed by start.
+/// Disjoint, non-adjacent half-open ranges `[start, end)`, ascending.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeSet {
-    map: BTreeMap<u64, u64>,
+    v: VecDeque<(u64, u64)>,
 }
 
 impl RangeSet {
@@ -16,11 +21,36 @@ impl RangeSet {
 
     /// Number of disjoint ranges.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.v.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.v.is_empty()
+    }
+
+    /// Index of the first range starting above `x`.
+    fn after(&self, x: u64) -> usize {
+        // Fast path: most lookups are at or past the last range.
+        match self.v.back() {
+            Some(&(s, _)) if s <= x => self.v.len(),
+            _ => self.v.partition_point(|&(s, _)| s <= x),
+        }
+    }
+
+    /// Replaces the ranges `lo..hi` with `pieces`.
+    fn splice(&mut self, lo: usize, hi: usize, pieces: &[(u64, u64)]) {
+        let n = hi - lo;
+        let k = pieces.len();
+        for (i, &p) in pieces.iter().take(n).enumerate() {
+            self.v[lo + i] = p;
+        }
+        if k > n {
+            for (i, &p) in pieces[n..].iter().enumerate() {
+                self.v.insert(lo + n + i, p);
+            }
+        } else if n > k {
+            self.v.drain(lo + k..hi);
+        }
     }
 
     /// Adds `[start, end)`; returns how many values were not in the set before.
@@ -28,31 +58,35 @@ impl RangeSet {
         if start >= end {
             return 0;
         }
-        let (orig_s, orig_e) = (start, end);
         let mut s = start;
         let mut e = end;
         let mut covered = 0;
-        if let Some((&ps, &pe)) = self.map.range(..=s).next_back() {
-            if pe >= s {
-                if pe >= e {
+        let i = self.after(start);
+        let mut lo = i;
+        if i > 0 {
+            let (ps, pe) = self.v[i - 1];
+            if pe >= start {
+                if pe >= end {
                     return 0;
                 }
-                covered += pe - orig_s;
+                covered += pe - start;
                 s = ps;
-                self.map.remove(&ps);
+                lo = i - 1;
             }
         }
-        while let Some((&a, &b)) = self.map.range(s..=e).next() {
-            self.map.remove(&a);
-            if a < orig_e {
-                covered += b.min(orig_e) - a;
+        let mut hi = i;
+        while let Some(&(a, b)) = self.v.get(hi) {
+            if a > e {
+                break;
             }
-            if b > e {
-                e = b;
+            if a < end {
+                covered += b.min(end) - a;
             }
+            e = e.max(b);
+            hi += 1;
         }
-        self.map.insert(s, e);
-        (orig_e - orig_s) - covered
+        self.splice(lo, hi, &[(s, e)]);
+        (end - start) - covered
     }
 
     /// Removes `[start, end)` from the set.
@@ -60,17 +94,28 @@ impl RangeSet {
         if start >= end {
             return;
         }
-        let hits: Vec<(u64, u64)> =
-            self.map.range(..end).rev().take_while(|(_, &b)| b > start).map(|(&a, &b)| (a, b)).collect();
-        for (a, b) in hits {
-            self.map.remove(&a);
-            if a < start {
-                self.map.insert(a, start);
-            }
-            if b > end {
-                self.map.insert(end, b);
-            }
+        // Ranges overlapping [start, end) are those starting below `end` and ending above `start`.
+        let hi = self.v.partition_point(|&(a, _)| a < end);
+        let mut lo = hi;
+        while lo > 0 && self.v[lo - 1].1 > start {
+            lo -= 1;
         }
+        if lo == hi {
+            return;
+        }
+        let (first_s, _) = self.v[lo];
+        let (_, last_e) = self.v[hi - 1];
+        let mut pieces = [(0, 0); 2];
+        let mut k = 0;
+        if first_s < start {
+            pieces[k] = (first_s, start);
+            k += 1;
+        }
+        if last_e > end {
+            pieces[k] = (end, last_e);
+            k += 1;
+        }
+        self.splice(lo, hi, &pieces[..k]);
     }
 
     /// Removes every value below `x`.
@@ -81,37 +126,38 @@ impl RangeSet {
     }
 
     pub fn contains(&self, x: u64) -> bool {
-        self.map.range(..=x).next_back().is_some_and(|(_, &e)| e > x)
+        self.range_containing(x).is_some()
     }
 
     /// The range that contains `x`, if any.
     pub fn range_containing(&self, x: u64) -> Option<(u64, u64)> {
-        self.map.range(..=x).next_back().filter(|(_, &e)| e > x).map(|(&s, &e)| (s, e))
+        let i = self.after(x);
+        (i > 0).then(|| self.v[i - 1]).filter(|&(_, e)| e > x)
     }
 
     /// Lowest range.
     pub fn first(&self) -> Option<(u64, u64)> {
-        self.map.iter().next().map(|(&s, &e)| (s, e))
+        self.v.front().copied()
     }
 
     /// Highest range.
     pub fn last(&self) -> Option<(u64, u64)> {
-        self.map.iter().next_back().map(|(&s, &e)| (s, e))
+        self.v.back().copied()
     }
 
     /// Removes and returns the lowest range.
     pub fn pop_first(&mut self) -> Option<(u64, u64)> {
-        self.map.pop_first()
+        self.v.pop_front()
     }
 
     /// Ranges in ascending order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
-        self.map.iter().map(|(&s, &e)| (s, e))
+        self.v.iter().copied()
     }
 
     /// Total number of values in the set.
     pub fn total(&self) -> u64 {
-        self.map.iter().map(|(s, e)| e - s).sum()
+        self.v.iter().map(|(s, e)| e - s).sum()
     }
 
     /// Number of values of `[start, end)` that are in the set.
@@ -120,7 +166,7 @@ impl RangeSet {
             return 0;
         }
         let mut n = 0;
-        for (&a, &b) in self.map.range(..end).rev() {
+        for &(a, b) in self.v.range(..self.v.partition_point(|&(a, _)| a < end)).rev() {
             if b <= start {
                 break;
             }

@@ -4,14 +4,14 @@
 //! Recovery only decides *which* packets are acked or lost; what that means for their frames
 //! (re-queue stream data, regenerate MAX_* frames, trim ACK ranges) is the connection's job.
 
-use std::collections::BTreeMap;
-
 use quicksim_cc::{
     AckEvent, CcCtx, CongestionController, CongestionEvent, RttEstimator, SentPacket as CcSent,
 };
 use quicksim_engine::{SimDuration, SimTime};
 
-use super::packet::{AckFrame, Frame, SpaceId};
+use super::packet::{AckFrame, SpaceId};
+pub use super::sent_packets::KeptFrames;
+use super::sent_packets::SentPackets;
 
 /// kGranularity (RFC 9002 §6.1.2): 1 ms.
 pub const GRANULARITY: SimDuration = SimDuration(1_000_000_000);
@@ -35,7 +35,7 @@ pub struct SentPacket {
     pub ack_eliciting: bool,
     pub in_flight: bool,
     /// Frames whose ack or loss matters (no PADDING, no ACK: see `ack_largest`).
-    pub frames: Vec<Frame>,
+    pub frames: KeptFrames,
     /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
     pub ack_largest: Option<u64>,
 }
@@ -43,7 +43,7 @@ pub struct SentPacket {
 /// Per-space state (RFC 9002 Appendix A.3 per-space variables).
 #[derive(Debug, Default)]
 struct Space {
-    sent: BTreeMap<u64, SentPacket>,
+    sent: SentPackets,
     largest_acked: Option<u64>,
     loss_time: Option<SimTime>,
     last_ack_eliciting: Option<SimTime>,
@@ -97,6 +97,8 @@ pub struct Recovery {
     spaces: [Space; 3],
     first_rtt_sample: Option<SimTime>,
     timer: Option<SimTime>,
+    /// Reused for `AckOutcome::acked` (handed back with `recycle`), so an ACK allocates nothing.
+    acked_buf: Vec<SentPacket>,
 }
 
 impl std::fmt::Debug for Recovery {
@@ -128,6 +130,7 @@ impl Recovery {
             spaces: Default::default(),
             first_rtt_sample: None,
             timer: None,
+            acked_buf: Vec::new(),
         }
     }
 
@@ -159,7 +162,7 @@ impl Recovery {
     pub fn oldest_outstanding(&self, space: SpaceId) -> Option<&SentPacket> {
         self.spaces[space.index()]
             .sent
-            .values()
+            .iter()
             .find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
     }
 
@@ -186,7 +189,7 @@ impl Recovery {
                 &CcSent { time: now, bytes: p.size, bytes_in_flight: self.bytes_in_flight, app_limited },
             );
         }
-        self.spaces[space.index()].sent.insert(p.pn, p);
+        self.spaces[space.index()].sent.insert(p);
         self.set_timer(now, ctx);
     }
 
@@ -201,19 +204,18 @@ impl Recovery {
         app_limited: bool,
         ctx: TimerCtx,
     ) -> AckOutcome {
-        let mut out = AckOutcome::default();
+        let mut out = AckOutcome { acked: std::mem::take(&mut self.acked_buf), ..Default::default() };
         let sp = &mut self.spaces[space.index()];
         let largest = ack.largest();
         sp.largest_acked = Some(sp.largest_acked.map_or(largest, |l| l.max(largest)));
+        let eliciting = &mut sp.ack_eliciting_in_flight;
         for &(s, l) in ack.ranges.iter().rev() {
-            let pns: Vec<u64> = sp.sent.range(s..=l).map(|(&pn, _)| pn).collect();
-            for pn in pns {
-                let p = sp.sent.remove(&pn).expect("present");
+            sp.sent.drain_range(s, l, |p| {
                 if p.in_flight && p.ack_eliciting {
-                    sp.ack_eliciting_in_flight -= 1;
+                    *eliciting -= 1;
                 }
                 out.acked.push(p);
-            }
+            });
         }
         if out.acked.is_empty() {
             return out;
@@ -256,6 +258,15 @@ impl Recovery {
         out
     }
 
+    /// Gives back the (drained) `acked` vector of an [`AckOutcome`] for the next ACK.
+    /// An idle connection (nothing in flight) drops it instead, to stay small.
+    pub fn recycle(&mut self, mut acked: Vec<SentPacket>) {
+        if self.bytes_in_flight > 0 {
+            acked.clear();
+            self.acked_buf = acked;
+        }
+    }
+
     /// RFC 9002 Appendix A.10: packet and time thresholds.
     fn detect_lost(&mut self, now: SimTime, space: SpaceId) -> Vec<SentPacket> {
         let loss_delay = self.rtt.loss_delay(GRANULARITY);
@@ -264,23 +275,21 @@ impl Recovery {
         let Some(largest) = sp.largest_acked else { return Vec::new() };
         // None early in the run (now < loss_delay): nothing is old enough.
         let lost_send_time = now.ps().checked_sub(loss_delay.ps()).map(SimTime);
-        let mut lost_pns = Vec::new();
-        for (&pn, p) in sp.sent.range(..=largest) {
-            if lost_send_time.is_some_and(|t| p.time_sent <= t) || largest >= pn + PACKET_THRESHOLD {
-                lost_pns.push(pn);
-            } else {
-                let t = p.time_sent + loss_delay;
-                sp.loss_time = Some(sp.loss_time.map_or(t, |lt| lt.min(t)));
-            }
-        }
-        let mut lost = Vec::with_capacity(lost_pns.len());
-        for pn in lost_pns {
-            let p = sp.sent.remove(&pn).expect("present");
+        let is_lost = |p: &SentPacket| {
+            lost_send_time.is_some_and(|t| p.time_sent <= t) || largest >= p.pn + PACKET_THRESHOLD
+        };
+        let (mut lost, mut loss_time) = (Vec::new(), None);
+        let eliciting = &mut sp.ack_eliciting_in_flight;
+        sp.sent.drain_if(largest, is_lost, |p| {
             if p.in_flight && p.ack_eliciting {
-                sp.ack_eliciting_in_flight -= 1;
+                *eliciting -= 1;
             }
             lost.push(p);
-        }
+        }, |p| {
+            let t = p.time_sent + loss_delay;
+            loss_time = Some(loss_time.map_or(t, |lt: SimTime| lt.min(t)));
+        });
+        sp.loss_time = loss_time;
         lost
     }
 
@@ -428,7 +437,7 @@ impl Recovery {
         if sp.discarded {
             return;
         }
-        for p in sp.sent.values().filter(|p| p.in_flight) {
+        for p in sp.sent.iter().filter(|p| p.in_flight) {
             self.bytes_in_flight -= p.size;
         }
         *sp = Space { discarded: true, ..Default::default() };
@@ -439,11 +448,11 @@ impl Recovery {
     /// Forgets old packets that are not in flight (ack-only packets that were never acked).
     pub fn prune(&mut self, now: SimTime) {
         for sp in &mut self.spaces {
-            while let Some((&pn, p)) = sp.sent.iter().next() {
+            while let Some(p) = sp.sent.first() {
                 if p.in_flight || p.time_sent + OLD_NON_IN_FLIGHT > now {
                     break;
                 }
-                sp.sent.remove(&pn);
+                sp.sent.pop_first();
             }
         }
     }
@@ -457,6 +466,7 @@ impl Recovery {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use super::super::packet::Frame;
     use quicksim_cc::algos;
 
     fn ctx() -> TimerCtx {
@@ -481,7 +491,7 @@ mod tests {
                 size: 1252,
                 ack_eliciting: true,
                 in_flight: true,
-                frames: vec![Frame::Ping],
+                frames: [Frame::Ping].into_iter().collect(),
                 ack_largest: None,
             },
             false,

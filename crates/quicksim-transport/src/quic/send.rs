@@ -49,7 +49,7 @@ impl Connection {
         }
         self.queue_blocked_frames();
         let has_content =
-            !self.pending.is_empty() || !self.streams.ready(self.conn_send.available()).is_empty();
+            !self.pending.is_empty() || self.streams.any_ready(self.conn_send.available());
         if !has_content {
             self.app_limited = true;
         } else if let Some(budget) = self.window_budget() {
@@ -297,8 +297,7 @@ impl Connection {
     fn add_stream_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
         loop {
             let credit = self.conn_send.available();
-            let ready = self.streams.ready(credit);
-            let Some(id) = self.streams.scheduler.select(&ready) else { break };
+            let Some(id) = self.streams.select(credit) else { break };
             let s = self.streams.send.get_mut(&id).expect("ready stream exists");
             let (off, max_len) = s.next_range(credit).expect("ready stream has a range");
             let Some(len) = stream_fit(id, off, *avail, max_len) else { break };
@@ -390,14 +389,14 @@ impl Connection {
         let payload: u64 = frames.iter().map(Frame::size).sum();
         let header_bytes = self.header_len(space, pn, payload);
         let pkt = QuicPacket { space, pn, header_bytes, frames, i_bit: false };
-        let size = pkt.size_bytes();
+        let size = header_bytes + payload; // = pkt.size_bytes(), without summing the frames again
         debug_assert!(
             size <= self.cfg.max_packet_size || space != SpaceId::Data,
             "packet of {size} B exceeds max_packet_size"
         );
         let in_flight = pkt.is_in_flight();
         let ack_eliciting = pkt.is_ack_eliciting();
-        let kept: Vec<Frame> = pkt
+        let kept = pkt
             .frames
             .iter()
             .filter(|f| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping))

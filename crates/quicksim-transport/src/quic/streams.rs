@@ -6,8 +6,6 @@
 //! first unsent gap from offset 0, so lost data goes out again lowest offset first, in new
 //! packets (INET `StreamSndQueue`, RFC 9000 §13.3).
 
-use std::collections::BTreeMap;
-
 use super::flow_control::ReceiveWindow;
 use super::range_set::RangeSet;
 
@@ -197,17 +195,104 @@ impl RecvStream {
     }
 }
 
-/// All streams of a connection, by id (BTreeMap: deterministic order).
+/// Streams by id, ascending. A sorted vector rather than a `BTreeMap`: a connection has a few
+/// streams, and a B-tree's first node holds room for 11 (over 1 kB per map for one stream,
+/// which dominated the memory of an idle connection).
+#[derive(Clone, Debug)]
+pub struct StreamMap<T> {
+    v: Vec<(u64, T)>,
+}
+
+impl<T> Default for StreamMap<T> {
+    fn default() -> Self {
+        StreamMap { v: Vec::new() }
+    }
+}
+
+impl<T> StreamMap<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    fn find(&self, id: u64) -> Result<usize, usize> {
+        self.v.binary_search_by_key(&id, |&(k, _)| k)
+    }
+
+    pub fn get(&self, id: &u64) -> Option<&T> {
+        self.find(*id).ok().map(|i| &self.v[i].1)
+    }
+
+    pub fn get_mut(&mut self, id: &u64) -> Option<&mut T> {
+        self.find(*id).ok().map(|i| &mut self.v[i].1)
+    }
+
+    /// The stream `id`, created with `make` if it does not exist.
+    pub fn get_or_insert_with(&mut self, id: u64, make: impl FnOnce() -> T) -> &mut T {
+        let i = match self.find(id) {
+            Ok(i) => i,
+            Err(i) => {
+                self.v.insert(i, (id, make()));
+                i
+            }
+        };
+        &mut self.v[i].1
+    }
+
+    pub fn clear(&mut self) {
+        self.v = Vec::new();
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&u64, &T)> {
+        self.v.iter().map(|(k, t)| (k, t))
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&u64, &mut T)> {
+        self.v.iter_mut().map(|(k, t)| (&*k, t))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.v.iter().map(|(_, t)| t)
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.v.iter_mut().map(|(_, t)| t)
+    }
+}
+
+/// All streams of a connection, by id (ascending: deterministic order).
 #[derive(Debug)]
 pub struct Streams {
-    pub send: BTreeMap<u64, SendStream>,
-    pub recv: BTreeMap<u64, RecvStream>,
+    pub send: StreamMap<SendStream>,
+    pub recv: StreamMap<RecvStream>,
     pub scheduler: Box<dyn StreamScheduler>,
+    /// Reused list of ready ids for the scheduler (one allocation per connection, not per frame).
+    ready_buf: Vec<u64>,
 }
 
 impl Streams {
     pub fn new(kind: SchedulerKind) -> Self {
-        Streams { send: BTreeMap::new(), recv: BTreeMap::new(), scheduler: kind.build() }
+        Streams { send: StreamMap::new(), recv: StreamMap::new(), scheduler: kind.build(), ready_buf: Vec::new() }
+    }
+
+    /// Some stream can send a frame now.
+    pub fn any_ready(&self, conn_credit: u64) -> bool {
+        self.send.values().any(|s| s.next_range(conn_credit).is_some())
+    }
+
+    /// The stream the scheduler picks among those that can send now.
+    pub fn select(&mut self, conn_credit: u64) -> Option<u64> {
+        self.ready_buf.clear();
+        let ready = self.send.iter().filter(|(_, s)| s.next_range(conn_credit).is_some()).map(|(&id, _)| id);
+        self.ready_buf.extend(ready);
+        self.scheduler.select(&self.ready_buf)
     }
 
     /// Total queued (unsent plus unacked) bytes over all send streams.
