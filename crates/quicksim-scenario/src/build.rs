@@ -162,6 +162,7 @@ fn direction(
     Ok(DirSettings { cfg, events })
 }
 
+#[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
 fn add_link(
     b: &mut NetworkBuilder,
     spec: &LinkSpec,
@@ -334,7 +335,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
         }
         add_link(&mut b, l, &name, ends[0], ends[1], &path, DEFAULT_MTU, end, &mut link_events)?;
     }
-    let mut net: Network<Payload> = b.build(&rng);
+    let net: Network<Payload> = b.build(&rng);
     if net.names.is_empty() {
         return Err(err("", "the scenario has no nodes: give a [dumbbell] or [nodes] and [[links]]"));
     }
@@ -501,6 +502,5 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
     }
     let trace_sel: Vec<bool> = names.iter().map(|n| rc.packets.contains(n)).collect();
     let rec = Recorder::new(bin, flows.len(), rc.flows, link_sel, queue_sel, rc.drops, conn_sel, trace_sel, rc.max_samples);
-    let _ = &mut net;
     Ok(Built { net, flows, rec, end, max_events: sc.run.max_events, link_events, flow_names: names })
 }

@@ -292,6 +292,9 @@ struct DistTable {
     mean: Option<serde_json::Value>,
 }
 
+/// Parses one field of a distribution table (value, min, max, mean) into a quantity.
+type FieldParser<'a, T> = &'a dyn Fn(&Option<serde_json::Value>, &str) -> Result<T, String>;
+
 fn field_str(v: &Option<serde_json::Value>, name: &str, dist: &str) -> Result<String, String> {
     match v {
         Some(serde_json::Value::String(s)) => Ok(s.clone()),
@@ -337,7 +340,7 @@ dist_de!(
     SizeDist,
     crate::units::parse_bytes,
     SizeDist::Const,
-    |t: &DistTable, f: &dyn Fn(&Option<serde_json::Value>, &str) -> Result<u64, String>| -> Result<SizeDist, String> {
+    |t: &DistTable, f: FieldParser<u64>| -> Result<SizeDist, String> {
         match t.dist.as_str() {
             "constant" => Ok(SizeDist::Const(f(&t.value, "value")?)),
             "uniform" => {
@@ -357,7 +360,7 @@ dist_de!(
     TimeDist,
     crate::units::parse_duration,
     TimeDist::Const,
-    |t: &DistTable, f: &dyn Fn(&Option<serde_json::Value>, &str) -> Result<quicksim_engine::SimDuration, String>| -> Result<TimeDist, String> {
+    |t: &DistTable, f: FieldParser<quicksim_engine::SimDuration>| -> Result<TimeDist, String> {
         match t.dist.as_str() {
             "constant" => Ok(TimeDist::Const(f(&t.value, "value")?)),
             "uniform" => {
