@@ -16,7 +16,10 @@ def run(
     seed: int | None = None,
     progress: Callable[[float, int], object] | None = None,
 ) -> dict[str, Any]:
-    """Run a scenario; returns {"meta": ..., "tables": {name: {column: list}}, "totals": ...}.
+    """Run a scenario; returns {"meta": ..., "tables": {name: {column: values}}, "totals": ...}.
+
+    Numeric columns are `array.array` ("d" float64, "q" int64; read them with numpy through the
+    buffer protocol), string columns are lists.
 
     `progress(sim_time_s, events_so_far)` is called periodically; returning False stops the run
     early (then meta["stopped_early"] is True).
