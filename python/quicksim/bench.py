@@ -153,54 +153,43 @@ def linksharing_scenario() -> dict[str, Any]:
     return doc
 
 
-def scale_100x1g_scenario(duration_s: float = 30.0, flows: int = 100) -> dict[str, Any]:
-    """ns-3 scale.cc: 100 NewReno flows, 1 Gbit/s, 10 ms one way, 2.5 MB (BDP) DropTail, MTU 1280."""
+def _saturated_dumbbell(
+    name: str,
+    duration_s: float,
+    flows: int,
+    rate: str,
+    mtu: str,
+    queue: tuple[int, int],
+    send_queue: str,
+) -> dict[str, Any]:
+    """`flows` saturated NewReno senders over one bottleneck of `rate` (access links as fast),
+    10 ms one way, a DropTail queue of `queue` = (bytes, packets) (the BDP), light recording."""
     return {
-        "name": "scale-100x1g",
-        "run": {
-            "duration": _seconds(duration_s),
-            "seed": 1,
-            "record_interval": "0.5s",
-            "record": LIGHT_RECORD,
-        },
+        "name": name,
+        "run": {"duration": _seconds(duration_s), "seed": 1, "record_interval": "0.5s", "record": LIGHT_RECORD},
         "dumbbell": {
             "pairs": flows,
-            "mtu": "1280B",
+            "mtu": mtu,
             "bottleneck": {
-                "rate": "1Gbps",
+                "rate": rate,
                 "delay": "10ms",
-                "queue": {"bytes": "2500000B", "packets": 100000},
+                "queue": {"bytes": f"{queue[0]}B", "packets": queue[1]},
             },
-            "access": {"rate": "1Gbps", "delay": "0s"},
+            "access": {"rate": rate, "delay": "0s"},
         },
-        "quic": dict(_SHOWCASE_QUIC, send_queue_limit="1MB"),
+        "quic": dict(_SHOWCASE_QUIC, send_queue_limit=send_queue),
         "flows": _dumbbell_flows(flows),
     }
+
+
+def scale_100x1g_scenario(duration_s: float = 30.0, flows: int = 100) -> dict[str, Any]:
+    """ns-3 scale.cc: 100 NewReno flows, 1 Gbit/s, 10 ms one way, 2.5 MB (BDP) DropTail, MTU 1280."""
+    return _saturated_dumbbell("scale-100x1g", duration_s, flows, "1Gbps", "1280B", (2_500_000, 100_000), "1MB")
 
 
 def scale_10g_scenario(duration_s: float = 10.0, flows: int = 50) -> dict[str, Any]:
     """50 NewReno flows over 10 Gbit/s, 10 ms one way, BDP (25 MB) DropTail, MTU 1500, 10 s."""
-    return {
-        "name": "scale-10g",
-        "run": {
-            "duration": _seconds(duration_s),
-            "seed": 1,
-            "record_interval": "0.5s",
-            "record": LIGHT_RECORD,
-        },
-        "dumbbell": {
-            "pairs": flows,
-            "mtu": "1500B",
-            "bottleneck": {
-                "rate": "10Gbps",
-                "delay": "10ms",
-                "queue": {"bytes": "25000000B", "packets": 1000000},
-            },
-            "access": {"rate": "10Gbps", "delay": "0s"},
-        },
-        "quic": dict(_SHOWCASE_QUIC, send_queue_limit="4MB"),
-        "flows": _dumbbell_flows(flows),
-    }
+    return _saturated_dumbbell("scale-10g", duration_s, flows, "10Gbps", "1500B", (25_000_000, 1_000_000), "4MB")
 
 
 def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float = 10.0) -> dict[str, Any]:
