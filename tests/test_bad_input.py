@@ -58,3 +58,27 @@ def test_unconnected_flow(tmp_path: Path) -> None:
     }
     with pytest.raises(quicksim.ScenarioError, match=r'flows\[0\]\.dst: "c" is not connected to "a"'):
         quicksim.run(sc)
+
+
+def test_ctrl_c_interrupts_a_python_run_without_callback(tmp_path: Path) -> None:
+    # The core releases the GIL; without a progress callback it still checks for signals, so
+    # Ctrl-C in a script or notebook stops a long run promptly.
+    script = tmp_path / "long.py"
+    script.write_text(
+        "import quicksim, time\n"
+        "t = time.time()\n"
+        "try:\n"
+        "    quicksim.run('mathis', sets=['run.duration=5000s'])\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', round(time.time() - t, 1))\n"
+    )
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert out.startswith("interrupted"), out
+    assert float(out.split()[1]) < 10.0

@@ -100,7 +100,16 @@ fn run<'py>(
     let mut cb_err: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |t: f64, n: u64| -> bool {
-            let Some(p) = &progress else { return true };
+            let Some(p) = &progress else {
+                // No callback: still let Ctrl-C (SIGINT -> KeyboardInterrupt) stop the run.
+                return Python::with_gil(|py| match py.check_signals() {
+                    Ok(()) => true,
+                    Err(e) => {
+                        cb_err = Some(e);
+                        false
+                    }
+                });
+            };
             Python::with_gil(|py| match p.call1(py, (t, n)) {
                 Ok(r) => !r.bind(py).is(&pyo3::types::PyBool::new(py, false).to_owned()),
                 Err(e) => {
