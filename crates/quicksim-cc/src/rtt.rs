@@ -66,8 +66,7 @@ impl RttEstimator {
         // RFC 9002 §5.3 (and RFC 6298 §2.3): rttvar = 3/4 rttvar + 1/4 |srtt - adj|,
         // srtt = 7/8 srtt + 1/8 adj. rttvar uses the old srtt, so it is updated first.
         self.rttvar = SimDuration(((3 * self.rttvar.0 as u128 + diff as u128) / 4) as u64);
-        self.smoothed =
-            SimDuration(((7 * self.smoothed.0 as u128 + adjusted.0 as u128) / 8) as u64);
+        self.smoothed = SimDuration(((7 * self.smoothed.0 as u128 + adjusted.0 as u128) / 8) as u64);
     }
 
     /// Smoothed RTT (srtt).

@@ -21,7 +21,9 @@ pub enum LossModel {
     Bernoulli(f64),
     /// Exactly one frame is lost after every `every` delivered frames (INET's
     /// PeriodicLossChannel: 1/p delivered, then 1 dropped).
-    Periodic { every: u64 },
+    Periodic {
+        every: u64,
+    },
 }
 
 /// Extra delay drawn uniformly from [0, max] per frame.

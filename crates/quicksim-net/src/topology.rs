@@ -85,10 +85,8 @@ impl NetworkBuilder {
             for (from, to, cfg) in [(a, b, ab), (b, a, ba)] {
                 let id = ChanId(chans.len() as u32);
                 adj[from.0 as usize].push((to, id));
-                chan_names.push(format!(
-                    "{}:{}->{}",
-                    name, self.names[from.0 as usize], self.names[to.0 as usize]
-                ));
+                chan_names
+                    .push(format!("{}:{}->{}", name, self.names[from.0 as usize], self.names[to.0 as usize]));
                 chans.push(Channel::new(id, from, to, cfg, rng.stream("link", id.0 as u64)));
             }
         }
@@ -176,7 +174,13 @@ impl<P> Network<P> {
     }
 
     /// Handle a network event; returns a packet that reached its destination host.
-    pub fn handle<S, O>(&mut self, now: SimTime, ev: NetEvent<P>, sched: &mut S, obs: &mut O) -> Option<Packet<P>>
+    pub fn handle<S, O>(
+        &mut self,
+        now: SimTime,
+        ev: NetEvent<P>,
+        sched: &mut S,
+        obs: &mut O,
+    ) -> Option<Packet<P>>
     where
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,

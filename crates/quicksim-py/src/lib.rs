@@ -7,7 +7,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use quicksim_scenario::{Column, RunOutput};
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario field has a bad value; the message names the field.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario field has a bad value; the message names the field."
+);
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed inside the simulator.");
 
 fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
@@ -61,10 +66,15 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
         let t = PyDict::new(py);
         for (cname, col) in cols {
             match col {
-                Column::F64(v) => t.set_item(cname, typed("d", v.iter().flat_map(|x| x.to_ne_bytes()).collect())?)?,
-                Column::I64(v) => t.set_item(cname, typed("q", v.iter().flat_map(|x| x.to_ne_bytes()).collect())?)?,
+                Column::F64(v) => {
+                    t.set_item(cname, typed("d", v.iter().flat_map(|x| x.to_ne_bytes()).collect())?)?
+                }
+                Column::I64(v) => {
+                    t.set_item(cname, typed("q", v.iter().flat_map(|x| x.to_ne_bytes()).collect())?)?
+                }
                 Column::Str(v) => {
-                    let mut seen: std::collections::HashMap<&str, Bound<'py, PyAny>> = std::collections::HashMap::new();
+                    let mut seen: std::collections::HashMap<&str, Bound<'py, PyAny>> =
+                        std::collections::HashMap::new();
                     let l = PyList::empty(py);
                     for s in &v {
                         let o = match seen.get(s.as_str()) {
@@ -118,7 +128,9 @@ fn run<'py>(
                 }
             })
         };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| quicksim_scenario::run(scenario_json, seed, &mut cb)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            quicksim_scenario::run(scenario_json, seed, &mut cb)
+        }))
     });
     if let Some(e) = cb_err {
         // KeyboardInterrupt and errors raised by the callback propagate unchanged.

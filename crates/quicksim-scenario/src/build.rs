@@ -65,7 +65,10 @@ fn queue_limit(q: &Option<QueueCfg>, path: &str) -> Result<QueueLimit, ScenarioE
         None => Ok(QueueLimit { packets: Some(DEFAULT_QUEUE_PACKETS), bytes: None }),
         Some(q) => {
             if q.packets == Some(0) {
-                return Err(err(format!("{path}.packets"), "0: a queue must hold at least 1 packet (leave it out for the default of 10000)"));
+                return Err(err(
+                    format!("{path}.packets"),
+                    "0: a queue must hold at least 1 packet (leave it out for the default of 10000)",
+                ));
             }
             if q.bytes.map(|b| b.0) == Some(0) {
                 return Err(err(format!("{path}.bytes"), "\"0B\": a queue must hold at least one packet"));
@@ -89,7 +92,10 @@ fn loss_model(l: &Option<LossCfg>, path: &str) -> Result<LossModel, ScenarioErro
         }
         Some(LossCfg::Periodic { every }) => {
             if *every == 0 {
-                return Err(err(format!("{path}.every"), "0: at least 1 packet must be delivered between losses"));
+                return Err(err(
+                    format!("{path}.every"),
+                    "0: at least 1 packet must be delivered between losses",
+                ));
             }
             LossModel::Periodic { every: *every }
         }
@@ -108,19 +114,32 @@ fn direction(
     let d = dir.clone().unwrap_or_default();
     let dpath = format!("{path}.{dirname}");
     let pick = |own: bool| if own { dpath.clone() } else { path.to_string() };
-    let rate = d.rate.or(spec.rate).ok_or_else(|| err(format!("{path}.rate"), "missing: every link needs a rate, e.g. \"10Mbps\""))?;
+    let rate = d
+        .rate
+        .or(spec.rate)
+        .ok_or_else(|| err(format!("{path}.rate"), "missing: every link needs a rate, e.g. \"10Mbps\""))?;
     let delay = d.delay.or(spec.delay).map(|x| x.0).unwrap_or(SimDuration::ZERO);
     let mtu = spec.mtu.map(|m| m.0).unwrap_or(default_mtu);
     if mtu <= UDP_IP {
-        return Err(err(format!("{path}.mtu"), format!("{mtu} B is smaller than the IPv4 + UDP headers (28 B)")));
+        return Err(err(
+            format!("{path}.mtu"),
+            format!("{mtu} B is smaller than the IPv4 + UDP headers (28 B)"),
+        ));
     }
     if mtu > u32::MAX as u64 {
         return Err(err(format!("{path}.mtu"), format!("{mtu} B is too large")));
     }
     let overhead = spec.overhead.map(|o| o.0).unwrap_or(PPP_OVERHEAD as u64);
-    let queue = queue_limit(if d.queue.is_some() { &d.queue } else { &spec.queue }, &format!("{}.queue", pick(d.queue.is_some())))?;
-    let loss = loss_model(if d.loss.is_some() { &d.loss } else { &spec.loss }, &format!("{}.loss", pick(d.loss.is_some())))?;
-    let jitter = d.jitter.as_ref().or(spec.jitter.as_ref()).map(|j| Jitter { max: j.max.0, reorder: j.reorder });
+    let queue = queue_limit(
+        if d.queue.is_some() { &d.queue } else { &spec.queue },
+        &format!("{}.queue", pick(d.queue.is_some())),
+    )?;
+    let loss = loss_model(
+        if d.loss.is_some() { &d.loss } else { &spec.loss },
+        &format!("{}.loss", pick(d.loss.is_some())),
+    )?;
+    let jitter =
+        d.jitter.as_ref().or(spec.jitter.as_ref()).map(|j| Jitter { max: j.max.0, reorder: j.reorder });
     let mut cfg = ChannelConfig::new(rate.0, delay, mtu as u32);
     cfg.overhead = overhead as u32;
     cfg.queue = queue;
@@ -196,13 +215,21 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
         c.header = match h.as_str() {
             "inet" => HeaderProfile::Inet,
             "rfc9000" => HeaderProfile::Rfc9000 { dcid_len: q.dcid_len.unwrap_or(8) },
-            other => return Err(err(p("header"), format!("{other:?} is not a header profile; use \"inet\" or \"rfc9000\""))),
+            other => {
+                return Err(err(
+                    p("header"),
+                    format!("{other:?} is not a header profile; use \"inet\" or \"rfc9000\""),
+                ))
+            }
         };
     }
     c.max_packet_size = path_mtu - UDP_IP;
     if let Some(m) = q.max_packet_size {
         if m.0 > path_mtu - UDP_IP {
-            return Err(err(p("max_packet_size"), format!("{} B does not fit the path MTU {} B minus 28 B of IPv4 + UDP", m.0, path_mtu)));
+            return Err(err(
+                p("max_packet_size"),
+                format!("{} B does not fit the path MTU {} B minus 28 B of IPv4 + UDP", m.0, path_mtu),
+            ));
         }
         c.max_packet_size = m.0;
     }
@@ -210,16 +237,29 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
         ($($f:ident),*) => { $( if let Some(v) = q.$f.clone() { c.$f = v.into(); } )* };
     }
     set!(handshake, cc, exact_increase, partial_window, pacing, ibit, bundle_ack, round_consumed_data);
-    if let Some(v) = q.min_ack_delay { c.min_ack_delay = Some(v.0); }
-    if let Some(v) = q.ack_frequency_max_ack_delay { c.ack_frequency_max_ack_delay = Some(v.0); }
-    if let Some(v) = q.ack_frequency_reordering { c.ack_frequency_reordering = v; }
-    if let Some(v) = q.immediate_ack_on_block { c.immediate_ack_on_block = v; }
+    if let Some(v) = q.min_ack_delay {
+        c.min_ack_delay = Some(v.0);
+    }
+    if let Some(v) = q.ack_frequency_max_ack_delay {
+        c.ack_frequency_max_ack_delay = Some(v.0);
+    }
+    if let Some(v) = q.ack_frequency_reordering {
+        c.ack_frequency_reordering = v;
+    }
+    if let Some(v) = q.immediate_ack_on_block {
+        c.immediate_ack_on_block = v;
+    }
     let policy = q.ack_policy.as_deref().unwrap_or("receiver");
     c.ack_policy = match policy {
         "receiver" => AckFreqPolicy::Receiver,
         "fixed" => match q.ack_frequency_threshold {
             Some(threshold) => AckFreqPolicy::Fixed { threshold },
-            None => return Err(err(p("ack_frequency_threshold"), "is required with ack_policy = \"fixed\" (an ACK after more than N packets)")),
+            None => {
+                return Err(err(
+                    p("ack_frequency_threshold"),
+                    "is required with ack_policy = \"fixed\" (an ACK after more than N packets)",
+                ))
+            }
         },
         "cwnd" => {
             let max = q.ack_frequency_max.unwrap_or(10);
@@ -228,28 +268,49 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
             }
             AckFreqPolicy::Cwnd { max }
         }
-        other => return Err(err(p("ack_policy"), format!("{other:?} is not an ACK policy; use \"receiver\", \"fixed\" or \"cwnd\""))),
+        other => {
+            return Err(err(
+                p("ack_policy"),
+                format!("{other:?} is not an ACK policy; use \"receiver\", \"fixed\" or \"cwnd\""),
+            ))
+        }
     };
     if q.ack_frequency_threshold.is_some() && policy != "fixed" {
-        return Err(err(p("ack_frequency_threshold"), format!("only applies to ack_policy = \"fixed\", not {policy:?}")));
+        return Err(err(
+            p("ack_frequency_threshold"),
+            format!("only applies to ack_policy = \"fixed\", not {policy:?}"),
+        ));
     }
     if q.ack_frequency_max.is_some() && policy != "cwnd" {
-        return Err(err(p("ack_frequency_max"), format!("only applies to ack_policy = \"cwnd\", not {policy:?}")));
+        return Err(err(
+            p("ack_frequency_max"),
+            format!("only applies to ack_policy = \"cwnd\", not {policy:?}"),
+        ));
     }
     if (policy != "receiver" || c.immediate_ack_on_block) && c.min_ack_delay.is_none() {
         return Err(err(p("min_ack_delay"), format!("is required with ack_policy = {policy:?}{}: the peer must advertise it to accept ACK_FREQUENCY / IMMEDIATE_ACK (try \"1ms\")", if c.immediate_ack_on_block { " / immediate_ack_on_block" } else { "" })));
     }
-    if let Some(v) = q.initial_rtt { c.initial_rtt = v.0; }
-    if let Some(v) = q.max_ack_delay { c.max_ack_delay = v.0; }
+    if let Some(v) = q.initial_rtt {
+        c.initial_rtt = v.0;
+    }
+    if let Some(v) = q.max_ack_delay {
+        c.max_ack_delay = v.0;
+    }
     if let Some(v) = q.ack_ratio {
         if v == 0 {
             return Err(err(p("ack_ratio"), "0: acknowledge at least every 1 packet"));
         }
         c.ack_ratio = v;
     }
-    if let Some(v) = q.max_ack_ranges { c.max_ack_ranges = v as usize; }
-    if let Some(v) = q.initial_max_data { c.initial_max_data = v.0; }
-    if let Some(v) = q.initial_max_stream_data { c.initial_max_stream_data = v.0; }
+    if let Some(v) = q.max_ack_ranges {
+        c.max_ack_ranges = v as usize;
+    }
+    if let Some(v) = q.initial_max_data {
+        c.initial_max_data = v.0;
+    }
+    if let Some(v) = q.initial_max_stream_data {
+        c.initial_max_stream_data = v.0;
+    }
     for (name, v, dst) in [
         ("max_data_threshold", q.max_data_threshold, &mut c.max_data_threshold),
         ("max_stream_data_threshold", q.max_stream_data_threshold, &mut c.max_stream_data_threshold),
@@ -262,9 +323,14 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
             *dst = v;
         }
     }
-    if let Some(v) = q.send_queue_limit { c.send_queue_limit = v.0; }
+    if let Some(v) = q.send_queue_limit {
+        c.send_queue_limit = v.0;
+    }
     if !quicksim_cc::algos::NAMES.contains(&c.cc.as_str()) {
-        return Err(err(p("cc"), format!("{:?} is not a congestion controller; use one of {:?}", c.cc, quicksim_cc::algos::NAMES)));
+        return Err(err(
+            p("cc"),
+            format!("{:?} is not a congestion controller; use one of {:?}", c.cc, quicksim_cc::algos::NAMES),
+        ));
     }
     c.validate().map_err(|e| err(path.to_string(), e))?;
     Ok(c)
@@ -291,7 +357,10 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
         for (name, what) in [(&db.bottleneck, "bottleneck"), (&db.access, "access")] {
             for (f, v) in [("name", &name.name), ("a", &name.a), ("b", &name.b)] {
                 if v.is_some() {
-                    return Err(err(format!("dumbbell.{what}.{f}"), "is implied by the dumbbell; leave it out"));
+                    return Err(err(
+                        format!("dumbbell.{what}.{f}"),
+                        "is implied by the dumbbell; leave it out",
+                    ));
                 }
             }
         }
@@ -301,21 +370,57 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
         }
         if let Some(d) = &db.access_delays {
             if d.len() != db.pairs as usize {
-                return Err(err("dumbbell.access_delays", format!("has {} entries for {} pairs", d.len(), db.pairs)));
+                return Err(err(
+                    "dumbbell.access_delays",
+                    format!("has {} entries for {} pairs", d.len(), db.pairs),
+                ));
             }
         }
         let r1 = b.node("router1", NodeKind::Router).map_err(|e| err("dumbbell", e.to_string()))?;
         let r2 = b.node("router2", NodeKind::Router).map_err(|e| err("dumbbell", e.to_string()))?;
-        add_link(&mut b, &db.bottleneck, "bottleneck", r1, r2, "dumbbell.bottleneck", mtu, end, &mut link_events)?;
+        add_link(
+            &mut b,
+            &db.bottleneck,
+            "bottleneck",
+            r1,
+            r2,
+            "dumbbell.bottleneck",
+            mtu,
+            end,
+            &mut link_events,
+        )?;
         for i in 1..=db.pairs {
-            let s = b.node(&format!("sender{i}"), NodeKind::Host).map_err(|e| err("dumbbell", e.to_string()))?;
-            let r = b.node(&format!("receiver{i}"), NodeKind::Host).map_err(|e| err("dumbbell", e.to_string()))?;
+            let s =
+                b.node(&format!("sender{i}"), NodeKind::Host).map_err(|e| err("dumbbell", e.to_string()))?;
+            let r = b
+                .node(&format!("receiver{i}"), NodeKind::Host)
+                .map_err(|e| err("dumbbell", e.to_string()))?;
             let mut acc = access.clone();
             if let Some(d) = &db.access_delays {
                 acc.delay = Some(d[i as usize - 1]);
             }
-            add_link(&mut b, &acc, &format!("access{i}"), s, r1, "dumbbell.access", mtu, end, &mut link_events)?;
-            add_link(&mut b, &access, &format!("egress{i}"), r2, r, "dumbbell.access", mtu, end, &mut link_events)?;
+            add_link(
+                &mut b,
+                &acc,
+                &format!("access{i}"),
+                s,
+                r1,
+                "dumbbell.access",
+                mtu,
+                end,
+                &mut link_events,
+            )?;
+            add_link(
+                &mut b,
+                &access,
+                &format!("egress{i}"),
+                r2,
+                r,
+                "dumbbell.access",
+                mtu,
+                end,
+                &mut link_events,
+            )?;
         }
     }
     for (name, n) in &sc.nodes {
@@ -330,7 +435,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
         let name = l.name.clone().ok_or_else(|| err(format!("{path}.name"), "missing"))?;
         let mut ends = [NodeId(0); 2];
         for (k, (f, v)) in [("a", &l.a), ("b", &l.b)].into_iter().enumerate() {
-            let v = v.as_ref().ok_or_else(|| err(format!("{path}.{f}"), "missing: name the node at this end"))?;
+            let v =
+                v.as_ref().ok_or_else(|| err(format!("{path}.{f}"), "missing: name the node at this end"))?;
             ends[k] = b.find(v).ok_or_else(|| err(format!("{path}.{f}"), format!("{v:?} is not a node")))?;
         }
         add_link(&mut b, l, &name, ends[0], ends[1], &path, DEFAULT_MTU, end, &mut link_events)?;
@@ -384,13 +490,19 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                 forbid("bytes", f.bytes.is_some(), kind)?;
                 forbid("streams", f.streams.is_some(), kind)?;
                 forbid("quic", f.quic.is_some(), kind)?;
-                let size = f.size.clone().ok_or_else(|| err(p("size"), "missing: the datagram payload size, e.g. \"1000B\""))?;
+                let size = f
+                    .size
+                    .clone()
+                    .ok_or_else(|| err(p("size"), "missing: the datagram payload size, e.g. \"1000B\""))?;
                 let max = match size {
                     SizeDist::Const(v) => v,
                     SizeDist::Uniform(_, b) => b,
                 };
                 if max + UDP_IP > mtu {
-                    return Err(err(p("size"), format!("{max} B + 28 B of headers exceeds the path MTU {mtu} B")));
+                    return Err(err(
+                        p("size"),
+                        format!("{max} B + 28 B of headers exceeds the path MTU {mtu} B"),
+                    ));
                 }
                 if matches!(size, SizeDist::Const(0)) {
                     return Err(err(p("size"), "0 B: a datagram needs a payload"));
@@ -404,7 +516,9 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                     }
                 }
                 let onoff = if f.kind == FlowKind::Onoff {
-                    let on = f.on.clone().ok_or_else(|| err(p("on"), "missing: ON period, e.g. { dist = \"exponential\", mean = \"1s\" }"))?;
+                    let on = f.on.clone().ok_or_else(|| {
+                        err(p("on"), "missing: ON period, e.g. { dist = \"exponential\", mean = \"1s\" }")
+                    })?;
                     let off = f.off.clone().ok_or_else(|| err(p("off"), "missing: OFF period"))?;
                     Some((on, off))
                 } else {
@@ -429,8 +543,13 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                 let app = f.app.unwrap_or(QuicApp::Saturated);
                 let message = match app {
                     QuicApp::Messages => {
-                        let s = f.size.clone().ok_or_else(|| err(p("size"), "missing: message size for app = \"messages\""))?;
-                        let iv = f.interval.clone().ok_or_else(|| err(p("interval"), "missing: message interval for app = \"messages\""))?;
+                        let s = f
+                            .size
+                            .clone()
+                            .ok_or_else(|| err(p("size"), "missing: message size for app = \"messages\""))?;
+                        let iv = f.interval.clone().ok_or_else(|| {
+                            err(p("interval"), "missing: message interval for app = \"messages\"")
+                        })?;
                         Some((s, iv))
                     }
                     _ => {
@@ -441,7 +560,12 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                 };
                 let bulk = match (app, f.bytes) {
                     (QuicApp::Bulk, Some(b)) if b.0 > 0 => b.0,
-                    (QuicApp::Bulk, _) => return Err(err(p("bytes"), "missing or 0: a bulk transfer needs `bytes`, e.g. \"10MB\"")),
+                    (QuicApp::Bulk, _) => {
+                        return Err(err(
+                            p("bytes"),
+                            "missing or 0: a bulk transfer needs `bytes`, e.g. \"10MB\"",
+                        ))
+                    }
                     (_, Some(_)) => return Err(err(p("bytes"), "only applies to app = \"bulk\"")),
                     _ => 0,
                 };
@@ -501,6 +625,16 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
         }
     }
     let trace_sel: Vec<bool> = names.iter().map(|n| rc.packets.contains(n)).collect();
-    let rec = Recorder::new(bin, flows.len(), rc.flows, link_sel, queue_sel, rc.drops, conn_sel, trace_sel, rc.max_samples);
+    let rec = Recorder::new(
+        bin,
+        flows.len(),
+        rc.flows,
+        link_sel,
+        queue_sel,
+        rc.drops,
+        conn_sel,
+        trace_sel,
+        rc.max_samples,
+    );
     Ok(Built { net, flows, rec, end, max_events: sc.run.max_events, link_events, flow_names: names })
 }

@@ -74,7 +74,14 @@ pub fn run(
     Ok(finish(w, &sc, json, seed, stop, wall_s))
 }
 
-fn finish(w: world::World, sc: &schema::Scenario, json: &str, seed: u64, stop: Stop, wall_s: f64) -> RunOutput {
+fn finish(
+    w: world::World,
+    sc: &schema::Scenario,
+    json: &str,
+    seed: u64,
+    stop: Stop,
+    wall_s: f64,
+) -> RunOutput {
     use world::FlowApp;
     let end = w.end;
     let end_s = end.as_secs_f64();

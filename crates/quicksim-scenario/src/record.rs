@@ -309,7 +309,9 @@ impl Recorder {
             ],
         ));
         let ss = |f: fn(&ConnSample) -> i64| Column::I64(self.conn_rows.iter().map(f).collect());
-        let cc = |f: fn(&ConnCounters) -> u64| Column::I64(self.conn_counters.iter().map(|c| f(c) as i64).collect());
+        let cc = |f: fn(&ConnCounters) -> u64| {
+            Column::I64(self.conn_counters.iter().map(|c| f(c) as i64).collect())
+        };
         let sd = |f: fn(&ConnSample) -> SimDuration| {
             Column::F64(self.conn_rows.iter().map(|r| f(r).as_secs_f64()).collect())
         };
@@ -319,7 +321,10 @@ impl Recorder {
                 ("t_s".into(), secs(&self.conn_t)),
                 ("flow".into(), names(&self.conn_flow, flow_names)),
                 ("cwnd_bytes".into(), ss(|r| r.cwnd.min(i64::MAX as u64) as i64)),
-                ("ssthresh_bytes".into(), ss(|r| if r.ssthresh == u64::MAX { -1 } else { r.ssthresh as i64 })),
+                (
+                    "ssthresh_bytes".into(),
+                    ss(|r| if r.ssthresh == u64::MAX { -1 } else { r.ssthresh as i64 }),
+                ),
                 ("inflight_bytes".into(), ss(|r| r.inflight as i64)),
                 ("srtt_s".into(), sd(|r| r.srtt)),
                 ("latest_rtt_s".into(), sd(|r| r.latest_rtt)),
@@ -364,7 +369,13 @@ impl Recorder {
                 ("bytes".into(), Column::I64(self.trace.a.clone())),
                 (
                     "event".into(),
-                    Column::Str(self.trace.b.iter().map(|&r| if r == 1 { "recv" } else { "send" }.to_string()).collect()),
+                    Column::Str(
+                        self.trace
+                            .b
+                            .iter()
+                            .map(|&r| if r == 1 { "recv" } else { "send" }.to_string())
+                            .collect(),
+                    ),
                 ),
             ],
         ));

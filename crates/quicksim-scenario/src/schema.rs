@@ -144,9 +144,13 @@ pub struct QueueCfg {
 pub enum LossCfg {
     None,
     /// Independent loss with probability p.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Exactly 1 dropped after every `every` delivered (or give `p`: every = 1/p - 1... see docs).
-    Periodic { every: u64 },
+    Periodic {
+        every: u64,
+    },
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -311,7 +315,11 @@ macro_rules! dist_de {
                 impl<'de> Visitor<'de> for V {
                     type Value = $ty;
                     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        f.write_str(concat!("a ", $what, " with a unit, or a table like { dist = \"uniform\", min = ..., max = ... }"))
+                        f.write_str(concat!(
+                            "a ",
+                            $what,
+                            " with a unit, or a table like { dist = \"uniform\", min = ..., max = ... }"
+                        ))
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
                         $parse(s).map($constv).map_err(E::custom)
@@ -371,7 +379,9 @@ dist_de!(
                 Ok(TimeDist::Uniform(a, b))
             }
             "exponential" => Ok(TimeDist::Exponential(f(&t.mean, "mean")?)),
-            other => Err(format!("{other:?} is not a time distribution; use \"constant\", \"uniform\" or \"exponential\"")),
+            other => Err(format!(
+                "{other:?} is not a time distribution; use \"constant\", \"uniform\" or \"exponential\""
+            )),
         }
     },
     "duration"
@@ -491,12 +501,34 @@ impl QuicCfg {
             ($($f:ident),*) => { QuicCfg { $($f: over.$f.clone().or_else(|| self.$f.clone())),* } };
         }
         pick!(
-            header, dcid_len, handshake, cc, exact_increase, partial_window, pacing, initial_rtt,
-            max_ack_delay, ack_ratio, ibit, min_ack_delay, ack_policy, ack_frequency_threshold,
-            ack_frequency_max, ack_frequency_max_ack_delay, ack_frequency_reordering,
-            immediate_ack_on_block, bundle_ack, max_ack_ranges, initial_max_data,
-            initial_max_stream_data, max_data_threshold, max_stream_data_threshold,
-            send_queue_limit, send_queue_low_water, round_consumed_data, max_packet_size
+            header,
+            dcid_len,
+            handshake,
+            cc,
+            exact_increase,
+            partial_window,
+            pacing,
+            initial_rtt,
+            max_ack_delay,
+            ack_ratio,
+            ibit,
+            min_ack_delay,
+            ack_policy,
+            ack_frequency_threshold,
+            ack_frequency_max,
+            ack_frequency_max_ack_delay,
+            ack_frequency_reordering,
+            immediate_ack_on_block,
+            bundle_ack,
+            max_ack_ranges,
+            initial_max_data,
+            initial_max_stream_data,
+            max_data_threshold,
+            max_stream_data_threshold,
+            send_queue_limit,
+            send_queue_low_water,
+            round_consumed_data,
+            max_packet_size
         )
     }
 }

@@ -76,7 +76,9 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let bad = || format!("{s:?} is not a size; try \"1280B\" or \"25kB\" (units: B, kB, MB, GB, KiB, MiB, GiB; b, kb, Mb for bits)");
+    let bad = || {
+        format!("{s:?} is not a size; try \"1280B\" or \"25kB\" (units: B, kB, MB, GB, KiB, MiB, GiB; b, kb, Mb for bits)")
+    };
     if s.trim_start().starts_with('-') {
         return Err(format!("{s:?} is negative; a size must be >= 0"));
     }

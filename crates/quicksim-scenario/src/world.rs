@@ -180,7 +180,8 @@ impl World {
                 break;
             }
             let (now, ev) = self.q.pop().expect("peeked");
-            self.trace_hash = (self.trace_hash ^ now.0 ^ ev.code().rotate_left(29)).wrapping_mul(0x100_0000_01b3);
+            self.trace_hash =
+                (self.trace_hash ^ now.0 ^ ev.code().rotate_left(29)).wrapping_mul(0x100_0000_01b3);
             self.handle(now, ev);
             let n = self.q.events_processed();
             if self.max_events.is_some_and(|m| n >= m) {
@@ -234,7 +235,15 @@ impl World {
         }
     }
 
-    fn send_packet(&mut self, now: SimTime, src: NodeId, dst: NodeId, flow: u32, ip_bytes: u64, payload: Payload) {
+    fn send_packet(
+        &mut self,
+        now: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        flow: u32,
+        ip_bytes: u64,
+        payload: Payload,
+    ) {
         let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
         let q = &mut self.q;
         self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.rec);
@@ -435,7 +444,8 @@ impl World {
                     ConnEvent::StreamData { stream_id, len, .. } => {
                         qs.delivered += len;
                         self.rec.stream_delivered(now, f, stream_id, len);
-                        if qs.app == QuicApp::Bulk && qs.completion.is_none() && qs.delivered >= qs.bulk_total {
+                        if qs.app == QuicApp::Bulk && qs.completion.is_none() && qs.delivered >= qs.bulk_total
+                        {
                             qs.completion = Some(now);
                         }
                         self.rec.flow(now, f, |b| b.delivered_bytes += len);

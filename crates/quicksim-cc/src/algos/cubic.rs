@@ -171,8 +171,7 @@ impl CongestionController for Cubic {
 
         // RFC 9438 §4.2: target = W_cubic(t + RTT) bounded to [cwnd, 1.5 cwnd]; every ACK
         // adds (target - cwnd) / cwnd segments per segment acked (here: bytes, with carry).
-        let target =
-            w_cubic(t + cx.smoothed_rtt, e.k_us, e.origin, mds).clamp(cwnd, cwnd + cwnd / 2);
+        let target = w_cubic(t + cx.smoothed_rtt, e.k_us, e.origin, mds).clamp(cwnd, cwnd + cwnd / 2);
         let n = (target - cwnd) as u128 * ack.bytes as u128 + e.cubic_rem;
         e.cubic_rem = n % cwnd as u128;
         let mut new_cwnd = cwnd + (n / cwnd as u128) as u64;
@@ -180,8 +179,7 @@ impl CongestionController for Cubic {
         if self.config.reno_friendly {
             // RFC 9438 §4.3: W_est += alpha * segments_acked / cwnd; alpha = 1 once W_est has
             // reached cwnd_prior.
-            let (a_num, a_den) =
-                if e.w_est >= self.cwnd_prior { (1, 1) } else { (ALPHA_NUM, ALPHA_DEN) };
+            let (a_num, a_den) = if e.w_est >= self.cwnd_prior { (1, 1) } else { (ALPHA_NUM, ALPHA_DEN) };
             let n = a_num as u128 * mds as u128 * ack.bytes as u128 + e.est_rem;
             let d = a_den as u128 * cwnd as u128;
             e.est_rem = n % d;
@@ -230,11 +228,7 @@ impl CongestionController for Cubic {
     }
 
     fn metrics(&self) -> CcMetrics {
-        CcMetrics {
-            cwnd_bytes: self.cwnd,
-            ssthresh_bytes: self.ssthresh,
-            in_recovery: self.in_recovery,
-        }
+        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: self.ssthresh, in_recovery: self.in_recovery }
     }
 
     fn name(&self) -> &'static str {
@@ -261,8 +255,7 @@ mod tests {
     }
 
     fn ack(cc: &mut Cubic, rtt: SimDuration, bytes: u64, sent: SimTime, now: SimTime) {
-        let a =
-            AckEvent { now, sent_time: sent, bytes, bytes_in_flight: 50_000, app_limited: false };
+        let a = AckEvent { now, sent_time: sent, bytes, bytes_in_flight: 50_000, app_limited: false };
         cc.on_ack(&cx(rtt), &a);
     }
 
@@ -483,13 +476,8 @@ mod tests {
     #[test]
     fn app_limited_acks_do_not_grow_the_window() {
         let mut cc = Cubic::new(MDS, Config::default());
-        let a = AckEvent {
-            now: at(100),
-            sent_time: at(0),
-            bytes: MDS,
-            bytes_in_flight: 0,
-            app_limited: true,
-        };
+        let a =
+            AckEvent { now: at(100), sent_time: at(0), bytes: MDS, bytes_in_flight: 0, app_limited: true };
         cc.on_ack(&cx(ms(100)), &a);
         assert_eq!(cc.cwnd_bytes(), 10_000);
         let mut ca = after_first_loss(Config::default());

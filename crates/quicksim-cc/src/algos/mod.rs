@@ -30,10 +30,9 @@ impl CcKind {
             "newreno" => Ok(CcKind::NewReno { exact_increase }),
             "none" => Ok(CcKind::None),
             "cubic" => Ok(CcKind::Cubic),
-            other => Err(format!(
-                "congestion control {other:?} is unknown; valid names are: {}",
-                NAMES.join(", ")
-            )),
+            other => {
+                Err(format!("congestion control {other:?} is unknown; valid names are: {}", NAMES.join(", ")))
+            }
         }
     }
 
@@ -49,10 +48,7 @@ impl CcKind {
     /// A fresh controller for a path whose maximum datagram size is `mds` bytes (> 0).
     pub fn build(self, mds: u64) -> Result<Box<dyn CongestionController>, String> {
         if mds == 0 {
-            return Err(format!(
-                "congestion control {:?}: mds must be positive, got 0",
-                self.name()
-            ));
+            return Err(format!("congestion control {:?}: mds must be positive, got 0", self.name()));
         }
         Ok(match self {
             CcKind::NewReno { exact_increase } => {
@@ -66,11 +62,7 @@ impl CcKind {
 
 /// Builds the controller registered as `name` for a path with maximum datagram size `mds`.
 /// `exact_increase` only affects "newreno" (INET's `accurateIncreaseInNewRenoCongestionAvoidance`).
-pub fn build(
-    name: &str,
-    mds: u64,
-    exact_increase: bool,
-) -> Result<Box<dyn CongestionController>, String> {
+pub fn build(name: &str, mds: u64, exact_increase: bool) -> Result<Box<dyn CongestionController>, String> {
     CcKind::parse(name, exact_increase)?.build(mds)
 }
 

@@ -156,11 +156,7 @@ impl CongestionController for NewReno {
     }
 
     fn metrics(&self) -> CcMetrics {
-        CcMetrics {
-            cwnd_bytes: self.cwnd,
-            ssthresh_bytes: self.ssthresh,
-            in_recovery: self.in_recovery,
-        }
+        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: self.ssthresh, in_recovery: self.in_recovery }
     }
 
     fn name(&self) -> &'static str {
@@ -404,13 +400,8 @@ mod tests {
         let mut cc = in_ca(Config::default());
         ack_n(&mut cc, 3, t(250), t(300));
         assert_eq!(cc.partial_bytes_acked, 3 * MDS);
-        let last = AckEvent {
-            now: t(300),
-            sent_time: t(250),
-            bytes: MDS,
-            bytes_in_flight: 0,
-            app_limited: false,
-        };
+        let last =
+            AckEvent { now: t(300), sent_time: t(250), bytes: MDS, bytes_in_flight: 0, app_limited: false };
         cc.on_ack(&cx(), &last);
         // Reset first, then this ack counts.
         assert_eq!(cc.partial_bytes_acked, MDS);

@@ -17,7 +17,10 @@ fn dumbbell(flow: serde_json::Value, duration: &str) -> serde_json::Value {
 #[test]
 fn round_robin_streams_share_the_goodput_and_add_up() {
     let o = go(
-        &dumbbell(json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1", "streams": 3}), "6s"),
+        &dumbbell(
+            json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1", "streams": 3}),
+            "6s",
+        ),
         None,
     );
     let sid = col_i64(&o, "streams", "stream");
@@ -56,7 +59,8 @@ fn bulk_transfer_records_its_completion_time() {
 
 #[test]
 fn conn_samples_carry_monotone_counters() {
-    let o = go(&dumbbell(json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1"}), "3s"), None);
+    let o =
+        go(&dumbbell(json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1"}), "3s"), None);
     let sent = col_i64(&o, "conn", "packets_sent");
     let lost = col_i64(&o, "conn", "packets_lost");
     assert!(sent.len() > 100);

@@ -1,7 +1,12 @@
 use super::*;
 use serde_json::json;
 
-fn cbr(rate: &str, queue: serde_json::Value, bottleneck_extra: serde_json::Value, duration: &str) -> serde_json::Value {
+fn cbr(
+    rate: &str,
+    queue: serde_json::Value,
+    bottleneck_extra: serde_json::Value,
+    duration: &str,
+) -> serde_json::Value {
     let mut bn = json!({"rate": "10Mbps", "delay": "10ms", "queue": queue});
     if let (Some(b), Some(x)) = (bn.as_object_mut(), bottleneck_extra.as_object()) {
         for (k, v) in x {
@@ -76,7 +81,12 @@ fn cbr_overload_delivers_bottleneck_rate_times_payload_fraction() {
 #[test]
 fn periodic_loss_drops_exactly_every_nth() {
     let o = go(
-        &cbr("5Mbps", json!({"packets": 100}), json!({"forward": {"loss": {"kind": "periodic", "every": 9}}}), "5s"),
+        &cbr(
+            "5Mbps",
+            json!({"packets": 100}),
+            json!({"forward": {"loss": {"kind": "periodic", "every": 9}}}),
+            "5s",
+        ),
         None,
     );
     let drop = o.totals["flows"]["cbr"]["packets_dropped"].as_u64().unwrap();
@@ -92,7 +102,12 @@ fn periodic_loss_drops_exactly_every_nth() {
 fn bernoulli_loss_within_three_sigma() {
     let p = 0.01;
     let o = go(
-        &cbr("9Mbps", json!({"packets": 1000}), json!({"forward": {"loss": {"kind": "bernoulli", "p": p}}}), "60s"),
+        &cbr(
+            "9Mbps",
+            json!({"packets": 1000}),
+            json!({"forward": {"loss": {"kind": "bernoulli", "p": p}}}),
+            "60s",
+        ),
         Some(3),
     );
     let f = &o.totals["flows"]["cbr"];
@@ -100,7 +115,12 @@ fn bernoulli_loss_within_three_sigma() {
     let drop = f["packets_dropped"].as_u64().unwrap() as f64;
     let n = sent;
     let sigma = (n * p * (1.0 - p)).sqrt();
-    assert!((drop - n * p).abs() < 3.0 * sigma, "dropped {drop} of {n}, expected {} +- {}", n * p, 3.0 * sigma);
+    assert!(
+        (drop - n * p).abs() < 3.0 * sigma,
+        "dropped {drop} of {n}, expected {} +- {}",
+        n * p,
+        3.0 * sigma
+    );
 }
 
 #[test]
@@ -151,7 +171,12 @@ fn spikes_reduce_the_rate() {
 #[test]
 fn link_down_drops_and_recovers() {
     let o = go(
-        &cbr("5Mbps", json!({"packets": 1000}), json!({"forward": {"down": [{"from": "2s", "to": "3s"}]}}), "5s"),
+        &cbr(
+            "5Mbps",
+            json!({"packets": 1000}),
+            json!({"forward": {"down": [{"from": "2s", "to": "3s"}]}}),
+            "5s",
+        ),
         None,
     );
     let t = col_f64(&o, "flows", "t_s");

@@ -178,7 +178,9 @@ impl AckManager {
             prev_smallest = s;
             frame.ranges.push((s, l));
         }
-        debug_assert!(frame.ranges.is_empty() || frame.size() == body + varint_len(frame.ranges.len() as u64 - 1));
+        debug_assert!(
+            frame.ranges.is_empty() || frame.size() == body + varint_len(frame.ranges.len() as u64 - 1)
+        );
         if frame.ranges.is_empty() {
             return None;
         }
@@ -294,14 +296,16 @@ mod tests {
         let run = |k: u64, pns: &[u64]| {
             let mut a = AckManager::new(64);
             let p = AckPolicy { reordering_threshold: k, ..policy(100) };
-            pns.iter().map(|&pn| {
-                a.on_packet(SimTime::ZERO, pn, true, false, &p);
-                let due = a.ack_due(SimTime::ZERO);
-                if due {
-                    a.build(SimTime::ZERO, 3, 1000);
-                }
-                due
-            }).collect::<Vec<_>>()
+            pns.iter()
+                .map(|&pn| {
+                    a.on_packet(SimTime::ZERO, pn, true, false, &p);
+                    let due = a.ack_due(SimTime::ZERO);
+                    if due {
+                        a.build(SimTime::ZERO, 3, 1000);
+                    }
+                    due
+                })
+                .collect::<Vec<_>>()
         };
         // pn 2 is missing.
         assert_eq!(run(1, &[0, 1, 3, 4, 5]), [false, false, true, false, false]);

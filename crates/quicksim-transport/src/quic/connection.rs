@@ -10,7 +10,9 @@ use super::ack::{AckManager, AckPolicy, Arrival};
 use super::ack_frequency::AckFreqSender;
 use super::flow_control::{ReceiveWindow, SendCredit};
 use super::handshake::Handshake;
-use super::packet::{AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR};
+use super::packet::{
+    AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
+};
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};

@@ -15,8 +15,8 @@ pub mod handshake;
 pub mod packet;
 pub mod range_set;
 pub mod recovery;
-mod sent_packets;
 mod send;
+mod sent_packets;
 pub mod streams;
 
 use quicksim_engine::{SimDuration, SimTime};
@@ -24,7 +24,8 @@ use quicksim_engine::{SimDuration, SimTime};
 pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::Connection;
 pub use packet::{
-    AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame, TransportParams,
+    AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame,
+    TransportParams,
 };
 pub use streams::{SchedulerKind, StreamScheduler};
 

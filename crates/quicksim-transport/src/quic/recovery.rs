@@ -280,15 +280,20 @@ impl Recovery {
         };
         let (mut lost, mut loss_time) = (Vec::new(), None);
         let eliciting = &mut sp.ack_eliciting_in_flight;
-        sp.sent.drain_if(largest, is_lost, |p| {
-            if p.in_flight && p.ack_eliciting {
-                *eliciting -= 1;
-            }
-            lost.push(p);
-        }, |p| {
-            let t = p.time_sent + loss_delay;
-            loss_time = Some(loss_time.map_or(t, |lt: SimTime| lt.min(t)));
-        });
+        sp.sent.drain_if(
+            largest,
+            is_lost,
+            |p| {
+                if p.in_flight && p.ack_eliciting {
+                    *eliciting -= 1;
+                }
+                lost.push(p);
+            },
+            |p| {
+                let t = p.time_sent + loss_delay;
+                loss_time = Some(loss_time.map_or(t, |lt: SimTime| lt.min(t)));
+            },
+        );
         sp.loss_time = loss_time;
         lost
     }
@@ -465,8 +470,8 @@ impl Recovery {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::packet::Frame;
+    use super::*;
     use quicksim_cc::algos;
 
     fn ctx() -> TimerCtx {

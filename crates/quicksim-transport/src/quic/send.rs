@@ -48,8 +48,7 @@ impl Connection {
             return Some(self.build_data_packet(now, self.cfg.max_packet_size, true));
         }
         self.queue_blocked_frames();
-        let has_content =
-            !self.pending.is_empty() || self.streams.any_ready(self.conn_send.available());
+        let has_content = !self.pending.is_empty() || self.streams.any_ready(self.conn_send.available());
         if !has_content {
             self.app_limited = true;
         } else if let Some(budget) = self.window_budget() {

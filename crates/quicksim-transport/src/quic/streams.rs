@@ -279,7 +279,12 @@ pub struct Streams {
 
 impl Streams {
     pub fn new(kind: SchedulerKind) -> Self {
-        Streams { send: StreamMap::new(), recv: StreamMap::new(), scheduler: kind.build(), ready_buf: Vec::new() }
+        Streams {
+            send: StreamMap::new(),
+            recv: StreamMap::new(),
+            scheduler: kind.build(),
+            ready_buf: Vec::new(),
+        }
     }
 
     /// Some stream can send a frame now.

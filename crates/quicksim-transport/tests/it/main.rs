@@ -193,7 +193,12 @@ fn ibit_packets_are_acked_immediately() {
 /// client is told it does, so it sends the frames anyway).
 fn ack_frequency_run(policy: AckFreqPolicy, imm: bool, server_mad: Option<SimDuration>) -> Sim {
     let mad = Some(ms(1));
-    let c = QuicConfig { ack_policy: policy, immediate_ack_on_block: imm, min_ack_delay: mad, ..Default::default() };
+    let c = QuicConfig {
+        ack_policy: policy,
+        immediate_ack_on_block: imm,
+        min_ack_delay: mad,
+        ..Default::default()
+    };
     let s = QuicConfig { min_ack_delay: server_mad, ..Default::default() };
     let (mut c, s) = pair_no_hs(c, s);
     c.peer_params = Some(TransportParams { min_ack_delay: mad, ..s.local_params() });
