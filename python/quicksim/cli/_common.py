@@ -29,6 +29,17 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def positive(text: str) -> int:
+    """argparse type: an integer >= 1 (worker counts, repetitions)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
 def seed(text: str) -> int:
     """argparse type for a seed: an integer in 0..2**64-1."""
     try:

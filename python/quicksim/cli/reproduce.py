@@ -15,20 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._common import EXIT_ERROR, EXIT_USAGE, error
+from ._common import EXIT_ERROR, EXIT_USAGE, error, positive
 
 NAME = "reproduce"
 HELP = "reproduce the paper's figures and the showcases, with reports that check them against theory"
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer points and repetitions (for CI)")
     parser.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/reproduce)")
     parser.add_argument(
-        "--jobs", "-j", type=_positive, metavar="N", help="local worker processes (default: all cores)"
+        "--jobs", "-j", type=positive, metavar="N", help="local worker processes (default: all cores)"
     )
     parser.add_argument(
         "--scheduler", metavar="tcp://HOST:PORT", help="run the simulations on this Dask scheduler"

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import EXIT_ERROR, add_set_option
+from ._common import EXIT_ERROR, add_set_option, positive
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,16 +28,6 @@ if TYPE_CHECKING:
 
 NAME = "sweep"
 HELP = "run a parameter study (repetitions, parallel or on Dask, resumable)"
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="local worker processes (default: all cores; 1 = no pool)",
     )
@@ -61,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run on this Dask distributed scheduler instead (needs quicksim[dask])",
     )
     parser.add_argument(
-        "--repeat", type=_positive, metavar="N", help="repetitions per point (overrides sweep.repeat)"
+        "--repeat", type=positive, metavar="N", help="repetitions per point (overrides sweep.repeat)"
     )
     add_set_option(parser)
     parser.add_argument(
