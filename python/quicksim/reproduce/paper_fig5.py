@@ -97,9 +97,11 @@ Theory, eq. (3): the sender may send one credit's worth of data, then waits for 
 MAX_STREAM_DATA frame that the receiver sends when the data arrives, which takes one RTT; so
 goodput = credit / RTT (100 kB / 10 ms = 80 Mbit/s). Tolerance 2 %.
 
-The expectations here are the paper's and are not adjusted to the model: a measured goodput of
-about half of credit / RTT, if shown above, is a known defect of the model's flow control that
-is being fixed, and this reproduction reports it as it is.
+The expectations are the paper's, not adjusted to the model. The scenario sets
+`round_consumed_data = true`, INET's roundConsumedDataValue as in its flow_control_limited
+example: without it the receiver's credit update (sent when the remaining credit falls below
+half the window, new limit = consumed + window) is crossed in the middle of a burst and the
+next one only a burst later, so goodput settles at about credit / (2 RTT).
 """
 
 
