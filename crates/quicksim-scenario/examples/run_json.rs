@@ -11,12 +11,13 @@ fn main() {
         let o = quicksim_scenario::run(&text, None, &mut |_, _| true).unwrap_or_else(|e| panic!("{e}"));
         let m = &o.meta;
         println!(
-            "events {} wall_s {:.3} ev/s {:.3e} sim_s/wall_s {:.3} trace {}",
+            "events {} wall_s {:.3} ev/s {:.3e} sim_s/wall_s {:.3} trace {} peak_rss_run_kib {}",
             m["events"],
             m["wall_s"].as_f64().unwrap(),
             m["events_per_s"].as_f64().unwrap(),
             m["sim_s_per_wall_s"].as_f64().unwrap(),
-            m["trace_hash"].as_str().unwrap()
+            m["trace_hash"].as_str().unwrap(),
+            m["peak_rss_run_kib"]
         );
     }
 }

@@ -11,6 +11,7 @@ use quicksim_net::{
     IPV4_HEADER, PPP_OVERHEAD, UDP_HEADER,
 };
 use quicksim_transport::quic::{AckFreqPolicy, HeaderProfile, QuicConfig};
+use std::sync::Arc;
 
 /// Default output queue: INET's PppInterface DropTailQueue packetCapacity (10000 packets).
 pub const DEFAULT_QUEUE_PACKETS: u64 = 10_000;
@@ -449,6 +450,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
     // Flows.
     let mut flows = Vec::new();
     let mut names: Vec<String> = Vec::new();
+    let mut shared_cfgs: Vec<Arc<QuicConfig>> = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
         let p = |x: &str| format!("{path}.{x}");
@@ -540,6 +542,17 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                 let qc = sc.quic.overlay(f.quic.as_ref().unwrap_or(&QuicCfg::default()));
                 let qpath = if f.quic.is_some() { p("quic") } else { "quic".to_string() };
                 let cfg = quic_config(&qc, mtu, &qpath)?;
+                // Flows with the same settings share one read-only config (a flow's two
+                // endpoints always do): 288 B per connection otherwise. Checking the last few
+                // distinct configs finds the usual case (one [quic] section) without a search
+                // that grows with the number of flows.
+                let cfg = match shared_cfgs.iter().rev().take(8).find(|c| ***c == cfg) {
+                    Some(c) => Arc::clone(c),
+                    None => {
+                        shared_cfgs.push(Arc::new(cfg));
+                        Arc::clone(shared_cfgs.last().expect("just pushed"))
+                    }
+                };
                 let app = f.app.unwrap_or(QuicApp::Saturated);
                 let message = match app {
                     QuicApp::Messages => {

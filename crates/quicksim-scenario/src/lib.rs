@@ -64,18 +64,32 @@ pub fn run(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64, u64) -> bool,
 ) -> Result<RunOutput, ScenarioError> {
-    let sc = schema::parse(json)?;
+    let mut sc = schema::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(1);
     let built = build::build(&sc, seed)?;
+    // The parsed flows (~600 B each) are not needed once built.
+    sc.flows = Vec::new();
     let mut w = world::World::new(built);
     let wall = std::time::Instant::now();
     let stop = w.run(progress);
     let wall_s = wall.elapsed().as_secs_f64();
-    Ok(finish(w, &sc, json, seed, stop, wall_s))
+    let peak_rss_run_kib = peak_rss_kib();
+    let mut out = finish(w, &sc, json, seed, stop, wall_s);
+    out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
+    Ok(out)
+}
+
+/// The process's peak resident memory so far (`VmHWM`), in KiB; `None` where /proc is missing.
+/// Read at the end of the run loop, before the outputs are built, it is the peak of the
+/// simulation state (scenario, network, flows, recorders) of a run in a fresh process.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn finish(
-    w: world::World,
+    mut w: world::World,
     sc: &schema::Scenario,
     json: &str,
     seed: u64,
@@ -85,11 +99,11 @@ fn finish(
     use world::FlowApp;
     let end = w.end;
     let end_s = end.as_secs_f64();
-    let rates: Vec<u64> = w.net.chans.iter().map(|c| c.cfg.rate.bits_per_s).collect();
-    let tables = w.rec.tables(end, &w.flow_names, &w.net.chan_names, &rates, &w.net.names);
-
+    // Each flow's state (connections, send queues) is dropped as soon as its totals are taken,
+    // so the outputs do not add to the peak memory of the run on top of the state.
     let mut flows = serde_json::Map::new();
-    for (i, f) in w.flows.iter().enumerate() {
+    let flow_states = std::mem::take(&mut w.flows);
+    for (i, f) in flow_states.into_iter().enumerate() {
         let t = &w.rec.flow_totals[i];
         let mut o = json!({
             "kind": match f.spec.kind { schema::FlowKind::Udp => "udp", schema::FlowKind::Onoff => "onoff", schema::FlowKind::Quic => "quic" },
@@ -141,8 +155,10 @@ fn finish(
                 });
             }
         }
-        flows.insert(f.spec.name.clone(), o);
+        flows.insert(f.spec.name, o);
     }
+    let rates: Vec<u64> = w.net.chans.iter().map(|c| c.cfg.rate.bits_per_s).collect();
+    let tables = w.rec.tables(end, &w.flow_names, &w.net.chan_names, &rates, &w.net.names);
     let mut queues = serde_json::Map::new();
     let mut links = serde_json::Map::new();
     let mut held = 0u64;

@@ -7,6 +7,7 @@ use crate::schema::{QuicApp, SizeDist, TimeDist};
 use quicksim_engine::{EventQueue, Rng, SimDuration, SimTime};
 use quicksim_net::{NetEvent, Network, NodeId, IPV4_HEADER, UDP_HEADER};
 use quicksim_transport::quic::{ConnEvent, Connection, QuicPacket};
+use std::sync::Arc;
 
 /// What an IP packet carries.
 #[derive(Debug)]
@@ -79,7 +80,8 @@ pub(crate) struct QuicState {
     pub active: bool,
     pub last: Option<ConnSample>,
     pub close_error: Option<String>,
-    pub cfg: quicksim_transport::quic::QuicConfig,
+    /// Shared by the flow's two endpoints and by flows with the same settings.
+    pub cfg: Arc<quicksim_transport::quic::QuicConfig>,
 }
 
 pub(crate) enum FlowApp {
@@ -291,10 +293,12 @@ impl World {
                 self.q.push(now, Ev::UdpSend(f, g));
             }
             FlowApp::Quic(qs) => {
-                let client = Connection::new(quicksim_transport::quic::Role::Client, qs.cfg.clone(), now)
-                    .expect("config validated at build time");
-                let server = Connection::new(quicksim_transport::quic::Role::Server, qs.cfg.clone(), now)
-                    .expect("config validated at build time");
+                let client =
+                    Connection::new(quicksim_transport::quic::Role::Client, Arc::clone(&qs.cfg), now)
+                        .expect("config validated at build time");
+                let server =
+                    Connection::new(quicksim_transport::quic::Role::Server, Arc::clone(&qs.cfg), now)
+                        .expect("config validated at build time");
                 qs.conns = Some([client, server]);
                 qs.active = true;
                 if qs.message.is_some() {

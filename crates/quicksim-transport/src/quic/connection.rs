@@ -2,6 +2,7 @@
 //! Packet assembly (`poll_transmit`) lives in `send.rs`.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use quicksim_cc::algos;
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
@@ -13,6 +14,7 @@ use super::handshake::Handshake;
 use super::packet::{
     AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
 };
+use super::per_space::PerSpace;
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
@@ -55,12 +57,15 @@ const LOST_PN_MEMORY: usize = 4096;
 #[derive(Debug)]
 pub struct Connection {
     pub(super) role: Role,
-    pub(super) cfg: QuicConfig,
+    /// Shared, read-only: the endpoints of a flow (and flows with the same settings) hold one
+    /// copy between them.
+    pub(super) cfg: Arc<QuicConfig>,
     pub(super) state: State,
     pub(super) hs: Handshake,
     pub(super) peer: Option<TransportParams>,
     pub(super) next_pn: [u64; 3],
-    pub(super) acks: [AckManager; 3],
+    /// ACK state per space; the Initial and Handshake ones are freed with their keys.
+    pub(super) acks: PerSpace<AckManager>,
     pub(super) recovery: Recovery,
     pub(super) streams: Streams,
     /// Connection credit the peer grants us (MAX_DATA).
@@ -99,8 +104,10 @@ const PROTOCOL_VIOLATION: u64 = 0x0a;
 
 impl Connection {
     /// A new endpoint. The client starts the handshake (or, with `handshake = false`, both start
-    /// established). Errors name the invalid configuration field.
-    pub fn new(role: Role, cfg: QuicConfig, now: SimTime) -> Result<Connection, String> {
+    /// established). Errors name the invalid configuration field. `cfg` may be a `QuicConfig` or
+    /// an `Arc` of one shared with other connections.
+    pub fn new(role: Role, cfg: impl Into<Arc<QuicConfig>>, now: SimTime) -> Result<Connection, String> {
+        let cfg: Arc<QuicConfig> = cfg.into();
         cfg.validate()?;
         let cc =
             algos::build(&cfg.cc, cfg.max_packet_size, cfg.exact_increase).map_err(|e| format!("cc: {e}"))?;
@@ -115,7 +122,7 @@ impl Connection {
             hs: if cfg.handshake { Handshake::start() } else { Handshake::established() },
             peer: None,
             next_pn: [0; 3],
-            acks: [mk_ack(), mk_ack(), mk_ack()],
+            acks: PerSpace::new(mk_ack),
             recovery,
             streams: Streams::new(cfg.scheduler),
             conn_send: SendCredit::new(0),
@@ -144,13 +151,15 @@ impl Connection {
         };
         if let Some(p) = peer {
             c.apply_peer_params(p);
-            let ctx = c.timer_ctx();
-            c.recovery.discard_space(SpaceId::Initial, now, ctx);
-            c.recovery.discard_space(SpaceId::Handshake, now, ctx);
+            c.discard_space(SpaceId::Initial, now);
+            c.discard_space(SpaceId::Handshake, now);
             c.set_established(now);
         } else if role == Role::Client {
             let params = c.cfg.local_params();
-            c.hs.crypto[0].queue(c.cfg.crypto_sizes[0], Some(params));
+            let size = c.cfg.crypto_sizes[0];
+            if let Some(cs) = c.hs.crypto(SpaceId::Initial) {
+                cs.queue(size, Some(params));
+            }
         }
         Ok(c)
     }
@@ -168,7 +177,7 @@ impl Connection {
             self.stats.packets_dropped += 1;
             return;
         }
-        let arrival = self.acks[si].classify(pkt.pn);
+        let arrival = self.acks[space].classify(pkt.pn);
         if arrival == Arrival::Duplicate {
             self.stats.packets_dropped += 1;
             return;
@@ -198,8 +207,7 @@ impl Connection {
                 Frame::HandshakeDone => {
                     if self.role == Role::Client && !self.hs.confirmed {
                         self.hs.confirmed = true;
-                        let ctx = self.timer_ctx();
-                        self.recovery.discard_space(SpaceId::Handshake, now, ctx);
+                        self.discard_space(SpaceId::Handshake, now);
                     }
                 }
                 Frame::ConnectionClose { error_code } => {
@@ -234,12 +242,11 @@ impl Connection {
                 policy.reordering_threshold = f.reordering_threshold;
             }
             let ack_now = (self.cfg.ibit && pkt.i_bit) || immediate_ack;
-            self.acks[si].on_packet(now, pkt.pn, ack_eliciting, ack_now, &policy);
+            self.acks[space].on_packet(now, pkt.pn, ack_eliciting, ack_now, &policy);
         }
         // RFC 9001 §4.9.1: the server discards Initial keys on its first Handshake packet.
         if self.role == Role::Server && space == SpaceId::Handshake {
-            let ctx = self.timer_ctx();
-            self.recovery.discard_space(SpaceId::Initial, now, ctx);
+            self.discard_space(SpaceId::Initial, now);
         }
         if queue_freed {
             self.check_low_water();
@@ -281,7 +288,7 @@ impl Connection {
                 if space != SpaceId::Data {
                     // Re-send every unacknowledged handshake flight (RFC 9002 §6.2.4 allows
                     // probing with data of other spaces).
-                    for c in &mut self.hs.crypto {
+                    for c in self.hs.crypto_all() {
                         c.on_lost();
                     }
                 }
@@ -315,7 +322,7 @@ impl Connection {
                 t = Some(t.map_or(x, |y| y.min(x)));
             }
         };
-        take(self.acks[SpaceId::Data.index()].deadline());
+        take(self.acks.data().deadline());
         if self.pacing_blocked {
             take(Some(self.next_send_time));
         }
@@ -403,7 +410,7 @@ impl Connection {
 
     /// Number of ACK ranges the receiver currently tracks in the 1-RTT space.
     pub fn ack_range_count(&self) -> usize {
-        self.acks[SpaceId::Data.index()].range_count()
+        self.acks.data().range_count()
     }
 
     // ----- internals -----
@@ -412,6 +419,17 @@ impl Connection {
     pub(super) fn advance(&mut self, now: SimTime) {
         debug_assert!(now >= self.last_now, "time went back: {now} < {}", self.last_now);
         self.last_now = self.last_now.max(now);
+    }
+
+    /// Drops a packet number space's keys and state (RFC 9001 §4.9); once Initial and
+    /// Handshake are both gone their ACK and CRYPTO state is freed too.
+    pub(super) fn discard_space(&mut self, space: SpaceId, now: SimTime) {
+        let ctx = self.timer_ctx();
+        self.recovery.discard_space(space, now, ctx);
+        if self.recovery.is_discarded(SpaceId::Initial) && self.recovery.is_discarded(SpaceId::Handshake) {
+            self.acks.free_early();
+            self.hs.discard_crypto();
+        }
     }
 
     pub(super) fn timer_ctx(&self) -> TimerCtx {
@@ -566,7 +584,7 @@ impl Connection {
             self.stats.packets_acked += 1;
         }
         if let Some(largest) = p.ack_largest {
-            self.acks[space.index()].on_ack_of_ack(largest);
+            self.acks[space].on_ack_of_ack(largest);
         }
         let mut freed = false;
         for f in p.frames {
@@ -703,8 +721,12 @@ impl Connection {
                     self.apply_peer_params(p);
                 }
                 let local = self.cfg.local_params();
-                self.hs.crypto[0].queue(sizes[1], None);
-                self.hs.crypto[1].queue(sizes[2], Some(local));
+                if let Some(c) = self.hs.crypto(SpaceId::Initial) {
+                    c.queue(sizes[1], None);
+                }
+                if let Some(c) = self.hs.crypto(SpaceId::Handshake) {
+                    c.queue(sizes[2], Some(local));
+                }
                 self.hs.keys[SpaceId::Handshake.index()] = true;
                 // INET's server is established straight away and may send 1-RTT data (0.5-RTT).
                 self.hs.keys[SpaceId::Data.index()] = true;
@@ -716,7 +738,9 @@ impl Connection {
                 if let Some(p) = params {
                     self.apply_peer_params(p);
                 }
-                self.hs.crypto[1].queue(sizes[3], None);
+                if let Some(c) = self.hs.crypto(SpaceId::Handshake) {
+                    c.queue(sizes[3], None);
+                }
                 self.hs.keys[SpaceId::Data.index()] = true;
                 self.hs.complete = true;
                 self.set_established(now);
@@ -727,9 +751,8 @@ impl Connection {
                 self.hs.confirmed = true;
                 self.pending.handshake_done = true;
                 self.set_established(now);
-                let ctx = self.timer_ctx();
-                self.recovery.discard_space(SpaceId::Initial, now, ctx);
-                self.recovery.discard_space(SpaceId::Handshake, now, ctx);
+                self.discard_space(SpaceId::Initial, now);
+                self.discard_space(SpaceId::Handshake, now);
             }
             (_, SpaceId::Data) => {}
         }

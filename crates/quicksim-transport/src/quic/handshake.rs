@@ -54,7 +54,8 @@ impl CryptoSpace {
 /// Handshake progress of one endpoint (RFC 9001 §4.1.1/§4.1.2).
 #[derive(Clone, Debug)]
 pub struct Handshake {
-    pub crypto: [CryptoSpace; 2],
+    /// Initial and Handshake CRYPTO streams; `None` once both spaces are discarded.
+    crypto: Option<Box<[CryptoSpace; 2]>>,
     /// Keys available for [Initial, Handshake, 1-RTT].
     pub keys: [bool; 3],
     pub complete: bool,
@@ -69,7 +70,7 @@ impl Handshake {
     /// Both ends start established (the 2020 model): only 1-RTT keys exist.
     pub fn established() -> Self {
         Handshake {
-            crypto: Default::default(),
+            crypto: None,
             keys: [false, false, true],
             complete: true,
             confirmed: true,
@@ -81,7 +82,7 @@ impl Handshake {
     /// Start of a handshake: Initial keys only.
     pub fn start() -> Self {
         Handshake {
-            crypto: Default::default(),
+            crypto: Some(Default::default()),
             keys: [true, false, false],
             complete: false,
             confirmed: false,
@@ -90,12 +91,24 @@ impl Handshake {
         }
     }
 
+    /// The CRYPTO stream of `space`; `None` for 1-RTT and after the early spaces are discarded.
     pub fn crypto(&mut self, space: SpaceId) -> Option<&mut CryptoSpace> {
+        let c = self.crypto.as_mut()?;
         match space {
-            SpaceId::Initial => Some(&mut self.crypto[0]),
-            SpaceId::Handshake => Some(&mut self.crypto[1]),
+            SpaceId::Initial => Some(&mut c[0]),
+            SpaceId::Handshake => Some(&mut c[1]),
             SpaceId::Data => None,
         }
+    }
+
+    /// Every CRYPTO stream still held.
+    pub fn crypto_all(&mut self) -> impl Iterator<Item = &mut CryptoSpace> {
+        self.crypto.iter_mut().flat_map(|c| c.iter_mut())
+    }
+
+    /// Frees the CRYPTO streams once the Initial and Handshake spaces are both discarded.
+    pub fn discard_crypto(&mut self) {
+        self.crypto = None;
     }
 }
 

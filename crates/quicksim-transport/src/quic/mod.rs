@@ -13,6 +13,7 @@ mod connection;
 pub mod flow_control;
 pub mod handshake;
 pub mod packet;
+mod per_space;
 pub mod range_set;
 pub mod recovery;
 mod send;

@@ -10,6 +10,7 @@ use quicksim_cc::{
 use quicksim_engine::{SimDuration, SimTime};
 
 use super::packet::{AckFrame, SpaceId};
+use super::per_space::PerSpace;
 pub use super::sent_packets::KeptFrames;
 use super::sent_packets::SentPackets;
 
@@ -94,7 +95,8 @@ pub struct Recovery {
     pub mds: u64,
     /// The peer's max_ack_delay (added to the application-data PTO).
     pub peer_max_ack_delay: SimDuration,
-    spaces: [Space; 3],
+    /// Initial and Handshake in a box freed once both are discarded (`PerSpace`).
+    spaces: PerSpace<Space>,
     first_rtt_sample: Option<SimTime>,
     timer: Option<SimTime>,
     /// Reused for `AckOutcome::acked` (handed back with `recycle`), so an ACK allocates nothing.
@@ -146,7 +148,7 @@ impl Recovery {
 
     /// Largest of our packet numbers the peer acknowledged in `space` (packet number encoding).
     pub fn largest_acked(&self, space: SpaceId) -> Option<u64> {
-        self.spaces[space.index()].largest_acked
+        self.spaces.get(space).and_then(|s| s.largest_acked)
     }
 
     /// Ack-eliciting packets in flight in any space.
@@ -155,15 +157,12 @@ impl Recovery {
     }
 
     pub fn is_discarded(&self, space: SpaceId) -> bool {
-        self.spaces[space.index()].discarded
+        self.spaces.get(space).is_none_or(|s| s.discarded)
     }
 
     /// The oldest in-flight packet of `space` that carries retransmittable frames.
     pub fn oldest_outstanding(&self, space: SpaceId) -> Option<&SentPacket> {
-        self.spaces[space.index()]
-            .sent
-            .iter()
-            .find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
+        self.spaces.get(space)?.sent.iter().find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
     }
 
     /// The loss-detection timer (earliest loss time, else PTO).
@@ -174,7 +173,7 @@ impl Recovery {
     /// Records a sent packet (RFC 9002 Appendix A.5).
     pub fn on_packet_sent(&mut self, space: SpaceId, p: SentPacket, app_limited: bool, ctx: TimerCtx) {
         let now = p.time_sent;
-        let sp = &mut self.spaces[space.index()];
+        let sp = &mut self.spaces[space];
         debug_assert!(!sp.discarded, "sending in a discarded space");
         let in_flight = p.in_flight;
         if in_flight {
@@ -189,7 +188,7 @@ impl Recovery {
                 &CcSent { time: now, bytes: p.size, bytes_in_flight: self.bytes_in_flight, app_limited },
             );
         }
-        self.spaces[space.index()].sent.insert(p);
+        self.spaces[space].sent.insert(p);
         self.set_timer(now, ctx);
     }
 
@@ -205,7 +204,8 @@ impl Recovery {
         ctx: TimerCtx,
     ) -> AckOutcome {
         let mut out = AckOutcome { acked: std::mem::take(&mut self.acked_buf), ..Default::default() };
-        let sp = &mut self.spaces[space.index()];
+        // An ACK in a packet of a space discarded by an earlier frame of the same packet.
+        let Some(sp) = self.spaces.get_mut(space) else { return out };
         let largest = ack.largest();
         sp.largest_acked = Some(sp.largest_acked.map_or(largest, |l| l.max(largest)));
         let eliciting = &mut sp.ack_eliciting_in_flight;
@@ -270,7 +270,7 @@ impl Recovery {
     /// RFC 9002 Appendix A.10: packet and time thresholds.
     fn detect_lost(&mut self, now: SimTime, space: SpaceId) -> Vec<SentPacket> {
         let loss_delay = self.rtt.loss_delay(GRANULARITY);
-        let sp = &mut self.spaces[space.index()];
+        let sp = &mut self.spaces[space];
         sp.loss_time = None;
         let Some(largest) = sp.largest_acked else { return Vec::new() };
         // None early in the run (now < loss_delay): nothing is old enough.
@@ -373,7 +373,7 @@ impl Recovery {
         }
         let mut best: Option<(SimTime, SpaceId)> = None;
         for space in SpaceId::ALL {
-            let sp = &self.spaces[space.index()];
+            let Some(sp) = self.spaces.get(space) else { continue };
             if sp.discarded || sp.ack_eliciting_in_flight == 0 {
                 continue;
             }
@@ -391,7 +391,7 @@ impl Recovery {
     }
 
     fn earliest_loss_time(&self) -> Option<(SimTime, SpaceId)> {
-        SpaceId::ALL.iter().filter_map(|&s| self.spaces[s.index()].loss_time.map(|t| (t, s))).min()
+        SpaceId::ALL.iter().filter_map(|&s| self.spaces.get(s)?.loss_time.map(|t| (t, s))).min()
     }
 
     /// RFC 9002 Appendix A.8 SetLossDetectionTimer.
@@ -438,7 +438,7 @@ impl Recovery {
     /// Drops a packet number space's keys: its packets leave flight without a congestion
     /// signal (RFC 9002 Appendix A.11).
     pub fn discard_space(&mut self, space: SpaceId, now: SimTime, ctx: TimerCtx) {
-        let sp = &mut self.spaces[space.index()];
+        let Some(sp) = self.spaces.get_mut(space) else { return };
         if sp.discarded {
             return;
         }
@@ -446,13 +446,16 @@ impl Recovery {
             self.bytes_in_flight -= p.size;
         }
         *sp = Space { discarded: true, ..Default::default() };
+        if self.spaces.iter().take(2).all(|s| s.discarded) && space != SpaceId::Data {
+            self.spaces.free_early();
+        }
         self.pto_count = 0;
         self.set_timer(now, ctx);
     }
 
     /// Forgets old packets that are not in flight (ack-only packets that were never acked).
     pub fn prune(&mut self, now: SimTime) {
-        for sp in &mut self.spaces {
+        for sp in self.spaces.iter_mut() {
             while let Some(p) = sp.sent.first() {
                 if p.in_flight || p.time_sent + OLD_NON_IN_FLIGHT > now {
                     break;
@@ -464,7 +467,7 @@ impl Recovery {
 
     /// Packets currently remembered in `space` (for tests and bounds).
     pub fn sent_count(&self, space: SpaceId) -> usize {
-        self.spaces[space.index()].sent.len()
+        self.spaces.get(space).map_or(0, |s| s.sent.len())
     }
 }
 

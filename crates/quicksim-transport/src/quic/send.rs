@@ -61,7 +61,7 @@ impl Connection {
         } else {
             self.app_limited = false;
         }
-        if self.acks[SpaceId::Data.index()].ack_due(now) {
+        if self.acks.data().ack_due(now) {
             return self.build_ack_only(now, SpaceId::Data);
         }
         None
@@ -125,7 +125,7 @@ impl Connection {
         let si = space.index();
         let probe = self.probes[si] > 0;
         let crypto_pending = self.hs.crypto(space).is_some_and(|c| c.pending && !c.acked);
-        let ack_due = self.acks[si].ack_due(now);
+        let ack_due = self.acks[space].ack_due(now);
         if !probe && !crypto_pending && !ack_due {
             return None;
         }
@@ -139,8 +139,8 @@ impl Connection {
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let mut frames = Vec::new();
         let mut ack_largest = None;
-        if self.acks[si].wants_bundle(true) || ack_due {
-            if let Some(a) = self.acks[si].build(now, 0, avail / 2) {
+        if self.acks[space].wants_bundle(true) || ack_due {
+            if let Some(a) = self.acks[space].build(now, 0, avail / 2) {
                 ack_largest = Some(a.largest());
                 self.note_ack_sent(&a);
                 frames.push(Frame::Ack(a));
@@ -171,8 +171,7 @@ impl Connection {
         let pkt = self.finish(now, space, pn, frames, ack_largest, false);
         // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a Handshake packet.
         if self.role == Role::Client && space == SpaceId::Handshake {
-            let ctx = self.timer_ctx();
-            self.recovery.discard_space(SpaceId::Initial, now, ctx);
+            self.discard_space(SpaceId::Initial, now);
         }
         Some(pkt)
     }
@@ -186,10 +185,10 @@ impl Connection {
         let mut avail = budget.saturating_sub(self.header_len(space, pn, 0));
         let mut frames = Vec::new();
         let mut ack_largest = None;
-        let acks = &self.acks[si];
+        let acks = &self.acks[space];
         if acks.ack_due(now) || acks.wants_bundle(self.cfg.bundle_ack) {
             let exp = self.cfg.ack_delay_exponent;
-            if let Some(a) = self.acks[si].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
+            if let Some(a) = self.acks[space].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
                 ack_largest = Some(a.largest());
                 avail -= a.size();
                 self.note_ack_sent(&a);
@@ -334,7 +333,7 @@ impl Connection {
         let pn = self.next_pn[si];
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let exp = if space == SpaceId::Data { self.cfg.ack_delay_exponent } else { 0 };
-        let a = self.acks[si].build(now, exp, avail)?;
+        let a = self.acks[space].build(now, exp, avail)?;
         self.note_ack_sent(&a);
         self.stats.ack_only_packets_sent += 1;
         let largest = a.largest();
