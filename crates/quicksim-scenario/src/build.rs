@@ -448,7 +448,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
     }
 
     // Flows.
-    let mut flows = Vec::new();
+    let mut flows = Vec::with_capacity(sc.flows.len());
     let mut names: Vec<String> = Vec::new();
     let mut shared_cfgs: Vec<Arc<QuicConfig>> = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {

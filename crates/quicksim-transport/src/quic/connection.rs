@@ -99,6 +99,15 @@ pub struct Connection {
     pub(super) ack_freq_rx: Option<AckFrequencyFrame>,
 }
 
+/// Queues an event for the application. The queue is drained after every input, so it nearly
+/// always holds one or two: it grows from one slot, not the default four.
+fn push_event(events: &mut VecDeque<ConnEvent>, e: ConnEvent) {
+    if events.capacity() == 0 {
+        events.reserve_exact(1);
+    }
+    events.push_back(e);
+}
+
 /// Transport error code PROTOCOL_VIOLATION (RFC 9000 §20.1).
 const PROTOCOL_VIOLATION: u64 = 0x0a;
 
@@ -269,7 +278,7 @@ impl Connection {
         if let Some(d) = self.idle_deadline() {
             if now >= d {
                 self.state = State::Closed;
-                self.events.push_back(ConnEvent::Closed { error: Some("idle timeout".into()) });
+                push_event(&mut self.events, ConnEvent::Closed { error: Some("idle timeout".into()) });
                 return;
             }
         }
@@ -302,9 +311,10 @@ impl Connection {
             if self.recovery.pto_count >= max {
                 // INET kMaxProbePackets: the connection is given up without a close frame.
                 self.state = State::Closed;
-                self.events.push_back(ConnEvent::Closed {
-                    error: Some(format!("no response after {max} consecutive PTOs")),
-                });
+                push_event(
+                    &mut self.events,
+                    ConnEvent::Closed { error: Some(format!("no response after {max} consecutive PTOs")) },
+                );
             }
         }
     }
@@ -448,7 +458,7 @@ impl Connection {
     fn check_low_water(&mut self) {
         if self.low_water_armed && self.queued_bytes < self.low_water_bytes() {
             self.low_water_armed = false;
-            self.events.push_back(ConnEvent::SendQueueLow);
+            push_event(&mut self.events, ConnEvent::SendQueueLow);
         }
     }
 
@@ -472,7 +482,7 @@ impl Connection {
         if self.state == State::Handshaking {
             self.state = State::Established;
             self.stats.established_at = Some(now);
-            self.events.push_back(ConnEvent::Established);
+            push_event(&mut self.events, ConnEvent::Established);
         }
     }
 
@@ -484,7 +494,7 @@ impl Connection {
         self.state = State::Closing { until };
         self.close_pending = Some(code);
         self.drop_send_state();
-        self.events.push_back(ConnEvent::Closed { error: reason });
+        push_event(&mut self.events, ConnEvent::Closed { error: reason });
     }
 
     fn enter_draining(&mut self, now: SimTime, code: u64) {
@@ -492,7 +502,7 @@ impl Connection {
         self.state = State::Draining { until };
         self.drop_send_state();
         let error = (code != NO_ERROR).then(|| format!("closed by peer with error code 0x{code:x}"));
-        self.events.push_back(ConnEvent::Closed { error });
+        push_event(&mut self.events, ConnEvent::Closed { error });
     }
 
     /// INET waits 3·PTO (RFC 9000 §10.2: at least three times the current PTO).
@@ -697,7 +707,7 @@ impl Connection {
         self.stats.duplicate_stream_bytes += dup;
         if let Some((o, l)) = deliver {
             self.stats.stream_bytes_delivered += l;
-            self.events.push_back(ConnEvent::StreamData { stream_id: id, offset: o, len: l });
+            push_event(&mut self.events, ConnEvent::StreamData { stream_id: id, offset: o, len: l });
             // The discard receiver consumes at once, returning credit (INET QuicDiscardServer).
             if rs.fc.on_consumed(l).is_some() {
                 self.pending.max_stream_data.insert(id);

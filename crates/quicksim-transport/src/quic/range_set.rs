@@ -45,6 +45,10 @@ impl RangeSet {
             self.v[lo + i] = p;
         }
         if k > n {
+            // Most sets hold one or two ranges: grow from one slot, not the default four.
+            if self.v.capacity() == 0 {
+                self.v.reserve_exact(1);
+            }
             for (i, &p) in pieces[n..].iter().enumerate() {
                 self.v.insert(lo + n + i, p);
             }

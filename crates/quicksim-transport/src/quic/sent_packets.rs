@@ -157,15 +157,13 @@ impl SentPackets {
         while let Some(None) = self.slots.back() {
             self.slots.pop_back();
         }
-        if self.slots.is_empty() && self.slots.capacity() > IDLE_CAPACITY {
+        if self.slots.is_empty() && self.slots.capacity() > 0 {
+            // An application-limited flow empties the buffer after each burst: one allocation
+            // per burst is cheap, and a mostly idle connection then holds no ring at all.
             self.slots = VecDeque::new();
         }
     }
 }
-
-/// Capacity an empty buffer may keep (a few packets: an application-limited flow empties it
-/// after every ACK, and reallocating for each message would cost more than it saves).
-const IDLE_CAPACITY: usize = 8;
 
 #[cfg(test)]
 mod tests {
