@@ -24,7 +24,7 @@ pub struct CryptoSpace {
 impl CryptoSpace {
     /// Queues our flight.
     pub fn queue(&mut self, len: u64, params: Option<TransportParams>) {
-        self.out = Some(CryptoFrame { offset: 0, len, params });
+        self.out = Some(CryptoFrame { offset: 0, len, params: params.map(Box::new) });
         self.pending = true;
         self.acked = false;
     }
@@ -38,7 +38,7 @@ impl CryptoSpace {
     pub fn take_pending(&mut self) -> Option<CryptoFrame> {
         if self.pending && !self.acked {
             self.pending = false;
-            self.out
+            self.out.clone()
         } else {
             None
         }

@@ -237,16 +237,17 @@ pub fn stream_fit(id: u64, offset: u64, avail: u64, data_len: u64) -> Option<u64
 
 /// CRYPTO frame (RFC 9000 §19.6). The handshake is modelled by sizes only (as INET): `len`
 /// abstract TLS bytes, plus the transport-parameter blob when `params` is set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CryptoFrame {
     pub offset: u64,
     pub len: u64,
-    pub params: Option<TransportParams>,
+    /// Boxed: only handshake packets carry it, and inline it made every `Frame` 64 B (40 B now).
+    pub params: Option<Box<TransportParams>>,
 }
 
 impl CryptoFrame {
     pub fn size(&self) -> u64 {
-        let data = self.len + self.params.map_or(0, |p| p.encoded_len());
+        let data = self.len + self.params.as_ref().map_or(0, |p| p.encoded_len());
         1 + varint_len(self.offset) + varint_len(data) + data
     }
 }
