@@ -326,6 +326,11 @@ def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
         "sim_s_per_wall_s": sim_s / wall_s,
         "peak_rss_mib": peak_kib / 1024,
         "rss_before_run_mib": rss_before_kib / 1024,
+        # Peak RSS at the end of the run loop, before the outputs are built: the simulation's
+        # own state (None where the core cannot read /proc).
+        "peak_rss_run_mib": (
+            meta["peak_rss_run_kib"] / 1024 if meta.get("peak_rss_run_kib") is not None else None
+        ),
         "trace_hash": meta["trace_hash"],
         "version": meta.get("version"),
         "build_profile": meta.get("build_profile"),

@@ -104,12 +104,23 @@ def main(args: argparse.Namespace) -> int:
             bm, m = _median(base), report["quicksim"][name]["median"]
             idle = m["flows"] - bm["flows"]
             per_flow = (m["peak_rss_mib"] - bm["peak_rss_mib"]) * 1024 * 1024 / idle
+            state = None
+            if "peak_rss_run_mib" in m and "peak_rss_run_mib" in bm:
+                state = (m["peak_rss_run_mib"] - bm["peak_rss_run_mib"]) * 1024 * 1024 / idle
             report["quicksim"][name].update(
-                baseline={"median": bm, "reps": base}, bytes_per_idle_flow=per_flow
+                baseline={"median": bm, "reps": base},
+                bytes_per_idle_flow=per_flow,
+                state_bytes_per_idle_flow=state,
             )
             print(
                 f"{'':>8} {'':<13} without the {idle} idle flows: peak {bm['peak_rss_mib']:.1f} MiB; "
-                f"{per_flow / 1024:.1f} kB per idle flow (peak RSS difference, outputs included)"
+                + (
+                    f"{state / 1024:.1f} kB per idle flow while running (peak RSS at the end of the "
+                    "run loop), "
+                    if state is not None
+                    else ""
+                )
+                + f"{per_flow / 1024:.1f} kB with the outputs (peak RSS of the process)"
             )
     if args.vs_ns3:
         bindir = _build_ns3(args)
@@ -179,7 +190,11 @@ def _quicksim_rep(name: str) -> dict[str, Any]:
 
 
 def _median(reps: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, v in reps[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    keys = [
+        k
+        for k in reps[0]
+        if all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in reps)
+    ]
     return {k: statistics.median(r[k] for r in reps) for k in keys}
 
 
