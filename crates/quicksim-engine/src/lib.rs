@@ -3,10 +3,12 @@
 //! Time is an integer count of picoseconds (`SimTime`), so serialization at 100 Gbit/s and
 //! beyond is exact; floats appear only at the Python and plotting edges.
 
+mod calendar;
 mod queue;
 mod rng;
 mod time;
 
+pub use calendar::CalendarQueue;
 pub use queue::{EventQueue, PastEventError};
 pub use rng::{ln_portable, Rng, RngStreams};
 pub use time::{Rate, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
