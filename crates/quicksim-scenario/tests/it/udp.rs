@@ -66,7 +66,7 @@ fn cbr_overload_delivers_bottleneck_rate_times_payload_fraction() {
         .map(|((_, n), _)| *n)
         .collect();
     assert!(!late.is_empty());
-    assert!(late.iter().all(|&n| n >= 49 && n <= 50), "queue left capacity: {:?}", &late[..10]);
+    assert!(late.iter().all(|&n| (49..=50).contains(&n)), "queue left capacity: {:?}", &late[..10]);
 
     // Packets balance exactly: sent = delivered + dropped + still held by the network.
     let f = &o.totals["flows"]["cbr"];
