@@ -528,12 +528,12 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                     forbid("off", f.off.is_some(), kind)?;
                     None
                 };
-                FlowApp::Udp(UdpState {
+                FlowApp::Udp(Box::new(UdpState {
                     spec: UdpSpec { size, interval: f.interval.clone(), rate: f.rate.map(|r| r.0), onoff },
                     rng: rng.stream("app", i as u64),
                     on: false,
                     gen: 0,
-                })
+                }))
             }
             FlowKind::Quic => {
                 forbid("rate", f.rate.is_some(), "quic")?;
