@@ -95,10 +95,35 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit("quicksim bench: --reps must be at least 1")
     report: dict[str, Any] = {"machine": _machine(), "quicksim": {}, "ns3": {}, "ratios": {}}
     print("quicksim flows are QUIC (NewReno); ns-3 flows are TCP NewReno (quicksim has no TCP yet).")
+    bindir = _build_ns3(args) if args.vs_ns3 else None
     for name in names:
-        reps = [_quicksim_rep(name) for _ in range(args.reps)]
+        # With --vs-ns3 the quicksim and ns-3 reps of a scenario alternate, so both sides see
+        # the same machine load (it drifts by 1.5x and more over minutes on a shared machine).
+        prog = NS3_PROGRAMS.get(name) if bindir is not None else None
+        n3 = 0 if prog is None else (args.ns3_scale_reps if prog == "scale" else args.ns3_reps)
+        reps, reps3 = [], []
+        for i in range(max(args.reps, n3)):
+            if i < args.reps:
+                reps.append(_quicksim_rep(name))
+            if i < n3 and bindir is not None and prog is not None:
+                reps3.append(_ns3_rep(bindir / prog))
         report["quicksim"][name] = {"median": _median(reps), "reps": reps}
         _print_row("quicksim", name, report["quicksim"][name]["median"], len(reps))
+        if reps3:
+            report["ns3"][name] = {"median": _median(reps3), "reps": reps3}
+            _print_row("ns-3", name, report["ns3"][name]["median"], len(reps3))
+            q, s3 = report["quicksim"][name]["median"], report["ns3"][name]["median"]
+            ratio = {
+                "run_loop_wall": s3["wall_s"] / q["wall_s"],
+                "process_wall": s3["process_wall_s"] / q["process_wall_s"],
+                "events_per_s": q["events_per_s"] / s3["events_per_s"],
+            }
+            report["ratios"][name] = ratio
+            print(
+                f"  {name}: quicksim is {ratio['run_loop_wall']:.1f}x faster than ns-3 in run-loop wall time "
+                f"({ratio['process_wall']:.1f}x in process wall time, "
+                f"{ratio['events_per_s']:.1f}x in events/s)"
+            )
         if name == "many-flows":
             base = [_quicksim_rep(name + "+baseline") for _ in range(args.reps)]
             bm, m = _median(base), report["quicksim"][name]["median"]
@@ -121,30 +146,6 @@ def main(args: argparse.Namespace) -> int:
                     else ""
                 )
                 + f"{per_flow / 1024:.1f} kB with the outputs (peak RSS of the process)"
-            )
-    if args.vs_ns3:
-        bindir = _build_ns3(args)
-        for name in names:
-            prog = NS3_PROGRAMS.get(name)
-            if prog is None:
-                continue
-            n = args.ns3_scale_reps if prog == "scale" else args.ns3_reps
-            if n < 1:
-                continue
-            reps = [_ns3_rep(bindir / prog) for _ in range(n)]
-            report["ns3"][name] = {"median": _median(reps), "reps": reps}
-            _print_row("ns-3", name, report["ns3"][name]["median"], len(reps))
-            q, s = report["quicksim"][name]["median"], report["ns3"][name]["median"]
-            ratio = {
-                "run_loop_wall": s["wall_s"] / q["wall_s"],
-                "process_wall": s["process_wall_s"] / q["process_wall_s"],
-                "events_per_s": q["events_per_s"] / s["events_per_s"],
-            }
-            report["ratios"][name] = ratio
-            print(
-                f"  {name}: quicksim is {ratio['run_loop_wall']:.1f}x faster than ns-3 in run-loop wall time "
-                f"({ratio['process_wall']:.1f}x in process wall time, "
-                f"{ratio['events_per_s']:.1f}x in events/s)"
             )
     if args.sweep:
         from ..bench import sweep_speedup
