@@ -423,13 +423,15 @@ impl World {
         let fi = f as usize;
         let (src, dst) = (self.flows[fi].spec.src, self.flows[fi].spec.dst);
         let (from, to) = if side == 0 { (src, dst) } else { (dst, src) };
+        // `poll_transmit` returning None leaves the connection at a fixed point for this `now`
+        // (calling it again returns None again), and handing out events changes nothing in the
+        // connection: only new application data (a refill) can make it send more, so only a
+        // refill repeats the loop.
         loop {
-            let mut progressed = false;
             loop {
                 let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
                 let Some(c) = &mut qs.conns else { return };
                 let Some(pkt) = c[side as usize].poll_transmit(now) else { break };
-                progressed = true;
                 let ip = pkt.size_bytes() + UDP_IP;
                 self.send_packet(now, from, to, f, ip, Payload::Quic { to_server: side == 0, pkt });
             }
@@ -438,7 +440,6 @@ impl World {
                 let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
                 let Some(c) = &mut qs.conns else { return };
                 let Some(ev) = c[side as usize].poll_event() else { break };
-                progressed = true;
                 match ev {
                     ConnEvent::Established | ConnEvent::SendQueueLow => refill |= side == 0,
                     ConnEvent::StreamData { stream_id, len, .. } => {
@@ -457,12 +458,10 @@ impl World {
                     }
                 }
             }
-            if refill {
-                self.refill(now, f);
-            }
-            if !progressed {
+            if !refill {
                 break;
             }
+            self.refill(now, f);
         }
         // Timer and congestion-state sampling.
         let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
