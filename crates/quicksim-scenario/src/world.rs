@@ -167,7 +167,9 @@ impl World {
     }
 
     /// Run until the end time (events at exactly the end time are not processed: a run covers
-    /// [0, duration)), the event budget, or until `progress` returns false.
+    /// [0, duration)), the event budget, or until `progress` returns false. Never inlined, so
+    /// profilers can measure the run loop alone (`valgrind --toggle-collect='*World::run*'`).
+    #[inline(never)]
     pub fn run(&mut self, progress: &mut dyn FnMut(f64, u64) -> bool) -> Stop {
         let mut stop = Stop::Finished;
         // Report every 16384 events or every 1/200 of the run's simulated time, whichever
