@@ -156,7 +156,7 @@ impl Connection {
     }
 
     /// Processes one received QUIC packet.
-    pub fn handle_packet(&mut self, now: SimTime, pkt: QuicPacket) {
+    pub fn handle_packet(&mut self, now: SimTime, pkt: &QuicPacket) {
         self.advance(now);
         if !matches!(self.state, State::Handshaking | State::Established) {
             // Closing/draining: RFC 9000 §10.2 allows ignoring everything.
@@ -182,9 +182,9 @@ impl Connection {
         let ack_eliciting = pkt.is_ack_eliciting();
         let mut queue_freed = false;
         let mut immediate_ack = false;
-        for frame in pkt.frames {
-            match frame {
-                Frame::Ack(a) => queue_freed |= self.on_ack_frame(now, space, &a),
+        for frame in &pkt.frames {
+            match *frame {
+                Frame::Ack(ref a) => queue_freed |= self.on_ack_frame(now, space, a),
                 Frame::Stream(f) => self.on_stream_frame(now, f.id, f.offset, f.len),
                 Frame::Crypto(c) => self.on_crypto_frame(now, space, c.params),
                 Frame::MaxData(m) => {

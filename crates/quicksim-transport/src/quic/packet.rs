@@ -5,6 +5,7 @@
 //! `Q/packet/FrameHeader.msg` does. Header sizes depend on the [`HeaderProfile`].
 
 use quicksim_engine::{SimDuration, PS_PER_US};
+use smallvec::SmallVec;
 
 /// Encoded size of a QUIC variable-length integer (RFC 9000 §16): 1, 2, 4 or 8 bytes.
 pub fn varint_len(v: u64) -> u64 {
@@ -162,11 +163,16 @@ impl AckFrequencyFrame {
     }
 }
 
+/// ACK ranges of one frame. Nearly every ACK has one or two ranges, so they are stored inline:
+/// building an ACK allocates nothing (the frame travels to the peer, so a buffer could not be
+/// reused).
+pub type AckRanges = SmallVec<[(u64, u64); 2]>;
+
 /// ACK frame (RFC 9000 §19.3). `ranges` are inclusive `(smallest, largest)` pairs in
 /// descending order; the first one ends at `largest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AckFrame {
-    pub ranges: Vec<(u64, u64)>,
+    pub ranges: AckRanges,
     /// Encoded ack delay: microseconds >> ack_delay_exponent.
     pub ack_delay: u64,
 }
@@ -316,6 +322,10 @@ impl Frame {
     }
 }
 
+/// The frames of one packet. A data packet has a STREAM frame and often an ACK, an ACK-only
+/// packet one ACK frame: two inline slots cover nearly all packets without a heap allocation.
+pub type Frames = SmallVec<[Frame; 2]>;
+
 /// One QUIC packet, carried alone in one UDP datagram through the simulated network.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuicPacket {
@@ -323,7 +333,7 @@ pub struct QuicPacket {
     pub pn: u64,
     /// Header bytes including the AEAD tag where the profile has one.
     pub header_bytes: u64,
-    pub frames: Vec<Frame>,
+    pub frames: Frames,
     /// The Immediate-ACK bit of the IFIP 2020 paper (a reserved short-header bit).
     pub i_bit: bool,
 }
@@ -407,10 +417,10 @@ mod tests {
     #[test]
     fn ack_frame_size() {
         // largest 100, delay 5, one range 91..=100: 1 + 2 + 1 + 1 + 1
-        let a = AckFrame { ranges: vec![(91, 100)], ack_delay: 5 };
+        let a = AckFrame { ranges: smallvec::smallvec![(91, 100)], ack_delay: 5 };
         assert_eq!(a.size(), 6);
         // plus a second range 10..=80: gap = 91 - 80 - 2 = 9, len 70 → 2 more + 2
-        let b = AckFrame { ranges: vec![(91, 100), (10, 80)], ack_delay: 5 };
+        let b = AckFrame { ranges: smallvec::smallvec![(91, 100), (10, 80)], ack_delay: 5 };
         assert_eq!(b.size(), 6 + 1 + 2);
     }
 

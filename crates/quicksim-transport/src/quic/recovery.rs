@@ -505,7 +505,7 @@ mod tests {
     }
 
     fn ack(ranges: Vec<(u64, u64)>) -> AckFrame {
-        AckFrame { ranges, ack_delay: 0 }
+        AckFrame { ranges: ranges.into(), ack_delay: 0 }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use quicksim_engine::{Rate, SimTime, PS_PER_S};
 
 use super::connection::{Connection, State};
-use super::packet::{stream_fit, AckFrame, Frame, QuicPacket, SpaceId, StreamFrame};
+use super::packet::{stream_fit, AckFrame, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
 use super::recovery::SentPacket;
 use super::Role;
 
@@ -137,7 +137,7 @@ impl Connection {
         }
         let pn = self.next_pn[si];
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
-        let mut frames = Vec::new();
+        let mut frames = Frames::new();
         let mut ack_largest = None;
         if self.acks[si].wants_bundle(true) || ack_due {
             if let Some(a) = self.acks[si].build(now, 0, avail / 2) {
@@ -184,7 +184,7 @@ impl Connection {
         let si = space.index();
         let pn = self.next_pn[si];
         let mut avail = budget.saturating_sub(self.header_len(space, pn, 0));
-        let mut frames = Vec::new();
+        let mut frames = Frames::new();
         let mut ack_largest = None;
         let acks = &self.acks[si];
         if acks.ack_due(now) || acks.wants_bundle(self.cfg.bundle_ack) {
@@ -239,8 +239,8 @@ impl Connection {
         self.recovery.cc.cwnd_bytes().saturating_sub(in_flight) < self.cfg.max_packet_size
     }
 
-    fn add_control_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
-        let push = |f: Frame, avail: &mut u64, frames: &mut Vec<Frame>| -> bool {
+    fn add_control_frames(&mut self, frames: &mut Frames, avail: &mut u64) {
+        let push = |f: Frame, avail: &mut u64, frames: &mut Frames| -> bool {
             let n = f.size();
             if n <= *avail {
                 *avail -= n;
@@ -293,7 +293,7 @@ impl Connection {
     }
 
     /// STREAM frames, one stream per frame in scheduler order, lowest unsent offset first.
-    fn add_stream_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
+    fn add_stream_frames(&mut self, frames: &mut Frames, avail: &mut u64) {
         loop {
             let credit = self.conn_send.available();
             let Some(id) = self.streams.select(credit) else { break };
@@ -312,7 +312,7 @@ impl Connection {
     }
 
     /// PTO probe without new data: re-send the STREAM frames of the oldest outstanding packet.
-    fn add_probe_copy(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
+    fn add_probe_copy(&mut self, frames: &mut Frames, avail: &mut u64) {
         let Some(old) = self.recovery.oldest_outstanding(SpaceId::Data) else { return };
         let copies: Vec<StreamFrame> = old
             .frames
@@ -338,7 +338,7 @@ impl Connection {
         self.note_ack_sent(&a);
         self.stats.ack_only_packets_sent += 1;
         let largest = a.largest();
-        let pkt = self.finish(now, space, pn, vec![Frame::Ack(a)], Some(largest), false);
+        let pkt = self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], Some(largest), false);
         self.stats.ack_only_bytes_sent += pkt.size_bytes();
         Some(pkt)
     }
@@ -355,7 +355,7 @@ impl Connection {
         let si = space.index();
         let pn = self.next_pn[si];
         self.next_pn[si] += 1;
-        let mut frames = vec![Frame::ConnectionClose { error_code: code }];
+        let mut frames: Frames = smallvec::smallvec![Frame::ConnectionClose { error_code: code }];
         if self.role == Role::Client && space == SpaceId::Initial {
             let hdr = self.header_len(space, pn, MIN_INITIAL_SIZE);
             frames.push(Frame::Padding(MIN_INITIAL_SIZE.saturating_sub(hdr + frames[0].size())));
@@ -379,7 +379,7 @@ impl Connection {
         now: SimTime,
         space: SpaceId,
         pn: u64,
-        frames: Vec<Frame>,
+        frames: Frames,
         ack_largest: Option<u64>,
         may_pace: bool,
     ) -> QuicPacket {

@@ -307,10 +307,10 @@ fn flow_control_violation_closes_with_error() {
         space: SpaceId::Data,
         pn: 0,
         header_bytes: 13,
-        frames: vec![Frame::Stream(StreamFrame { id: 0, offset: 9_500, len: 1000 })],
+        frames: [Frame::Stream(StreamFrame { id: 0, offset: 9_500, len: 1000 })].into_iter().collect(),
         i_bit: false,
     };
-    server.handle_packet(SimTime::from_millis(1), pkt);
+    server.handle_packet(SimTime::from_millis(1), &pkt);
     assert!(server.is_closed());
     match server.poll_event() {
         Some(ConnEvent::Established) => {}
