@@ -333,21 +333,42 @@ pub struct QuicPacket {
     pub pn: u64,
     /// Header bytes including the AEAD tag where the profile has one.
     pub header_bytes: u64,
+    /// The frames; not to be changed after construction (their total size is cached).
     pub frames: Frames,
     /// The Immediate-ACK bit of the IFIP 2020 paper (a reserved short-header bit).
     pub i_bit: bool,
+    /// Σ frame sizes, computed once: the sender, the network and the receiver all need the
+    /// packet size, and an ACK frame's size walks its ranges.
+    payload: u64,
 }
 
 impl QuicPacket {
+    pub fn new(space: SpaceId, pn: u64, header_bytes: u64, frames: Frames, i_bit: bool) -> Self {
+        let payload = frames.iter().map(Frame::size).sum();
+        QuicPacket { space, pn, header_bytes, frames, i_bit, payload }
+    }
+
+    /// As `new`, for a builder that already summed the frame sizes (`payload`).
+    pub(super) fn with_payload(
+        space: SpaceId,
+        pn: u64,
+        header_bytes: u64,
+        frames: Frames,
+        payload: u64,
+    ) -> Self {
+        debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
+        QuicPacket { space, pn, header_bytes, frames, i_bit: false, payload }
+    }
+
     /// UDP payload size: the QUIC packet including its header. The simulator adds 8 B UDP
     /// and 20 B IPv4 on top.
     pub fn size_bytes(&self) -> u64 {
-        self.header_bytes + self.payload_bytes()
+        self.header_bytes + self.payload
     }
 
     /// Frame bytes.
     pub fn payload_bytes(&self) -> u64 {
-        self.frames.iter().map(Frame::size).sum()
+        self.payload
     }
 
     pub fn is_ack_eliciting(&self) -> bool {

@@ -142,7 +142,7 @@ impl Connection {
         if self.acks[si].wants_bundle(true) || ack_due {
             if let Some(a) = self.acks[si].build(now, 0, avail / 2) {
                 ack_largest = Some(a.largest());
-                self.note_ack_sent(&a);
+                self.note_ack_sent(&a, a.size());
                 frames.push(Frame::Ack(a));
             }
         }
@@ -191,8 +191,9 @@ impl Connection {
             let exp = self.cfg.ack_delay_exponent;
             if let Some(a) = self.acks[si].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
                 ack_largest = Some(a.largest());
-                avail -= a.size();
-                self.note_ack_sent(&a);
+                let n = a.size();
+                avail -= n;
+                self.note_ack_sent(&a, n);
                 frames.push(Frame::Ack(a));
             }
         }
@@ -335,7 +336,7 @@ impl Connection {
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let exp = if space == SpaceId::Data { self.cfg.ack_delay_exponent } else { 0 };
         let a = self.acks[si].build(now, exp, avail)?;
-        self.note_ack_sent(&a);
+        self.note_ack_sent(&a, a.size());
         self.stats.ack_only_packets_sent += 1;
         let largest = a.largest();
         let pkt = self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], Some(largest), false);
@@ -360,16 +361,18 @@ impl Connection {
             let hdr = self.header_len(space, pn, MIN_INITIAL_SIZE);
             frames.push(Frame::Padding(MIN_INITIAL_SIZE.saturating_sub(hdr + frames[0].size())));
         }
-        let header_bytes = self.header_len(space, pn, frames.iter().map(Frame::size).sum());
-        let pkt = QuicPacket { space, pn, header_bytes, frames, i_bit: false };
+        let payload = frames.iter().map(Frame::size).sum();
+        let header_bytes = self.header_len(space, pn, payload);
+        let pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += pkt.size_bytes();
         pkt
     }
 
-    fn note_ack_sent(&mut self, a: &AckFrame) {
+    /// Counts an ACK frame of `size` bytes (its `size()`, computed by the caller).
+    fn note_ack_sent(&mut self, a: &AckFrame, size: u64) {
         self.stats.ack_frames_sent += 1;
-        self.stats.ack_frame_bytes_sent += a.size();
+        self.stats.ack_frame_bytes_sent += size;
         self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u64);
     }
 
@@ -387,8 +390,8 @@ impl Connection {
         self.next_pn[si] += 1;
         let payload: u64 = frames.iter().map(Frame::size).sum();
         let header_bytes = self.header_len(space, pn, payload);
-        let pkt = QuicPacket { space, pn, header_bytes, frames, i_bit: false };
-        let size = header_bytes + payload; // = pkt.size_bytes(), without summing the frames again
+        let pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
+        let size = pkt.size_bytes();
         debug_assert!(
             size <= self.cfg.max_packet_size || space != SpaceId::Data,
             "packet of {size} B exceeds max_packet_size"
