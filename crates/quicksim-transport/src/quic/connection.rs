@@ -536,9 +536,10 @@ impl Connection {
             SimDuration::ZERO
         };
         let ctx = self.timer_ctx();
-        let mut out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
+        let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
         let mut freed = false;
-        for p in out.acked.drain(..) {
+        // By reference: a SentPacket is large, and the buffer is recycled (cleared) anyway.
+        for p in &out.acked {
             freed |= self.on_packet_acked(space, p);
         }
         self.recovery.recycle(out.acked);
@@ -561,7 +562,7 @@ impl Connection {
         }
     }
 
-    fn on_packet_acked(&mut self, space: SpaceId, p: SentPacket) -> bool {
+    fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
         if p.in_flight {
             self.stats.packets_acked += 1;
         }
@@ -569,8 +570,8 @@ impl Connection {
             self.acks[space.index()].on_ack_of_ack(largest);
         }
         let mut freed = false;
-        for f in p.frames {
-            match f {
+        for f in p.frames.iter() {
+            match *f {
                 Frame::Stream(sf) => {
                     if let Some(s) = self.streams.send.get_mut(&sf.id) {
                         let n = s.on_acked(sf.offset, sf.len);
@@ -584,8 +585,8 @@ impl Connection {
                         c.pending = false;
                     }
                 }
-                Frame::AckFrequency(f) => {
-                    if let Some(d) = self.ack_freq_tx.on_acked(&f) {
+                Frame::AckFrequency(ref f) => {
+                    if let Some(d) = self.ack_freq_tx.on_acked(f) {
                         self.recovery.peer_max_ack_delay = d;
                     }
                 }

@@ -258,7 +258,7 @@ impl Recovery {
         out
     }
 
-    /// Gives back the (drained) `acked` vector of an [`AckOutcome`] for the next ACK.
+    /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (cleared here).
     /// An idle connection (nothing in flight) drops it instead, to stay small.
     pub fn recycle(&mut self, mut acked: Vec<SentPacket>) {
         if self.bytes_in_flight > 0 {

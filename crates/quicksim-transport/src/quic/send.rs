@@ -168,7 +168,7 @@ impl Connection {
         if frames.is_empty() {
             return None;
         }
-        let pkt = self.finish(now, space, pn, frames, ack_largest, false);
+        let pkt = self.finish(now, space, pn, frames, ack_largest, false, false);
         // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a Handshake packet.
         if self.role == Role::Client && space == SpaceId::Handshake {
             let ctx = self.timer_ctx();
@@ -222,16 +222,8 @@ impl Connection {
         if !frames.iter().any(Frame::is_ack_eliciting) && (probe || !frames.is_empty()) {
             frames.push(Frame::Ping);
         }
-        let mut pkt = self.finish(now, space, pn, frames, ack_largest, true);
-        if self.cfg.ibit && pkt.is_in_flight() && !probe {
-            // IFIP 2020 I-bit: the last packet the window allows asks for an immediate ACK.
-            let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
-            if rem < self.cfg.max_packet_size {
-                pkt.i_bit = true;
-                self.stats.ibit_packets_sent += 1;
-            }
-        }
-        pkt
+        let ibit = self.cfg.ibit && !probe;
+        self.finish(now, space, pn, frames, ack_largest, true, ibit)
     }
 
     /// Sending `size` more bytes now leaves no room for another full-size packet.
@@ -339,7 +331,8 @@ impl Connection {
         self.note_ack_sent(&a, a.size());
         self.stats.ack_only_packets_sent += 1;
         let largest = a.largest();
-        let pkt = self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], Some(largest), false);
+        let pkt =
+            self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], Some(largest), false, false);
         self.stats.ack_only_bytes_sent += pkt.size_bytes();
         Some(pkt)
     }
@@ -377,6 +370,9 @@ impl Connection {
     }
 
     /// Numbers the packet, registers it with recovery and updates counters and the pacer.
+    /// `ibit`: set the I-bit if the packet is the last the window allows (decided here, after
+    /// the packet counts in flight, so the packet is not moved again to be changed).
+    #[allow(clippy::too_many_arguments)]
     fn finish(
         &mut self,
         now: SimTime,
@@ -385,12 +381,13 @@ impl Connection {
         frames: Frames,
         ack_largest: Option<u64>,
         may_pace: bool,
+        ibit: bool,
     ) -> QuicPacket {
         let si = space.index();
         self.next_pn[si] += 1;
         let payload: u64 = frames.iter().map(Frame::size).sum();
         let header_bytes = self.header_len(space, pn, payload);
-        let pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
+        let mut pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
         let size = pkt.size_bytes();
         debug_assert!(
             size <= self.cfg.max_packet_size || space != SpaceId::Data,
@@ -420,6 +417,14 @@ impl Connection {
                 if let Some(rate) = self.pacing_rate() {
                     let start = self.next_send_time.max(now);
                     self.next_send_time = start + rate.tx_time(size);
+                }
+            }
+            if ibit {
+                // IFIP 2020 I-bit: the last packet the window allows asks for an immediate ACK.
+                let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
+                if rem < self.cfg.max_packet_size {
+                    pkt.i_bit = true;
+                    self.stats.ibit_packets_sent += 1;
                 }
             }
         }
