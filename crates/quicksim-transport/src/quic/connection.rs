@@ -186,7 +186,7 @@ impl Connection {
             match *frame {
                 Frame::Ack(ref a) => queue_freed |= self.on_ack_frame(now, space, a),
                 Frame::Stream(f) => self.on_stream_frame(now, f.id, f.offset, f.len),
-                Frame::Crypto(c) => self.on_crypto_frame(now, space, c.params),
+                Frame::Crypto(ref c) => self.on_crypto_frame(now, space, c.params),
                 Frame::MaxData(m) => {
                     self.conn_send.on_max(m);
                 }

@@ -148,7 +148,7 @@ impl Connection {
         }
         if let Some(c) = self.hs.crypto(space).and_then(|c| c.take_pending()) {
             self.stats.crypto_frames_sent += 1;
-            frames.push(Frame::Crypto(c));
+            frames.push(Frame::Crypto(Box::new(c)));
         } else if probe {
             frames.push(Frame::Ping);
         }
