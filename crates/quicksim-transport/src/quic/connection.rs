@@ -520,7 +520,13 @@ impl Connection {
             self.hs.handshake_acked = true;
         }
         if space == SpaceId::Data {
+            // Losses are older than most acknowledged packets: ranges above the newest lost
+            // packet number need no search.
+            let newest_lost = self.lost_pns.last().copied();
             for &(s, l) in &ack.ranges {
+                if newest_lost.is_none_or(|n| s > n) {
+                    continue;
+                }
                 let hits: Vec<u64> = self.lost_pns.range(s..=l).copied().collect();
                 for pn in hits {
                     self.lost_pns.remove(&pn);
