@@ -5,7 +5,9 @@ use crate::build::{Built, FlowSpec, UdpSpec};
 use crate::record::{ConnCounters, ConnSample, Recorder};
 use crate::schema::{QuicApp, SizeDist, TimeDist};
 use quicksim_engine::{EventQueue, Rng, SimDuration, SimTime};
-use quicksim_net::{NetEvent, Network, NodeId, IPV4_HEADER, UDP_HEADER};
+use quicksim_net::{
+    ChanId, DropReason, NetEvent, NetObserver, Network, NodeId, Packet, IPV4_HEADER, UDP_HEADER,
+};
 use quicksim_transport::quic::{ConnEvent, Connection, QuicPacket};
 use std::sync::Arc;
 
@@ -14,8 +16,67 @@ use std::sync::Arc;
 pub enum Payload {
     /// A UDP datagram of a UDP or ON/OFF source.
     Udp,
-    /// A QUIC packet; `to_server` = in the flow's forward (data) direction.
-    Quic { to_server: bool, pkt: QuicPacket },
+    /// A QUIC packet, held in the world's [`PacketPool`] at `slot`; `to_server` = in the flow's
+    /// forward (data) direction.
+    Quic { to_server: bool, slot: u32 },
+}
+
+/// The QUIC packets travelling through the network. Events carry a slot number instead of the
+/// packet: a `QuicPacket` keeps its frames inline (no allocation per packet) and is large, and
+/// every event is moved several times between the queue, the network and the handlers, so
+/// small events cost less than big ones. A slot is freed when its packet is delivered or
+/// dropped; its value stays until the slot is reused.
+#[derive(Default)]
+pub(crate) struct PacketPool {
+    slots: Vec<QuicPacket>,
+    free: Vec<u32>,
+}
+
+impl PacketPool {
+    fn put(&mut self, p: QuicPacket) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn release(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+}
+
+/// The recorder as the network's observer, plus freeing the pool slot of a dropped packet.
+struct NetObs<'a> {
+    rec: &'a mut Recorder,
+    pool: &'a mut PacketPool,
+}
+
+impl NetObserver<Payload> for NetObs<'_> {
+    #[inline]
+    fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
+        self.rec.queue_changed(now, chan, packets, bytes);
+    }
+    #[inline]
+    fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
+        if let Payload::Quic { slot, .. } = p.payload {
+            self.pool.release(slot);
+        }
+        self.rec.dropped(now, chan, p, why);
+    }
+    #[inline]
+    fn delivered(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, frame_bytes: u64) {
+        self.rec.delivered(now, chan, p, frame_bytes);
+    }
+    #[inline]
+    fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
+        self.rec.sent(now, node, p);
+    }
 }
 
 impl Payload {
@@ -100,6 +161,7 @@ pub struct World {
     pub(crate) net: Network<Payload>,
     pub(crate) flows: Vec<FlowRt>,
     pub(crate) rec: Recorder,
+    pool: PacketPool,
     pub(crate) end: SimTime,
     pub(crate) max_events: Option<u64>,
     pub(crate) trace_hash: u64,
@@ -149,6 +211,7 @@ impl World {
             net: b.net,
             flows: b.flows,
             rec: b.rec,
+            pool: PacketPool::default(),
             end: b.end,
             max_events: b.max_events,
             trace_hash: 0xcbf2_9ce4_8422_2325,
@@ -170,7 +233,9 @@ impl World {
     }
 
     /// Run until the end time (events at exactly the end time are not processed: a run covers
-    /// [0, duration)), the event budget, or until `progress` returns false.
+    /// [0, duration)), the event budget, or until `progress` returns false. Never inlined, so
+    /// profilers can measure the run loop alone (`valgrind --toggle-collect='*World::run*'`).
+    #[inline(never)]
     pub fn run(&mut self, progress: &mut dyn FnMut(f64, u64) -> bool) -> Stop {
         let mut stop = Stop::Finished;
         // Report every 16384 events or every 1/200 of the run's simulated time, whichever
@@ -211,7 +276,8 @@ impl World {
         match ev {
             Ev::Net(ne) => {
                 let q = &mut self.q;
-                let got = self.net.handle(now, ne, &mut |t, e| sched_net(q, t, e), &mut self.rec);
+                let obs = &mut NetObs { rec: &mut self.rec, pool: &mut self.pool };
+                let got = self.net.handle(now, ne, &mut |t, e| sched_net(q, t, e), obs);
                 if let Some(p) = got {
                     self.deliver(now, p);
                 }
@@ -249,10 +315,11 @@ impl World {
     ) {
         let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
         let q = &mut self.q;
-        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.rec);
+        let obs = &mut NetObs { rec: &mut self.rec, pool: &mut self.pool };
+        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), obs);
     }
 
-    fn deliver(&mut self, now: SimTime, p: quicksim_net::Packet<Payload>) {
+    fn deliver(&mut self, now: SimTime, p: Packet<Payload>) {
         let f = p.flow;
         let fwd = p.payload.forward();
         if fwd {
@@ -268,13 +335,14 @@ impl World {
                 let payload = p.ip_bytes as u64 - UDP_IP;
                 self.rec.flow(now, f, |b| b.delivered_bytes += payload);
             }
-            Payload::Quic { to_server, pkt } => {
+            Payload::Quic { to_server, slot } => {
                 let side = if to_server { 1u8 } else { 0u8 };
                 if let FlowApp::Quic(qs) = &mut self.flows[f as usize].app {
                     if let Some(c) = &mut qs.conns {
-                        c[side as usize].handle_packet(now, pkt);
+                        c[side as usize].handle_packet(now, &self.pool.slots[slot as usize]);
                     }
                 }
+                self.pool.release(slot);
                 self.pump(now, f, side);
             }
         }
@@ -428,22 +496,24 @@ impl World {
         let fi = f as usize;
         let (src, dst) = (self.flows[fi].spec.src, self.flows[fi].spec.dst);
         let (from, to) = if side == 0 { (src, dst) } else { (dst, src) };
+        // `poll_transmit` returning None leaves the connection at a fixed point for this `now`
+        // (calling it again returns None again), and handing out events changes nothing in the
+        // connection: only new application data (a refill) can make it send more, so only a
+        // refill repeats the loop.
         loop {
-            let mut progressed = false;
             loop {
                 let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
                 let Some(c) = &mut qs.conns else { return };
                 let Some(pkt) = c[side as usize].poll_transmit(now) else { break };
-                progressed = true;
                 let ip = pkt.size_bytes() + UDP_IP;
-                self.send_packet(now, from, to, f, ip, Payload::Quic { to_server: side == 0, pkt });
+                let slot = self.pool.put(pkt);
+                self.send_packet(now, from, to, f, ip, Payload::Quic { to_server: side == 0, slot });
             }
             let mut refill = false;
             loop {
                 let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };
                 let Some(c) = &mut qs.conns else { return };
                 let Some(ev) = c[side as usize].poll_event() else { break };
-                progressed = true;
                 match ev {
                     ConnEvent::Established | ConnEvent::SendQueueLow => refill |= side == 0,
                     ConnEvent::StreamData { stream_id, len, .. } => {
@@ -462,12 +532,10 @@ impl World {
                     }
                 }
             }
-            if refill {
-                self.refill(now, f);
-            }
-            if !progressed {
+            if !refill {
                 break;
             }
+            self.refill(now, f);
         }
         // Timer and congestion-state sampling.
         let FlowApp::Quic(qs) = &mut self.flows[fi].app else { return };

@@ -156,8 +156,7 @@ impl AckManager {
         }
         let delay_us = now.saturating_sub(self.largest_recv_time).ps() / PS_PER_US;
         let ack_delay = delay_us >> exponent;
-        let mut frame =
-            AckFrame { ranges: Vec::with_capacity(self.received.len().min(self.max_ranges)), ack_delay };
+        let mut frame = AckFrame { ranges: Default::default(), ack_delay };
         // The frame size is kept incrementally (`AckFrame::size` walks every range, and calling
         // it per added range made this loop quadratic): `body` is everything but the
         // range-count varint, which is added when checking against the budget.
@@ -238,7 +237,7 @@ mod tests {
         a.on_packet(t0, 1, true, false, &p);
         assert!(a.ack_due(t0));
         let f = a.build(SimTime::from_millis(2), 3, 1000).unwrap();
-        assert_eq!(f.ranges, vec![(0, 1)]);
+        assert_eq!(f.ranges[..], [(0, 1)]);
         assert_eq!(f.ack_delay, 1000 >> 3);
         assert!(!a.ack_due(SimTime::from_millis(100)));
     }
@@ -332,6 +331,6 @@ mod tests {
         assert_eq!(a.range_count(), 2);
         // A budget too small for a second range keeps only the first.
         let f = a.build(SimTime::ZERO, 3, 6).unwrap();
-        assert_eq!(f.ranges, vec![(38, 38)]);
+        assert_eq!(f.ranges[..], [(38, 38)]);
     }
 }

@@ -174,7 +174,7 @@ impl Connection {
     }
 
     /// Processes one received QUIC packet.
-    pub fn handle_packet(&mut self, now: SimTime, pkt: QuicPacket) {
+    pub fn handle_packet(&mut self, now: SimTime, pkt: &QuicPacket) {
         self.advance(now);
         if !matches!(self.state, State::Handshaking | State::Established) {
             // Closing/draining: RFC 9000 §10.2 allows ignoring everything.
@@ -200,11 +200,11 @@ impl Connection {
         let ack_eliciting = pkt.is_ack_eliciting();
         let mut queue_freed = false;
         let mut immediate_ack = false;
-        for frame in pkt.frames {
-            match frame {
-                Frame::Ack(a) => queue_freed |= self.on_ack_frame(now, space, &a),
+        for frame in &pkt.frames {
+            match *frame {
+                Frame::Ack(ref a) => queue_freed |= self.on_ack_frame(now, space, a),
                 Frame::Stream(f) => self.on_stream_frame(now, f.id, f.offset, f.len),
-                Frame::Crypto(c) => self.on_crypto_frame(now, space, c.params.map(|p| *p)),
+                Frame::Crypto(ref c) => self.on_crypto_frame(now, space, c.params.as_deref().copied()),
                 Frame::MaxData(m) => {
                     self.conn_send.on_max(m);
                 }
@@ -548,7 +548,13 @@ impl Connection {
             self.hs.handshake_acked = true;
         }
         if space == SpaceId::Data {
+            // Losses are older than most acknowledged packets: ranges above the newest lost
+            // packet number need no search.
+            let newest_lost = self.lost_pns.last().copied();
             for &(s, l) in &ack.ranges {
+                if newest_lost.is_none_or(|n| s > n) {
+                    continue;
+                }
                 let hits: Vec<u64> = self.lost_pns.range(s..=l).copied().collect();
                 for pn in hits {
                     self.lost_pns.remove(&pn);
@@ -564,9 +570,10 @@ impl Connection {
             SimDuration::ZERO
         };
         let ctx = self.timer_ctx();
-        let mut out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
+        let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
         let mut freed = false;
-        for p in out.acked.drain(..) {
+        // By reference: a SentPacket is large, and the buffer is recycled (cleared) anyway.
+        for p in &out.acked {
             freed |= self.on_packet_acked(space, p);
         }
         self.recovery.recycle(out.acked);
@@ -589,7 +596,7 @@ impl Connection {
         }
     }
 
-    fn on_packet_acked(&mut self, space: SpaceId, p: SentPacket) -> bool {
+    fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
         if p.in_flight {
             self.stats.packets_acked += 1;
         }
@@ -597,8 +604,8 @@ impl Connection {
             self.acks[space].on_ack_of_ack(largest);
         }
         let mut freed = false;
-        for f in p.frames {
-            match f {
+        for f in p.frames.iter() {
+            match *f {
                 Frame::Stream(sf) => {
                     if let Some(s) = self.streams.send.get_mut(&sf.id) {
                         let n = s.on_acked(sf.offset, sf.len);
@@ -612,8 +619,8 @@ impl Connection {
                         c.pending = false;
                     }
                 }
-                Frame::AckFrequency(f) => {
-                    if let Some(d) = self.ack_freq_tx.on_acked(&f) {
+                Frame::AckFrequency(ref f) => {
+                    if let Some(d) = self.ack_freq_tx.on_acked(f) {
                         self.recovery.peer_max_ack_delay = d;
                     }
                 }

@@ -5,6 +5,7 @@
 //! `Q/packet/FrameHeader.msg` does. Header sizes depend on the [`HeaderProfile`].
 
 use quicksim_engine::{SimDuration, PS_PER_US};
+use smallvec::SmallVec;
 
 /// Encoded size of a QUIC variable-length integer (RFC 9000 §16): 1, 2, 4 or 8 bytes.
 pub fn varint_len(v: u64) -> u64 {
@@ -162,11 +163,17 @@ impl AckFrequencyFrame {
     }
 }
 
+/// ACK ranges of one frame. Nearly every ACK has one range (more only while a loss is being
+/// repaired), so one is stored inline: building an ACK allocates nothing (the frame travels to
+/// the peer, so a buffer could not be reused). One, not two: it keeps a frame at 40 B, so a
+/// packet (two inline frames) stays at 112 B and is moved without a `memcpy` call.
+pub type AckRanges = SmallVec<[(u64, u64); 1]>;
+
 /// ACK frame (RFC 9000 §19.3). `ranges` are inclusive `(smallest, largest)` pairs in
 /// descending order; the first one ends at `largest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AckFrame {
-    pub ranges: Vec<(u64, u64)>,
+    pub ranges: AckRanges,
     /// Encoded ack delay: microseconds >> ack_delay_exponent.
     pub ack_delay: u64,
 }
@@ -264,7 +271,10 @@ pub enum Frame {
     Padding(u64),
     Ping,
     Ack(AckFrame),
-    Crypto(CryptoFrame),
+    /// Boxed: with the transport parameters a CRYPTO frame is 64 B, and every frame (and so
+    /// every packet, `Frames` holds two inline) would be that large; there are a few per
+    /// connection.
+    Crypto(Box<CryptoFrame>),
     Stream(StreamFrame),
     MaxData(u64),
     MaxStreamData {
@@ -317,6 +327,10 @@ impl Frame {
     }
 }
 
+/// The frames of one packet. A data packet has a STREAM frame and often an ACK, an ACK-only
+/// packet one ACK frame: two inline slots cover nearly all packets without a heap allocation.
+pub type Frames = SmallVec<[Frame; 2]>;
+
 /// One QUIC packet, carried alone in one UDP datagram through the simulated network.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuicPacket {
@@ -324,21 +338,42 @@ pub struct QuicPacket {
     pub pn: u64,
     /// Header bytes including the AEAD tag where the profile has one.
     pub header_bytes: u64,
-    pub frames: Vec<Frame>,
+    /// The frames; not to be changed after construction (their total size is cached).
+    pub frames: Frames,
     /// The Immediate-ACK bit of the IFIP 2020 paper (a reserved short-header bit).
     pub i_bit: bool,
+    /// Σ frame sizes, computed once: the sender, the network and the receiver all need the
+    /// packet size, and an ACK frame's size walks its ranges.
+    payload: u64,
 }
 
 impl QuicPacket {
+    pub fn new(space: SpaceId, pn: u64, header_bytes: u64, frames: Frames, i_bit: bool) -> Self {
+        let payload = frames.iter().map(Frame::size).sum();
+        QuicPacket { space, pn, header_bytes, frames, i_bit, payload }
+    }
+
+    /// As `new`, for a builder that already summed the frame sizes (`payload`).
+    pub(super) fn with_payload(
+        space: SpaceId,
+        pn: u64,
+        header_bytes: u64,
+        frames: Frames,
+        payload: u64,
+    ) -> Self {
+        debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
+        QuicPacket { space, pn, header_bytes, frames, i_bit: false, payload }
+    }
+
     /// UDP payload size: the QUIC packet including its header. The simulator adds 8 B UDP
     /// and 20 B IPv4 on top.
     pub fn size_bytes(&self) -> u64 {
-        self.header_bytes + self.payload_bytes()
+        self.header_bytes + self.payload
     }
 
     /// Frame bytes.
     pub fn payload_bytes(&self) -> u64 {
-        self.frames.iter().map(Frame::size).sum()
+        self.payload
     }
 
     pub fn is_ack_eliciting(&self) -> bool {
@@ -408,10 +443,10 @@ mod tests {
     #[test]
     fn ack_frame_size() {
         // largest 100, delay 5, one range 91..=100: 1 + 2 + 1 + 1 + 1
-        let a = AckFrame { ranges: vec![(91, 100)], ack_delay: 5 };
+        let a = AckFrame { ranges: smallvec::smallvec![(91, 100)], ack_delay: 5 };
         assert_eq!(a.size(), 6);
         // plus a second range 10..=80: gap = 91 - 80 - 2 = 9, len 70 → 2 more + 2
-        let b = AckFrame { ranges: vec![(91, 100), (10, 80)], ack_delay: 5 };
+        let b = AckFrame { ranges: smallvec::smallvec![(91, 100), (10, 80)], ack_delay: 5 };
         assert_eq!(b.size(), 6 + 1 + 2);
     }
 

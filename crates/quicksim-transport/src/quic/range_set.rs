@@ -62,6 +62,25 @@ impl RangeSet {
         if start >= end {
             return 0;
         }
+        // Fast path, the common case (next packet number, next stream bytes): the new range
+        // starts at or after the start of the last range.
+        match self.v.back_mut() {
+            None => {
+                self.v.push_back((start, end));
+                return end - start;
+            }
+            Some(last) if last.0 <= start => {
+                if start > last.1 {
+                    self.v.push_back((start, end));
+                    return end - start;
+                }
+                // Overlaps or touches the last range: extend it.
+                let added = end.saturating_sub(last.1);
+                last.1 = last.1.max(end);
+                return added;
+            }
+            Some(_) => {}
+        }
         let mut s = start;
         let mut e = end;
         let mut covered = 0;
@@ -97,6 +116,15 @@ impl RangeSet {
     pub fn remove(&mut self, start: u64, end: u64) {
         if start >= end {
             return;
+        }
+        // Fast path, the common case (sent or acknowledged bytes taken from the front): nothing
+        // below the first range is removed and the first range survives, so no later range is
+        // touched either.
+        if let Some(first) = self.v.front_mut() {
+            if start <= first.0 && end < first.1 {
+                first.0 = first.0.max(end);
+                return;
+            }
         }
         // Ranges overlapping [start, end) are those starting below `end` and ending above `start`.
         let hi = self.v.partition_point(|&(a, _)| a < end);

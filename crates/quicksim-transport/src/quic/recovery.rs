@@ -258,7 +258,7 @@ impl Recovery {
         out
     }
 
-    /// Gives back the (drained) `acked` vector of an [`AckOutcome`] for the next ACK.
+    /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (cleared here).
     /// An idle connection (nothing in flight) drops it instead, to stay small.
     pub fn recycle(&mut self, mut acked: Vec<SentPacket>) {
         if self.bytes_in_flight > 0 {
@@ -508,7 +508,7 @@ mod tests {
     }
 
     fn ack(ranges: Vec<(u64, u64)>) -> AckFrame {
-        AckFrame { ranges, ack_delay: 0 }
+        AckFrame { ranges: ranges.into(), ack_delay: 0 }
     }
 
     #[test]

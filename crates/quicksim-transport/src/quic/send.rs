@@ -10,7 +10,7 @@
 use quicksim_engine::{Rate, SimTime, PS_PER_S};
 
 use super::connection::{Connection, State};
-use super::packet::{stream_fit, AckFrame, Frame, QuicPacket, SpaceId, StreamFrame};
+use super::packet::{stream_fit, AckFrame, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
 use super::recovery::SentPacket;
 use super::Role;
 
@@ -137,18 +137,18 @@ impl Connection {
         }
         let pn = self.next_pn[si];
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
-        let mut frames = Vec::new();
+        let mut frames = Frames::new();
         let mut ack_largest = None;
         if self.acks[space].wants_bundle(true) || ack_due {
             if let Some(a) = self.acks[space].build(now, 0, avail / 2) {
                 ack_largest = Some(a.largest());
-                self.note_ack_sent(&a);
+                self.note_ack_sent(&a, a.size());
                 frames.push(Frame::Ack(a));
             }
         }
         if let Some(c) = self.hs.crypto(space).and_then(|c| c.take_pending()) {
             self.stats.crypto_frames_sent += 1;
-            frames.push(Frame::Crypto(c));
+            frames.push(Frame::Crypto(Box::new(c)));
         } else if probe {
             frames.push(Frame::Ping);
         }
@@ -168,7 +168,7 @@ impl Connection {
         if frames.is_empty() {
             return None;
         }
-        let pkt = self.finish(now, space, pn, frames, ack_largest, false);
+        let pkt = self.finish(now, space, pn, frames, ack_largest, false, false);
         // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a Handshake packet.
         if self.role == Role::Client && space == SpaceId::Handshake {
             self.discard_space(SpaceId::Initial, now);
@@ -183,15 +183,16 @@ impl Connection {
         let si = space.index();
         let pn = self.next_pn[si];
         let mut avail = budget.saturating_sub(self.header_len(space, pn, 0));
-        let mut frames = Vec::new();
+        let mut frames = Frames::new();
         let mut ack_largest = None;
         let acks = &self.acks[space];
         if acks.ack_due(now) || acks.wants_bundle(self.cfg.bundle_ack) {
             let exp = self.cfg.ack_delay_exponent;
             if let Some(a) = self.acks[space].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
                 ack_largest = Some(a.largest());
-                avail -= a.size();
-                self.note_ack_sent(&a);
+                let n = a.size();
+                avail -= n;
+                self.note_ack_sent(&a, n);
                 frames.push(Frame::Ack(a));
             }
         }
@@ -220,16 +221,8 @@ impl Connection {
         if !frames.iter().any(Frame::is_ack_eliciting) && (probe || !frames.is_empty()) {
             frames.push(Frame::Ping);
         }
-        let mut pkt = self.finish(now, space, pn, frames, ack_largest, true);
-        if self.cfg.ibit && pkt.is_in_flight() && !probe {
-            // IFIP 2020 I-bit: the last packet the window allows asks for an immediate ACK.
-            let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
-            if rem < self.cfg.max_packet_size {
-                pkt.i_bit = true;
-                self.stats.ibit_packets_sent += 1;
-            }
-        }
-        pkt
+        let ibit = self.cfg.ibit && !probe;
+        self.finish(now, space, pn, frames, ack_largest, true, ibit)
     }
 
     /// Sending `size` more bytes now leaves no room for another full-size packet.
@@ -238,8 +231,8 @@ impl Connection {
         self.recovery.cc.cwnd_bytes().saturating_sub(in_flight) < self.cfg.max_packet_size
     }
 
-    fn add_control_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
-        let push = |f: Frame, avail: &mut u64, frames: &mut Vec<Frame>| -> bool {
+    fn add_control_frames(&mut self, frames: &mut Frames, avail: &mut u64) {
+        let push = |f: Frame, avail: &mut u64, frames: &mut Frames| -> bool {
             let n = f.size();
             if n <= *avail {
                 *avail -= n;
@@ -292,7 +285,7 @@ impl Connection {
     }
 
     /// STREAM frames, one stream per frame in scheduler order, lowest unsent offset first.
-    fn add_stream_frames(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
+    fn add_stream_frames(&mut self, frames: &mut Frames, avail: &mut u64) {
         loop {
             let credit = self.conn_send.available();
             let Some(id) = self.streams.select(credit) else { break };
@@ -311,7 +304,7 @@ impl Connection {
     }
 
     /// PTO probe without new data: re-send the STREAM frames of the oldest outstanding packet.
-    fn add_probe_copy(&mut self, frames: &mut Vec<Frame>, avail: &mut u64) {
+    fn add_probe_copy(&mut self, frames: &mut Frames, avail: &mut u64) {
         let Some(old) = self.recovery.oldest_outstanding(SpaceId::Data) else { return };
         let copies: Vec<StreamFrame> = old
             .frames
@@ -334,10 +327,11 @@ impl Connection {
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let exp = if space == SpaceId::Data { self.cfg.ack_delay_exponent } else { 0 };
         let a = self.acks[space].build(now, exp, avail)?;
-        self.note_ack_sent(&a);
+        self.note_ack_sent(&a, a.size());
         self.stats.ack_only_packets_sent += 1;
         let largest = a.largest();
-        let pkt = self.finish(now, space, pn, vec![Frame::Ack(a)], Some(largest), false);
+        let pkt =
+            self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], Some(largest), false, false);
         self.stats.ack_only_bytes_sent += pkt.size_bytes();
         Some(pkt)
     }
@@ -354,40 +348,46 @@ impl Connection {
         let si = space.index();
         let pn = self.next_pn[si];
         self.next_pn[si] += 1;
-        let mut frames = vec![Frame::ConnectionClose { error_code: code }];
+        let mut frames: Frames = smallvec::smallvec![Frame::ConnectionClose { error_code: code }];
         if self.role == Role::Client && space == SpaceId::Initial {
             let hdr = self.header_len(space, pn, MIN_INITIAL_SIZE);
             frames.push(Frame::Padding(MIN_INITIAL_SIZE.saturating_sub(hdr + frames[0].size())));
         }
-        let header_bytes = self.header_len(space, pn, frames.iter().map(Frame::size).sum());
-        let pkt = QuicPacket { space, pn, header_bytes, frames, i_bit: false };
+        let payload = frames.iter().map(Frame::size).sum();
+        let header_bytes = self.header_len(space, pn, payload);
+        let pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += pkt.size_bytes();
         pkt
     }
 
-    fn note_ack_sent(&mut self, a: &AckFrame) {
+    /// Counts an ACK frame of `size` bytes (its `size()`, computed by the caller).
+    fn note_ack_sent(&mut self, a: &AckFrame, size: u64) {
         self.stats.ack_frames_sent += 1;
-        self.stats.ack_frame_bytes_sent += a.size();
+        self.stats.ack_frame_bytes_sent += size;
         self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u64);
     }
 
     /// Numbers the packet, registers it with recovery and updates counters and the pacer.
+    /// `ibit`: set the I-bit if the packet is the last the window allows (decided here, after
+    /// the packet counts in flight, so the packet is not moved again to be changed).
+    #[allow(clippy::too_many_arguments)]
     fn finish(
         &mut self,
         now: SimTime,
         space: SpaceId,
         pn: u64,
-        frames: Vec<Frame>,
+        frames: Frames,
         ack_largest: Option<u64>,
         may_pace: bool,
+        ibit: bool,
     ) -> QuicPacket {
         let si = space.index();
         self.next_pn[si] += 1;
         let payload: u64 = frames.iter().map(Frame::size).sum();
         let header_bytes = self.header_len(space, pn, payload);
-        let pkt = QuicPacket { space, pn, header_bytes, frames, i_bit: false };
-        let size = header_bytes + payload; // = pkt.size_bytes(), without summing the frames again
+        let mut pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
+        let size = pkt.size_bytes();
         debug_assert!(
             size <= self.cfg.max_packet_size || space != SpaceId::Data,
             "packet of {size} B exceeds max_packet_size"
@@ -416,6 +416,14 @@ impl Connection {
                 if let Some(rate) = self.pacing_rate() {
                     let start = self.next_send_time.max(now);
                     self.next_send_time = start + rate.tx_time(size);
+                }
+            }
+            if ibit {
+                // IFIP 2020 I-bit: the last packet the window allows asks for an immediate ACK.
+                let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
+                if rem < self.cfg.max_packet_size {
+                    pkt.i_bit = true;
+                    self.stats.ibit_packets_sent += 1;
                 }
             }
         }

@@ -178,7 +178,7 @@ impl Sim {
         if side == 1 {
             for f in &p.frames {
                 if let Frame::Ack(a) = f {
-                    self.server_acks.push((self.now, a.ranges.clone()));
+                    self.server_acks.push((self.now, a.ranges.to_vec()));
                 }
             }
         }
@@ -229,7 +229,7 @@ impl Sim {
                 let (to, p) = self.queue.remove(&k).unwrap();
                 let asks = p.i_bit || p.frames.iter().any(|f| matches!(f, Frame::ImmediateAck));
                 let ibit_pn = (to == 1 && asks).then_some(p.pn);
-                self.conns[to].handle_packet(t, p);
+                self.conns[to].handle_packet(t, &p);
                 if let Some(pn) = ibit_pn {
                     self.ibit_delivered += 1;
                     self.flush();

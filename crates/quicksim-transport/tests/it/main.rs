@@ -303,14 +303,9 @@ fn ack_ranges_never_exceed_the_bound() {
 fn flow_control_violation_closes_with_error() {
     let cfg = QuicConfig { handshake: false, initial_max_stream_data: 10_000, ..Default::default() };
     let mut server = Connection::new(Role::Server, cfg, SimTime::ZERO).unwrap();
-    let pkt = QuicPacket {
-        space: SpaceId::Data,
-        pn: 0,
-        header_bytes: 13,
-        frames: vec![Frame::Stream(StreamFrame { id: 0, offset: 9_500, len: 1000 })],
-        i_bit: false,
-    };
-    server.handle_packet(SimTime::from_millis(1), pkt);
+    let frames = [Frame::Stream(StreamFrame { id: 0, offset: 9_500, len: 1000 })].into_iter().collect();
+    let pkt = QuicPacket::new(SpaceId::Data, 0, 13, frames, false);
+    server.handle_packet(SimTime::from_millis(1), &pkt);
     assert!(server.is_closed());
     match server.poll_event() {
         Some(ConnEvent::Established) => {}
