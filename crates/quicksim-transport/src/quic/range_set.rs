@@ -66,6 +66,10 @@ impl RangeSet {
         // starts at or after the start of the last range.
         match self.v.back_mut() {
             None => {
+                // Most sets hold one or two ranges: grow from one slot, not the default four.
+                if self.v.capacity() == 0 {
+                    self.v.reserve_exact(1);
+                }
                 self.v.push_back((start, end));
                 return end - start;
             }
