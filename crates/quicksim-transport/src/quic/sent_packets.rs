@@ -76,6 +76,14 @@ impl SentPackets {
         }
         let idx = p.pn.checked_sub(self.base).expect("packet numbers increase") as usize;
         debug_assert!(idx >= self.slots.len(), "packet number {} sent twice or out of order", p.pn);
+        // Grow by doubling from one slot (VecDeque's own growth starts at four): a mostly idle
+        // connection holds one or two packets (its last ACKs, kept for INET's 5 s), and four
+        // 112-byte slots per endpoint were ~15 % of an idle flow's memory.
+        let (need, cap) = (idx + 1, self.slots.capacity());
+        if need > cap {
+            let new_cap = if cap == 0 { need } else { need.max(2 * cap) };
+            self.slots.reserve_exact(new_cap - self.slots.len());
+        }
         while self.slots.len() < idx {
             self.slots.push_back(None);
         }
