@@ -155,8 +155,14 @@ impl Rate {
     /// Exact time to serialize `bytes` at this rate, rounded up to the next picosecond
     /// (u128 intermediate; a 1287 B frame at 100 Mbit/s is exactly 102.96 us).
     /// Rounding up (never down) keeps a link from ever exceeding its nominal rate.
+    #[inline]
     pub fn tx_time(self, bytes: u64) -> SimDuration {
         assert!(self.bits_per_s > 0, "tx_time at zero rate");
+        // u64 arithmetic whenever it cannot overflow (up to ~2.3 MB, every frame): a 128-bit
+        // division is a library call, once per packet and hop (1.3 % of the showcase's cycles).
+        if let Some(num) = bytes.checked_mul(8 * PS_PER_S) {
+            return SimDuration(num.div_ceil(self.bits_per_s));
+        }
         let num = bytes as u128 * 8 * PS_PER_S as u128;
         let d = self.bits_per_s as u128;
         SimDuration(num.div_ceil(d) as u64)
@@ -170,6 +176,20 @@ impl Rate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tx_time_is_the_same_on_both_sides_of_the_u64_fast_path() {
+        let limit = u64::MAX / (8 * PS_PER_S); // largest byte count on the u64 path
+        for rate in [1u64, 7, 10_000_000, 999_999_937, 100_000_000_000, u64::MAX] {
+            let r = Rate { bits_per_s: rate };
+            for bytes in [0, 1, 1287, 65_535, limit - 1, limit, limit + 1, 10 * limit] {
+                let exact = (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(rate as u128);
+                if exact <= u64::MAX as u128 {
+                    assert_eq!(r.tx_time(bytes).0 as u128, exact, "{bytes} B at {rate} bit/s");
+                }
+            }
+        }
+    }
 
     #[test]
     fn ppp_frame_at_100mbps_is_exact() {
