@@ -193,12 +193,21 @@ const UDP_IP: u64 = (IPV4_HEADER + UDP_HEADER) as u64;
 /// Schedule a network event. Arrivals on a link direction come in time order (jitter without
 /// reordering is clamped to FIFO), so each channel is a FIFO lane of the event queue and the
 /// heap only holds the lanes' heads; the pop order is unchanged (see `EventQueue::push_lane`).
+/// Ends of transmission (half the network's events) are small events, their channel number
+/// the code (`EventQueue::push_small`, rebuilt by `small_event`).
 #[inline]
 fn sched_net(q: &mut EventQueue<Ev>, t: SimTime, e: NetEvent<Payload>) {
     match e {
         NetEvent::Arrive(c, _) => q.push_lane(c.0, t, Ev::Net(e)),
+        NetEvent::TxDone(c) => q.push_small(t, c.0),
         _ => q.push(t, Ev::Net(e)),
     }
+}
+
+/// The event of a small-event code (`sched_net`).
+#[inline]
+fn small_event(code: u32) -> Ev {
+    Ev::Net(NetEvent::TxDone(ChanId(code)))
 }
 
 impl World {
@@ -244,7 +253,7 @@ impl World {
             if t >= self.end {
                 break;
             }
-            let (now, ev) = self.q.pop().expect("peeked");
+            let (now, ev) = self.q.pop_with(small_event).expect("peeked");
             self.trace_hash =
                 (self.trace_hash ^ now.0 ^ ev.code().rotate_left(29)).wrapping_mul(0x100_0000_01b3);
             self.handle(now, ev);
