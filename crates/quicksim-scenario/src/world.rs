@@ -194,8 +194,11 @@ const UDP_IP: u64 = (IPV4_HEADER + UDP_HEADER) as u64;
 /// reordering is clamped to FIFO), so each channel is a FIFO lane of the event queue and the
 /// heap only holds the lanes' heads; the pop order is unchanged (see `EventQueue::push_lane`).
 /// Ends of transmission (half the network's events) are small events, their channel number
-/// the code (`EventQueue::push_small`, rebuilt by `small_event`).
-#[inline]
+/// the code (`EventQueue::push_small`, rebuilt by `small_event`). Always inlined: each
+/// network call site schedules one kind of event, so only that arm remains, and the event is
+/// built where it is stored instead of passing through the stack (reading back an event just
+/// written in narrower pieces stalls store-to-load forwarding).
+#[inline(always)]
 fn sched_net(q: &mut EventQueue<Ev>, t: SimTime, e: NetEvent<Payload>) {
     match e {
         NetEvent::Arrive(c, _) => q.push_lane(c.0, t, Ev::Net(e)),
