@@ -10,14 +10,28 @@ use quicksim_net::{
 };
 use quicksim_transport::quic::{ConnEvent, Connection, QuicPacket};
 
-/// What an IP packet carries.
+/// What an IP packet carries: a UDP datagram of a UDP or ON/OFF source, or a QUIC packet held in
+/// the world's [`PacketPool`] at a slot, with its direction (`to_server` = in the flow's forward,
+/// data direction).
+///
+/// One 64-bit word rather than an enum: an enum's tag, flag and slot are written as separate
+/// 1-, 1- and 4-byte stores and copied as 8- or 16-byte words when the packet moves on (into
+/// the channel, the event queue), and such a load cannot be forwarded from the narrower
+/// stores: a stall at every hop.
 #[derive(Debug)]
-pub enum Payload {
-    /// A UDP datagram of a UDP or ON/OFF source.
-    Udp,
-    /// A QUIC packet, held in the world's [`PacketPool`] at `slot`; `to_server` = in the flow's
-    /// forward (data) direction.
-    Quic { to_server: bool, slot: u32 },
+pub struct Payload(u64);
+
+impl Payload {
+    const UDP: Payload = Payload(u64::MAX);
+
+    fn quic(to_server: bool, slot: u32) -> Payload {
+        Payload((slot as u64) << 1 | to_server as u64)
+    }
+
+    /// `(to_server, slot)` of a QUIC packet, None for UDP.
+    fn as_quic(&self) -> Option<(bool, u32)> {
+        (self.0 != u64::MAX).then_some((self.0 & 1 != 0, (self.0 >> 1) as u32))
+    }
 }
 
 /// The QUIC packets travelling through the network. Events carry a slot number instead of the
@@ -63,7 +77,7 @@ impl NetObserver<Payload> for NetObs<'_> {
     }
     #[inline]
     fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
-        if let Payload::Quic { slot, .. } = p.payload {
+        if let Some((_, slot)) = p.payload.as_quic() {
             self.pool.release(slot);
         }
         self.rec.dropped(now, chan, p, why);
@@ -81,10 +95,7 @@ impl NetObserver<Payload> for NetObs<'_> {
 impl Payload {
     /// True for packets in the flow's forward direction (source to destination).
     pub fn forward(&self) -> bool {
-        match self {
-            Payload::Udp => true,
-            Payload::Quic { to_server, .. } => *to_server,
-        }
+        self.as_quic().is_none_or(|(to_server, _)| to_server)
     }
 }
 
@@ -339,12 +350,12 @@ impl World {
             });
             self.rec.trace(now, f, p.dst, p.uid, p.ip_bytes, true);
         }
-        match p.payload {
-            Payload::Udp => {
+        match p.payload.as_quic() {
+            None => {
                 let payload = p.ip_bytes as u64 - UDP_IP;
                 self.rec.flow(now, f, |b| b.delivered_bytes += payload);
             }
-            Payload::Quic { to_server, slot } => {
+            Some((to_server, slot)) => {
                 let side = if to_server { 1u8 } else { 0u8 };
                 if let FlowApp::Quic(qs) = &mut self.flows[f as usize].app {
                     if let Some(c) = &mut qs.conns {
@@ -420,7 +431,7 @@ impl World {
         };
         self.q.push(now + gap, Ev::UdpSend(f, g));
         self.rec.flow(now, f, |b| b.app_sent_bytes += size);
-        self.send_packet(now, src, dst, f, size + UDP_IP, Payload::Udp);
+        self.send_packet(now, src, dst, f, size + UDP_IP, Payload::UDP);
     }
 
     fn onoff_toggle(&mut self, now: SimTime, f: u32) {
@@ -514,7 +525,7 @@ impl World {
                 let Some(pkt) = c[side as usize].poll_transmit(now) else { break };
                 let ip = pkt.size_bytes() + UDP_IP;
                 let slot = self.pool.put(pkt);
-                self.send_packet(now, from, to, f, ip, Payload::Quic { to_server: side == 0, slot });
+                self.send_packet(now, from, to, f, ip, Payload::quic(side == 0, slot));
             }
             let mut refill = false;
             loop {
