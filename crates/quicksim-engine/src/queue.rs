@@ -5,6 +5,8 @@
 //! (`Vec<Option<E>>` with a free list) and never move while the heap sifts. With the world's
 //! events (~100 B: an `Arrive` carries the whole packet) the heap of whole entries spent most of
 //! its time copying them; see docs/performance.md for the measurement against the alternatives.
+//! Events in FIFO lanes (`push_lane`) and small events (`push_small`, a code in the key itself)
+//! need no slab slot at all.
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
@@ -12,12 +14,19 @@ use std::collections::{BinaryHeap, VecDeque};
 
 /// `Key::slot` with this bit set names a lane (the key is that lane's head), else a slab slot.
 const LANE_BIT: u32 = 1 << 31;
+/// `Key::slot` with this bit set (and not `LANE_BIT`) is a small event: the rest of the field is
+/// its code and it has no body (see `push_small`).
+const SMALL_BIT: u32 = 1 << 30;
 
 #[derive(Clone, Copy)]
 struct Key {
     time: SimTime,
     seq: u64,
-    slot: u32,
+    /// A u32 stored as u64 on purpose: with a u32 the key has 4 bytes of padding, the heap's
+    /// sift (`ptr::read` of the key just written) loads them together with the slot as one
+    /// 8-byte word after a 4-byte store, and that load cannot be forwarded from the store: a
+    /// stall on every push (perf: ~14 % of the linksharing cycles at the two sift entries).
+    slot: u64,
 }
 
 impl PartialEq for Key {
@@ -144,11 +153,23 @@ impl<E> EventQueue<E> {
         match l.back() {
             None => {
                 l.push_back((at, seq, ev));
-                self.heap_push(Key { time: at, seq, slot: LANE_BIT | lane });
+                self.heap_push(Key { time: at, seq, slot: (LANE_BIT | lane) as u64 });
             }
             Some(&(last, _, _)) if at >= last => l.push_back((at, seq, ev)),
             Some(_) => return self.push_unchecked(at, ev),
         }
+        self.seq += 1;
+    }
+    /// Schedule a small event, one the caller can rebuild from a code below 2^30 (a link's
+    /// end of transmission: its channel number), at `at` (`>= now()`, as `push`). It lives in
+    /// the heap key alone: no slab slot is written or freed, and the caller's event is not copied
+    /// through memory (passing a whole event to `push` and reading it back cost a
+    /// store-forwarding stall per push). `pop_with` rebuilds it; the order is that of `push`.
+    #[inline]
+    pub fn push_small(&mut self, at: SimTime, code: u32) {
+        assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
+        assert!(code < SMALL_BIT, "small event code {code} too large");
+        self.heap_push(Key { time: at, seq: self.seq, slot: (SMALL_BIT | code) as u64 });
         self.seq += 1;
     }
     /// Schedule `ev` at `at`; `at` must not be before `now()`.
@@ -174,10 +195,12 @@ impl<E> EventQueue<E> {
             }
             None => {
                 self.slots.push(Some(ev));
-                (self.slots.len() - 1) as u32
+                let s = (self.slots.len() - 1) as u32;
+                assert!(s < SMALL_BIT, "too many pending events");
+                s
             }
         };
-        self.heap_push(Key { time: at, seq: self.seq, slot });
+        self.heap_push(Key { time: at, seq: self.seq, slot: slot as u64 });
         self.seq += 1;
     }
     /// Time of the next event, if any.
@@ -186,13 +209,20 @@ impl<E> EventQueue<E> {
         self.fill_hole();
         self.heap.peek().map(|e| e.time)
     }
-    /// Pop the next event and advance the clock to its time.
+    /// Pop the next event and advance the clock to its time. For a queue without small events.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.pop_with(|c| panic!("small event {c} popped without pop_with"))
+    }
+    /// Pop the next event and advance the clock to its time; `small` rebuilds a small event
+    /// from its code (`push_small`).
+    #[inline]
+    pub fn pop_with(&mut self, small: impl FnOnce(u32) -> E) -> Option<(SimTime, E)> {
         self.fill_hole();
         let k = *self.heap.peek()?;
-        let ev = if k.slot & LANE_BIT != 0 {
-            let l = &mut self.lanes[(k.slot & !LANE_BIT) as usize];
+        let slot = k.slot as u32;
+        let ev = if slot & LANE_BIT != 0 {
+            let l = &mut self.lanes[(slot & !LANE_BIT) as usize];
             let (_, seq, ev) = l.pop_front().expect("a lane key has its event");
             debug_assert_eq!(seq, k.seq);
             match l.front() {
@@ -203,10 +233,13 @@ impl<E> EventQueue<E> {
                 None => self.hole = true,
             }
             ev
+        } else if slot & SMALL_BIT != 0 {
+            self.hole = true;
+            small(slot & !SMALL_BIT)
         } else {
             self.hole = true;
-            let ev = self.slots[k.slot as usize].take().expect("a queued slot holds its event");
-            self.free.push(k.slot);
+            let ev = self.slots[slot as usize].take().expect("a queued slot holds its event");
+            self.free.push(slot);
             ev
         };
         self.now = k.time;
@@ -248,6 +281,25 @@ mod tests {
         let b: Vec<_> = std::iter::from_fn(|| laned.pop()).collect();
         assert_eq!(a, b);
         assert!(laned.is_empty());
+    }
+
+    #[test]
+    fn small_events_keep_the_order_of_push() {
+        // The same events pushed as bodies and as small codes (odd values) pop in the same order.
+        let mut plain = EventQueue::new();
+        let mut mixed = EventQueue::new();
+        for (i, t) in [4u64, 2, 4, 9, 2, 7, 4, 1].into_iter().enumerate() {
+            plain.push(SimTime(t), i as u32);
+            if i % 2 == 1 {
+                mixed.push_small(SimTime(t), i as u32);
+            } else {
+                mixed.push(SimTime(t), i as u32);
+            }
+        }
+        let a: Vec<_> = std::iter::from_fn(|| plain.pop()).collect();
+        let b: Vec<_> = std::iter::from_fn(|| mixed.pop_with(|c| c)).collect();
+        assert_eq!(a, b);
+        assert!(mixed.is_empty());
     }
 
     #[test]

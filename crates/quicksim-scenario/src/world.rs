@@ -11,14 +11,28 @@ use quicksim_net::{
 use quicksim_transport::quic::{ConnEvent, Connection, QuicPacket};
 use std::sync::Arc;
 
-/// What an IP packet carries.
+/// What an IP packet carries: a UDP datagram of a UDP or ON/OFF source, or a QUIC packet held in
+/// the world's [`PacketPool`] at a slot, with its direction (`to_server` = in the flow's forward,
+/// data direction).
+///
+/// One 64-bit word rather than an enum: an enum's tag, flag and slot are written as separate
+/// 1-, 1- and 4-byte stores and copied as 8- or 16-byte words when the packet moves on (into
+/// the channel, the event queue), and such a load cannot be forwarded from the narrower
+/// stores: a stall at every hop.
 #[derive(Debug)]
-pub enum Payload {
-    /// A UDP datagram of a UDP or ON/OFF source.
-    Udp,
-    /// A QUIC packet, held in the world's [`PacketPool`] at `slot`; `to_server` = in the flow's
-    /// forward (data) direction.
-    Quic { to_server: bool, slot: u32 },
+pub struct Payload(u64);
+
+impl Payload {
+    const UDP: Payload = Payload(u64::MAX);
+
+    fn quic(to_server: bool, slot: u32) -> Payload {
+        Payload((slot as u64) << 1 | to_server as u64)
+    }
+
+    /// `(to_server, slot)` of a QUIC packet, None for UDP.
+    fn as_quic(&self) -> Option<(bool, u32)> {
+        (self.0 != u64::MAX).then_some((self.0 & 1 != 0, (self.0 >> 1) as u32))
+    }
 }
 
 /// The QUIC packets travelling through the network. Events carry a slot number instead of the
@@ -64,7 +78,7 @@ impl NetObserver<Payload> for NetObs<'_> {
     }
     #[inline]
     fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
-        if let Payload::Quic { slot, .. } = p.payload {
+        if let Some((_, slot)) = p.payload.as_quic() {
             self.pool.release(slot);
         }
         self.rec.dropped(now, chan, p, why);
@@ -82,10 +96,7 @@ impl NetObserver<Payload> for NetObs<'_> {
 impl Payload {
     /// True for packets in the flow's forward direction (source to destination).
     pub fn forward(&self) -> bool {
-        match self {
-            Payload::Udp => true,
-            Payload::Quic { to_server, .. } => *to_server,
-        }
+        self.as_quic().is_none_or(|(to_server, _)| to_server)
     }
 }
 
@@ -196,12 +207,24 @@ const UDP_IP: u64 = (IPV4_HEADER + UDP_HEADER) as u64;
 /// Schedule a network event. Arrivals on a link direction come in time order (jitter without
 /// reordering is clamped to FIFO), so each channel is a FIFO lane of the event queue and the
 /// heap only holds the lanes' heads; the pop order is unchanged (see `EventQueue::push_lane`).
-#[inline]
+/// Ends of transmission (half the network's events) are small events, their channel number
+/// the code (`EventQueue::push_small`, rebuilt by `small_event`). Always inlined: each
+/// network call site schedules one kind of event, so only that arm remains, and the event is
+/// built where it is stored instead of passing through the stack (reading back an event just
+/// written in narrower pieces stalls store-to-load forwarding).
+#[inline(always)]
 fn sched_net(q: &mut EventQueue<Ev>, t: SimTime, e: NetEvent<Payload>) {
     match e {
         NetEvent::Arrive(c, _) => q.push_lane(c.0, t, Ev::Net(e)),
+        NetEvent::TxDone(c) => q.push_small(t, c.0),
         _ => q.push(t, Ev::Net(e)),
     }
+}
+
+/// The event of a small-event code (`sched_net`).
+#[inline]
+fn small_event(code: u32) -> Ev {
+    Ev::Net(NetEvent::TxDone(ChanId(code)))
 }
 
 impl World {
@@ -247,7 +270,7 @@ impl World {
             if t >= self.end {
                 break;
             }
-            let (now, ev) = self.q.pop().expect("peeked");
+            let (now, ev) = self.q.pop_with(small_event).expect("peeked");
             self.trace_hash =
                 (self.trace_hash ^ now.0 ^ ev.code().rotate_left(29)).wrapping_mul(0x100_0000_01b3);
             self.handle(now, ev);
@@ -330,12 +353,12 @@ impl World {
             });
             self.rec.trace(now, f, p.dst, p.uid, p.ip_bytes, true);
         }
-        match p.payload {
-            Payload::Udp => {
+        match p.payload.as_quic() {
+            None => {
                 let payload = p.ip_bytes as u64 - UDP_IP;
                 self.rec.flow(now, f, |b| b.delivered_bytes += payload);
             }
-            Payload::Quic { to_server, slot } => {
+            Some((to_server, slot)) => {
                 let side = if to_server { 1u8 } else { 0u8 };
                 if let FlowApp::Quic(qs) = &mut self.flows[f as usize].app {
                     if let Some(c) = &mut qs.conns {
@@ -413,7 +436,7 @@ impl World {
         };
         self.q.push(now + gap, Ev::UdpSend(f, g));
         self.rec.flow(now, f, |b| b.app_sent_bytes += size);
-        self.send_packet(now, src, dst, f, size + UDP_IP, Payload::Udp);
+        self.send_packet(now, src, dst, f, size + UDP_IP, Payload::UDP);
     }
 
     fn onoff_toggle(&mut self, now: SimTime, f: u32) {
@@ -507,7 +530,7 @@ impl World {
                 let Some(pkt) = c[side as usize].poll_transmit(now) else { break };
                 let ip = pkt.size_bytes() + UDP_IP;
                 let slot = self.pool.put(pkt);
-                self.send_packet(now, from, to, f, ip, Payload::Quic { to_server: side == 0, slot });
+                self.send_packet(now, from, to, f, ip, Payload::quic(side == 0, slot));
             }
             let mut refill = false;
             loop {
