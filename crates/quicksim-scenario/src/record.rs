@@ -51,7 +51,9 @@ pub struct ConnSample {
 pub struct Recorder {
     pub bin: SimDuration,
     pub flows_on: bool,
-    pub flow_bins: Vec<Vec<FlowBin>>,
+    /// Per flow, the bins it touched, in time order: (bin index, counters). A mostly idle flow
+    /// touches a few of the run's bins, and a dense vector per flow cost 48 B per bin each.
+    pub flow_bins: Vec<Vec<(u32, FlowBin)>>,
     pub flow_totals: Vec<FlowBin>,
     pub flow_dropped: Vec<u64>,
     pub link_sel: Vec<bool>,
@@ -142,15 +144,22 @@ impl Recorder {
         let fi = flow as usize;
         f(&mut self.flow_totals[fi]);
         if self.flows_on {
-            let b = bin_of(self.bin, t);
+            let b = bin_of(self.bin, t) as u32;
             let v = &mut self.flow_bins[fi];
-            if v.len() <= b {
-                if v.capacity() == 0 {
-                    v.reserve_exact(self.nbins.max(b + 1));
+            match v.last_mut() {
+                Some((lb, x)) if *lb == b => f(x),
+                last => {
+                    debug_assert!(last.is_none_or(|(lb, _)| *lb < b), "time runs backwards");
+                    if v.len() == v.capacity() {
+                        // Double, but never past the bins left in the run: an active flow
+                        // touching every bin ends near an exact fit, as the dense vector did.
+                        let left = self.nbins.saturating_sub(b as usize).max(1);
+                        v.reserve_exact(v.capacity().max(1).min(left));
+                    }
+                    v.push((b, FlowBin::default()));
+                    f(&mut v.last_mut().expect("just pushed").1);
                 }
-                v.resize(b + 1, FlowBin::default());
             }
-            f(&mut v[b]);
         }
     }
 
@@ -228,8 +237,15 @@ impl Recorder {
         let mut cols: [Vec<i64>; 6] = Default::default();
         if self.flows_on {
             for (fi, bins) in self.flow_bins.iter().enumerate() {
+                let mut touched = bins.iter().peekable();
                 for b in 0..nbins {
-                    let x = bins.get(b).copied().unwrap_or_default();
+                    let x = match touched.peek() {
+                        Some(&&(tb, x)) if tb as usize == b => {
+                            touched.next();
+                            x
+                        }
+                        _ => FlowBin::default(),
+                    };
                     t.push(b as f64 * bin_s);
                     fl.push(flow_names[fi].clone());
                     let vals = [
