@@ -17,7 +17,7 @@ use super::packet::{
 use super::per_space::PerSpace;
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
 use super::streams::{RecvStream, SendStream, Streams};
-use super::{ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
+use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
 /// Lifecycle (RFC 9000 §10.2). Closing: we sent CONNECTION_CLOSE; Draining: the peer did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,9 +94,10 @@ pub struct Connection {
     pub(super) events: VecDeque<ConnEvent>,
     pub(super) stats: ConnStats,
     /// Our ACK_FREQUENCY requests to the peer (draft-ietf-quic-ack-frequency).
-    pub(super) ack_freq_tx: AckFreqSender,
+    /// Boxed, and only with an `ack_policy` that sends frames (~5 % of an idle connection).
+    pub(super) ack_freq_tx: Option<Box<AckFreqSender>>,
     /// The latest ACK_FREQUENCY request of the peer that we applied.
-    pub(super) ack_freq_rx: Option<AckFrequencyFrame>,
+    pub(super) ack_freq_rx: Option<Box<AckFrequencyFrame>>,
 }
 
 /// Queues an event for the application. The queue is drained after every input, so it nearly
@@ -154,7 +155,7 @@ impl Connection {
             last_now: now,
             events: VecDeque::new(),
             stats: ConnStats::default(),
-            ack_freq_tx: AckFreqSender::default(),
+            ack_freq_tx: (cfg.ack_policy != AckFreqPolicy::Receiver).then(Box::default),
             ack_freq_rx: None,
             cfg,
         };
@@ -244,7 +245,7 @@ impl Connection {
                 always_immediate: space != SpaceId::Data,
                 reordering_threshold: 1,
             };
-            if let Some(f) = self.ack_freq_rx {
+            if let Some(f) = self.ack_freq_rx.as_deref() {
                 // draft §4: ACK after more than Ack-Eliciting Threshold packets.
                 policy.ack_ratio = f.ack_eliciting_threshold.saturating_add(1);
                 policy.max_ack_delay = SimDuration(f.request_max_ack_delay_us.saturating_mul(PS_PER_US));
@@ -522,7 +523,7 @@ impl Connection {
     /// (draft-ietf-quic-ack-frequency §4); a request below min_ack_delay is a protocol violation.
     fn on_ack_frequency(&mut self, now: SimTime, f: AckFrequencyFrame) {
         let Some(min) = self.cfg.min_ack_delay else { return };
-        if self.ack_freq_rx.is_some_and(|o| o.seq >= f.seq) {
+        if self.ack_freq_rx.as_ref().is_some_and(|o| o.seq >= f.seq) {
             return; // obsolete (reordered or retransmitted)
         }
         if f.request_max_ack_delay_us.saturating_mul(PS_PER_US) < min.ps() {
@@ -533,7 +534,7 @@ impl Connection {
             self.close_with(now, PROTOCOL_VIOLATION, Some(reason));
             return;
         }
-        self.ack_freq_rx = Some(f);
+        self.ack_freq_rx = Some(Box::new(f));
         self.stats.ack_frequency_frames_applied += 1;
     }
 
@@ -620,7 +621,7 @@ impl Connection {
                     }
                 }
                 Frame::AckFrequency(ref f) => {
-                    if let Some(d) = self.ack_freq_tx.on_acked(f) {
+                    if let Some(d) = self.ack_freq_tx.as_mut().and_then(|t| t.on_acked(f)) {
                         self.recovery.peer_max_ack_delay = d;
                     }
                 }
@@ -670,7 +671,11 @@ impl Connection {
                         }
                     }
                 }
-                Frame::AckFrequency(f) => self.ack_freq_tx.on_lost(&f),
+                Frame::AckFrequency(f) => {
+                    if let Some(t) = self.ack_freq_tx.as_mut() {
+                        t.on_lost(&f);
+                    }
+                }
                 // draft §5: a lost IMMEDIATE_ACK is not re-sent (the window reopens anyway).
                 Frame::ImmediateAck
                 | Frame::Ping

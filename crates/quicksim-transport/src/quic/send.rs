@@ -243,11 +243,13 @@ impl Connection {
             }
         };
         let cwnd = self.recovery.cc.cwnd_bytes();
-        if let Some(f) = self.ack_freq_tx.poll_frame(&self.cfg, self.peer.as_ref(), cwnd) {
-            if push(Frame::AckFrequency(f), avail, frames) {
-                self.stats.ack_frequency_frames_sent += 1;
-            } else {
-                self.ack_freq_tx.on_lost(&f); // no room: send it with the next packet
+        if let Some(tx) = self.ack_freq_tx.as_deref_mut() {
+            if let Some(f) = tx.poll_frame(&self.cfg, self.peer.as_ref(), cwnd) {
+                if push(Frame::AckFrequency(f), avail, frames) {
+                    self.stats.ack_frequency_frames_sent += 1;
+                } else {
+                    tx.on_lost(&f); // no room: send it with the next packet
+                }
             }
         }
         if self.pending.handshake_done && push(Frame::HandshakeDone, avail, frames) {
