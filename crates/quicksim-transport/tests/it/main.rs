@@ -485,3 +485,12 @@ fn flow_control_without_rounding_grants_about_half_the_credit() {
     println!("unrounded: {goodput:.0} b/s vs credit/RTT 40000000");
     assert!(goodput > 0.45 * 40e6 && goodput < 0.75 * 40e6, "{goodput}");
 }
+
+/// Memory per connection is what limits runs with many mostly idle flows (the many-flows
+/// benchmark): a guard against fields creeping back inline. 1 152 B when written (the config is
+/// shared, the Initial/Handshake state and the ACK_FREQUENCY state are boxed).
+#[test]
+fn a_connection_stays_small() {
+    let size = std::mem::size_of::<Connection>();
+    assert!(size <= 1_200, "Connection is {size} B inline");
+}
