@@ -99,8 +99,13 @@ pub struct Recovery {
     spaces: PerSpace<Space>,
     first_rtt_sample: Option<SimTime>,
     timer: Option<SimTime>,
-    /// Reused for `AckOutcome::acked` (handed back with `recycle`), so an ACK allocates nothing.
-    acked_buf: Vec<SentPacket>,
+}
+
+thread_local! {
+    /// Reused for `AckOutcome::acked` (handed back with `Recovery::recycle`), so an ACK allocates
+    /// nothing. One buffer per thread rather than per connection: a connection's ACK is handled
+    /// to the end before the next one starts, and idle connections keep no buffer.
+    static ACKED_BUF: std::cell::Cell<Vec<SentPacket>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl std::fmt::Debug for Recovery {
@@ -132,7 +137,6 @@ impl Recovery {
             spaces: Default::default(),
             first_rtt_sample: None,
             timer: None,
-            acked_buf: Vec::new(),
         }
     }
 
@@ -203,7 +207,7 @@ impl Recovery {
         app_limited: bool,
         ctx: TimerCtx,
     ) -> AckOutcome {
-        let mut out = AckOutcome { acked: std::mem::take(&mut self.acked_buf), ..Default::default() };
+        let mut out = AckOutcome { acked: ACKED_BUF.with(std::cell::Cell::take), ..Default::default() };
         // An ACK in a packet of a space discarded by an earlier frame of the same packet.
         let Some(sp) = self.spaces.get_mut(space) else { return out };
         let largest = ack.largest();
@@ -258,13 +262,11 @@ impl Recovery {
         out
     }
 
-    /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (cleared here).
-    /// An idle connection (nothing in flight) drops it instead, to stay small.
+    /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (of any connection
+    /// on this thread; cleared here).
     pub fn recycle(&mut self, mut acked: Vec<SentPacket>) {
-        if self.bytes_in_flight > 0 {
-            acked.clear();
-            self.acked_buf = acked;
-        }
+        acked.clear();
+        ACKED_BUF.with(|b| b.set(acked));
     }
 
     /// RFC 9002 Appendix A.10: packet and time thresholds.
