@@ -398,6 +398,19 @@ impl Recovery {
 
     /// RFC 9002 Appendix A.8 SetLossDetectionTimer.
     pub fn set_timer(&mut self, now: SimTime, ctx: TimerCtx) {
+        // Fast path (called on every packet sent and every ACK): once the early spaces are
+        // freed and the handshake is confirmed, only the application-data space counts, and
+        // with ack-eliciting packets in flight the general code below reduces to this.
+        if !self.spaces.has_early() && ctx.handshake_confirmed {
+            let d = self.spaces.data();
+            if !d.discarded && (d.loss_time.is_some() || d.ack_eliciting_in_flight > 0) {
+                self.timer = match d.loss_time {
+                    Some(t) => Some(t),
+                    None => d.last_ack_eliciting.map(|last| last + self.pto_duration(true)),
+                };
+                return;
+            }
+        }
         if let Some((t, _)) = self.earliest_loss_time() {
             self.timer = Some(t);
             return;
