@@ -207,9 +207,11 @@ impl Recovery {
         app_limited: bool,
         ctx: TimerCtx,
     ) -> AckOutcome {
-        let mut out = AckOutcome { acked: ACKED_BUF.with(std::cell::Cell::take), ..Default::default() };
+        let mut acked = ACKED_BUF.with(std::cell::Cell::take);
+        let nothing =
+            |acked| AckOutcome { acked, lost: Vec::new(), congestion: false, persistent_congestion: false };
         // An ACK in a packet of a space discarded by an earlier frame of the same packet.
-        let Some(sp) = self.spaces.get_mut(space) else { return out };
+        let Some(sp) = self.spaces.get_mut(space) else { return nothing(acked) };
         let largest = ack.largest();
         sp.largest_acked = Some(sp.largest_acked.map_or(largest, |l| l.max(largest)));
         let eliciting = &mut sp.ack_eliciting_in_flight;
@@ -218,27 +220,24 @@ impl Recovery {
                 if p.in_flight && p.ack_eliciting {
                     *eliciting -= 1;
                 }
-                out.acked.push(p);
+                acked.push(p);
             });
         }
-        if out.acked.is_empty() {
-            return out;
+        if acked.is_empty() {
+            return nothing(acked);
         }
         // RFC 9002 §5.1: sample when the largest acknowledged is newly acked and at least one
         // newly acked packet was ack-eliciting.
-        if let Some(lp) = out.acked.iter().find(|p| p.pn == largest) {
-            if out.acked.iter().any(|p| p.ack_eliciting) {
+        if let Some(lp) = acked.iter().find(|p| p.pn == largest) {
+            if acked.iter().any(|p| p.ack_eliciting) {
                 let latest = now - lp.time_sent;
                 self.rtt.update(latest, ack_delay, self.peer_max_ack_delay, ctx.handshake_confirmed);
                 self.first_rtt_sample.get_or_insert(now);
             }
         }
         let lost = self.detect_lost(now, space);
-        let (c, pc) = self.on_packets_lost(now, &lost);
-        out.congestion = c;
-        out.persistent_congestion = pc;
-        out.lost = lost;
-        for p in &out.acked {
+        let (congestion, persistent_congestion) = self.on_packets_lost(now, &lost);
+        for p in &acked {
             if p.in_flight {
                 self.bytes_in_flight -= p.size;
                 let cx = self.cc_ctx();
@@ -259,7 +258,7 @@ impl Recovery {
             self.pto_count = 0;
         }
         self.set_timer(now, ctx);
-        out
+        AckOutcome { acked, lost, congestion, persistent_congestion }
     }
 
     /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (of any connection
