@@ -35,16 +35,41 @@ impl PartialEq for Key {
     }
 }
 impl Eq for Key {}
+impl Key {
+    /// (time, seq) as one number: the heap's comparisons become one branch-free 128-bit
+    /// compare instead of a compare of times and, on ties, of sequence numbers.
+    #[inline(always)]
+    fn rank(&self) -> u128 {
+        (self.time.0 as u128) << 64 | self.seq as u128
+    }
+}
 impl PartialOrd for Key {
+    #[inline]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
+    }
+    #[inline]
+    fn lt(&self, o: &Self) -> bool {
+        o.rank() < self.rank()
+    }
+    #[inline]
+    fn le(&self, o: &Self) -> bool {
+        o.rank() <= self.rank()
+    }
+    #[inline]
+    fn gt(&self, o: &Self) -> bool {
+        o.rank() > self.rank()
+    }
+    #[inline]
+    fn ge(&self, o: &Self) -> bool {
+        o.rank() >= self.rank()
     }
 }
 impl Ord for Key {
     // Reversed: BinaryHeap is a max-heap, we want the earliest (time, seq) first.
     #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
+        o.rank().cmp(&self.rank())
     }
 }
 
