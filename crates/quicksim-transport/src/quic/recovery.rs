@@ -196,6 +196,12 @@ impl Recovery {
         self.set_timer(now, ctx);
     }
 
+    /// The frames of the packet last registered in `space` (`on_packet_sent`), to fill in
+    /// place.
+    pub fn last_sent_frames(&mut self, space: SpaceId) -> &mut KeptFrames {
+        &mut self.spaces[space].sent.last_mut().expect("a packet was just sent").frames
+    }
+
     /// Processes an ACK frame (RFC 9002 Appendix A.7). `ack_delay` is the decoded delay (zero
     /// for Initial/Handshake). `app_limited` is passed to the controller with every acked packet.
     pub fn on_ack_received(

@@ -404,17 +404,20 @@ impl Connection {
         );
         let in_flight = pkt.is_in_flight();
         let ack_eliciting = pkt.is_ack_eliciting();
-        let kept = pkt
-            .frames
-            .iter()
-            .filter(|f| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping))
-            .cloned()
-            .collect();
-        let sent =
-            SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames: kept, ack_largest };
+        // Registered without frames, which are then copied into the stored packet in place:
+        // a `SentPacket` assembled on the stack frame by frame and then moved was read back in
+        // wider words than it was written with (a store-forwarding stall per packet sent).
+        let frames = Default::default();
+        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames, ack_largest };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
+        let kept = self.recovery.last_sent_frames(space);
+        for f in pkt.frames.iter() {
+            if !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping) {
+                kept.push(f.clone());
+            }
+        }
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size;
         if ack_eliciting {
