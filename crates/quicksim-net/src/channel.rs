@@ -230,7 +230,7 @@ impl<P> Channel<P> {
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
-        let p = self.tx.take().expect("TxDone without a frame in transmission");
+        assert!(self.tx.is_some(), "TxDone without a frame in transmission");
         self.stats.sent_packets += 1;
         let lost = if !self.up {
             Some(DropReason::Down)
@@ -250,7 +250,10 @@ impl<P> Channel<P> {
             }
         };
         match lost {
-            Some(why) => self.drop_pkt(now, &p, why, obs),
+            Some(why) => {
+                let p = self.tx.take().expect("checked above");
+                self.drop_pkt(now, &p, why, obs)
+            }
             None => {
                 let mut at = now + self.cfg.delay;
                 if let Some(j) = self.cfg.jitter {
@@ -261,6 +264,9 @@ impl<P> Channel<P> {
                 }
                 self.last_arrival = at;
                 self.propagating += 1;
+                // Taken out of `tx` only here, so the packet goes from the channel to the event
+                // without a detour through the stack (store-to-load forwarding stalls).
+                let p = self.tx.take().expect("checked above");
                 sched(at, NetEvent::Arrive(self.id, p));
             }
         }

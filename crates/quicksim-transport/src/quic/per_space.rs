@@ -56,6 +56,12 @@ impl<T> PerSpace<T> {
         self.early.iter_mut().flat_map(|e| e.iter_mut()).chain(std::iter::once(&mut self.data))
     }
 
+    /// The Initial and Handshake state is still held.
+    #[inline]
+    pub fn has_early(&self) -> bool {
+        self.early.is_some()
+    }
+
     /// Frees the Initial and Handshake state.
     pub fn free_early(&mut self) {
         self.early = None;

@@ -99,8 +99,13 @@ pub struct Recovery {
     spaces: PerSpace<Space>,
     first_rtt_sample: Option<SimTime>,
     timer: Option<SimTime>,
-    /// Reused for `AckOutcome::acked` (handed back with `recycle`), so an ACK allocates nothing.
-    acked_buf: Vec<SentPacket>,
+}
+
+thread_local! {
+    /// Reused for `AckOutcome::acked` (handed back with `Recovery::recycle`), so an ACK allocates
+    /// nothing. One buffer per thread rather than per connection: a connection's ACK is handled
+    /// to the end before the next one starts, and idle connections keep no buffer.
+    static ACKED_BUF: std::cell::Cell<Vec<SentPacket>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl std::fmt::Debug for Recovery {
@@ -132,7 +137,6 @@ impl Recovery {
             spaces: Default::default(),
             first_rtt_sample: None,
             timer: None,
-            acked_buf: Vec::new(),
         }
     }
 
@@ -192,6 +196,12 @@ impl Recovery {
         self.set_timer(now, ctx);
     }
 
+    /// The frames of the packet last registered in `space` (`on_packet_sent`), to fill in
+    /// place.
+    pub fn last_sent_frames(&mut self, space: SpaceId) -> &mut KeptFrames {
+        &mut self.spaces[space].sent.last_mut().expect("a packet was just sent").frames
+    }
+
     /// Processes an ACK frame (RFC 9002 Appendix A.7). `ack_delay` is the decoded delay (zero
     /// for Initial/Handshake). `app_limited` is passed to the controller with every acked packet.
     pub fn on_ack_received(
@@ -203,9 +213,11 @@ impl Recovery {
         app_limited: bool,
         ctx: TimerCtx,
     ) -> AckOutcome {
-        let mut out = AckOutcome { acked: std::mem::take(&mut self.acked_buf), ..Default::default() };
+        let mut acked = ACKED_BUF.with(std::cell::Cell::take);
+        let nothing =
+            |acked| AckOutcome { acked, lost: Vec::new(), congestion: false, persistent_congestion: false };
         // An ACK in a packet of a space discarded by an earlier frame of the same packet.
-        let Some(sp) = self.spaces.get_mut(space) else { return out };
+        let Some(sp) = self.spaces.get_mut(space) else { return nothing(acked) };
         let largest = ack.largest();
         sp.largest_acked = Some(sp.largest_acked.map_or(largest, |l| l.max(largest)));
         let eliciting = &mut sp.ack_eliciting_in_flight;
@@ -214,27 +226,24 @@ impl Recovery {
                 if p.in_flight && p.ack_eliciting {
                     *eliciting -= 1;
                 }
-                out.acked.push(p);
+                acked.push(p);
             });
         }
-        if out.acked.is_empty() {
-            return out;
+        if acked.is_empty() {
+            return nothing(acked);
         }
         // RFC 9002 §5.1: sample when the largest acknowledged is newly acked and at least one
         // newly acked packet was ack-eliciting.
-        if let Some(lp) = out.acked.iter().find(|p| p.pn == largest) {
-            if out.acked.iter().any(|p| p.ack_eliciting) {
+        if let Some(lp) = acked.iter().find(|p| p.pn == largest) {
+            if acked.iter().any(|p| p.ack_eliciting) {
                 let latest = now - lp.time_sent;
                 self.rtt.update(latest, ack_delay, self.peer_max_ack_delay, ctx.handshake_confirmed);
                 self.first_rtt_sample.get_or_insert(now);
             }
         }
         let lost = self.detect_lost(now, space);
-        let (c, pc) = self.on_packets_lost(now, &lost);
-        out.congestion = c;
-        out.persistent_congestion = pc;
-        out.lost = lost;
-        for p in &out.acked {
+        let (congestion, persistent_congestion) = self.on_packets_lost(now, &lost);
+        for p in &acked {
             if p.in_flight {
                 self.bytes_in_flight -= p.size;
                 let cx = self.cc_ctx();
@@ -255,16 +264,14 @@ impl Recovery {
             self.pto_count = 0;
         }
         self.set_timer(now, ctx);
-        out
+        AckOutcome { acked, lost, congestion, persistent_congestion }
     }
 
-    /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (cleared here).
-    /// An idle connection (nothing in flight) drops it instead, to stay small.
+    /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (of any connection
+    /// on this thread; cleared here).
     pub fn recycle(&mut self, mut acked: Vec<SentPacket>) {
-        if self.bytes_in_flight > 0 {
-            acked.clear();
-            self.acked_buf = acked;
-        }
+        acked.clear();
+        ACKED_BUF.with(|b| b.set(acked));
     }
 
     /// RFC 9002 Appendix A.10: packet and time thresholds.
@@ -396,6 +403,19 @@ impl Recovery {
 
     /// RFC 9002 Appendix A.8 SetLossDetectionTimer.
     pub fn set_timer(&mut self, now: SimTime, ctx: TimerCtx) {
+        // Fast path (called on every packet sent and every ACK): once the early spaces are
+        // freed and the handshake is confirmed, only the application-data space counts, and
+        // with ack-eliciting packets in flight the general code below reduces to this.
+        if !self.spaces.has_early() && ctx.handshake_confirmed {
+            let d = self.spaces.data();
+            if !d.discarded && (d.loss_time.is_some() || d.ack_eliciting_in_flight > 0) {
+                self.timer = match d.loss_time {
+                    Some(t) => Some(t),
+                    None => d.last_ack_eliciting.map(|last| last + self.pto_duration(true)),
+                };
+                return;
+            }
+        }
         if let Some((t, _)) = self.earliest_loss_time() {
             self.timer = Some(t);
             return;

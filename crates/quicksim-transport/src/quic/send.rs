@@ -138,11 +138,12 @@ impl Connection {
         let pn = self.next_pn[si];
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let mut frames = Frames::new();
-        let mut ack_largest = None;
+        let mut ack = None;
         if self.acks[space].wants_bundle(true) || ack_due {
             if let Some(a) = self.acks[space].build(now, 0, avail / 2) {
-                ack_largest = Some(a.largest());
-                self.note_ack_sent(&a, a.size());
+                let n = a.size();
+                ack = Some((a.largest(), n));
+                self.note_ack_sent(&a, n);
                 frames.push(Frame::Ack(a));
             }
         }
@@ -168,7 +169,7 @@ impl Connection {
         if frames.is_empty() {
             return None;
         }
-        let pkt = self.finish(now, space, pn, frames, ack_largest, false, false);
+        let pkt = self.finish(now, space, pn, frames, ack, false, false);
         // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a Handshake packet.
         if self.role == Role::Client && space == SpaceId::Handshake {
             self.discard_space(SpaceId::Initial, now);
@@ -184,13 +185,13 @@ impl Connection {
         let pn = self.next_pn[si];
         let mut avail = budget.saturating_sub(self.header_len(space, pn, 0));
         let mut frames = Frames::new();
-        let mut ack_largest = None;
+        let mut ack = None;
         let acks = &self.acks[space];
         if acks.ack_due(now) || acks.wants_bundle(self.cfg.bundle_ack) {
             let exp = self.cfg.ack_delay_exponent;
             if let Some(a) = self.acks[space].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
-                ack_largest = Some(a.largest());
                 let n = a.size();
+                ack = Some((a.largest(), n));
                 avail -= n;
                 self.note_ack_sent(&a, n);
                 frames.push(Frame::Ack(a));
@@ -222,7 +223,7 @@ impl Connection {
             frames.push(Frame::Ping);
         }
         let ibit = self.cfg.ibit && !probe;
-        self.finish(now, space, pn, frames, ack_largest, true, ibit)
+        self.finish(now, space, pn, frames, ack, true, ibit)
     }
 
     /// Sending `size` more bytes now leaves no room for another full-size packet.
@@ -329,11 +330,11 @@ impl Connection {
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let exp = if space == SpaceId::Data { self.cfg.ack_delay_exponent } else { 0 };
         let a = self.acks[space].build(now, exp, avail)?;
-        self.note_ack_sent(&a, a.size());
+        let n = a.size();
+        self.note_ack_sent(&a, n);
         self.stats.ack_only_packets_sent += 1;
-        let largest = a.largest();
-        let pkt =
-            self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], Some(largest), false, false);
+        let ack = Some((a.largest(), n));
+        let pkt = self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], ack, false, false);
         self.stats.ack_only_bytes_sent += pkt.size_bytes();
         Some(pkt)
     }
@@ -371,6 +372,8 @@ impl Connection {
     }
 
     /// Numbers the packet, registers it with recovery and updates counters and the pacer.
+    /// `ack`: largest acknowledged and size of the ACK frame among `frames`, if any (its size
+    /// is known to the caller, and computing it walks every range).
     /// `ibit`: set the I-bit if the packet is the last the window allows (decided here, after
     /// the packet counts in flight, so the packet is not moved again to be changed).
     #[allow(clippy::too_many_arguments)]
@@ -380,13 +383,20 @@ impl Connection {
         space: SpaceId,
         pn: u64,
         frames: Frames,
-        ack_largest: Option<u64>,
+        ack: Option<(u64, u64)>,
         may_pace: bool,
         ibit: bool,
     ) -> QuicPacket {
         let si = space.index();
         self.next_pn[si] += 1;
-        let payload: u64 = frames.iter().map(Frame::size).sum();
+        let payload: u64 = match ack {
+            Some((_, ack_size)) => {
+                frames.iter().map(|f| if let Frame::Ack(_) = f { ack_size } else { f.size() }).sum()
+            }
+            None => frames.iter().map(Frame::size).sum(),
+        };
+        debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
+        let ack_largest = ack.map(|(l, _)| l);
         let header_bytes = self.header_len(space, pn, payload);
         let mut pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
         let size = pkt.size_bytes();
@@ -396,17 +406,20 @@ impl Connection {
         );
         let in_flight = pkt.is_in_flight();
         let ack_eliciting = pkt.is_ack_eliciting();
-        let kept = pkt
-            .frames
-            .iter()
-            .filter(|f| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping))
-            .cloned()
-            .collect();
-        let sent =
-            SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames: kept, ack_largest };
+        // Registered without frames, which are then copied into the stored packet in place:
+        // a `SentPacket` assembled on the stack frame by frame and then moved was read back in
+        // wider words than it was written with (a store-forwarding stall per packet sent).
+        let frames = Default::default();
+        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames, ack_largest };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
+        let kept = self.recovery.last_sent_frames(space);
+        for f in pkt.frames.iter() {
+            if !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping) {
+                kept.push(f.clone());
+            }
+        }
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size;
         if ack_eliciting {

@@ -141,6 +141,11 @@ impl SentPackets {
         self.slots.iter().flatten()
     }
 
+    /// The highest-numbered packet.
+    pub fn last_mut(&mut self) -> Option<&mut SentPacket> {
+        self.slots.back_mut().and_then(Option::as_mut)
+    }
+
     /// The lowest-numbered packet.
     pub fn first(&self) -> Option<&SentPacket> {
         self.slots.front().and_then(Option::as_ref)
