@@ -45,7 +45,7 @@ def _peak_run_kib(idle: int) -> int | None:
 def test_an_idle_quic_flow_costs_a_few_kilobytes() -> None:
     """3 000 idle connections (a 1 kB message every 5 s, both endpoints simulated) against one.
 
-    Measured 4.6-4.9 kB per flow (docs/performance.md: two connections of ~1.15 kB, the ACK-only
+    Measured 4.5-4.9 kB per flow (docs/performance.md: two connections of ~1.13 kB, the ACK-only
     packets kept for INET's 5 s, pending events, stream state). The bound of 8 kB catches a
     regression towards the 18 kB of the first version with room for allocator and Python noise
     (RSS is counted in 4 kB pages; 3 000 flows make that < 2 B each).

@@ -487,7 +487,7 @@ fn flow_control_without_rounding_grants_about_half_the_credit() {
 }
 
 /// Memory per connection is what limits runs with many mostly idle flows (the many-flows
-/// benchmark): a guard against fields creeping back inline. 1 152 B when written (the config is
+/// benchmark): a guard against fields creeping back inline. 1 128 B when written (the config is
 /// shared, the Initial/Handshake state and the ACK_FREQUENCY state are boxed).
 #[test]
 fn a_connection_stays_small() {
