@@ -22,8 +22,12 @@ def test_ibit_changes_nothing_at_ack_ratio_one() -> None:
 
 
 def test_ack_frequency_policy_reaches_the_receiver() -> None:
-    sets = ["quic.min_ack_delay=1ms", "quic.ack_policy=fixed", "quic.ack_frequency_threshold=9",
-            "quic.immediate_ack_on_block=true"]
+    sets = [
+        "quic.min_ack_delay=1ms",
+        "quic.ack_policy=fixed",
+        "quic.ack_frequency_threshold=9",
+        "quic.immediate_ack_on_block=true",
+    ]
     r, v = ap.run_policy(1, 0.001, 5, sets, 100)
     q = r.totals["flows"]["quic"]["quic"]
     assert q["ack_frequency_frames_sent"] >= 1

@@ -7,6 +7,7 @@ share of what the non-responsive background traffic leaves of the bottleneck, pl
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 from .stats import jain
@@ -68,12 +69,13 @@ def phases(
     background = [n for n, f in totals.items() if f.get("kind") not in RESPONSIVE]
     end = float(result.meta.get("sim_end_s") or result.meta["duration_s"])
     cuts = sorted(
-        {min(totals[n]["start_s"], end) for n in responsive} | {min(totals[n]["stop_s"], end) for n in responsive}
+        {min(totals[n]["start_s"], end) for n in responsive}
+        | {min(totals[n]["stop_s"], end) for n in responsive}
     )
     flows = result.flows
     rows: list[dict[str, Any]] = []
     phase = 0
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         t0 = a + settle_s
         if b - t0 < result.record_interval_s:
             continue
@@ -86,9 +88,11 @@ def phases(
             continue
         per = w.groupby("flow", observed=True)[["delivered_bytes", "wire_recv_bytes", "recv_packets"]].sum()
 
-        def frame_mbps(names: list[str]) -> float:
+        def frame_mbps(names: list[str], per: pd.DataFrame = per, span: float = span) -> float:
             sel = per.loc[per.index.intersection(names)]
-            return float((sel.wire_recv_bytes.sum() + overhead_bytes * sel.recv_packets.sum()) * 8 / span / 1e6)
+            return float(
+                (sel.wire_recv_bytes.sum() + overhead_bytes * sel.recv_packets.sum()) * 8 / span / 1e6
+            )
 
         bg = frame_mbps(background)
         avail = capacity_bps / 1e6 - bg
@@ -124,8 +128,10 @@ def format_phases(df: pd.DataFrame) -> str:
     if df.empty:
         return ""
     lines = [
-        "phase  window (s)     flow        goodput Mbit/s  link Mbit/s  fair share  share   Jain   total/available",
-        "-----  -------------  ----------  --------------  -----------  ----------  -----  -----  ---------------",
+        "phase  window (s)     flow        goodput Mbit/s  link Mbit/s  fair share  share   Jain"
+        "   total/available",
+        "-----  -------------  ----------  --------------  -----------  ----------  -----  -----"
+        "  ---------------",
     ]
     for _, r in df.iterrows():
         lines.append(

@@ -166,7 +166,12 @@ def _saturated_dumbbell(
     10 ms one way, a DropTail queue of `queue` = (bytes, packets) (the BDP), light recording."""
     return {
         "name": name,
-        "run": {"duration": _seconds(duration_s), "seed": 1, "record_interval": "0.5s", "record": LIGHT_RECORD},
+        "run": {
+            "duration": _seconds(duration_s),
+            "seed": 1,
+            "record_interval": "0.5s",
+            "record": LIGHT_RECORD,
+        },
         "dumbbell": {
             "pairs": flows,
             "mtu": mtu,
@@ -184,12 +189,16 @@ def _saturated_dumbbell(
 
 def scale_100x1g_scenario(duration_s: float = 30.0, flows: int = 100) -> dict[str, Any]:
     """ns-3 scale.cc: 100 NewReno flows, 1 Gbit/s, 10 ms one way, 2.5 MB (BDP) DropTail, MTU 1280."""
-    return _saturated_dumbbell("scale-100x1g", duration_s, flows, "1Gbps", "1280B", (2_500_000, 100_000), "1MB")
+    return _saturated_dumbbell(
+        "scale-100x1g", duration_s, flows, "1Gbps", "1280B", (2_500_000, 100_000), "1MB"
+    )
 
 
 def scale_10g_scenario(duration_s: float = 10.0, flows: int = 50) -> dict[str, Any]:
     """50 NewReno flows over 10 Gbit/s, 10 ms one way, BDP (25 MB) DropTail, MTU 1500, 10 s."""
-    return _saturated_dumbbell("scale-10g", duration_s, flows, "10Gbps", "1500B", (25_000_000, 1_000_000), "4MB")
+    return _saturated_dumbbell(
+        "scale-10g", duration_s, flows, "10Gbps", "1500B", (25_000_000, 1_000_000), "4MB"
+    )
 
 
 def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float = 10.0) -> dict[str, Any]:

@@ -7,6 +7,7 @@ reproductions. Every check says how it measured, so a failure can be understood.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -195,14 +196,40 @@ def buffer_sizing() -> list[Check]:
     util_small = int(sb.bytes.sum()) * 8 / 5.0 / 1e8
     c_pps = 100e6 / (1287 * 8)
     return [
-        Check("buffer-sizing W_max (packets)", wmax, 44, 0, "packets", kind="exact",
-              note="floor(max cwnd in congestion avoidance / 1252 B)"),
-        Check("buffer-sizing pause after loss", pause_ms, 22 / c_pps * 1000, 0.01, "ms",
-              note=f"median of {len(pauses)} sending pauses > 1 ms after 5 s"),
-        Check("buffer-sizing link-layer throughput (22 pkts)", util * 100, 100.0, 0.001, "Mbit/s",
-              note="bottleneck frame bytes 5-10 s"),
-        Check("buffer-sizing link-layer throughput (11 pkts) below", util_small * 100, 99.5, 0, "Mbit/s",
-              kind="max", note="a buffer of W_max/4 lets the link idle"),
+        Check(
+            "buffer-sizing W_max (packets)",
+            wmax,
+            44,
+            0,
+            "packets",
+            kind="exact",
+            note="floor(max cwnd in congestion avoidance / 1252 B)",
+        ),
+        Check(
+            "buffer-sizing pause after loss",
+            pause_ms,
+            22 / c_pps * 1000,
+            0.01,
+            "ms",
+            note=f"median of {len(pauses)} sending pauses > 1 ms after 5 s",
+        ),
+        Check(
+            "buffer-sizing link-layer throughput (22 pkts)",
+            util * 100,
+            100.0,
+            0.001,
+            "Mbit/s",
+            note="bottleneck frame bytes 5-10 s",
+        ),
+        Check(
+            "buffer-sizing link-layer throughput (11 pkts) below",
+            util_small * 100,
+            99.5,
+            0,
+            "Mbit/s",
+            kind="max",
+            note="a buffer of W_max/4 lets the link idle",
+        ),
     ]
 
 
@@ -219,37 +246,56 @@ def linksharing(seed: int = 1) -> list[Check]:
     out: list[Check] = []
     for _, row in ph.iterrows():
         out.append(
-            Check(f"linksharing s{seed} phase {row.phase} {row.flow} share", row.share, 1.0, 0.15, "x fair",
-                  note=f"{row.t0_s:g}-{row.t1_s:g} s, {row.link_mbps:.3f} of {row.fair_share_mbps:.3f} Mbit/s")
+            Check(
+                f"linksharing s{seed} phase {row.phase} {row.flow} share",
+                row.share,
+                1.0,
+                0.15,
+                "x fair",
+                note=f"{row.t0_s:g}-{row.t1_s:g} s, {row.link_mbps:.3f} of {row.fair_share_mbps:.3f} Mbit/s",
+            )
         )
     for phase, g in ph.groupby("phase"):
         row = g.iloc[0]
         out.append(Check(f"linksharing s{seed} phase {phase} Jain", row.jain, 0.95, 0, "", kind="min"))
         out.append(
-            Check(f"linksharing s{seed} phase {phase} goodput/available", row.goodput_of_available, 0.90, 0, "",
-                  kind="min", note=f"{row.total_goodput_mbps:.3f} Mbit/s goodput")
+            Check(
+                f"linksharing s{seed} phase {phase} goodput/available",
+                row.goodput_of_available,
+                0.90,
+                0,
+                "",
+                kind="min",
+                note=f"{row.total_goodput_mbps:.3f} Mbit/s goodput",
+            )
         )
     return out
 
 
 CheckFn = Callable[[], list[Check]]
 
+
+def _thunk(fn: Callable[..., list[Check]], *args: Any) -> CheckFn:
+    """`fn(*args)`, deferred (a typed stand-in for `lambda a=a: fn(a)` in the tables below)."""
+    return functools.partial(fn, *args)
+
+
 #: name -> (full set, quick set) of check thunks.
 CHECKS: dict[str, tuple[list[CheckFn], list[CheckFn]]] = {
     "link-bandwidth": (
-        [lambda m=m: link_bandwidth(m) for m in (1280, 1452, 1500, 9000)],
-        [lambda m=m: link_bandwidth(m) for m in (1280, 9000)],
+        [_thunk(link_bandwidth, m) for m in (1280, 1452, 1500, 9000)],
+        [_thunk(link_bandwidth, m) for m in (1280, 9000)],
     ),
     "mathis": (
-        [lambda r=r, p=p: mathis(r, p) for p in (0.001, 0.0002, 0.00005) for r in (2, 10, 20, 50, 100)],
-        [lambda r=r, p=p: mathis(r, p) for p in (0.001, 0.00005) for r in (2, 40)],
+        [_thunk(mathis, r, p) for p in (0.001, 0.0002, 0.00005) for r in (2, 10, 20, 50, 100)],
+        [_thunk(mathis, r, p) for p in (0.001, 0.00005) for r in (2, 40)],
     ),
     "flow-control": (
-        [lambda c=c, r=r: flow_control(c, r) for c in (65, 100, 140) for r in (2, 10, 20, 100)],
-        [lambda c=c, r=r: flow_control(c, r) for c in (65, 140) for r in (10, 100)],
+        [_thunk(flow_control, c, r) for c in (65, 100, 140) for r in (2, 10, 20, 100)],
+        [_thunk(flow_control, c, r) for c in (65, 140) for r in (10, 100)],
     ),
     "buffer-sizing": ([buffer_sizing], [buffer_sizing]),
-    "linksharing": ([lambda s=s: linksharing(s) for s in (1, 2, 3)], [lambda: linksharing(1)]),
+    "linksharing": ([_thunk(linksharing, s) for s in (1, 2, 3)], [_thunk(linksharing, 1)]),
 }
 
 

@@ -23,7 +23,11 @@ HELP = "check a scenario (print it normalized) or, without one, the model agains
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `quicksim validate`."""
     parser.add_argument(
-        "scenario", type=Path, nargs="?", metavar="SCENARIO.toml", help="scenario file (omit to check the model)"
+        "scenario",
+        type=Path,
+        nargs="?",
+        metavar="SCENARIO.toml",
+        help="scenario file (omit to check the model)",
     )
     add_set_option(parser)
     parser.add_argument("--check", action="append", metavar="NAME", help="model check group (repeatable)")

@@ -1,5 +1,6 @@
-"""Reproductions of the published results: the 2020 paper's Figs. 3-7 and the ACK_FREQUENCY study, the INET linksharing
-showcase and the buffer-sizing note, each as a report with plots, numbers and pass/fail checks.
+"""Reproductions of the published results: the 2020 paper's Figs. 3-7 and the ACK_FREQUENCY study,
+the INET linksharing showcase and the buffer-sizing note, each as a report with plots, numbers
+and pass/fail checks.
 
     >>> from quicksim import reproduce
     >>> report = reproduce.reproduce("paper-fig3", out="out/reproduce", quick=True)

@@ -46,8 +46,9 @@ def point_of(result: Result) -> tuple[float, float]:
     return delay_ms, float(bn["forward"]["loss"]["p"])
 
 
-def run_policy(delay_ms: float, p: float, seed: int, sets: Sequence[str], measure_rtts: int,
-               extra: Sequence[str] = ()) -> tuple[Result, dict[str, float]]:
+def run_policy(
+    delay_ms: float, p: float, seed: int, sets: Sequence[str], measure_rtts: int, extra: Sequence[str] = ()
+) -> tuple[Result, dict[str, float]]:
     """One run of ack-ratio.toml at (delay, p) with `sets`; throughput over the measuring
     window and the ACK costs over the whole run."""
     from .. import api
@@ -90,8 +91,13 @@ def run_policy(delay_ms: float, p: float, seed: int, sets: Sequence[str], measur
     return r, out
 
 
-def policy_metrics(result: Result, variants: Variants, measure_rtts: int, baseline: str,
-                   same_as: Mapping[str, str] | None = None) -> dict[str, float]:
+def policy_metrics(
+    result: Result,
+    variants: Variants,
+    measure_rtts: int,
+    baseline: str,
+    same_as: Mapping[str, str] | None = None,
+) -> dict[str, float]:
     """Sweep-metric body: every policy at the run's point and seed; `rel.<key>` is the paired
     relative throughput difference to `baseline`. `same_as` maps a policy to one whose run is
     provably identical (e.g. the I-bit with ack ratio 1:1), which is then not run again."""
@@ -104,19 +110,22 @@ def policy_metrics(result: Result, variants: Variants, measure_rtts: int, baseli
         _, vals = run_policy(delay_ms, p, seed, sets, measure_rtts)
         out.update({f"{key}.{k}": v for k, v in vals.items()})
     for key, twin in (same_as or {}).items():
-        out.update({f"{key}.{k.split('.', 1)[1]}": v for k, v in list(out.items()) if k.startswith(f"{twin}.")})
+        out.update(
+            {f"{key}.{k.split('.', 1)[1]}": v for k, v in list(out.items()) if k.startswith(f"{twin}.")}
+        )
     base = out[f"{baseline}.tput_mbps"]
     for key in variants:
         out[f"rel.{key}"] = out[f"{key}.tput_mbps"] / base - 1.0
     return out
 
 
-def sweep_grid(ctx: Any, metric: Any, repeat: int, delays: Sequence[float], losses: Sequence[float],
-               suffix: str = "") -> SweepResult:
+def sweep_grid(
+    ctx: Any, metric: Any, repeat: int, delays: Sequence[float], losses: Sequence[float], suffix: str = ""
+) -> SweepResult:
     """(delay x p) x repeat, each run's metric running every policy."""
     from ..validation import scenario_path
 
-    return ctx.sweep(
+    result: SweepResult = ctx.sweep(
         scenario_path(SCENARIO),
         params={
             "dumbbell.bottleneck.delay": [f"{d:g}ms" for d in delays],
@@ -127,6 +136,7 @@ def sweep_grid(ctx: Any, metric: Any, repeat: int, delays: Sequence[float], loss
         sets=["run.duration=1ms"],  # placeholder: the metric runs the real simulations
         suffix=suffix,
     )
+    return result
 
 
 def tidy(sw: SweepResult, metric: str, variants: Variants) -> pd.DataFrame:
@@ -146,13 +156,17 @@ def tidy(sw: SweepResult, metric: str, variants: Variants) -> pd.DataFrame:
         first, _, rest = r["name"].partition(".")
         key, value = (rest, "rel") if first == "rel" else (first, rest)
         d = float(_core.parse_duration(str(r[delay_col])) * 1e3)
-        row = rows.setdefault((float(r[p_col]), d, key), {"p": float(r[p_col]), "delay_ms": d, "policy": key,
-                                                       "label": variants[key][0]})
+        row = rows.setdefault(
+            (float(r[p_col]), d, key),
+            {"p": float(r[p_col]), "delay_ms": d, "policy": key, "label": variants[key][0]},
+        )
         row[f"{value}"] = r["mean"]
         row[f"{value}_lo"] = r["ci_low"]
         row[f"{value}_hi"] = r["ci_high"]
         row["n"] = int(r["n"])
-    return pd.DataFrame(list(rows.values())).sort_values(["p", "delay_ms"], kind="stable").reset_index(drop=True)
+    return (
+        pd.DataFrame(list(rows.values())).sort_values(["p", "delay_ms"], kind="stable").reset_index(drop=True)
+    )
 
 
 def pooled(sw: SweepResult, metric: str, key: str, value: str, p: float) -> tuple[float, float, float, int]:
@@ -164,6 +178,10 @@ def pooled(sw: SweepResult, metric: str, key: str, value: str, p: float) -> tupl
 
     col = f"{metric}.rel.{key}" if value == "rel" else f"{metric}.{key}.{value}"
     runs = sw.runs[sw.runs["error"].isna()]
-    x = runs.loc[np.isclose(runs["dumbbell.bottleneck.forward.loss.p"].astype(float), p), col].astype(float).to_numpy()
+    x = (
+        runs.loc[np.isclose(runs["dumbbell.bottleneck.forward.loss.p"].astype(float), p), col]
+        .astype(float)
+        .to_numpy()
+    )
     c = mean_ci(x.tolist())
     return c["mean"], c["ci_low"], c["ci_high"], len(x)

@@ -31,11 +31,15 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     "r10": ("1:10", ["quic.ack_ratio=10"]),
     "r10i": ("1:10 + I-Bit", ["quic.ack_ratio=10", "quic.ibit=true"]),
     "af10": ("AF 1:10", [*_AF, "quic.ack_policy=fixed", "quic.ack_frequency_threshold=9"]),
-    "af10imm": ("AF 1:10 + IMMEDIATE_ACK", [*_AF, "quic.ack_policy=fixed", "quic.ack_frequency_threshold=9",
-                                            "quic.immediate_ack_on_block=true"]),
+    "af10imm": (
+        "AF 1:10 + IMMEDIATE_ACK",
+        [*_AF, "quic.ack_policy=fixed", "quic.ack_frequency_threshold=9", "quic.immediate_ack_on_block=true"],
+    ),
     "afcwnd": ("AF cwnd/4 (≤10)", [*_AF, "quic.ack_policy=cwnd", "quic.ack_frequency_max=10"]),
-    "afcwndimm": ("AF cwnd/4 (≤10) + IMMEDIATE_ACK", [*_AF, "quic.ack_policy=cwnd", "quic.ack_frequency_max=10",
-                                                      "quic.immediate_ack_on_block=true"]),
+    "afcwndimm": (
+        "AF cwnd/4 (≤10) + IMMEDIATE_ACK",
+        [*_AF, "quic.ack_policy=cwnd", "quic.ack_frequency_max=10", "quic.immediate_ack_on_block=true"],
+    ),
 }
 BOUND_PCT = 1.0
 
@@ -67,11 +71,22 @@ def run(ctx: Context) -> Report:
     for p in ap.LOSS_RATES:
         for key, (label, _) in VARIANTS.items():
             rel = ap.pooled(sw, name, key, "rel", p)
-            row: dict[str, Any] = {"p": p, "policy": key, "label": label, "n_runs": rel[3],
-                                   "rel_pct": 100 * rel[0], "rel_ci_low_pct": 100 * rel[1],
-                                   "rel_ci_high_pct": 100 * rel[2]}
-            for value in ("tput_mbps", "ack_pkts_per_data", "rev_kbps", "rev_bytes_per_data",
-                          "control_frames_per_data"):
+            row: dict[str, Any] = {
+                "p": p,
+                "policy": key,
+                "label": label,
+                "n_runs": rel[3],
+                "rel_pct": 100 * rel[0],
+                "rel_ci_low_pct": 100 * rel[1],
+                "rel_ci_high_pct": 100 * rel[2],
+            }
+            for value in (
+                "tput_mbps",
+                "ack_pkts_per_data",
+                "rev_kbps",
+                "rev_bytes_per_data",
+                "control_frames_per_data",
+            ):
                 m, lo, hi, _ = ap.pooled(sw, name, key, value, p)
                 row.update({value: m, f"{value}_ci_low": lo, f"{value}_ci_high": hi})
             rows.append(row)
@@ -81,63 +96,132 @@ def run(ctx: Context) -> Report:
             lo, hi = r["rel_ci_low_pct"], r["rel_ci_high_pct"]
             # The CI's closest approach to 0 must be within the bound (= |mean| when tight).
             nearest = 0.0 if lo <= 0.0 <= hi else min(abs(lo), abs(hi))
-            checks.append(Check(
-                f"p={p * 100:g}% {r['label']} within 1 % of 1:1", nearest, BOUND_PCT, 0, "%",
-                kind="max", note=f"paired, at the 95 % CI's closest approach to 0; mean {r['rel_pct']:+.2f} %, "
-                f"CI [{lo:+.2f}, {hi:+.2f}] %"))
+            checks.append(
+                Check(
+                    f"p={p * 100:g}% {r['label']} within 1 % of 1:1",
+                    nearest,
+                    BOUND_PCT,
+                    0,
+                    "%",
+                    kind="max",
+                    note=f"paired, at the 95 % CI's closest approach to 0; mean {r['rel_pct']:+.2f} %, "
+                    f"CI [{lo:+.2f}, {hi:+.2f}] %",
+                )
+            )
         gap = abs(table_p["af10"]["rel_pct"] - table_p["r10"]["rel_pct"])
-        checks.append(Check(
-            f"p={p * 100:g}% ACK_FREQUENCY 1:10 behaves as receiver 1:10", gap, BOUND_PCT, 0, "% points",
-            kind="max", note=f"AF {table_p['af10']['rel_pct']:+.2f} % vs receiver {table_p['r10']['rel_pct']:+.2f} %"))
+        checks.append(
+            Check(
+                f"p={p * 100:g}% ACK_FREQUENCY 1:10 behaves as receiver 1:10",
+                gap,
+                BOUND_PCT,
+                0,
+                "% points",
+                kind="max",
+                note=f"AF {table_p['af10']['rel_pct']:+.2f} % vs receiver {table_p['r10']['rel_pct']:+.2f} %",
+            )
+        )
         a = table_p["af10imm"]["ack_pkts_per_data"]
         # An ACK-clocked sender blocks after every ACK-triggered burst, so IMMEDIATE_ACK (like
         # the I-Bit) adds up to one ACK per burst: the saving against 1:2 must remain.
-        checks.append(Check(
-            f"p={p * 100:g}% AF 1:10 + IMMEDIATE_ACK sends fewer ACKs than 1:2", a,
-            table_p["r2"]["ack_pkts_per_data"], 0, "ACK/data", kind="max",
-            note=f"ACK-only packets per data packet; 1:1 {table_p['r1']['ack_pkts_per_data']:.3f}, 1:10 "
-            f"{table_p['r10']['ack_pkts_per_data']:.3f}, 1:10 + I-Bit {table_p['r10i']['ack_pkts_per_data']:.3f}"))
+        checks.append(
+            Check(
+                f"p={p * 100:g}% AF 1:10 + IMMEDIATE_ACK sends fewer ACKs than 1:2",
+                a,
+                table_p["r2"]["ack_pkts_per_data"],
+                0,
+                "ACK/data",
+                kind="max",
+                note=f"ACK-only packets per data packet; 1:1 {table_p['r1']['ack_pkts_per_data']:.3f}, 1:10 "
+                f"{table_p['r10']['ack_pkts_per_data']:.3f}, "
+                f"1:10 + I-Bit {table_p['r10i']['ack_pkts_per_data']:.3f}",
+            )
+        )
     failed = sw.failed
     if len(failed):
-        checks.append(Check("runs without error", len(sw.runs) - len(failed), len(sw.runs), 0, "runs",
-                            kind="exact", note=str(failed["error"].iloc[0])))
+        checks.append(
+            Check(
+                "runs without error",
+                len(sw.runs) - len(failed),
+                len(sw.runs),
+                0,
+                "runs",
+                kind="exact",
+                note=str(failed["error"].iloc[0]),
+            )
+        )
     table = pd.DataFrame(rows)
     save_csv(table, ctx.out / "tradeoff.csv")
-    save_figure(bar_figure(grid, VARIANTS, "Throughput per ACK policy, random loss (paper Fig. 7 grid)"),
-                ctx.out / "af_throughput.png")
-    save_figure(relative_figure(grid, VARIANTS, {}, [k for k in VARIANTS if k != "r1"]),
-                ctx.out / "af_relative.png")
+    save_figure(
+        bar_figure(grid, VARIANTS, "Throughput per ACK policy, random loss (paper Fig. 7 grid)"),
+        ctx.out / "af_throughput.png",
+    )
+    save_figure(
+        relative_figure(grid, VARIANTS, {}, [k for k in VARIANTS if k != "r1"]), ctx.out / "af_relative.png"
+    )
     save_figure(tradeoff_figure(table), ctx.out / "af_tradeoff.png")
-    ts = timeseries(ctx.quick, {"1:1": VARIANTS["r1"][1], "AF 1:10": VARIANTS["af10"][1],
-                                "AF 1:10 + IMMEDIATE_ACK": VARIANTS["af10imm"][1],
-                                "AF cwnd/4 (≤10)": VARIANTS["afcwnd"][1]})
+    ts = timeseries(
+        ctx.quick,
+        {
+            "1:1": VARIANTS["r1"][1],
+            "AF 1:10": VARIANTS["af10"][1],
+            "AF 1:10 + IMMEDIATE_ACK": VARIANTS["af10imm"][1],
+            "AF cwnd/4 (≤10)": VARIANTS["afcwnd"][1],
+        },
+    )
     save_csv(ts, ctx.out / "timeseries.csv")
     save_figure(timeseries_figure(ts), ctx.out / "af_cwnd_timeseries.png")
     section = "## Throughput and cost per policy (pooled over RTT 2-10 ms; 95 % CIs)\n\n" + md_table(
-        ["p", "policy", "throughput vs 1:1", "ACK packets / data packet", "reverse path kbit/s",
-         "reverse bytes / data packet", "ACK_FREQUENCY + IMMEDIATE_ACK frames / data packet"],
-        [[f"{r.p * 100:g} %", r.label, f"{r.rel_pct:+.2f} % [{r.rel_ci_low_pct:+.2f}, {r.rel_ci_high_pct:+.2f}]",
-          f"{r.ack_pkts_per_data:.4f}", f"{r.rev_kbps:.0f} [{r.rev_kbps_ci_low:.0f}, {r.rev_kbps_ci_high:.0f}]",
-          f"{r.rev_bytes_per_data:.2f}", f"{r.control_frames_per_data:.4f}"]
-         for r in table.itertuples()],
+        [
+            "p",
+            "policy",
+            "throughput vs 1:1",
+            "ACK packets / data packet",
+            "reverse path kbit/s",
+            "reverse bytes / data packet",
+            "ACK_FREQUENCY + IMMEDIATE_ACK frames / data packet",
+        ],
+        [
+            [
+                f"{r.p * 100:g} %",
+                r.label,
+                f"{r.rel_pct:+.2f} % [{r.rel_ci_low_pct:+.2f}, {r.rel_ci_high_pct:+.2f}]",
+                f"{r.ack_pkts_per_data:.4f}",
+                f"{r.rev_kbps:.0f} [{r.rev_kbps_ci_low:.0f}, {r.rev_kbps_ci_high:.0f}]",
+                f"{r.rev_bytes_per_data:.2f}",
+                f"{r.control_frames_per_data:.4f}",
+            ]
+            for r in table.itertuples()
+        ],
     )
     return Report(
-        NAME, TITLE,
+        NAME,
+        TITLE,
         "the ack-ratio study of section V of the 2020 INET QUIC paper, extended with "
         "draft-ietf-quic-ack-frequency (ACK_FREQUENCY, IMMEDIATE_ACK, min_ack_delay)",
         checks,
         figures=[
-            ("af_tradeoff.png", "The trade-off: throughput relative to 1:1 against ACK packets per data "
-             "packet, per policy and loss rate (mean over RTTs and repetitions, 95 % CIs)"),
+            (
+                "af_tradeoff.png",
+                "The trade-off: throughput relative to 1:1 against ACK packets per data "
+                "packet, per policy and loss rate (mean over RTTs and repetitions, 95 % CIs)",
+            ),
             ("af_relative.png", "Paired relative throughput difference to 1:1 per RTT, 95 % CIs; grey ±1 %"),
             ("af_throughput.png", f"Mean throughput per RTT and policy, 95 % CIs ({repeat} repetitions)"),
-            ("af_cwnd_timeseries.png", "One run (RTT 2 ms, p = 0.1 %, same seed): congestion window per policy"),
+            (
+                "af_cwnd_timeseries.png",
+                "One run (RTT 2 ms, p = 0.1 %, same seed): congestion window per policy",
+            ),
         ],
-        csvs=[("grid.csv", "per (p, delay, policy): means and CIs of throughput, relative difference, costs"),
-              ("tradeoff.csv", "per (p, policy), pooled over the RTTs: throughput and costs with CIs"),
-              ("timeseries.csv", "the time-series runs: cwnd and bytes in flight on change")],
-        explanation=EXPLANATION.format(repeat=repeat, measure=ap.QUICK_MEASURE_RTTS if ctx.quick else ap.MEASURE_RTTS,
-                                       warm=ap.WARMUP_RTTS),
+        csvs=[
+            ("grid.csv", "per (p, delay, policy): means and CIs of throughput, relative difference, costs"),
+            ("tradeoff.csv", "per (p, policy), pooled over the RTTs: throughput and costs with CIs"),
+            ("timeseries.csv", "the time-series runs: cwnd and bytes in flight on change"),
+        ],
+        explanation=EXPLANATION.format(
+            repeat=repeat,
+            measure=ap.QUICK_MEASURE_RTTS if ctx.quick else ap.MEASURE_RTTS,
+            warm=ap.WARMUP_RTTS,
+        ),
         sections=[section],
         quick=ctx.quick,
         wall_s=time.perf_counter() - t,
@@ -190,11 +274,18 @@ def tradeoff_figure(table: Any) -> Any:
     for j, key in enumerate(keys):
         part = table[table["policy"] == key]
         for r in part.itertuples():
-            ax.errorbar(r.ack_pkts_per_data, r.rel_pct,
-                        yerr=[[r.rel_pct - r.rel_ci_low_pct], [r.rel_ci_high_pct - r.rel_pct]],
-                        fmt=markers.get(r.p, "o"), color=cmap(j % 10), ms=7, capsize=2,
-                        markeredgecolor="black", markeredgewidth=0.4,
-                        label=r.label if r.p == part["p"].iloc[0] else None)
+            ax.errorbar(
+                r.ack_pkts_per_data,
+                r.rel_pct,
+                yerr=[[r.rel_pct - r.rel_ci_low_pct], [r.rel_ci_high_pct - r.rel_pct]],
+                fmt=markers.get(r.p, "o"),
+                color=cmap(j % 10),
+                ms=7,
+                capsize=2,
+                markeredgecolor="black",
+                markeredgewidth=0.4,
+                label=r.label if r.p == part["p"].iloc[0] else None,
+            )
     for p, m in markers.items():
         ax.plot([], [], m, color="0.5", label=f"p = {p * 100:g} %")
     ax.axhspan(-1, 1, color="0.92", zorder=0)

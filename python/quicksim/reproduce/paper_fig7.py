@@ -70,80 +70,160 @@ def run(ctx: Context) -> Report:
             m, lo, hi, n = ap.pooled(sw, name, key, "rel", p)
             tp, tlo, thi, _ = ap.pooled(sw, name, key, "tput_mbps", p)
             paper = PAPER_REL.get(p, {}).get(key)
-            rows.append({"p": p, "policy": key, "label": VARIANTS[key][0], "n_runs": n,
-                         "tput_mbps": tp, "tput_ci_low": tlo, "tput_ci_high": thi,
-                         "rel_pct": 100 * m, "rel_ci_low_pct": 100 * lo, "rel_ci_high_pct": 100 * hi,
-                         "paper_rel_pct": paper})
+            rows.append(
+                {
+                    "p": p,
+                    "policy": key,
+                    "label": VARIANTS[key][0],
+                    "n_runs": n,
+                    "tput_mbps": tp,
+                    "tput_ci_low": tlo,
+                    "tput_ci_high": thi,
+                    "rel_pct": 100 * m,
+                    "rel_ci_low_pct": 100 * lo,
+                    "rel_ci_high_pct": 100 * hi,
+                    "paper_rel_pct": paper,
+                }
+            )
             if paper is not None:
                 # Judged on the 95 % CI, not only the mean: the value inside the CI that is
                 # closest to the paper's must be within tolerance (with 100 repetitions the CI
                 # is tight and this is the mean; in --quick mode it keeps 2-6 runs honest).
                 closest = min(max(paper, 100 * lo), 100 * hi)
-                checks.append(Check(
-                    f"p={p * 100:g}% {VARIANTS[key][0]} vs 1:1", closest, paper, TOL[key], "%",
-                    note=f"paired relative difference, mean {100 * m:+.2f} % of {n} runs over RTT 2-10 ms, "
-                    f"95 % CI [{100 * lo:+.2f}, {100 * hi:+.2f}] % (measured = CI value closest to the paper); "
-                    "paper section V.B"))
+                checks.append(
+                    Check(
+                        f"p={p * 100:g}% {VARIANTS[key][0]} vs 1:1",
+                        closest,
+                        paper,
+                        TOL[key],
+                        "%",
+                        note=f"paired relative difference, mean {100 * m:+.2f} % of {n} runs over RTT "
+                        f"2-10 ms, 95 % CI [{100 * lo:+.2f}, {100 * hi:+.2f}] % (measured = CI value "
+                        "closest to the paper); "
+                        "paper section V.B",
+                    )
+                )
         m, lo, hi, n = ap.pooled(sw, name, "r10i", "rel", p)
         # The CI's closest approach to 0 must be within the bound (= |mean| when the CI is tight).
         nearest = 0.0 if lo <= 0.0 <= hi else min(abs(lo), abs(hi))
-        checks.append(Check(
-            f"p={p * 100:g}% 1:10 + I-Bit within 1 % of 1:1", 100 * nearest, IBIT_BOUND_PCT, 0, "%", kind="max",
-            note=f"|relative difference| at the 95 % CI's closest approach to 0; mean {100 * m:+.2f} %, "
-            f"CI [{100 * lo:+.2f}, {100 * hi:+.2f}] %"))
+        checks.append(
+            Check(
+                f"p={p * 100:g}% 1:10 + I-Bit within 1 % of 1:1",
+                100 * nearest,
+                IBIT_BOUND_PCT,
+                0,
+                "%",
+                kind="max",
+                note=f"|relative difference| at the 95 % CI's closest approach to 0; mean {100 * m:+.2f} %, "
+                f"CI [{100 * lo:+.2f}, {100 * hi:+.2f}] %",
+            )
+        )
     m2 = ap.pooled(sw, name, "r2", "rel", 0.001)[0]
     m10 = ap.pooled(sw, name, "r10", "rel", 0.001)[0]
-    checks.append(Check("p=0.1% throughput falls with the ack ratio (1:10 below 1:2 below 1:1)",
-                        100 * max(m10 - m2, m2), 0.0, 0, "%", kind="max",
-                        note=f"1:2 {100 * m2:+.2f} %, 1:10 {100 * m10:+.2f} % (Fig. 7)"))
+    checks.append(
+        Check(
+            "p=0.1% throughput falls with the ack ratio (1:10 below 1:2 below 1:1)",
+            100 * max(m10 - m2, m2),
+            0.0,
+            0,
+            "%",
+            kind="max",
+            note=f"1:2 {100 * m2:+.2f} %, 1:10 {100 * m10:+.2f} % (Fig. 7)",
+        )
+    )
     failed = sw.failed
     if len(failed):
-        checks.append(Check("runs without error", len(sw.runs) - len(failed), len(sw.runs), 0, "runs",
-                            kind="exact", note=str(failed["error"].iloc[0])))
+        checks.append(
+            Check(
+                "runs without error",
+                len(sw.runs) - len(failed),
+                len(sw.runs),
+                0,
+                "runs",
+                kind="exact",
+                note=str(failed["error"].iloc[0]),
+            )
+        )
     table = pd.DataFrame(rows)
     save_csv(table, ctx.out / "relative_difference.csv")
-    save_figure(bar_figure(grid, VARIANTS, "Throughput for different ack ratios, random loss "
-                           "(paper Fig. 7 and the text's loss rates)"), ctx.out / "fig7_throughput.png")
-    save_figure(relative_figure(grid, VARIANTS, PAPER_REL, ["r2", "r10", "r2i", "r10i"]),
-                ctx.out / "fig7_relative.png")
+    save_figure(
+        bar_figure(
+            grid,
+            VARIANTS,
+            "Throughput for different ack ratios, random loss (paper Fig. 7 and the text's loss rates)",
+        ),
+        ctx.out / "fig7_throughput.png",
+    )
+    save_figure(
+        relative_figure(grid, VARIANTS, PAPER_REL, ["r2", "r10", "r2i", "r10i"]),
+        ctx.out / "fig7_relative.png",
+    )
     ts = timeseries(ctx.quick)
     save_csv(ts, ctx.out / "timeseries.csv")
     save_figure(timeseries_figure(ts), ctx.out / "fig7_cwnd_timeseries.png")
     section = "## Paper vs reproduction (relative difference to 1:1, pooled over RTT 2-10 ms)\n\n" + md_table(
         ["p", "policy", "throughput Mbit/s (95 % CI)", "relative difference (95 % CI)", "paper"],
-        [[f"{r.p * 100:g} %", r.label, f"{r.tput_mbps:.1f} [{r.tput_ci_low:.1f}, {r.tput_ci_high:.1f}]",
-          f"{r.rel_pct:+.2f} % [{r.rel_ci_low_pct:+.2f}, {r.rel_ci_high_pct:+.2f}]",
-          "" if pd.isna(r.paper_rel_pct) else f"{r.paper_rel_pct:+.1f} %"]
-         for r in table.itertuples()],
+        [
+            [
+                f"{r.p * 100:g} %",
+                r.label,
+                f"{r.tput_mbps:.1f} [{r.tput_ci_low:.1f}, {r.tput_ci_high:.1f}]",
+                f"{r.rel_pct:+.2f} % [{r.rel_ci_low_pct:+.2f}, {r.rel_ci_high_pct:+.2f}]",
+                "" if pd.isna(r.paper_rel_pct) else f"{r.paper_rel_pct:+.1f} %",
+            ]
+            for r in table.itertuples()
+        ],
     )
     per_delay = "## Per RTT\n\n" + md_table(
         ["p", "RTT", "policy", "throughput Mbit/s (95 % CI)", "relative difference (95 % CI)"],
-        [[f"{r.p * 100:g} %", f"{2 * r.delay_ms:g} ms", r.label,
-          f"{r.tput_mbps:.1f} [{r.tput_mbps_lo:.1f}, {r.tput_mbps_hi:.1f}]",
-          f"{100 * r.rel:+.2f} % [{100 * r.rel_lo:+.2f}, {100 * r.rel_hi:+.2f}]"]
-         for r in grid.itertuples()],
+        [
+            [
+                f"{r.p * 100:g} %",
+                f"{2 * r.delay_ms:g} ms",
+                r.label,
+                f"{r.tput_mbps:.1f} [{r.tput_mbps_lo:.1f}, {r.tput_mbps_hi:.1f}]",
+                f"{100 * r.rel:+.2f} % [{100 * r.rel_lo:+.2f}, {100 * r.rel_hi:+.2f}]",
+            ]
+            for r in grid.itertuples()
+        ],
     )
     return Report(
-        NAME, TITLE,
-        "Fig. 7 and section V of the 2020 INET QUIC paper (\"QUIC throughput for different ack ratios\"), "
+        NAME,
+        TITLE,
+        'Fig. 7 and section V of the 2020 INET QUIC paper ("QUIC throughput for different ack ratios"), '
         "with the OLD `lossy_link/ack_strategy.ini` configuration",
         checks,
         figures=[
-            ("fig7_throughput.png", f"Mean throughput per RTT and policy with 95 % CIs ({repeat} repetitions); "
-             "top: p = 0.1 % as the paper's Fig. 7"),
-            ("fig7_relative.png", "Paired relative difference to ack ratio 1:1 with 95 % CIs; dashed: the "
-             "paper's numbers (section V.B)"),
-            ("fig7_cwnd_timeseries.png", "One run (RTT 2 ms, p = 0.1 %, same seed): the congestion window "
-             "of 1:1, 1:10 and 1:10 + I-Bit, and a zoom on bytes in flight with the ACK arrivals"),
+            (
+                "fig7_throughput.png",
+                f"Mean throughput per RTT and policy with 95 % CIs ({repeat} repetitions); "
+                "top: p = 0.1 % as the paper's Fig. 7",
+            ),
+            (
+                "fig7_relative.png",
+                "Paired relative difference to ack ratio 1:1 with 95 % CIs; dashed: the "
+                "paper's numbers (section V.B)",
+            ),
+            (
+                "fig7_cwnd_timeseries.png",
+                "One run (RTT 2 ms, p = 0.1 %, same seed): the congestion window "
+                "of 1:1, 1:10 and 1:10 + I-Bit, and a zoom on bytes in flight with the ACK arrivals",
+            ),
         ],
         csvs=[
-            ("throughput_grid.csv", "per (p, delay, policy): n, mean and 95 % CI of throughput, relative "
-             "difference and ACK costs"),
+            (
+                "throughput_grid.csv",
+                "per (p, delay, policy): n, mean and 95 % CI of throughput, relative "
+                "difference and ACK costs",
+            ),
             ("relative_difference.csv", "per (p, policy): pooled over the RTTs, with the paper's value"),
             ("timeseries.csv", "the time-series run: cwnd and bytes in flight on change, per policy"),
         ],
-        explanation=EXPLANATION.format(repeat=repeat, warm=ap.WARMUP_RTTS,
-                                       measure=ap.QUICK_MEASURE_RTTS if ctx.quick else ap.MEASURE_RTTS),
+        explanation=EXPLANATION.format(
+            repeat=repeat,
+            warm=ap.WARMUP_RTTS,
+            measure=ap.QUICK_MEASURE_RTTS if ctx.quick else ap.MEASURE_RTTS,
+        ),
         sections=[section, per_delay],
         quick=ctx.quick,
         wall_s=time.perf_counter() - t,
@@ -189,11 +269,17 @@ the ACKs).
 
 # --- plots ---------------------------------------------------------------------------------------
 
-_COLORS = {"r1": "tab:blue", "r2": "tab:red", "r10": "tab:green", "r1i": "lightsteelblue",
-           "r2i": "lightcoral", "r10i": "lightgreen"}
+_COLORS = {
+    "r1": "tab:blue",
+    "r2": "tab:red",
+    "r10": "tab:green",
+    "r1i": "lightsteelblue",
+    "r2i": "lightcoral",
+    "r10i": "lightgreen",
+}
 
 
-def _color(key: str, i: int) -> str:
+def _color(key: str, i: int) -> str | tuple[float, float, float, float]:
     import matplotlib
 
     return _COLORS.get(key) or matplotlib.colormaps["tab20"](i % 20)
@@ -216,8 +302,17 @@ def bar_figure(grid: Any, variants: Any, title: str) -> Any:
             k = part[part["policy"] == key].set_index("delay_ms").reindex(delays)
             x = np.arange(len(delays)) + (j - (len(keys) - 1) / 2) * width
             err = np.vstack([k["tput_mbps"] - k["tput_mbps_lo"], k["tput_mbps_hi"] - k["tput_mbps"]])
-            ax.bar(x, k["tput_mbps"], width, yerr=np.nan_to_num(err), capsize=2, color=_color(key, j),
-                   edgecolor="black", linewidth=0.3, label=variants[key][0])
+            ax.bar(
+                x,
+                k["tput_mbps"],
+                width,
+                yerr=np.nan_to_num(err),
+                capsize=2,
+                color=_color(key, j),
+                edgecolor="black",
+                linewidth=0.3,
+                label=variants[key][0],
+            )
         ax.set_xticks(range(len(delays)), [f"{2 * d:g}" for d in delays])
         ax.set_ylabel("throughput (Mbit/s)")
         ax.set_title(f"p = {p * 100:g} %", fontsize="medium")
@@ -244,8 +339,16 @@ def relative_figure(grid: Any, variants: Any, paper: Any, keys: list[str]) -> An
             k = part[part["policy"] == key].sort_values("delay_ms")
             x = 2 * k["delay_ms"] + (j - (len(keys) - 1) / 2) * 0.12
             err = 100 * np.vstack([k["rel"] - k["rel_lo"], k["rel_hi"] - k["rel"]])
-            ax.errorbar(x, 100 * k["rel"], yerr=np.nan_to_num(err), fmt="o-", ms=4, capsize=2,
-                        color=_color(key, j), label=variants[key][0])
+            ax.errorbar(
+                x,
+                100 * k["rel"],
+                yerr=np.nan_to_num(err),
+                fmt="o-",
+                ms=4,
+                capsize=2,
+                color=_color(key, j),
+                label=variants[key][0],
+            )
             if key in paper.get(p, {}):
                 ax.axhline(paper[p][key], color=_color(key, j), linestyle="--", linewidth=1)
         ax.axhline(0, color="black", linewidth=0.8)
@@ -263,8 +366,11 @@ def timeseries(quick: bool, policies: dict[str, list[str]] | None = None, seed: 
     """cwnd and bytes in flight on change for one run per policy at RTT 2 ms, p = 0.1 %."""
     import pandas as pd
 
-    policies = policies or {"1:1": VARIANTS["r1"][1], "1:10": VARIANTS["r10"][1],
-                            "1:10 + I-Bit": VARIANTS["r10i"][1]}
+    policies = policies or {
+        "1:1": VARIANTS["r1"][1],
+        "1:10": VARIANTS["r10"][1],
+        "1:10 + I-Bit": VARIANTS["r10i"][1],
+    }
     frames = []
     for label, sets in policies.items():
         r, _ = ap.run_policy(1, 0.001, seed, sets, 300, extra=["run.record.conn=true"])
@@ -289,14 +395,16 @@ def timeseries_figure(ts: Any, zoom: tuple[float, float] = (0.150, 0.158)) -> An
     mss = 1252
     for pol in pols:
         k = ts[ts["policy"] == pol]
-        axes[0].step(k["t_s"] * 1e3, k["cwnd_bytes"] / mss, where="post", color=colors[pol], label=pol,
-                     linewidth=1)
+        axes[0].step(
+            k["t_s"] * 1e3, k["cwnd_bytes"] / mss, where="post", color=colors[pol], label=pol, linewidth=1
+        )
     axes[0].axvspan(zoom[0] * 1e3, zoom[1] * 1e3, color="0.8", zorder=0, label="zoom below")
     axes[0].set_ylabel("cwnd (packets)")
     axes[0].set_xlabel("time (ms)")
     axes[0].set_ylim(0, 120)
-    axes[0].set_title("Congestion window, one run per policy (RTT 2 ms, p = 0.1 %, same seed; "
-                      "slow start clipped)")
+    axes[0].set_title(
+        "Congestion window, one run per policy (RTT 2 ms, p = 0.1 %, same seed; slow start clipped)"
+    )
     axes[0].legend(fontsize="small", ncols=5, loc="upper right")
     axes[0].grid(True, alpha=0.3)
     for ax, pol in zip(axes[1:], pols, strict=True):
@@ -304,14 +412,23 @@ def timeseries_figure(ts: Any, zoom: tuple[float, float] = (0.150, 0.158)) -> An
         t = k["t_s"].to_numpy() * 1e3
         cwnd = k["cwnd_bytes"].to_numpy() / mss
         ax.step(t, cwnd, where="post", color="black", linewidth=0.9, label="cwnd")
-        ax.step(t, k["inflight_bytes"].to_numpy() / mss, where="post", color=colors[pol], linewidth=1,
-                label="bytes in flight")
+        ax.step(
+            t,
+            k["inflight_bytes"].to_numpy() / mss,
+            where="post",
+            color=colors[pol],
+            linewidth=1,
+            label="bytes in flight",
+        )
         acks = np.flatnonzero(np.diff(cwnd) > 0) + 1
         ax.plot(t[acks], cwnd[acks], "v", ms=4, color="tab:red", label="ACK arrives (cwnd grows)")
         growth = (cwnd[-1] - cwnd[0]) / ((zoom[1] - zoom[0]) * 1e3 / 2.0) if len(cwnd) else float("nan")
         ax.set_ylabel("packets")
-        ax.set_title(f"{pol}: {len(acks)} ACKs in {(zoom[1] - zoom[0]) * 1e3:g} ms, cwnd +{growth:.2f} "
-                     "packets per RTT", fontsize="medium")
+        ax.set_title(
+            f"{pol}: {len(acks)} ACKs in {(zoom[1] - zoom[0]) * 1e3:g} ms, cwnd +{growth:.2f} "
+            "packets per RTT",
+            fontsize="medium",
+        )
         ax.set_xlim(zoom[0] * 1e3, zoom[1] * 1e3)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="x-small", loc="lower right", ncols=3)
