@@ -28,6 +28,15 @@ impl RangeSet {
         self.v.is_empty()
     }
 
+    /// Most sets hold one or two ranges: the first insert reserves one slot, not VecDeque's
+    /// default four (later growth doubles as usual).
+    #[inline]
+    fn reserve_first(&mut self) {
+        if self.v.capacity() == 0 {
+            self.v.reserve_exact(1);
+        }
+    }
+
     /// Index of the first range starting above `x`.
     fn after(&self, x: u64) -> usize {
         // Fast path: most lookups are at or past the last range.
@@ -45,10 +54,7 @@ impl RangeSet {
             self.v[lo + i] = p;
         }
         if k > n {
-            // Most sets hold one or two ranges: grow from one slot, not the default four.
-            if self.v.capacity() == 0 {
-                self.v.reserve_exact(1);
-            }
+            self.reserve_first();
             for (i, &p) in pieces[n..].iter().enumerate() {
                 self.v.insert(lo + n + i, p);
             }
@@ -66,10 +72,7 @@ impl RangeSet {
         // starts at or after the start of the last range.
         match self.v.back_mut() {
             None => {
-                // Most sets hold one or two ranges: grow from one slot, not the default four.
-                if self.v.capacity() == 0 {
-                    self.v.reserve_exact(1);
-                }
+                self.reserve_first();
                 self.v.push_back((start, end));
                 return end - start;
             }
