@@ -264,6 +264,25 @@ def sweep_checks(
     return checks
 
 
+def failed_runs_checks(sw: SweepResult, name: str = "runs without error") -> list[Check]:
+    """A failing exact check (runs that finished vs all runs) when any run of `sw` failed,
+    noting the first error; none when every run finished."""
+    failed = sw.failed
+    if not len(failed):
+        return []
+    return [
+        Check(
+            name,
+            len(sw.runs) - len(failed),
+            len(sw.runs),
+            0,
+            "runs",
+            kind="exact",
+            note=str(failed["error"].iloc[0]),
+        )
+    ]
+
+
 def check_values(checks: Sequence[Check]) -> dict[str, float]:
     """What a check-sweep metric returns: the single check's measured, expected and tolerance."""
     (c,) = checks

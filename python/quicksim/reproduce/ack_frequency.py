@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..validation import Check
 from . import _ackpolicy as ap
-from ._common import Context, Report, md_table, save_csv, save_figure
+from ._common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
 from .paper_fig7 import bar_figure, relative_figure, timeseries, timeseries_figure
 
 if TYPE_CHECKING:
@@ -136,19 +136,7 @@ def run(ctx: Context) -> Report:
                 f"1:10 + I-Bit {table_p['r10i']['ack_pkts_per_data']:.3f}",
             )
         )
-    failed = sw.failed
-    if len(failed):
-        checks.append(
-            Check(
-                "runs without error",
-                len(sw.runs) - len(failed),
-                len(sw.runs),
-                0,
-                "runs",
-                kind="exact",
-                note=str(failed["error"].iloc[0]),
-            )
-        )
+    checks += failed_runs_checks(sw)
     table = pd.DataFrame(rows)
     save_csv(table, ctx.out / "tradeoff.csv")
     save_figure(

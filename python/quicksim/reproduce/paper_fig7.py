@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..validation import Check
 from . import _ackpolicy as ap
-from ._common import Context, Report, md_table, save_csv, save_figure
+from ._common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
 
 if TYPE_CHECKING:
     from ..results import Result
@@ -131,19 +131,7 @@ def run(ctx: Context) -> Report:
             note=f"1:2 {100 * m2:+.2f} %, 1:10 {100 * m10:+.2f} % (Fig. 7)",
         )
     )
-    failed = sw.failed
-    if len(failed):
-        checks.append(
-            Check(
-                "runs without error",
-                len(sw.runs) - len(failed),
-                len(sw.runs),
-                0,
-                "runs",
-                kind="exact",
-                note=str(failed["error"].iloc[0]),
-            )
-        )
+    checks += failed_runs_checks(sw)
     table = pd.DataFrame(rows)
     save_csv(table, ctx.out / "relative_difference.csv")
     save_figure(
