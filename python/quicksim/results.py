@@ -169,7 +169,9 @@ class Result:
 
     @property
     def meta(self) -> dict[str, Any]:
-        """Seed, duration_s, events, wall_s, sim_end_s, scenario_hash, version, stopped_early, ..."""
+        """Seed, duration_s, events, wall_s, sim_end_s, scenario_hash, trace_hash, version,
+        stopped_early, peak_rss_run_kib (peak memory at the end of the run loop, before the
+        outputs; None off Linux), ..."""
         return self._meta
 
     @property
