@@ -18,7 +18,11 @@ pytestmark = pytest.mark.core
 
 def test_suite_worker_reports_the_figures() -> None:
     rep = bench.suite_worker("linksharing")
-    assert rep["events"] > 100_000 and rep["packet_hops"] > rep["events"] / 4
+    # Every packet hop is two events (end of transmission, arrival); the others are the UDP
+    # source's sends (interval 10-20 ms for 50 s: at least 2 500), QUIC timers and flow starts
+    # and stops, a few percent of the run.
+    other = rep["events"] - 2 * rep["packet_hops"]
+    assert 2_500 <= other < 0.03 * rep["events"], (rep["events"], rep["packet_hops"])
     assert rep["sim_s"] == pytest.approx(50.0)
     assert rep["trace_hash"] and rep["build_profile"] == "release"
     if rep["peak_rss_run_mib"] is not None:  # Linux: read from /proc before the outputs
