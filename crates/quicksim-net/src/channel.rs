@@ -110,7 +110,9 @@ pub struct Channel<P> {
     pub from: NodeId,
     pub to: NodeId,
     pub cfg: ChannelConfig,
-    pub rate: Rate,
+    /// The current rate (`cfg.rate` until a rate change); private so that every change goes
+    /// through `set_rate`, which clears `tx_memo`.
+    rate: Rate,
     pub up: bool,
     queue: VecDeque<Packet<P>>,
     queued_bytes: u64,
@@ -120,6 +122,10 @@ pub struct Channel<P> {
     periodic_count: u64,
     /// Frames serialized but not yet arrived at the far end.
     propagating: u64,
+    /// (frame bytes, serialization time) of the last frame at the current rate: most frames
+    /// on a link have the size of the one before (full-size data, same-size ACKs), and this
+    /// saves a 64-bit division per packet and hop. (0, 0) is right at every rate.
+    tx_memo: (u64, SimDuration),
     rng: Rng,
     pub stats: ChannelStats,
 }
@@ -140,9 +146,15 @@ impl<P> Channel<P> {
             last_queue_change: SimTime::ZERO,
             periodic_count: 0,
             propagating: 0,
+            tx_memo: (0, SimDuration::ZERO),
             rng,
             stats: ChannelStats::default(),
         }
+    }
+
+    /// The current rate.
+    pub fn rate(&self) -> Rate {
+        self.rate
     }
 
     /// Waiting packets (the frame in transmission excluded).
@@ -203,7 +215,10 @@ impl<P> Channel<P> {
 
     fn start_tx<S: FnMut(SimTime, NetEvent<P>)>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S) {
         let frame = p.ip_bytes as u64 + self.cfg.overhead as u64;
-        sched(now + self.rate.tx_time(frame), NetEvent::TxDone(self.id));
+        if self.tx_memo.0 != frame {
+            self.tx_memo = (frame, self.rate.tx_time(frame));
+        }
+        sched(now + self.tx_memo.1, NetEvent::TxDone(self.id));
         self.tx = Some(p);
     }
 
@@ -286,6 +301,7 @@ impl<P> Channel<P> {
     pub fn set_rate(&mut self, rate: Rate) {
         // Applies from the next frame: the frame on the wire keeps the rate it started with.
         self.rate = rate;
+        self.tx_memo = (0, SimDuration::ZERO);
     }
 
     pub fn set_up<S, O>(&mut self, now: SimTime, up: bool, sched: &mut S, obs: &mut O)

@@ -278,6 +278,36 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_change_applies_to_the_next_frame_of_the_same_size() {
+        // The channel remembers the serialization time of the last frame size; a rate change
+        // must not reuse it. Three 1000 B packets (1007 B frames) back to back at 10 Mbit/s,
+        // the rate set to 1 Mbit/s while the first is on the wire: the first keeps 805.6 us,
+        // the next two take 8.056 ms each.
+        let bn = ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500);
+        let mut b = NetworkBuilder::new();
+        let r1 = b.node("r1", NodeKind::Router).unwrap();
+        let d = b.node("d", NodeKind::Host).unwrap();
+        b.link("bn", r1, d, bn.clone(), bn).unwrap();
+        let mut net: Network<()> = b.build(&RngStreams::new(1));
+        let mut q = EventQueue::new();
+        for i in 0..3 {
+            let p = net.packet(r1, d, 0, 1000, ());
+            let mut pending = Vec::new();
+            net.chans[0].enqueue(SimTime::ZERO, p, &mut |t, e| pending.push((t, e)), &mut NoObserver);
+            for (t, e) in pending {
+                q.push(t, e);
+            }
+            if i == 0 {
+                net.chans[0].set_rate(Rate::mbps(1));
+            }
+        }
+        let got: Vec<u64> = drain(&mut net, &mut q).into_iter().map(|(t, _)| t.0).collect();
+        let (fast, slow) = (805_600_000u64, 8_056_000_000u64);
+        assert_eq!(got, vec![fast, fast + slow, fast + 2 * slow]);
+        assert_eq!(net.chans[0].rate(), Rate::mbps(1));
+    }
+
+    #[test]
     fn droptail_counts_waiting_packets_only() {
         let mut bn = ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500);
         bn.queue = QueueLimit { packets: Some(3), bytes: None };
