@@ -347,6 +347,8 @@ def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
         "trace_hash": meta["trace_hash"],
         "version": meta.get("version"),
         "build_profile": meta.get("build_profile"),
+        # Built with the PGO profile (pgo/quicksim.profdata, scripts/rustc-pgo)?
+        "pgo": meta.get("pgo"),
         "record": record,
     }
 

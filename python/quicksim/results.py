@@ -171,7 +171,7 @@ class Result:
     def meta(self) -> dict[str, Any]:
         """Seed, duration_s, events, wall_s, sim_end_s, scenario_hash, trace_hash, version,
         stopped_early, peak_rss_run_kib (peak memory at the end of the run loop, before the
-        outputs; None off Linux), ..."""
+        outputs; None off Linux), pgo (the core was optimised with the PGO profile), ..."""
         return self._meta
 
     @property

@@ -203,6 +203,8 @@ fn finish(
         "trace_hash": format!("{:016x}", w.trace_hash),
         "version": VERSION,
         "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+        // Optimised with the profile pgo/quicksim.profdata (scripts/rustc-pgo sets the cfg).
+        "pgo": cfg!(quicksim_pgo),
         "stopped_early": stop != Stop::Finished,
         "stop_reason": match stop { Stop::Finished => "finished", Stop::EventBudget => "event budget", Stop::Cancelled => "cancelled" },
         "record_interval_s": w.rec.bin.as_secs_f64(),

@@ -108,6 +108,10 @@ def main(args: argparse.Namespace) -> int:
             if i < n3 and bindir is not None and prog is not None:
                 reps3.append(_ns3_rep(bindir / prog))
         report["quicksim"][name] = {"median": _median(reps), "reps": reps}
+        if name == names[0]:
+            pgo = reps[0].get("pgo")
+            build = "profile-guided (pgo/quicksim.profdata)" if pgo else "without the PGO profile"
+            print(f"quicksim core: {reps[0].get('build_profile')} build, {build}")
         _print_row("quicksim", name, report["quicksim"][name]["median"], len(reps))
         if reps3:
             report["ns3"][name] = {"median": _median(reps3), "reps": reps3}
