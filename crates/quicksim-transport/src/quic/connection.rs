@@ -16,6 +16,7 @@ use super::packet::{
 };
 use super::per_space::PerSpace;
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
+use super::stats::Stats;
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
@@ -92,7 +93,7 @@ pub struct Connection {
     /// recomputed after an RTT drop can lie in the past, RFC 9002 A.8: it fires at once).
     pub(super) last_now: SimTime,
     pub(super) events: VecDeque<ConnEvent>,
-    pub(super) stats: ConnStats,
+    pub(super) stats: Stats,
     /// Our ACK_FREQUENCY requests to the peer (draft-ietf-quic-ack-frequency).
     /// Boxed, and only with an `ack_policy` that sends frames (~5 % of an idle connection).
     pub(super) ack_freq_tx: Option<Box<AckFreqSender>>,
@@ -154,7 +155,7 @@ impl Connection {
             lost_pns: BTreeSet::new(),
             last_now: now,
             events: VecDeque::new(),
-            stats: ConnStats::default(),
+            stats: Stats::default(),
             ack_freq_tx: (cfg.ack_policy != AckFreqPolicy::Receiver).then(Box::default),
             ack_freq_rx: None,
             cfg,
@@ -184,12 +185,12 @@ impl Connection {
         let space = pkt.space;
         let si = space.index();
         if !self.hs.keys[si] || self.recovery.is_discarded(space) {
-            self.stats.packets_dropped += 1;
+            self.stats.rare().packets_dropped += 1;
             return;
         }
         let arrival = self.acks[space].classify(pkt.pn);
         if arrival == Arrival::Duplicate {
-            self.stats.packets_dropped += 1;
+            self.stats.rare().packets_dropped += 1;
             return;
         }
         self.stats.packets_received += 1;
@@ -228,7 +229,7 @@ impl Connection {
                 // draft §5: only an endpoint that advertised min_ack_delay acts on it.
                 Frame::ImmediateAck if self.cfg.min_ack_delay.is_some() => {
                     immediate_ack = true;
-                    self.stats.immediate_acks_honoured += 1;
+                    self.stats.rare().immediate_acks_honoured += 1;
                 }
                 Frame::ImmediateAck => {}
                 Frame::Padding(_) | Frame::Ping | Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {
@@ -293,7 +294,7 @@ impl Connection {
                 self.on_congestion(congestion, persistent_congestion);
             }
             TimeoutAction::Probe { space } => {
-                self.stats.pto_count_total += 1;
+                self.stats.rare().pto_count_total += 1;
                 self.probes[space.index()] = 1;
                 if space != SpaceId::Data {
                     // Re-send every unacknowledged handshake flight (RFC 9002 §6.2.4 allows
@@ -304,7 +305,7 @@ impl Connection {
                 }
             }
             TimeoutAction::AntiDeadlock { space } => {
-                self.stats.pto_count_total += 1;
+                self.stats.rare().pto_count_total += 1;
                 self.probes[space.index()] = 1;
             }
         }
@@ -379,8 +380,9 @@ impl Connection {
         self.close_with(now, NO_ERROR, None);
     }
 
-    pub fn stats(&self) -> &ConnStats {
-        &self.stats
+    /// The connection's counters (built on each call: see `stats.rs`).
+    pub fn stats(&self) -> ConnStats {
+        self.stats.snapshot()
     }
 
     pub fn metrics(&self) -> ConnMetrics {
@@ -535,7 +537,7 @@ impl Connection {
             return;
         }
         self.ack_freq_rx = Some(Box::new(f));
-        self.stats.ack_frequency_frames_applied += 1;
+        self.stats.rare().ack_frequency_frames_applied += 1;
     }
 
     /// Returns true if stream data was newly acknowledged (queue space freed).
@@ -559,7 +561,7 @@ impl Connection {
                 let hits: Vec<u64> = self.lost_pns.range(s..=l).copied().collect();
                 for pn in hits {
                     self.lost_pns.remove(&pn);
-                    self.stats.spurious_losses += 1;
+                    self.stats.rare().spurious_losses += 1;
                 }
             }
         }
@@ -587,13 +589,13 @@ impl Connection {
 
     fn on_congestion(&mut self, congestion: bool, persistent: bool) {
         if congestion {
-            self.stats.congestion_events += 1;
+            self.stats.rare().congestion_events += 1;
             if self.cfg.allow_one_packet {
                 self.allow_one = true;
             }
         }
         if persistent {
-            self.stats.persistent_congestion_events += 1;
+            self.stats.rare().persistent_congestion_events += 1;
         }
     }
 
@@ -633,7 +635,7 @@ impl Connection {
 
     pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
         if p.in_flight {
-            self.stats.packets_lost += 1;
+            self.stats.rare().packets_lost += 1;
         }
         if space == SpaceId::Data {
             self.lost_pns.insert(p.pn);
@@ -716,7 +718,9 @@ impl Connection {
             }
         }
         let (dup, deliver) = rs.on_data(off, len);
-        self.stats.duplicate_stream_bytes += dup;
+        if dup > 0 {
+            self.stats.rare().duplicate_stream_bytes += dup;
+        }
         if let Some((o, l)) = deliver {
             self.stats.stream_bytes_delivered += l;
             push_event(&mut self.events, ConnEvent::StreamData { stream_id: id, offset: o, len: l });

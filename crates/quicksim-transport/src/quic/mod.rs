@@ -18,6 +18,7 @@ pub mod range_set;
 pub mod recovery;
 mod send;
 mod sent_packets;
+mod stats;
 pub mod streams;
 
 use quicksim_engine::{SimDuration, SimTime};

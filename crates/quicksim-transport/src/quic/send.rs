@@ -216,7 +216,7 @@ impl Connection {
             let size = self.header_len(space, pn, 0) + frames.iter().map(Frame::size).sum::<u64>() + 1;
             if self.blocks_after(size) {
                 frames.push(Frame::ImmediateAck);
-                self.stats.immediate_ack_frames_sent += 1;
+                self.stats.rare().immediate_ack_frames_sent += 1;
             }
         }
         if !frames.iter().any(Frame::is_ack_eliciting) && (probe || !frames.is_empty()) {
@@ -247,7 +247,7 @@ impl Connection {
         if let Some(tx) = self.ack_freq_tx.as_deref_mut() {
             if let Some(f) = tx.poll_frame(&self.cfg, self.peer.as_ref(), cwnd) {
                 if push(Frame::AckFrequency(f), avail, frames) {
-                    self.stats.ack_frequency_frames_sent += 1;
+                    self.stats.rare().ack_frequency_frames_sent += 1;
                 } else {
                     tx.on_lost(&f); // no room: send it with the next packet
                 }
@@ -258,7 +258,7 @@ impl Connection {
         }
         if self.pending.max_data && push(Frame::MaxData(self.conn_recv.limit), avail, frames) {
             self.pending.max_data = false;
-            self.stats.max_data_frames_sent += 1;
+            self.stats.rare().max_data_frames_sent += 1;
         }
         let ids: Vec<u64> = self.pending.max_stream_data.iter().copied().collect();
         for id in ids {
@@ -268,13 +268,13 @@ impl Connection {
             };
             if push(Frame::MaxStreamData { id, max: rs.fc.limit }, avail, frames) {
                 self.pending.max_stream_data.remove(&id);
-                self.stats.max_stream_data_frames_sent += 1;
+                self.stats.rare().max_stream_data_frames_sent += 1;
             }
         }
         if let Some(l) = self.pending.data_blocked {
             if push(Frame::DataBlocked(l), avail, frames) {
                 self.pending.data_blocked = None;
-                self.stats.data_blocked_frames_sent += 1;
+                self.stats.rare().data_blocked_frames_sent += 1;
             }
         }
         let blocked: Vec<(u64, u64)> =
@@ -282,7 +282,7 @@ impl Connection {
         for (id, limit) in blocked {
             if push(Frame::StreamDataBlocked { id, limit }, avail, frames) {
                 self.pending.stream_data_blocked.remove(&id);
-                self.stats.stream_data_blocked_frames_sent += 1;
+                self.stats.rare().stream_data_blocked_frames_sent += 1;
             }
         }
     }
@@ -299,7 +299,9 @@ impl Connection {
             let new = s.on_sent(off, len);
             self.conn_send.used += new;
             self.stats.stream_bytes_sent += len;
-            self.stats.retransmitted_bytes += retrans;
+            if retrans > 0 {
+                self.stats.rare().retransmitted_bytes += retrans;
+            }
             let f = StreamFrame { id, offset: off, len };
             *avail -= f.size();
             frames.push(Frame::Stream(f));
@@ -318,7 +320,7 @@ impl Connection {
             let Some(len) = stream_fit(sf.id, sf.offset, *avail, sf.len) else { break };
             let f = StreamFrame { len, ..sf };
             self.stats.stream_bytes_sent += len;
-            self.stats.retransmitted_bytes += len;
+            self.stats.rare().retransmitted_bytes += len;
             *avail -= f.size();
             frames.push(Frame::Stream(f));
         }
@@ -438,7 +440,7 @@ impl Connection {
                 let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
                 if rem < self.cfg.max_packet_size {
                     pkt.i_bit = true;
-                    self.stats.ibit_packets_sent += 1;
+                    self.stats.rare().ibit_packets_sent += 1;
                 }
             }
         }
