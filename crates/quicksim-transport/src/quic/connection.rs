@@ -11,6 +11,7 @@ use super::ack::{AckManager, AckPolicy, Arrival};
 use super::ack_frequency::AckFreqSender;
 use super::flow_control::{ReceiveWindow, SendCredit};
 use super::handshake::Handshake;
+use super::niche::Opt;
 use super::packet::{
     AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
 };
@@ -84,7 +85,7 @@ pub struct Connection {
     pub(super) next_send_time: SimTime,
     pub(super) pacing_blocked: bool,
     /// CONNECTION_CLOSE error code still to be sent.
-    pub(super) close_pending: Option<u64>,
+    pub(super) close_pending: Opt<u64>,
     pub(super) queued_bytes: u64,
     pub(super) low_water_armed: bool,
     pub(super) last_activity: SimTime,
@@ -148,7 +149,7 @@ impl Connection {
             allow_one: false,
             next_send_time: now,
             pacing_blocked: false,
-            close_pending: None,
+            close_pending: Opt::NONE,
             queued_bytes: 0,
             low_water_armed: false,
             last_activity: now,
@@ -484,7 +485,7 @@ impl Connection {
     fn set_established(&mut self, now: SimTime) {
         if self.state == State::Handshaking {
             self.state = State::Established;
-            self.stats.established_at = Some(now);
+            self.stats.established_at = Opt::some(now);
             push_event(&mut self.events, ConnEvent::Established);
         }
     }
@@ -495,7 +496,7 @@ impl Connection {
         }
         let until = now + self.closing_period();
         self.state = State::Closing { until };
-        self.close_pending = Some(code);
+        self.close_pending = Opt::some(code);
         self.drop_send_state();
         push_event(&mut self.events, ConnEvent::Closed { error: reason });
     }
@@ -603,7 +604,7 @@ impl Connection {
         if p.in_flight {
             self.stats.packets_acked += 1;
         }
-        if let Some(largest) = p.ack_largest {
+        if let Some(largest) = p.ack_largest.get() {
             self.acks[space].on_ack_of_ack(largest);
         }
         let mut freed = false;

@@ -2,6 +2,8 @@
 //! grant the peer (receive side, INET `FlowControlResponder`). Used per connection and per
 //! stream.
 
+use super::niche::Opt;
+
 /// Credit granted by the peer: MAX_DATA or MAX_STREAM_DATA against the highest offset sent.
 #[derive(Clone, Debug)]
 pub struct SendCredit {
@@ -10,12 +12,13 @@ pub struct SendCredit {
     /// Credit used (sum of highest offsets sent over streams, or one stream's highest offset).
     pub used: u64,
     /// Limit for which a (STREAM_)DATA_BLOCKED frame was already queued (one per limit, INET).
-    pub blocked_at: Option<u64>,
+    /// (`u64::MAX` is never a limit one is blocked at: the credit used would be 2^64 − 1.)
+    pub blocked_at: Opt<u64>,
 }
 
 impl SendCredit {
     pub fn new(max: u64) -> Self {
-        SendCredit { max, used: 0, blocked_at: None }
+        SendCredit { max, used: 0, blocked_at: Opt::NONE }
     }
 
     pub fn available(&self) -> u64 {
@@ -34,8 +37,8 @@ impl SendCredit {
 
     /// Returns the limit to report in a blocked frame if one is owed now.
     pub fn take_blocked(&mut self) -> Option<u64> {
-        if self.available() == 0 && self.blocked_at != Some(self.max) {
-            self.blocked_at = Some(self.max);
+        if self.available() == 0 && self.blocked_at.get() != Some(self.max) {
+            self.blocked_at = Opt::some(self.max);
             Some(self.max)
         } else {
             None

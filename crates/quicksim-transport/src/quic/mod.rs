@@ -12,6 +12,7 @@ pub mod config;
 mod connection;
 pub mod flow_control;
 pub mod handshake;
+pub mod niche;
 pub mod packet;
 mod per_space;
 pub mod range_set;

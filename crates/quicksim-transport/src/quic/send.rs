@@ -10,6 +10,7 @@
 use quicksim_engine::{Rate, SimTime, PS_PER_S};
 
 use super::connection::{Connection, State};
+use super::niche::Opt;
 use super::packet::{stream_fit, AckFrame, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
 use super::recovery::SentPacket;
 use super::Role;
@@ -91,8 +92,8 @@ impl Connection {
             }
         }
         for (&id, s) in self.streams.send.iter_mut() {
-            if s.stream_blocked() && s.blocked_at != Some(s.max_stream_data) {
-                s.blocked_at = Some(s.max_stream_data);
+            if s.stream_blocked() && s.blocked_at.get() != Some(s.max_stream_data) {
+                s.blocked_at = Opt::some(s.max_stream_data);
                 self.pending.stream_data_blocked.insert(id, s.max_stream_data);
             }
         }
@@ -398,7 +399,7 @@ impl Connection {
             None => frames.iter().map(Frame::size).sum(),
         };
         debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
-        let ack_largest = ack.map(|(l, _)| l);
+        let ack_largest = ack.map(|(l, _)| l).into();
         let header_bytes = self.header_len(space, pn, payload);
         let mut pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
         let size = pkt.size_bytes();

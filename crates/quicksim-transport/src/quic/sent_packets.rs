@@ -191,7 +191,7 @@ mod tests {
             ack_eliciting: true,
             in_flight: true,
             frames: Default::default(),
-            ack_largest: None,
+            ack_largest: Default::default(),
         }
     }
 

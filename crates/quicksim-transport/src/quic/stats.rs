@@ -7,6 +7,7 @@
 
 use quicksim_engine::SimTime;
 
+use super::niche::Opt;
 use super::ConnStats;
 
 /// Counters changed by (nearly) every connection; the field meanings are `ConnStats`'.
@@ -26,7 +27,7 @@ pub(super) struct Stats {
     pub ack_frame_bytes_sent: u64,
     pub ack_only_bytes_sent: u64,
     pub crypto_frames_sent: u64,
-    pub established_at: Option<SimTime>,
+    pub established_at: Opt<SimTime>,
     rare: Option<Box<RareStats>>,
 }
 
@@ -95,7 +96,7 @@ impl Stats {
             data_blocked_frames_sent: r.data_blocked_frames_sent,
             stream_data_blocked_frames_sent: r.stream_data_blocked_frames_sent,
             crypto_frames_sent: self.crypto_frames_sent,
-            established_at: self.established_at,
+            established_at: self.established_at.get(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! packets (INET `StreamSndQueue`, RFC 9000 §13.3).
 
 use super::flow_control::ReceiveWindow;
+use super::niche::Opt;
 use super::range_set::RangeSet;
 
 /// Which stream scheduler a connection uses.
@@ -77,7 +78,8 @@ pub struct SendStream {
     /// The peer's MAX_STREAM_DATA.
     pub max_stream_data: u64,
     /// Limit for which a STREAM_DATA_BLOCKED was already queued.
-    pub blocked_at: Option<u64>,
+    /// (Never `u64::MAX`: that would need data written up to offset 2^64 − 1.)
+    pub blocked_at: Opt<u64>,
 }
 
 impl SendStream {
@@ -88,7 +90,7 @@ impl SendStream {
             acked: RangeSet::new(),
             max_sent: 0,
             max_stream_data,
-            blocked_at: None,
+            blocked_at: Opt::NONE,
         }
     }
 
