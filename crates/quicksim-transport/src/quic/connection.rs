@@ -37,6 +37,13 @@ pub(super) enum State {
 pub(super) struct PendingControl {
     pub handshake_done: bool,
     pub max_data: bool,
+    /// The per-stream and blocked frames, boxed on first use: most connections never send
+    /// one (64 B inline per endpoint before).
+    pub streams: Option<Box<PendingStreamControl>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct PendingStreamControl {
     pub max_stream_data: BTreeSet<u64>,
     pub data_blocked: Option<u64>,
     pub stream_data_blocked: BTreeMap<u64, u64>,
@@ -46,9 +53,14 @@ impl PendingControl {
     pub fn is_empty(&self) -> bool {
         !self.handshake_done
             && !self.max_data
-            && self.max_stream_data.is_empty()
-            && self.data_blocked.is_none()
-            && self.stream_data_blocked.is_empty()
+            && self.streams.as_deref().is_none_or(|s| {
+                s.max_stream_data.is_empty() && s.data_blocked.is_none() && s.stream_data_blocked.is_empty()
+            })
+    }
+
+    /// The per-stream and blocked frames, allocated on first use (only call it to queue one).
+    pub fn streams(&mut self) -> &mut PendingStreamControl {
+        self.streams.get_or_insert_with(Box::default)
     }
 }
 
@@ -658,19 +670,19 @@ impl Connection {
                 }
                 Frame::MaxData(_) => self.pending.max_data = true,
                 Frame::MaxStreamData { id, .. } => {
-                    self.pending.max_stream_data.insert(id);
+                    self.pending.streams().max_stream_data.insert(id);
                 }
                 Frame::HandshakeDone => self.pending.handshake_done = true,
                 Frame::DataBlocked(limit) => {
                     // RFC 9000 §13.3: re-send while still blocked at that limit.
                     if self.conn_send.max == limit && self.conn_send.available() == 0 {
-                        self.pending.data_blocked = Some(limit);
+                        self.pending.streams().data_blocked = Some(limit);
                     }
                 }
                 Frame::StreamDataBlocked { id, limit } => {
                     if let Some(s) = self.streams.send.get(&id) {
                         if s.max_stream_data == limit && s.stream_blocked() {
-                            self.pending.stream_data_blocked.insert(id, limit);
+                            self.pending.streams().stream_data_blocked.insert(id, limit);
                         }
                     }
                 }
@@ -727,7 +739,7 @@ impl Connection {
             push_event(&mut self.events, ConnEvent::StreamData { stream_id: id, offset: o, len: l });
             // The discard receiver consumes at once, returning credit (INET QuicDiscardServer).
             if rs.fc.on_consumed(l).is_some() {
-                self.pending.max_stream_data.insert(id);
+                self.pending.streams().max_stream_data.insert(id);
             }
             if self.conn_recv.on_consumed(l).is_some() {
                 self.pending.max_data = true;

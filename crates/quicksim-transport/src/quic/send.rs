@@ -88,13 +88,13 @@ impl Connection {
             self.streams.send.values().any(|s| s.has_new_data() && s.max_sent < s.max_stream_data);
         if wants_new {
             if let Some(l) = self.conn_send.take_blocked() {
-                self.pending.data_blocked = Some(l);
+                self.pending.streams().data_blocked = Some(l);
             }
         }
         for (&id, s) in self.streams.send.iter_mut() {
             if s.stream_blocked() && s.blocked_at.get() != Some(s.max_stream_data) {
                 s.blocked_at = Opt::some(s.max_stream_data);
-                self.pending.stream_data_blocked.insert(id, s.max_stream_data);
+                self.pending.streams().stream_data_blocked.insert(id, s.max_stream_data);
             }
         }
     }
@@ -261,28 +261,28 @@ impl Connection {
             self.pending.max_data = false;
             self.stats.rare().max_data_frames_sent += 1;
         }
-        let ids: Vec<u64> = self.pending.max_stream_data.iter().copied().collect();
+        let Some(ps) = self.pending.streams.as_deref_mut() else { return };
+        let ids: Vec<u64> = ps.max_stream_data.iter().copied().collect();
         for id in ids {
             let Some(rs) = self.streams.recv.get(&id) else {
-                self.pending.max_stream_data.remove(&id);
+                ps.max_stream_data.remove(&id);
                 continue;
             };
             if push(Frame::MaxStreamData { id, max: rs.fc.limit }, avail, frames) {
-                self.pending.max_stream_data.remove(&id);
+                ps.max_stream_data.remove(&id);
                 self.stats.rare().max_stream_data_frames_sent += 1;
             }
         }
-        if let Some(l) = self.pending.data_blocked {
+        if let Some(l) = ps.data_blocked {
             if push(Frame::DataBlocked(l), avail, frames) {
-                self.pending.data_blocked = None;
+                ps.data_blocked = None;
                 self.stats.rare().data_blocked_frames_sent += 1;
             }
         }
-        let blocked: Vec<(u64, u64)> =
-            self.pending.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
+        let blocked: Vec<(u64, u64)> = ps.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
         for (id, limit) in blocked {
             if push(Frame::StreamDataBlocked { id, limit }, avail, frames) {
-                self.pending.stream_data_blocked.remove(&id);
+                ps.stream_data_blocked.remove(&id);
                 self.stats.rare().stream_data_blocked_frames_sent += 1;
             }
         }

@@ -41,16 +41,22 @@ pub struct RoundRobin {
     last: Option<u64>,
 }
 
+impl RoundRobin {
+    /// `select` over ready ids given ascending, reading no further than needed.
+    fn select_iter(&mut self, mut ready: impl Iterator<Item = u64>) -> Option<u64> {
+        let first = ready.next()?;
+        let pick = match self.last {
+            Some(l) if first <= l => ready.find(|&id| id > l).unwrap_or(first),
+            _ => first,
+        };
+        self.last = Some(pick);
+        Some(pick)
+    }
+}
+
 impl StreamScheduler for RoundRobin {
     fn select(&mut self, ready: &[u64]) -> Option<u64> {
-        let pick = match self.last {
-            Some(l) => ready.iter().copied().find(|&id| id > l).or(ready.first().copied()),
-            None => ready.first().copied(),
-        };
-        if pick.is_some() {
-            self.last = pick;
-        }
-        pick
+        self.select_iter(ready.iter().copied())
     }
 }
 
@@ -274,24 +280,30 @@ impl<T> StreamMap<T> {
     }
 }
 
+/// A connection's scheduler: the `SchedulerKind`s inline, picking from the ready streams as
+/// it walks them (a boxed `dyn StreamScheduler` and a buffer of ready ids cost ~100 B per
+/// connection, heap included).
+#[derive(Clone, Debug)]
+enum Scheduler {
+    RoundRobin(RoundRobin),
+    LowestIdFirst,
+}
+
 /// All streams of a connection, by id (ascending: deterministic order).
 #[derive(Debug)]
 pub struct Streams {
     pub send: StreamMap<SendStream>,
     pub recv: StreamMap<RecvStream>,
-    pub scheduler: Box<dyn StreamScheduler>,
-    /// Reused list of ready ids for the scheduler (one allocation per connection, not per frame).
-    ready_buf: Vec<u64>,
+    scheduler: Scheduler,
 }
 
 impl Streams {
     pub fn new(kind: SchedulerKind) -> Self {
-        Streams {
-            send: StreamMap::new(),
-            recv: StreamMap::new(),
-            scheduler: kind.build(),
-            ready_buf: Vec::new(),
-        }
+        let scheduler = match kind {
+            SchedulerKind::RoundRobin => Scheduler::RoundRobin(RoundRobin::default()),
+            SchedulerKind::LowestIdFirst => Scheduler::LowestIdFirst,
+        };
+        Streams { send: StreamMap::new(), recv: StreamMap::new(), scheduler }
     }
 
     /// Some stream can send a frame now.
@@ -301,10 +313,12 @@ impl Streams {
 
     /// The stream the scheduler picks among those that can send now.
     pub fn select(&mut self, conn_credit: u64) -> Option<u64> {
-        self.ready_buf.clear();
-        let ready = self.send.iter().filter(|(_, s)| s.next_range(conn_credit).is_some()).map(|(&id, _)| id);
-        self.ready_buf.extend(ready);
-        self.scheduler.select(&self.ready_buf)
+        let mut ready =
+            self.send.iter().filter(|(_, s)| s.next_range(conn_credit).is_some()).map(|(&id, _)| id);
+        match &mut self.scheduler {
+            Scheduler::RoundRobin(rr) => rr.select_iter(ready),
+            Scheduler::LowestIdFirst => ready.next(),
+        }
     }
 
     /// Total queued (unsent plus unacked) bytes over all send streams.
