@@ -167,7 +167,11 @@ impl Recovery {
 
     /// The oldest in-flight packet of `space` that carries retransmittable frames.
     pub fn oldest_outstanding(&self, space: SpaceId) -> Option<&SentPacket> {
-        self.spaces.get(space)?.sent.iter().find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
+        self.spaces
+            .get(space)?
+            .sent
+            .iter_tracked()
+            .find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
     }
 
     /// The loss-detection timer (earliest loss time, else PTO).
@@ -197,10 +201,11 @@ impl Recovery {
         self.set_timer(now, ctx);
     }
 
-    /// The frames of the packet last registered in `space` (`on_packet_sent`), to fill in
-    /// place.
-    pub fn last_sent_frames(&mut self, space: SpaceId) -> &mut KeptFrames {
-        &mut self.spaces[space].sent.last_mut().expect("a packet was just sent").frames
+    /// The frames of packet `pn`, the one last registered in `space` (`on_packet_sent`), to
+    /// fill in place. Not for an ACK-only packet (not in flight, no frames: stored compactly).
+    pub fn last_sent_frames(&mut self, space: SpaceId, pn: u64) -> &mut KeptFrames {
+        let p = self.spaces[space].sent.last_mut().filter(|p| p.pn == pn);
+        &mut p.expect("a packet with frames was just sent").frames
     }
 
     /// Processes an ACK frame (RFC 9002 Appendix A.7). `ack_delay` is the decoded delay (zero
@@ -465,7 +470,7 @@ impl Recovery {
         if sp.discarded {
             return;
         }
-        for p in sp.sent.iter().filter(|p| p.in_flight) {
+        for p in sp.sent.iter_tracked().filter(|p| p.in_flight) {
             self.bytes_in_flight -= p.size;
         }
         *sp = Space { discarded: true, ..Default::default() };
@@ -479,12 +484,7 @@ impl Recovery {
     /// Forgets old packets that are not in flight (ack-only packets that were never acked).
     pub fn prune(&mut self, now: SimTime) {
         for sp in self.spaces.iter_mut() {
-            while let Some(p) = sp.sent.first() {
-                if p.in_flight || p.time_sent + OLD_NON_IN_FLIGHT > now {
-                    break;
-                }
-                sp.sent.pop_first();
-            }
+            sp.sent.pop_while(|p| !p.in_flight && p.time_sent + OLD_NON_IN_FLIGHT <= now);
         }
     }
 

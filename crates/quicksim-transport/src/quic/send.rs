@@ -417,9 +417,12 @@ impl Connection {
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
-        let kept = self.recovery.last_sent_frames(space);
-        for f in pkt.frames.iter() {
-            if !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping) {
+        let keep = |f: &&Frame| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping);
+        if pkt.frames.iter().any(|f| keep(&f)) {
+            // Only CONNECTION_CLOSE is kept and not in flight, and it is never registered.
+            debug_assert!(in_flight, "a packet with frames to keep is in flight");
+            let kept = self.recovery.last_sent_frames(space, pn);
+            for f in pkt.frames.iter().filter(keep) {
                 kept.push(f.clone());
             }
         }
