@@ -49,8 +49,9 @@ struct Space {
     largest_acked: Opt<u64>,
     loss_time: Opt<SimTime>,
     last_ack_eliciting: Opt<SimTime>,
-    /// Ack-eliciting packets in `sent` that are in flight.
-    ack_eliciting_in_flight: u64,
+    /// Ack-eliciting packets in `sent` that are in flight (u32: 2^32 packets held would take
+    /// over 400 GB).
+    ack_eliciting_in_flight: u32,
     discarded: bool,
 }
 
