@@ -154,7 +154,11 @@ impl SentPackets {
     }
 
     /// Indices in `acks` of the packet numbers in `[lo, hi]`.
+    #[inline]
     fn ack_span(&self, lo: u64, hi: u64) -> std::ops::Range<usize> {
+        if self.acks.is_empty() {
+            return 0..0;
+        }
         // The queue holds the ACK-only packets of a round trip or so, and an ACK range or a
         // loss-detection pass (from 0) mostly covers none or one of the oldest: a short walk
         // from the front before a binary search.
