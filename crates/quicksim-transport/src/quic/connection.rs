@@ -17,7 +17,7 @@ use super::packet::{
 };
 use super::per_space::PerSpace;
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
-use super::stats::Stats;
+use super::stats::{RareStats, Stats};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
@@ -33,15 +33,14 @@ pub(super) enum State {
 
 /// Control frames waiting for the next 1-RTT packet (values are taken at build time, so a
 /// regenerated MAX_* frame always carries the current limit).
+/// The per-stream and blocked frames are in [`Rare`].
 #[derive(Clone, Debug, Default)]
 pub(super) struct PendingControl {
     pub handshake_done: bool,
     pub max_data: bool,
-    /// The per-stream and blocked frames, boxed on first use: most connections never send
-    /// one (64 B inline per endpoint before).
-    pub streams: Option<Box<PendingStreamControl>>,
 }
 
+/// Pending per-stream and blocked frames (most connections never send one).
 #[derive(Clone, Debug, Default)]
 pub(super) struct PendingStreamControl {
     pub max_stream_data: BTreeSet<u64>,
@@ -49,18 +48,58 @@ pub(super) struct PendingStreamControl {
     pub stream_data_blocked: BTreeMap<u64, u64>,
 }
 
-impl PendingControl {
+impl PendingStreamControl {
     pub fn is_empty(&self) -> bool {
-        !self.handshake_done
-            && !self.max_data
-            && self.streams.as_deref().is_none_or(|s| {
-                s.max_stream_data.is_empty() && s.data_blocked.is_none() && s.stream_data_blocked.is_empty()
-            })
+        self.max_stream_data.is_empty() && self.data_blocked.is_none() && self.stream_data_blocked.is_empty()
+    }
+}
+
+/// What most connections never need, in one box allocated when first needed: the rare
+/// counters, per-stream control frames, lost packet numbers, the peer's ACK_FREQUENCY request
+/// and a close code to send. Six separate boxes (or the fields inline) cost ~48 B per endpoint.
+#[derive(Debug, Default)]
+pub(super) struct Rare {
+    pub stats: RareStats,
+    pub pending: PendingStreamControl,
+    /// Recently lost packet numbers (1-RTT), to count spurious losses.
+    pub lost_pns: BTreeSet<u64>,
+    /// The latest ACK_FREQUENCY request of the peer that we applied.
+    pub ack_freq_rx: Option<AckFrequencyFrame>,
+    /// CONNECTION_CLOSE error code still to be sent.
+    pub close_pending: Option<u64>,
+}
+
+/// The [`Rare`] state of a connection, `None` until first needed.
+#[derive(Debug, Default)]
+pub(super) struct RareBox(Option<Box<Rare>>);
+
+impl RareBox {
+    /// The rare state, allocated on first use: only call it to change something.
+    #[inline]
+    pub fn get_mut(&mut self) -> &mut Rare {
+        if self.0.is_none() {
+            self.alloc();
+        }
+        self.0.as_deref_mut().expect("allocated")
     }
 
-    /// The per-stream and blocked frames, allocated on first use (only call it to queue one).
-    pub fn streams(&mut self) -> &mut PendingStreamControl {
-        self.streams.get_or_insert_with(Box::default)
+    /// Out of line: the ~25 call sites stay small (and inlined into the hot paths).
+    #[cold]
+    #[inline(never)]
+    fn alloc(&mut self) {
+        self.0 = Some(Box::default());
+    }
+
+    /// The rare state if it exists.
+    #[inline]
+    pub fn get(&self) -> Option<&Rare> {
+        self.0.as_deref()
+    }
+
+    /// The rare state if it exists, to change.
+    #[inline]
+    pub fn existing(&mut self) -> Option<&mut Rare> {
+        self.0.as_deref_mut()
     }
 }
 
@@ -96,15 +135,9 @@ pub struct Connection {
     /// Pacing: earliest time of the next in-flight packet, and whether sending waits for it.
     pub(super) next_send_time: SimTime,
     pub(super) pacing_blocked: bool,
-    /// CONNECTION_CLOSE error code still to be sent.
-    pub(super) close_pending: Opt<u64>,
     pub(super) queued_bytes: u64,
     pub(super) low_water_armed: bool,
     pub(super) last_activity: SimTime,
-    /// Boxed on the first loss (most connections never lose a packet): 8 B inline instead of
-    /// the set's 24.
-    #[allow(clippy::box_collection)]
-    pub(super) lost_pns: Option<Box<BTreeSet<u64>>>,
     /// Latest time any input gave us; `poll_timeout` never returns an earlier time (a PTO
     /// recomputed after an RTT drop can lie in the past, RFC 9002 A.8: it fires at once).
     pub(super) last_now: SimTime,
@@ -113,8 +146,7 @@ pub struct Connection {
     /// Our ACK_FREQUENCY requests to the peer (draft-ietf-quic-ack-frequency).
     /// Boxed, and only with an `ack_policy` that sends frames (~5 % of an idle connection).
     pub(super) ack_freq_tx: Option<Box<AckFreqSender>>,
-    /// The latest ACK_FREQUENCY request of the peer that we applied.
-    pub(super) ack_freq_rx: Option<Box<AckFrequencyFrame>>,
+    pub(super) rare: RareBox,
 }
 
 /// Events for the application, oldest first. The queue is drained after every input, so it
@@ -188,16 +220,14 @@ impl Connection {
             allow_one: false,
             next_send_time: now,
             pacing_blocked: false,
-            close_pending: Opt::NONE,
             queued_bytes: 0,
             low_water_armed: false,
             last_activity: now,
-            lost_pns: None,
             last_now: now,
             events: Events::default(),
             stats: Stats::default(),
             ack_freq_tx: (cfg.ack_policy != AckFreqPolicy::Receiver).then(Box::default),
-            ack_freq_rx: None,
+            rare: RareBox::default(),
             cfg,
         };
         if let Some(p) = peer {
@@ -225,12 +255,12 @@ impl Connection {
         let space = pkt.space;
         let si = space.index();
         if !self.hs.keys[si] || self.recovery.is_discarded(space) {
-            self.stats.rare().packets_dropped += 1;
+            self.rare.get_mut().stats.packets_dropped += 1;
             return;
         }
         let arrival = self.acks[space].classify(pkt.pn);
         if arrival == Arrival::Duplicate {
-            self.stats.rare().packets_dropped += 1;
+            self.rare.get_mut().stats.packets_dropped += 1;
             return;
         }
         self.stats.packets_received += 1;
@@ -269,7 +299,7 @@ impl Connection {
                 // draft §5: only an endpoint that advertised min_ack_delay acts on it.
                 Frame::ImmediateAck if self.cfg.min_ack_delay.is_some() => {
                     immediate_ack = true;
-                    self.stats.rare().immediate_acks_honoured += 1;
+                    self.rare.get_mut().stats.immediate_acks_honoured += 1;
                 }
                 Frame::ImmediateAck => {}
                 Frame::Padding(_) | Frame::Ping | Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {
@@ -286,7 +316,7 @@ impl Connection {
                 always_immediate: space != SpaceId::Data,
                 reordering_threshold: 1,
             };
-            if let Some(f) = self.ack_freq_rx.as_deref() {
+            if let Some(f) = self.rare.get().and_then(|r| r.ack_freq_rx.as_ref()) {
                 // draft §4: ACK after more than Ack-Eliciting Threshold packets.
                 policy.ack_ratio = f.ack_eliciting_threshold.saturating_add(1);
                 policy.max_ack_delay = SimDuration(f.request_max_ack_delay_us.saturating_mul(PS_PER_US));
@@ -334,7 +364,7 @@ impl Connection {
                 self.on_congestion(congestion, persistent_congestion);
             }
             TimeoutAction::Probe { space } => {
-                self.stats.rare().pto_count_total += 1;
+                self.rare.get_mut().stats.pto_count_total += 1;
                 self.probes[space.index()] = 1;
                 if space != SpaceId::Data {
                     // Re-send every unacknowledged handshake flight (RFC 9002 §6.2.4 allows
@@ -345,7 +375,7 @@ impl Connection {
                 }
             }
             TimeoutAction::AntiDeadlock { space } => {
-                self.stats.rare().pto_count_total += 1;
+                self.rare.get_mut().stats.pto_count_total += 1;
                 self.probes[space.index()] = 1;
             }
         }
@@ -422,7 +452,7 @@ impl Connection {
 
     /// The connection's counters (built on each call: see `stats.rs`).
     pub fn stats(&self) -> ConnStats {
-        self.stats.snapshot()
+        self.stats.snapshot(self.rare.get().map(|r| &r.stats))
     }
 
     pub fn metrics(&self) -> ConnMetrics {
@@ -535,7 +565,7 @@ impl Connection {
         }
         let until = now + self.closing_period();
         self.state = State::Closing { until };
-        self.close_pending = Opt::some(code);
+        self.rare.get_mut().close_pending = Some(code);
         self.drop_send_state();
         push_event(&mut self.events, ConnEvent::Closed { error: reason });
     }
@@ -548,6 +578,13 @@ impl Connection {
         push_event(&mut self.events, ConnEvent::Closed { error });
     }
 
+    /// No control frame is waiting.
+    pub(super) fn pending_is_empty(&self) -> bool {
+        !self.pending.handshake_done
+            && !self.pending.max_data
+            && self.rare.get().is_none_or(|r| r.pending.is_empty())
+    }
+
     /// INET waits 3·PTO (RFC 9000 §10.2: at least three times the current PTO).
     fn closing_period(&self) -> SimDuration {
         (self.recovery.rtt.pto_base(GRANULARITY) + self.recovery.peer_max_ack_delay) * 3
@@ -558,6 +595,9 @@ impl Connection {
         self.streams.send.clear();
         self.queued_bytes = 0;
         self.pending = PendingControl::default();
+        if let Some(r) = self.rare.existing() {
+            r.pending = PendingStreamControl::default();
+        }
         self.probes = [0; 3];
     }
 
@@ -565,7 +605,7 @@ impl Connection {
     /// (draft-ietf-quic-ack-frequency §4); a request below min_ack_delay is a protocol violation.
     fn on_ack_frequency(&mut self, now: SimTime, f: AckFrequencyFrame) {
         let Some(min) = self.cfg.min_ack_delay else { return };
-        if self.ack_freq_rx.as_ref().is_some_and(|o| o.seq >= f.seq) {
+        if self.rare.get().and_then(|r| r.ack_freq_rx.as_ref()).is_some_and(|o| o.seq >= f.seq) {
             return; // obsolete (reordered or retransmitted)
         }
         if f.request_max_ack_delay_us.saturating_mul(PS_PER_US) < min.ps() {
@@ -576,8 +616,9 @@ impl Connection {
             self.close_with(now, PROTOCOL_VIOLATION, Some(reason));
             return;
         }
-        self.ack_freq_rx = Some(Box::new(f));
-        self.stats.rare().ack_frequency_frames_applied += 1;
+        let r = self.rare.get_mut();
+        r.ack_freq_rx = Some(f);
+        r.stats.ack_frequency_frames_applied += 1;
     }
 
     /// Returns true if stream data was newly acknowledged (queue space freed).
@@ -593,16 +634,16 @@ impl Connection {
         if space == SpaceId::Data {
             // Losses are older than most acknowledged packets: ranges above the newest lost
             // packet number need no search.
-            if let Some(lost_pns) = self.lost_pns.as_deref_mut() {
-                let newest_lost = lost_pns.last().copied();
+            if let Some(r) = self.rare.existing() {
+                let newest_lost = r.lost_pns.last().copied();
                 for &(s, l) in &ack.ranges {
                     if newest_lost.is_none_or(|n| s > n) {
                         continue;
                     }
-                    let hits: Vec<u64> = lost_pns.range(s..=l).copied().collect();
+                    let hits: Vec<u64> = r.lost_pns.range(s..=l).copied().collect();
                     for pn in hits {
-                        lost_pns.remove(&pn);
-                        self.stats.rare().spurious_losses += 1;
+                        r.lost_pns.remove(&pn);
+                        r.stats.spurious_losses += 1;
                     }
                 }
             }
@@ -631,13 +672,13 @@ impl Connection {
 
     fn on_congestion(&mut self, congestion: bool, persistent: bool) {
         if congestion {
-            self.stats.rare().congestion_events += 1;
+            self.rare.get_mut().stats.congestion_events += 1;
             if self.cfg.allow_one_packet {
                 self.allow_one = true;
             }
         }
         if persistent {
-            self.stats.rare().persistent_congestion_events += 1;
+            self.rare.get_mut().stats.persistent_congestion_events += 1;
         }
     }
 
@@ -677,10 +718,10 @@ impl Connection {
 
     pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
         if p.in_flight {
-            self.stats.rare().packets_lost += 1;
+            self.rare.get_mut().stats.packets_lost += 1;
         }
         if space == SpaceId::Data {
-            let lost_pns = self.lost_pns.get_or_insert_with(Box::default);
+            let lost_pns = &mut self.rare.get_mut().lost_pns;
             lost_pns.insert(p.pn);
             while lost_pns.len() > LOST_PN_MEMORY {
                 lost_pns.pop_first();
@@ -700,19 +741,19 @@ impl Connection {
                 }
                 Frame::MaxData(_) => self.pending.max_data = true,
                 Frame::MaxStreamData { id, .. } => {
-                    self.pending.streams().max_stream_data.insert(id);
+                    self.rare.get_mut().pending.max_stream_data.insert(id);
                 }
                 Frame::HandshakeDone => self.pending.handshake_done = true,
                 Frame::DataBlocked(limit) => {
                     // RFC 9000 §13.3: re-send while still blocked at that limit.
                     if self.conn_send.max == limit && self.conn_send.available() == 0 {
-                        self.pending.streams().data_blocked = Some(limit);
+                        self.rare.get_mut().pending.data_blocked = Some(limit);
                     }
                 }
                 Frame::StreamDataBlocked { id, limit } => {
                     if let Some(s) = self.streams.send.get(&id) {
                         if s.max_stream_data == limit && s.stream_blocked() {
-                            self.pending.streams().stream_data_blocked.insert(id, limit);
+                            self.rare.get_mut().pending.stream_data_blocked.insert(id, limit);
                         }
                     }
                 }
@@ -762,14 +803,14 @@ impl Connection {
         }
         let (dup, deliver) = rs.on_data(off, len);
         if dup > 0 {
-            self.stats.rare().duplicate_stream_bytes += dup;
+            self.rare.get_mut().stats.duplicate_stream_bytes += dup;
         }
         if let Some((o, l)) = deliver {
             self.stats.stream_bytes_delivered += l;
             push_event(&mut self.events, ConnEvent::StreamData { stream_id: id, offset: o, len: l });
             // The discard receiver consumes at once, returning credit (INET QuicDiscardServer).
             if rs.fc.on_consumed(l).is_some() {
-                self.pending.streams().max_stream_data.insert(id);
+                self.rare.get_mut().pending.max_stream_data.insert(id);
             }
             if self.conn_recv.on_consumed(l).is_some() {
                 self.pending.max_data = true;

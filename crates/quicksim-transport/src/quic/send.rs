@@ -26,7 +26,7 @@ impl Connection {
         self.advance(now);
         match self.state {
             State::Closing { .. } => {
-                let code = self.close_pending.take()?;
+                let code = self.rare.existing().and_then(|r| r.close_pending.take())?;
                 return Some(self.build_close(code));
             }
             State::Draining { .. } | State::Closed => return None,
@@ -49,7 +49,7 @@ impl Connection {
             return Some(self.build_data_packet(now, self.cfg.max_packet_size, true));
         }
         self.queue_blocked_frames();
-        let has_content = !self.pending.is_empty() || self.streams.any_ready(self.conn_send.available());
+        let has_content = !self.pending_is_empty() || self.streams.any_ready(self.conn_send.available());
         if !has_content {
             self.app_limited = true;
         } else if let Some(budget) = self.window_budget() {
@@ -88,13 +88,13 @@ impl Connection {
             self.streams.send.values().any(|s| s.has_new_data() && s.max_sent < s.max_stream_data);
         if wants_new {
             if let Some(l) = self.conn_send.take_blocked() {
-                self.pending.streams().data_blocked = Some(l);
+                self.rare.get_mut().pending.data_blocked = Some(l);
             }
         }
         for (&id, s) in self.streams.send.iter_mut() {
             if s.stream_blocked() && s.blocked_at.get() != Some(s.max_stream_data) {
                 s.blocked_at = Opt::some(s.max_stream_data);
-                self.pending.streams().stream_data_blocked.insert(id, s.max_stream_data);
+                self.rare.get_mut().pending.stream_data_blocked.insert(id, s.max_stream_data);
             }
         }
     }
@@ -217,7 +217,7 @@ impl Connection {
             let size = self.header_len(space, pn, 0) + frames.iter().map(Frame::size).sum::<u64>() + 1;
             if self.blocks_after(size) {
                 frames.push(Frame::ImmediateAck);
-                self.stats.rare().immediate_ack_frames_sent += 1;
+                self.rare.get_mut().stats.immediate_ack_frames_sent += 1;
             }
         }
         if !frames.iter().any(Frame::is_ack_eliciting) && (probe || !frames.is_empty()) {
@@ -248,7 +248,7 @@ impl Connection {
         if let Some(tx) = self.ack_freq_tx.as_deref_mut() {
             if let Some(f) = tx.poll_frame(&self.cfg, self.peer.as_ref(), cwnd) {
                 if push(Frame::AckFrequency(f), avail, frames) {
-                    self.stats.rare().ack_frequency_frames_sent += 1;
+                    self.rare.get_mut().stats.ack_frequency_frames_sent += 1;
                 } else {
                     tx.on_lost(&f); // no room: send it with the next packet
                 }
@@ -259,9 +259,10 @@ impl Connection {
         }
         if self.pending.max_data && push(Frame::MaxData(self.conn_recv.limit), avail, frames) {
             self.pending.max_data = false;
-            self.stats.rare().max_data_frames_sent += 1;
+            self.rare.get_mut().stats.max_data_frames_sent += 1;
         }
-        let Some(ps) = self.pending.streams.as_deref_mut() else { return };
+        let Some(r) = self.rare.existing().filter(|r| !r.pending.is_empty()) else { return };
+        let (ps, st) = (&mut r.pending, &mut r.stats);
         let ids: Vec<u64> = ps.max_stream_data.iter().copied().collect();
         for id in ids {
             let Some(rs) = self.streams.recv.get(&id) else {
@@ -270,20 +271,20 @@ impl Connection {
             };
             if push(Frame::MaxStreamData { id, max: rs.fc.limit }, avail, frames) {
                 ps.max_stream_data.remove(&id);
-                self.stats.rare().max_stream_data_frames_sent += 1;
+                st.max_stream_data_frames_sent += 1;
             }
         }
         if let Some(l) = ps.data_blocked {
             if push(Frame::DataBlocked(l), avail, frames) {
                 ps.data_blocked = None;
-                self.stats.rare().data_blocked_frames_sent += 1;
+                st.data_blocked_frames_sent += 1;
             }
         }
         let blocked: Vec<(u64, u64)> = ps.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
         for (id, limit) in blocked {
             if push(Frame::StreamDataBlocked { id, limit }, avail, frames) {
                 ps.stream_data_blocked.remove(&id);
-                self.stats.rare().stream_data_blocked_frames_sent += 1;
+                st.stream_data_blocked_frames_sent += 1;
             }
         }
     }
@@ -301,7 +302,7 @@ impl Connection {
             self.conn_send.used += new;
             self.stats.stream_bytes_sent += len;
             if retrans > 0 {
-                self.stats.rare().retransmitted_bytes += retrans;
+                self.rare.get_mut().stats.retransmitted_bytes += retrans;
             }
             let f = StreamFrame { id, offset: off, len };
             *avail -= f.size();
@@ -321,7 +322,7 @@ impl Connection {
             let Some(len) = stream_fit(sf.id, sf.offset, *avail, sf.len) else { break };
             let f = StreamFrame { len, ..sf };
             self.stats.stream_bytes_sent += len;
-            self.stats.rare().retransmitted_bytes += len;
+            self.rare.get_mut().stats.retransmitted_bytes += len;
             *avail -= f.size();
             frames.push(Frame::Stream(f));
         }
@@ -417,14 +418,18 @@ impl Connection {
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
-        let keep = |f: &&Frame| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping);
-        if pkt.frames.iter().any(|f| keep(&f)) {
-            // Only CONNECTION_CLOSE is kept and not in flight, and it is never registered.
-            debug_assert!(in_flight, "a packet with frames to keep is in flight");
+        let keep = |f: &Frame| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping);
+        if in_flight {
             let kept = self.recovery.last_sent_frames(space, pn);
-            for f in pkt.frames.iter().filter(keep) {
-                kept.push(f.clone());
+            for f in pkt.frames.iter() {
+                if keep(f) {
+                    kept.push(f.clone());
+                }
             }
+        } else {
+            // An ACK-only packet, stored without frames (CONNECTION_CLOSE, the one frame kept
+            // that is not in flight, goes out unregistered: `build_close`).
+            debug_assert!(!pkt.frames.iter().any(keep), "a packet with frames to keep is in flight");
         }
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size;
@@ -444,7 +449,7 @@ impl Connection {
                 let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
                 if rem < self.cfg.max_packet_size {
                     pkt.i_bit = true;
-                    self.stats.rare().ibit_packets_sent += 1;
+                    self.rare.get_mut().stats.ibit_packets_sent += 1;
                 }
             }
         }

@@ -1,5 +1,6 @@
 //! A connection's counters as it keeps them: the ones nearly every connection changes inline,
-//! the rest (losses, extensions, flow-control frames) in a box allocated on first use.
+//! the rest (losses, extensions, flow-control frames) in the connection's `Rare` box, allocated
+//! on first use.
 //!
 //! An idle connection (a short message now and then) never touches the rare counters, and
 //! keeping all 31 of `ConnStats` inline cost 264 B per endpoint. [`Stats::snapshot`] builds
@@ -28,10 +29,10 @@ pub(super) struct Stats {
     pub ack_only_bytes_sent: u64,
     pub crypto_frames_sent: u64,
     pub established_at: Opt<SimTime>,
-    rare: Option<Box<RareStats>>,
 }
 
-/// Counters most connections never change (all zero until the box exists).
+/// Counters most connections never change (kept in the connection's `Rare` box: all zero
+/// until it exists).
 #[derive(Clone, Debug, Default)]
 pub(super) struct RareStats {
     pub packets_dropped: u64,
@@ -54,16 +55,9 @@ pub(super) struct RareStats {
 }
 
 impl Stats {
-    /// The rare counters, allocated on first use: only call it to change one (a zero
-    /// increment would allocate for nothing).
-    #[inline]
-    pub fn rare(&mut self) -> &mut RareStats {
-        self.rare.get_or_insert_with(Box::default)
-    }
-
-    /// The public counters.
-    pub fn snapshot(&self) -> ConnStats {
-        let r = self.rare.as_deref().cloned().unwrap_or_default();
+    /// The public counters, with the rare ones if they exist.
+    pub fn snapshot(&self, rare: Option<&RareStats>) -> ConnStats {
+        let r = rare.cloned().unwrap_or_default();
         ConnStats {
             packets_sent: self.packets_sent,
             bytes_sent: self.bytes_sent,
