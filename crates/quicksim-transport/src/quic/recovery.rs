@@ -94,7 +94,9 @@ pub struct Recovery {
     pub pto_count: u32,
     pub bytes_in_flight: u64,
     /// Maximum datagram size (the controller's MDS).
-    pub mds: u64,
+    /// u32, as `max_packet_size` is validated to at most 65 527 B (it shares a word with
+    /// `pto_count`).
+    pub mds: u32,
     /// The peer's max_ack_delay (added to the application-data PTO).
     pub peer_max_ack_delay: SimDuration,
     /// Initial and Handshake in a box freed once both are discarded (`PerSpace`).
@@ -134,7 +136,7 @@ impl Recovery {
             cc,
             pto_count: 0,
             bytes_in_flight: 0,
-            mds,
+            mds: u32::try_from(mds).expect("max_packet_size is at most 65 527 B"),
             peer_max_ack_delay,
             spaces: Default::default(),
             first_rtt_sample: Opt::NONE,
@@ -145,7 +147,7 @@ impl Recovery {
     /// Context handed to the congestion controller.
     pub fn cc_ctx(&self) -> CcCtx {
         CcCtx {
-            mds: self.mds,
+            mds: u64::from(self.mds),
             smoothed_rtt: self.rtt.smoothed(),
             min_rtt: self.rtt.min(),
             latest_rtt: self.rtt.latest(),

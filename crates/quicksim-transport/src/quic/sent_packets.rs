@@ -97,7 +97,6 @@ pub struct SentPackets {
     slots: VecDeque<Option<SentPacket>>,
     /// Packet number of `slots[0]`.
     base: u64,
-    len: usize,
     /// ACK-only packets, ascending packet numbers.
     acks: VecDeque<AckOnly>,
 }
@@ -114,9 +113,9 @@ fn reserve_doubling<T>(q: &mut VecDeque<T>, need: usize) {
 }
 
 impl SentPackets {
-    /// Number of packets held.
+    /// Number of packets held (counted: for tests and bounds only).
     pub fn len(&self) -> usize {
-        self.len + self.acks.len()
+        self.slots.iter().flatten().count() + self.acks.len()
     }
 
     /// Adds a packet whose number is above every number held (a gap, e.g. a CONNECTION_CLOSE
@@ -139,7 +138,6 @@ impl SentPackets {
             self.slots.push_back(None);
         }
         self.slots.push_back(Some(p));
-        self.len += 1;
     }
 
     /// Slot indices of the packet numbers in `[lo, hi]` that lie within the buffer.
@@ -191,7 +189,6 @@ impl SentPackets {
             // No ACK-only packet in the range (nearly always the case on a data sender).
             for i in self.span(lo, hi) {
                 if let Some(p) = self.slots[i].take() {
-                    self.len -= 1;
                     f(p);
                 }
             }
@@ -206,7 +203,6 @@ impl SentPackets {
                 j += 1;
             }
             if let Some(p) = self.slots[i].take() {
-                self.len -= 1;
                 f(p);
             }
         }
@@ -236,7 +232,6 @@ impl SentPackets {
                 match slot {
                     Some(p) if pred(p) => {
                         take(slot.take().expect("occupied"));
-                        self.len -= 1;
                     }
                     Some(p) => keep(p),
                     None => {}
@@ -270,7 +265,6 @@ impl SentPackets {
             match slot {
                 Some(p) if pred(p) => {
                     take(slot.take().expect("occupied"));
-                    self.len -= 1;
                 }
                 Some(p) => keep(p),
                 None => {}
@@ -306,7 +300,6 @@ impl SentPackets {
                     }
                     self.slots.pop_front();
                     self.base += 1;
-                    self.len -= 1;
                     self.trim();
                 }
                 (_, Some(a)) => {
