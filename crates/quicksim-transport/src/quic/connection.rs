@@ -55,8 +55,8 @@ impl PendingStreamControl {
 }
 
 /// What most connections never need, in one box allocated when first needed: the rare
-/// counters, per-stream control frames, lost packet numbers, the peer's ACK_FREQUENCY request
-/// and a close code to send. Six separate boxes (or the fields inline) cost ~48 B per endpoint.
+/// counters, per-stream control frames, lost packet numbers, the peer's ACK_FREQUENCY request,
+/// a close code to send and application events beyond the first. Six separate boxes (or the fields inline) cost ~48 B per endpoint.
 #[derive(Debug, Default)]
 pub(super) struct Rare {
     pub stats: RareStats,
@@ -67,6 +67,8 @@ pub(super) struct Rare {
     pub ack_freq_rx: Option<AckFrequencyFrame>,
     /// CONNECTION_CLOSE error code still to be sent.
     pub close_pending: Option<u64>,
+    /// Application events queued behind `Connection::event`.
+    pub events: VecDeque<ConnEvent>,
 }
 
 /// The [`Rare`] state of a connection, `None` until first needed.
@@ -141,7 +143,8 @@ pub struct Connection {
     /// Latest time any input gave us; `poll_timeout` never returns an earlier time (a PTO
     /// recomputed after an RTT drop can lie in the past, RFC 9002 A.8: it fires at once).
     pub(super) last_now: SimTime,
-    pub(super) events: Events,
+    /// The oldest event for the application (the others are in `rare.events`).
+    pub(super) event: Option<ConnEvent>,
     pub(super) stats: Stats,
     /// Our ACK_FREQUENCY requests to the peer (draft-ietf-quic-ack-frequency).
     /// Boxed, and only with an `ack_policy` that sends frames (~5 % of an idle connection).
@@ -149,37 +152,22 @@ pub struct Connection {
     pub(super) rare: RareBox,
 }
 
-/// Events for the application, oldest first. The queue is drained after every input, so it
-/// nearly always holds none or one: the oldest is kept inline and only the ones behind it use
-/// the heap (a deque alone kept a one-slot buffer, 48 B with the allocator's overhead, for the
-/// connection's life).
-#[derive(Debug, Default)]
-pub(super) struct Events {
-    /// The oldest event; `None` only if `rest` is empty too.
-    first: Option<ConnEvent>,
-    rest: VecDeque<ConnEvent>,
-}
-
-impl Events {
-    fn pop(&mut self) -> Option<ConnEvent> {
-        let e = self.first.take()?;
-        self.first = self.rest.pop_front();
-        Some(e)
-    }
-}
-
-/// Queues an event for the application.
-fn push_event(events: &mut Events, e: ConnEvent) {
-    if events.first.is_none() {
-        debug_assert!(events.rest.is_empty());
-        events.first = Some(e);
+/// Queues an event for the application: in `first` (the connection's oldest event) if the
+/// queue is empty, else behind it in the rare state. The queue is drained after every input, so
+/// it nearly always holds none or one event (a deque per connection kept a one-slot buffer, 48 B
+/// with the allocator's overhead, for the connection's life).
+fn push_event(first: &mut Option<ConnEvent>, rare: &mut RareBox, e: ConnEvent) {
+    if first.is_none() {
+        debug_assert!(rare.get().is_none_or(|r| r.events.is_empty()));
+        *first = Some(e);
         return;
     }
+    let rest = &mut rare.get_mut().events;
     // Grows from one slot, not the default four.
-    if events.rest.capacity() == 0 {
-        events.rest.reserve_exact(1);
+    if rest.capacity() == 0 {
+        rest.reserve_exact(1);
     }
-    events.rest.push_back(e);
+    rest.push_back(e);
 }
 
 /// Transport error code PROTOCOL_VIOLATION (RFC 9000 §20.1).
@@ -224,7 +212,7 @@ impl Connection {
             low_water_armed: false,
             last_activity: now,
             last_now: now,
-            events: Events::default(),
+            event: None,
             stats: Stats::default(),
             ack_freq_tx: (cfg.ack_policy != AckFreqPolicy::Receiver).then(Box::default),
             rare: RareBox::default(),
@@ -350,7 +338,11 @@ impl Connection {
         if let Some(d) = self.idle_deadline() {
             if now >= d {
                 self.state = State::Closed;
-                push_event(&mut self.events, ConnEvent::Closed { error: Some("idle timeout".into()) });
+                push_event(
+                    &mut self.event,
+                    &mut self.rare,
+                    ConnEvent::Closed { error: Some("idle timeout".into()) },
+                );
                 return;
             }
         }
@@ -384,7 +376,8 @@ impl Connection {
                 // INET kMaxProbePackets: the connection is given up without a close frame.
                 self.state = State::Closed;
                 push_event(
-                    &mut self.events,
+                    &mut self.event,
+                    &mut self.rare,
                     ConnEvent::Closed { error: Some(format!("no response after {max} consecutive PTOs")) },
                 );
             }
@@ -440,7 +433,9 @@ impl Connection {
     }
 
     pub fn poll_event(&mut self) -> Option<ConnEvent> {
-        self.events.pop()
+        let e = self.event.take()?;
+        self.event = self.rare.existing().and_then(|r| r.events.pop_front());
+        Some(e)
     }
 
     /// Abrupt close as INET: CONNECTION_CLOSE at once, queued data is dropped, then the closing
@@ -531,7 +526,7 @@ impl Connection {
     fn check_low_water(&mut self) {
         if self.low_water_armed && self.queued_bytes < self.low_water_bytes() {
             self.low_water_armed = false;
-            push_event(&mut self.events, ConnEvent::SendQueueLow);
+            push_event(&mut self.event, &mut self.rare, ConnEvent::SendQueueLow);
         }
     }
 
@@ -555,7 +550,7 @@ impl Connection {
         if self.state == State::Handshaking {
             self.state = State::Established;
             self.stats.established_at = Opt::some(now);
-            push_event(&mut self.events, ConnEvent::Established);
+            push_event(&mut self.event, &mut self.rare, ConnEvent::Established);
         }
     }
 
@@ -567,7 +562,7 @@ impl Connection {
         self.state = State::Closing { until };
         self.rare.get_mut().close_pending = Some(code);
         self.drop_send_state();
-        push_event(&mut self.events, ConnEvent::Closed { error: reason });
+        push_event(&mut self.event, &mut self.rare, ConnEvent::Closed { error: reason });
     }
 
     fn enter_draining(&mut self, now: SimTime, code: u64) {
@@ -575,7 +570,7 @@ impl Connection {
         self.state = State::Draining { until };
         self.drop_send_state();
         let error = (code != NO_ERROR).then(|| format!("closed by peer with error code 0x{code:x}"));
-        push_event(&mut self.events, ConnEvent::Closed { error });
+        push_event(&mut self.event, &mut self.rare, ConnEvent::Closed { error });
     }
 
     /// No control frame is waiting.
@@ -807,7 +802,11 @@ impl Connection {
         }
         if let Some((o, l)) = deliver {
             self.stats.stream_bytes_delivered += l;
-            push_event(&mut self.events, ConnEvent::StreamData { stream_id: id, offset: o, len: l });
+            push_event(
+                &mut self.event,
+                &mut self.rare,
+                ConnEvent::StreamData { stream_id: id, offset: o, len: l },
+            );
             // The discard receiver consumes at once, returning credit (INET QuicDiscardServer).
             if rs.fc.on_consumed(l).is_some() {
                 self.rare.get_mut().pending.max_stream_data.insert(id);
