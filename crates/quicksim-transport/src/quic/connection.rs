@@ -446,6 +446,7 @@ impl Connection {
     }
 
     /// The connection's counters (built on each call: see `stats.rs`).
+    #[inline(always)]
     pub fn stats(&self) -> ConnStats {
         self.stats.snapshot(self.rare.get().map(|r| &r.stats))
     }

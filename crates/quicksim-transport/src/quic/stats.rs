@@ -55,9 +55,12 @@ pub(super) struct RareStats {
 }
 
 impl Stats {
-    /// The public counters, with the rare ones if they exist.
+    /// The public counters, with the rare ones if they exist. Inlined, so a caller that reads
+    /// a few counters (the simulator's congestion-state samples) only copies those.
+    #[inline(always)]
     pub fn snapshot(&self, rare: Option<&RareStats>) -> ConnStats {
-        let r = rare.cloned().unwrap_or_default();
+        let zero = RareStats::default();
+        let r = rare.unwrap_or(&zero);
         ConnStats {
             packets_sent: self.packets_sent,
             bytes_sent: self.bytes_sent,
