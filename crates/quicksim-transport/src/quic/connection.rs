@@ -105,6 +105,28 @@ impl RareBox {
     }
 }
 
+/// The peer's transport parameters. Nearly always the same as ours (both ends of a flow share
+/// a configuration): then only that fact is kept, 16 B instead of 48 B per endpoint.
+#[derive(Clone, Debug)]
+pub(super) enum PeerParams {
+    /// Not received yet.
+    Unknown,
+    /// Equal to our `cfg.local_params()`.
+    Local,
+    Other(Box<TransportParams>),
+}
+
+impl PeerParams {
+    #[inline]
+    pub fn resolve(&self, cfg: &QuicConfig) -> Option<TransportParams> {
+        match self {
+            PeerParams::Unknown => None,
+            PeerParams::Local => Some(cfg.local_params()),
+            PeerParams::Other(p) => Some(**p),
+        }
+    }
+}
+
 /// Recently lost packet numbers kept to count spurious losses.
 const LOST_PN_MEMORY: usize = 4096;
 
@@ -117,7 +139,7 @@ pub struct Connection {
     pub(super) cfg: Arc<QuicConfig>,
     pub(super) state: State,
     pub(super) hs: Handshake,
-    pub(super) peer: Option<TransportParams>,
+    pub(super) peer: PeerParams,
     pub(super) next_pn: [u64; 3],
     /// ACK state per space; the Initial and Handshake ones are freed with their keys.
     pub(super) acks: PerSpace<AckManager>,
@@ -191,7 +213,7 @@ impl Connection {
             role,
             state: State::Handshaking,
             hs: if cfg.handshake { Handshake::start() } else { Handshake::established() },
-            peer: None,
+            peer: PeerParams::Unknown,
             next_pn: [0; 3],
             acks: PerSpace::new(mk_ack),
             recovery,
@@ -419,7 +441,7 @@ impl Connection {
         if accepted == 0 {
             return 0;
         }
-        let initial = self.peer.map_or(0, |p| p.initial_max_stream_data);
+        let initial = self.peer().map_or(0, |p| p.initial_max_stream_data);
         let s = self.streams.send.get_or_insert_with(stream_id, || SendStream::new(initial));
         s.unsent.insert(s.written, s.written + accepted);
         s.written += accepted;
@@ -539,7 +561,8 @@ impl Connection {
     }
 
     fn apply_peer_params(&mut self, p: TransportParams) {
-        self.peer = Some(p);
+        self.peer =
+            if p == self.cfg.local_params() { PeerParams::Local } else { PeerParams::Other(Box::new(p)) };
         self.recovery.peer_max_ack_delay = p.max_ack_delay;
         self.conn_send.on_max(p.initial_max_data);
         for s in self.streams.send.values_mut() {
@@ -575,6 +598,12 @@ impl Connection {
     }
 
     /// No control frame is waiting.
+    /// The peer's transport parameters, once known.
+    #[inline]
+    pub(super) fn peer(&self) -> Option<TransportParams> {
+        self.peer.resolve(&self.cfg)
+    }
+
     pub(super) fn pending_is_empty(&self) -> bool {
         !self.pending.handshake_done
             && !self.pending.max_data
@@ -645,7 +674,7 @@ impl Connection {
             }
         }
         let ack_delay = if space == SpaceId::Data {
-            let exp = self.peer.map_or(self.cfg.ack_delay_exponent, |p| p.ack_delay_exponent);
+            let exp = self.peer().map_or(self.cfg.ack_delay_exponent, |p| p.ack_delay_exponent);
             let us = ack.ack_delay.checked_shl(exp as u32).unwrap_or(u64::MAX / PS_PER_US);
             SimDuration(us.min(u64::MAX / PS_PER_US) * PS_PER_US)
         } else {

@@ -40,7 +40,7 @@ impl Connection {
                 }
             }
         }
-        if !self.hs.keys[SpaceId::Data.index()] || self.peer.is_none() {
+        if !self.hs.keys[SpaceId::Data.index()] || self.peer().is_none() {
             return None;
         }
         self.pacing_blocked = false;
@@ -203,7 +203,7 @@ impl Connection {
         // (the I-bit's job). A full packet decides it in advance, so 1 B is kept free for it.
         let imm_candidate = self.cfg.immediate_ack_on_block
             && !probe
-            && self.peer.is_some_and(|p| p.min_ack_delay.is_some())
+            && self.peer().is_some_and(|p| p.min_ack_delay.is_some())
             && self.blocks_after(budget);
         if imm_candidate {
             avail = avail.saturating_sub(1);
@@ -246,7 +246,7 @@ impl Connection {
         };
         let cwnd = self.recovery.cc.cwnd_bytes();
         if let Some(tx) = self.ack_freq_tx.as_deref_mut() {
-            if let Some(f) = tx.poll_frame(&self.cfg, self.peer.as_ref(), cwnd) {
+            if let Some(f) = tx.poll_frame(&self.cfg, self.peer.resolve(&self.cfg).as_ref(), cwnd) {
                 if push(Frame::AckFrequency(f), avail, frames) {
                     self.rare.get_mut().stats.ack_frequency_frames_sent += 1;
                 } else {
