@@ -9,7 +9,7 @@ use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::ack::{AckManager, AckPolicy, Arrival};
 use super::ack_frequency::AckFreqSender;
-use super::flow_control::{ReceiveWindow, SendCredit};
+use super::flow_control::{ReceiveWindow, SendCredit, WindowRule};
 use super::handshake::Handshake;
 use super::niche::Opt;
 use super::packet::{
@@ -192,6 +192,24 @@ fn push_event(first: &mut Option<ConnEvent>, rare: &mut RareBox, e: ConnEvent) {
     rest.push_back(e);
 }
 
+/// How the connection-level receive window grows (MAX_DATA).
+fn conn_window_rule(cfg: &QuicConfig) -> WindowRule {
+    WindowRule {
+        window: cfg.initial_max_data,
+        threshold_fraction: cfg.max_data_threshold,
+        round: cfg.round_consumed_data,
+    }
+}
+
+/// How a stream's receive window grows (MAX_STREAM_DATA).
+fn stream_window_rule(cfg: &QuicConfig) -> WindowRule {
+    WindowRule {
+        window: cfg.initial_max_stream_data,
+        threshold_fraction: cfg.max_stream_data_threshold,
+        round: cfg.round_consumed_data,
+    }
+}
+
 /// Transport error code PROTOCOL_VIOLATION (RFC 9000 §20.1).
 const PROTOCOL_VIOLATION: u64 = 0x0a;
 
@@ -219,11 +237,7 @@ impl Connection {
             recovery,
             streams: Streams::new(cfg.scheduler),
             conn_send: SendCredit::new(0),
-            conn_recv: ReceiveWindow::new(
-                cfg.initial_max_data,
-                cfg.max_data_threshold,
-                cfg.round_consumed_data,
-            ),
+            conn_recv: ReceiveWindow::new(&conn_window_rule(&cfg)),
             pending: PendingControl::default(),
             probes: [0; 3],
             app_limited: true,
@@ -798,13 +812,8 @@ impl Connection {
     }
 
     fn on_stream_frame(&mut self, now: SimTime, id: u64, off: u64, len: u64) {
-        let window = self.cfg.initial_max_stream_data;
-        let thr = self.cfg.max_stream_data_threshold;
-        let round = self.cfg.round_consumed_data;
-        let rs = self
-            .streams
-            .recv
-            .get_or_insert_with(id, || RecvStream::new(ReceiveWindow::new(window, thr, round)));
+        let rule = stream_window_rule(&self.cfg);
+        let rs = self.streams.recv.get_or_insert_with(id, || RecvStream::new(ReceiveWindow::new(&rule)));
         let end = off + len;
         let prev_high = rs.highest;
         if !rs.fc.on_received(end) {
@@ -838,10 +847,10 @@ impl Connection {
                 ConnEvent::StreamData { stream_id: id, offset: o, len: l },
             );
             // The discard receiver consumes at once, returning credit (INET QuicDiscardServer).
-            if rs.fc.on_consumed(l).is_some() {
+            if rs.fc.on_consumed(l, &rule).is_some() {
                 self.rare.get_mut().pending.max_stream_data.insert(id);
             }
-            if self.conn_recv.on_consumed(l).is_some() {
+            if self.conn_recv.on_consumed(l, &conn_window_rule(&self.cfg)).is_some() {
                 self.pending.max_data = true;
             }
         }

@@ -339,6 +339,7 @@ impl Streams {
 
 #[cfg(test)]
 mod tests {
+    use super::super::flow_control::WindowRule;
     use super::*;
 
     #[test]
@@ -388,7 +389,11 @@ mod tests {
 
     #[test]
     fn reassembly_delivers_in_order_once() {
-        let mut r = RecvStream::new(ReceiveWindow::new(1000, 0.5, false));
+        let mut r = RecvStream::new(ReceiveWindow::new(&WindowRule {
+            window: 1000,
+            threshold_fraction: 0.5,
+            round: false,
+        }));
         assert_eq!(r.on_data(100, 100), (0, None));
         assert_eq!(r.on_data(0, 50), (0, Some((0, 50))));
         assert_eq!(r.on_data(0, 50), (50, None));

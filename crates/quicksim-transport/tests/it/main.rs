@@ -492,5 +492,5 @@ fn flow_control_without_rounding_grants_about_half_the_credit() {
 #[test]
 fn a_connection_stays_small() {
     let size = std::mem::size_of::<Connection>();
-    assert!(size <= 744, "Connection is {size} B inline");
+    assert!(size <= 728, "Connection is {size} B inline");
 }
