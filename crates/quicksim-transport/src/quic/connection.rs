@@ -17,7 +17,7 @@ use super::packet::{
 };
 use super::per_space::PerSpace;
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
-use super::stats::{RareStats, Stats};
+use super::stats::{count, RareStats, Stats, Sum};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
@@ -287,8 +287,8 @@ impl Connection {
             self.rare.get_mut().stats.packets_dropped += 1;
             return;
         }
-        self.stats.packets_received += 1;
-        self.stats.bytes_received += pkt.size_bytes();
+        count(&mut self.stats, &mut self.rare, Sum::PacketsReceived, 1);
+        count(&mut self.stats, &mut self.rare, Sum::BytesReceived, pkt.size_bytes());
         self.last_activity = now;
         if self.role == Role::Client && space == SpaceId::Initial {
             self.hs.server_cid_known = true;
@@ -662,7 +662,7 @@ impl Connection {
 
     /// Returns true if stream data was newly acknowledged (queue space freed).
     fn on_ack_frame(&mut self, now: SimTime, space: SpaceId, ack: &AckFrame) -> bool {
-        self.stats.ack_frames_received += 1;
+        count(&mut self.stats, &mut self.rare, Sum::AckFramesReceived, 1);
         let si = space.index();
         if ack.ranges.is_empty() || ack.largest() >= self.next_pn[si] {
             return false; // acknowledges a packet never sent: ignore the frame
@@ -723,7 +723,7 @@ impl Connection {
 
     fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
         if p.in_flight {
-            self.stats.packets_acked += 1;
+            count(&mut self.stats, &mut self.rare, Sum::PacketsAcked, 1);
         }
         if let Some(largest) = p.ack_largest.get() {
             self.acks[space].on_ack_of_ack(largest);
@@ -840,7 +840,7 @@ impl Connection {
             self.rare.get_mut().stats.duplicate_stream_bytes += dup;
         }
         if let Some((o, l)) = deliver {
-            self.stats.stream_bytes_delivered += l;
+            count(&mut self.stats, &mut self.rare, Sum::StreamBytesDelivered, l);
             push_event(
                 &mut self.event,
                 &mut self.rare,

@@ -13,6 +13,7 @@ use super::connection::{Connection, State};
 use super::niche::Opt;
 use super::packet::{stream_fit, AckFrame, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
 use super::recovery::SentPacket;
+use super::stats::{count, Sum};
 use super::Role;
 
 /// Bytes kept free for STREAM data when an ACK frame is bundled into a data packet.
@@ -149,7 +150,7 @@ impl Connection {
             }
         }
         if let Some(c) = self.hs.crypto(space).and_then(|c| c.take_pending()) {
-            self.stats.crypto_frames_sent += 1;
+            count(&mut self.stats, &mut self.rare, Sum::CryptoFramesSent, 1);
             frames.push(Frame::Crypto(Box::new(c)));
         } else if probe {
             frames.push(Frame::Ping);
@@ -300,7 +301,7 @@ impl Connection {
             let retrans = s.max_sent.saturating_sub(off).min(len);
             let new = s.on_sent(off, len);
             self.conn_send.used += new;
-            self.stats.stream_bytes_sent += len;
+            count(&mut self.stats, &mut self.rare, Sum::StreamBytesSent, len);
             if retrans > 0 {
                 self.rare.get_mut().stats.retransmitted_bytes += retrans;
             }
@@ -321,7 +322,7 @@ impl Connection {
         for sf in copies {
             let Some(len) = stream_fit(sf.id, sf.offset, *avail, sf.len) else { break };
             let f = StreamFrame { len, ..sf };
-            self.stats.stream_bytes_sent += len;
+            count(&mut self.stats, &mut self.rare, Sum::StreamBytesSent, len);
             self.rare.get_mut().stats.retransmitted_bytes += len;
             *avail -= f.size();
             frames.push(Frame::Stream(f));
@@ -336,10 +337,10 @@ impl Connection {
         let a = self.acks[space].build(now, exp, avail)?;
         let n = a.size();
         self.note_ack_sent(&a, n);
-        self.stats.ack_only_packets_sent += 1;
+        count(&mut self.stats, &mut self.rare, Sum::AckOnlyPacketsSent, 1);
         let ack = Some((a.largest(), n));
         let pkt = self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], ack, false, false);
-        self.stats.ack_only_bytes_sent += pkt.size_bytes();
+        count(&mut self.stats, &mut self.rare, Sum::AckOnlyBytesSent, pkt.size_bytes());
         Some(pkt)
     }
 
@@ -363,16 +364,16 @@ impl Connection {
         let payload = frames.iter().map(Frame::size).sum();
         let header_bytes = self.header_len(space, pn, payload);
         let pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += pkt.size_bytes();
+        count(&mut self.stats, &mut self.rare, Sum::PacketsSent, 1);
+        count(&mut self.stats, &mut self.rare, Sum::BytesSent, pkt.size_bytes());
         pkt
     }
 
     /// Counts an ACK frame of `size` bytes (its `size()`, computed by the caller).
     fn note_ack_sent(&mut self, a: &AckFrame, size: u64) {
-        self.stats.ack_frames_sent += 1;
-        self.stats.ack_frame_bytes_sent += size;
-        self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u64);
+        count(&mut self.stats, &mut self.rare, Sum::AckFramesSent, 1);
+        count(&mut self.stats, &mut self.rare, Sum::AckFrameBytesSent, size);
+        self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u32);
     }
 
     /// Numbers the packet, registers it with recovery and updates counters and the pacer.
@@ -431,8 +432,8 @@ impl Connection {
             // that is not in flight, goes out unregistered: `build_close`).
             debug_assert!(!pkt.frames.iter().any(keep), "a packet with frames to keep is in flight");
         }
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size;
+        count(&mut self.stats, &mut self.rare, Sum::PacketsSent, 1);
+        count(&mut self.stats, &mut self.rare, Sum::BytesSent, size);
         if ack_eliciting {
             self.last_activity = now;
         }

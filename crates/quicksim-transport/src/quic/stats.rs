@@ -8,27 +8,57 @@
 
 use quicksim_engine::SimTime;
 
+use super::connection::RareBox;
 use super::niche::Opt;
 use super::ConnStats;
 
-/// Counters changed by (nearly) every connection; the field meanings are `ConnStats`'.
+/// The counters nearly every connection changes (the meanings are `ConnStats`' fields').
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Sum {
+    PacketsSent,
+    BytesSent,
+    PacketsReceived,
+    BytesReceived,
+    PacketsAcked,
+    StreamBytesSent,
+    StreamBytesDelivered,
+    AckFramesSent,
+    AckFramesReceived,
+    AckOnlyPacketsSent,
+    AckFrameBytesSent,
+    AckOnlyBytesSent,
+    CryptoFramesSent,
+}
+
+const SUMS: usize = 13;
+
+/// Counters changed by (nearly) every connection. The sums keep their low 32 bits here and
+/// carry the rest into `RareStats::high` ([`count`]): a connection has to send or receive
+/// 4 GiB, or 2^32 packets or frames, before a carry, and 4 bytes instead of 8 per counter
+/// saved 52 B per endpoint.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Stats {
-    pub packets_sent: u64,
-    pub bytes_sent: u64,
-    pub packets_received: u64,
-    pub bytes_received: u64,
-    pub packets_acked: u64,
-    pub stream_bytes_sent: u64,
-    pub stream_bytes_delivered: u64,
-    pub ack_frames_sent: u64,
-    pub ack_frames_received: u64,
-    pub ack_only_packets_sent: u64,
-    pub max_ack_ranges_sent: u64,
-    pub ack_frame_bytes_sent: u64,
-    pub ack_only_bytes_sent: u64,
-    pub crypto_frames_sent: u64,
+    low: [u32; SUMS],
+    /// Most ranges in any ACK frame sent (a range count: it fits in 32 bits, since 2^32 ranges
+    /// would take 128 GB).
+    pub max_ack_ranges_sent: u32,
     pub established_at: Opt<SimTime>,
+}
+
+/// Adds `n` to counter `c`, carrying past 32 bits into the rare box.
+#[inline]
+pub(super) fn count(stats: &mut Stats, rare: &mut RareBox, c: Sum, n: u64) {
+    let t = u64::from(stats.low[c as usize]) + n;
+    stats.low[c as usize] = t as u32; // the low 32 bits
+    if t > u64::from(u32::MAX) {
+        carry(rare, c, t >> 32);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn carry(rare: &mut RareBox, c: Sum, high: u64) {
+    rare.get_mut().stats.high[c as usize] += high;
 }
 
 /// Counters most connections never change (kept in the connection's `Rare` box: all zero
@@ -52,6 +82,8 @@ pub(super) struct RareStats {
     pub max_stream_data_frames_sent: u64,
     pub data_blocked_frames_sent: u64,
     pub stream_data_blocked_frames_sent: u64,
+    /// Bits 32 and up of the `Stats` sums.
+    pub high: [u64; SUMS],
 }
 
 impl Stats {
@@ -61,26 +93,27 @@ impl Stats {
     pub fn snapshot(&self, rare: Option<&RareStats>) -> ConnStats {
         let zero = RareStats::default();
         let r = rare.unwrap_or(&zero);
+        let sum = |c: Sum| u64::from(self.low[c as usize]) + (r.high[c as usize] << 32);
         ConnStats {
-            packets_sent: self.packets_sent,
-            bytes_sent: self.bytes_sent,
-            packets_received: self.packets_received,
-            bytes_received: self.bytes_received,
+            packets_sent: sum(Sum::PacketsSent),
+            bytes_sent: sum(Sum::BytesSent),
+            packets_received: sum(Sum::PacketsReceived),
+            bytes_received: sum(Sum::BytesReceived),
             packets_dropped: r.packets_dropped,
-            packets_acked: self.packets_acked,
+            packets_acked: sum(Sum::PacketsAcked),
             packets_lost: r.packets_lost,
             spurious_losses: r.spurious_losses,
-            stream_bytes_sent: self.stream_bytes_sent,
+            stream_bytes_sent: sum(Sum::StreamBytesSent),
             retransmitted_bytes: r.retransmitted_bytes,
-            stream_bytes_delivered: self.stream_bytes_delivered,
+            stream_bytes_delivered: sum(Sum::StreamBytesDelivered),
             duplicate_stream_bytes: r.duplicate_stream_bytes,
-            ack_frames_sent: self.ack_frames_sent,
-            ack_frames_received: self.ack_frames_received,
-            ack_only_packets_sent: self.ack_only_packets_sent,
-            max_ack_ranges_sent: self.max_ack_ranges_sent,
+            ack_frames_sent: sum(Sum::AckFramesSent),
+            ack_frames_received: sum(Sum::AckFramesReceived),
+            ack_only_packets_sent: sum(Sum::AckOnlyPacketsSent),
+            max_ack_ranges_sent: u64::from(self.max_ack_ranges_sent),
             ibit_packets_sent: r.ibit_packets_sent,
-            ack_frame_bytes_sent: self.ack_frame_bytes_sent,
-            ack_only_bytes_sent: self.ack_only_bytes_sent,
+            ack_frame_bytes_sent: sum(Sum::AckFrameBytesSent),
+            ack_only_bytes_sent: sum(Sum::AckOnlyBytesSent),
             ack_frequency_frames_sent: r.ack_frequency_frames_sent,
             immediate_ack_frames_sent: r.immediate_ack_frames_sent,
             ack_frequency_frames_applied: r.ack_frequency_frames_applied,
@@ -92,8 +125,27 @@ impl Stats {
             max_stream_data_frames_sent: r.max_stream_data_frames_sent,
             data_blocked_frames_sent: r.data_blocked_frames_sent,
             stream_data_blocked_frames_sent: r.stream_data_blocked_frames_sent,
-            crypto_frames_sent: self.crypto_frames_sent,
+            crypto_frames_sent: sum(Sum::CryptoFramesSent),
             established_at: self.established_at.get(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_carry_past_32_bits() {
+        let (mut s, mut r) = (Stats::default(), RareBox::default());
+        count(&mut s, &mut r, Sum::BytesSent, u64::from(u32::MAX));
+        assert!(r.get().is_none(), "no carry yet");
+        count(&mut s, &mut r, Sum::BytesSent, 2);
+        count(&mut s, &mut r, Sum::PacketsSent, 5 << 32 | 7);
+        count(&mut s, &mut r, Sum::PacketsSent, 1);
+        let c = s.snapshot(r.get().map(|r| &r.stats));
+        assert_eq!(c.bytes_sent, u64::from(u32::MAX) + 2);
+        assert_eq!(c.packets_sent, 5 << 32 | 8);
+        assert_eq!(c.bytes_received, 0);
     }
 }
