@@ -52,11 +52,11 @@ pub struct NewReno {
     cwnd: u64,
     /// `u64::MAX` until the first congestion event (INET: UINT32_MAX).
     ssthresh: u64,
-    /// RFC 5681 §3.1 partial_bytes_acked (exact mode only).
-    partial_bytes_acked: u64,
-    /// Carry of the approximate increase. INET keeps it in a function-level `static`, shared by
-    /// every connection of the process; we keep one per controller so runs stay independent.
-    increase_remainder: u64,
+    /// Exact mode: RFC 5681 §3.1 partial_bytes_acked. Approximate mode: the carry of the
+    /// increase (INET keeps it in a function-level `static`, shared by every connection of the
+    /// process; we keep one per controller so runs stay independent). One field for the two, as
+    /// each mode uses only its own: the controller then fits a 48-byte allocation, not 64.
+    carry: u64,
     /// Packets sent strictly before this time belong to the recovery period. `ZERO` = none.
     recovery_start: SimTime,
     /// For metrics only: set by a congestion event, cleared by the first ACK of a packet sent
@@ -73,8 +73,7 @@ impl NewReno {
             config,
             cwnd: initial_window(mds),
             ssthresh: u64::MAX,
-            partial_bytes_acked: 0,
-            increase_remainder: 0,
+            carry: 0,
             recovery_start: SimTime::ZERO,
             in_recovery: false,
         }
@@ -89,15 +88,16 @@ impl NewReno {
 impl CongestionController for NewReno {
     fn on_ack(&mut self, cx: &CcCtx, ack: &AckEvent) {
         let mds = cx.mds;
+        let exact = self.config.exact_increase;
         // INET (after RFC 4960 §7.2.2): partial_bytes_acked is reset when nothing is in flight.
-        if ack.bytes_in_flight == 0 {
-            self.partial_bytes_acked = 0;
+        if ack.bytes_in_flight == 0 && exact {
+            self.carry = 0;
         }
         if self.sent_in_recovery(ack.sent_time) {
             // RFC 9002 §7.3.2: no increase in the recovery period. INET quirk: in CA with byte
             // counting the bytes still count toward partial_bytes_acked.
-            if self.cwnd >= self.ssthresh && self.config.exact_increase {
-                self.partial_bytes_acked += ack.bytes;
+            if self.cwnd >= self.ssthresh && exact {
+                self.carry += ack.bytes;
             }
             return;
         }
@@ -110,23 +110,25 @@ impl CongestionController for NewReno {
         if self.cwnd < self.ssthresh {
             // RFC 9002 §7.3.1: slow start adds the acked bytes (no ABC limit in INET).
             self.cwnd += ack.bytes;
-            self.partial_bytes_acked = 0;
-        } else if self.config.exact_increase {
+            if exact {
+                self.carry = 0;
+            }
+        } else if exact {
             // RFC 5681 §3.1 byte counting, with INET's `pba > cwnd - MDS` (RFC 5681: pba >= cwnd)
             // and INET's reset rule (pba -= the *new* cwnd if that leaves something, else 0).
-            self.partial_bytes_acked += ack.bytes;
-            if self.partial_bytes_acked > self.cwnd.saturating_sub(mds) {
+            self.carry += ack.bytes;
+            if self.carry > self.cwnd.saturating_sub(mds) {
                 self.cwnd += mds;
-                if self.cwnd < self.partial_bytes_acked {
-                    self.partial_bytes_acked -= self.cwnd;
+                if self.cwnd < self.carry {
+                    self.carry -= self.cwnd;
                 } else {
-                    self.partial_bytes_acked = 0;
+                    self.carry = 0;
                 }
             }
         } else {
             // RFC 9002 Appendix B.5: cwnd += MDS * acked / cwnd, carrying the integer remainder.
-            let n = mds * ack.bytes + self.increase_remainder;
-            self.increase_remainder = n % self.cwnd;
+            let n = mds * ack.bytes + self.carry;
+            self.carry = n % self.cwnd;
             self.cwnd += n / self.cwnd;
         }
     }
@@ -139,7 +141,9 @@ impl CongestionController for NewReno {
             // RFC 9002 §7.3.2 / Appendix B.6: kLossReductionFactor = 0.5.
             self.ssthresh = self.cwnd / 2;
             self.cwnd = self.ssthresh.max(minimum_window(cx.mds));
-            self.partial_bytes_acked = 0;
+            if self.config.exact_increase {
+                self.carry = 0;
+            }
             self.in_recovery = true;
         }
         if ev.persistent_congestion {
@@ -271,10 +275,10 @@ mod tests {
         // Increase when pba > cwnd - MDS = 11268: 9 packets (11268) are not enough, 10 are.
         ack_n(&mut cc, 9, t(250), t(300));
         assert_eq!(cc.cwnd_bytes(), 12_520);
-        assert_eq!(cc.partial_bytes_acked, 11_268);
+        assert_eq!(cc.carry, 11_268);
         ack_n(&mut cc, 1, t(250), t(300));
         assert_eq!(cc.cwnd_bytes(), 13_772);
-        assert_eq!(cc.partial_bytes_acked, 0); // new cwnd 13772 >= pba 12520 -> 0
+        assert_eq!(cc.carry, 0); // new cwnd 13772 >= pba 12520 -> 0
         assert!(!cc.metrics().in_recovery);
         // Next step needs pba > 12520: 11 packets (one cwnd of 13772 B).
         ack_n(&mut cc, 10, t(300), t(400));
@@ -289,7 +293,7 @@ mod tests {
         let mut cc = in_ca(Config { exact_increase: true });
         ack_one(&mut cc, 30_000, t(250), t(300), false);
         assert_eq!(cc.cwnd_bytes(), 13_772);
-        assert_eq!(cc.partial_bytes_acked, 30_000 - 13_772);
+        assert_eq!(cc.carry, 30_000 - 13_772);
     }
 
     #[test]
@@ -298,11 +302,11 @@ mod tests {
         // 1252 * 1252 = 1_567_504 = 125 * 12520 + 2504
         ack_n(&mut cc, 1, t(250), t(300));
         assert_eq!(cc.cwnd_bytes(), 12_645);
-        assert_eq!(cc.increase_remainder, 2_504);
+        assert_eq!(cc.carry, 2_504);
         // 1_567_504 + 2504 = 1_570_008 = 124 * 12645 + 2028
         ack_n(&mut cc, 1, t(250), t(300));
         assert_eq!(cc.cwnd_bytes(), 12_769);
-        assert_eq!(cc.increase_remainder, 2_028);
+        assert_eq!(cc.carry, 2_028);
         // The remainder is per controller: a fresh one starts from zero.
         let mut other = in_ca(Config { exact_increase: false });
         ack_n(&mut other, 1, t(250), t(300));
@@ -323,12 +327,12 @@ mod tests {
         // Acks of packets sent before recovery start: no growth, but pba still counts (INET).
         ack_n(&mut cc, 5, t(190), t(260));
         assert_eq!(cc.cwnd_bytes(), 12_520);
-        assert_eq!(cc.partial_bytes_acked, 5 * MDS);
+        assert_eq!(cc.carry, 5 * MDS);
         assert!(cc.metrics().in_recovery);
         // A packet sent exactly at the recovery start is not in recovery (INET's `<`).
         lose(&mut cc, t(200), t(270));
         assert_eq!(cc.cwnd_bytes(), 6_260);
-        assert_eq!(cc.partial_bytes_acked, 0);
+        assert_eq!(cc.carry, 0);
         assert_eq!(cc.recovery_start, t(270));
     }
 
@@ -337,7 +341,7 @@ mod tests {
         let mut cc = NewReno::new(MDS, Config::default());
         lose(&mut cc, t(50), t(100)); // cwnd 6260 = ssthresh, CA
         ack_n(&mut cc, 2, t(50), t(150));
-        assert_eq!(cc.partial_bytes_acked, 2 * MDS);
+        assert_eq!(cc.carry, 2 * MDS);
         // After persistent congestion cwnd < ssthresh: slow start, and no pba in recovery.
         let mut pc = NewReno::new(MDS, Config::default());
         pc.on_congestion_event(
@@ -352,7 +356,7 @@ mod tests {
         );
         pc.recovery_start = t(100); // pretend a later loss started recovery again
         ack_n(&mut pc, 2, t(50), t(150));
-        assert_eq!(pc.partial_bytes_acked, 0);
+        assert_eq!(pc.carry, 0);
         assert_eq!(pc.cwnd_bytes(), 2 * MDS);
     }
 
@@ -391,7 +395,7 @@ mod tests {
                 ack_one(&mut ca, MDS, t(250), t(300), true);
             }
             assert_eq!(ca.cwnd_bytes(), 12_520);
-            assert_eq!(ca.partial_bytes_acked, 0);
+            assert_eq!(ca.carry, 0);
         }
     }
 
@@ -399,11 +403,11 @@ mod tests {
     fn empty_flight_resets_partial_bytes_acked() {
         let mut cc = in_ca(Config::default());
         ack_n(&mut cc, 3, t(250), t(300));
-        assert_eq!(cc.partial_bytes_acked, 3 * MDS);
+        assert_eq!(cc.carry, 3 * MDS);
         let last =
             AckEvent { now: t(300), sent_time: t(250), bytes: MDS, bytes_in_flight: 0, app_limited: false };
         cc.on_ack(&cx(), &last);
         // Reset first, then this ack counts.
-        assert_eq!(cc.partial_bytes_acked, MDS);
+        assert_eq!(cc.carry, MDS);
     }
 }

@@ -3,6 +3,7 @@
 
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
+use super::niche::Opt;
 use super::packet::{varint_len, AckFrame};
 use super::range_set::RangeSet;
 
@@ -38,19 +39,20 @@ pub struct AckManager {
     received: RangeSet,
     /// Packet numbers below this are no longer tracked (ack-of-ack or the range bound).
     lowest_tracked: u64,
-    largest: Option<u64>,
+    largest: Opt<u64>,
     largest_recv_time: SimTime,
-    largest_ack_eliciting: Option<u64>,
+    largest_ack_eliciting: Opt<u64>,
     eliciting_since_ack: u64,
     /// Some ack-eliciting packet has not been acknowledged yet.
     unacked_eliciting: bool,
     /// Some packet (of any kind) has not been acknowledged yet.
     new_info: bool,
     immediate: bool,
-    deadline: Option<SimTime>,
-    max_ranges: usize,
+    deadline: Opt<SimTime>,
+    /// `max_ack_ranges`, saturated to u32 (a set of 2^32 ranges would need 128 GB).
+    max_ranges: u32,
     /// Smallest packet number found missing since the last ACK (for reordering thresholds > 1).
-    unreported_gap: Option<u64>,
+    unreported_gap: Opt<u64>,
 }
 
 impl AckManager {
@@ -58,16 +60,16 @@ impl AckManager {
         AckManager {
             received: RangeSet::new(),
             lowest_tracked: 0,
-            largest: None,
+            largest: Opt::NONE,
             largest_recv_time: SimTime::ZERO,
-            largest_ack_eliciting: None,
+            largest_ack_eliciting: Opt::NONE,
             eliciting_since_ack: 0,
             unacked_eliciting: false,
             new_info: false,
             immediate: false,
-            deadline: None,
-            max_ranges,
-            unreported_gap: None,
+            deadline: Opt::NONE,
+            max_ranges: u32::try_from(max_ranges).unwrap_or(u32::MAX),
+            unreported_gap: Opt::NONE,
         }
     }
 
@@ -86,15 +88,15 @@ impl AckManager {
     /// the sender asked for an immediate ACK (the I-bit, or an IMMEDIATE_ACK frame).
     pub fn on_packet(&mut self, now: SimTime, pn: u64, ack_eliciting: bool, ack_now: bool, p: &AckPolicy) {
         debug_assert_eq!(self.classify(pn), Arrival::New);
-        let prev_largest = self.largest;
+        let prev_largest = self.largest.get();
         self.received.insert(pn, pn + 1);
-        while self.received.len() > self.max_ranges {
+        while self.received.len() > self.max_ranges as usize {
             // RFC 9000 §13.2.4: the oldest ranges may be dropped.
             let (_, e) = self.received.pop_first().expect("non-empty");
             self.lowest_tracked = e;
         }
         if !matches!(prev_largest, Some(l) if pn <= l) {
-            self.largest = Some(pn);
+            self.largest = Opt::some(pn);
             self.largest_recv_time = now;
         }
         self.new_info = true;
@@ -107,32 +109,32 @@ impl AckManager {
         // opens a new gap (above largest + 1); INET additionally acks after N packets and,
         // with the I-bit extension, when the sender asks for it.
         let expected = prev_largest.map_or(self.lowest_tracked, |l| l + 1);
-        if self.unreported_gap.is_some_and(|g| self.received.contains(g)) {
-            self.unreported_gap = None; // the hole was filled
+        if self.unreported_gap.get().is_some_and(|g| self.received.contains(g)) {
+            self.unreported_gap = Opt::NONE; // the hole was filled
         }
         if pn > expected && self.unreported_gap.is_none() {
-            self.unreported_gap = Some(expected);
+            self.unreported_gap = Opt::some(expected);
         }
         let out_of_order = match p.reordering_threshold {
             0 => false,
             1 => pn < expected.saturating_sub(1) || pn > expected,
             // draft-ietf-quic-ack-frequency §6.2: the largest received is at least k above a
             // packet still missing (a late arrival below the largest alone does not count).
-            k => self.unreported_gap.is_some_and(|g| self.largest.unwrap_or(0) >= g + k),
+            k => self.unreported_gap.get().is_some_and(|g| self.largest.get().unwrap_or(0) >= g + k),
         };
         if p.always_immediate || out_of_order || self.eliciting_since_ack >= p.ack_ratio || ack_now {
             self.immediate = true;
         } else if self.deadline.is_none() {
-            self.deadline = Some(now + p.max_ack_delay);
+            self.deadline = Opt::some(now + p.max_ack_delay);
         }
-        if !matches!(self.largest_ack_eliciting, Some(l) if pn <= l) {
-            self.largest_ack_eliciting = Some(pn);
+        if !matches!(self.largest_ack_eliciting.get(), Some(l) if pn <= l) {
+            self.largest_ack_eliciting = Opt::some(pn);
         }
     }
 
     /// An ACK must go out now (immediately or the delayed-ACK timer expired).
     pub fn ack_due(&self, now: SimTime) -> bool {
-        self.unacked_eliciting && (self.immediate || self.deadline.is_some_and(|d| d <= now))
+        self.unacked_eliciting && (self.immediate || self.deadline.get().is_some_and(|d| d <= now))
     }
 
     /// An ACK frame is worth bundling into a packet that is sent anyway (INET §2.4).
@@ -143,7 +145,7 @@ impl AckManager {
     /// Delayed-ACK timer, while one is pending.
     pub fn deadline(&self) -> Option<SimTime> {
         if self.unacked_eliciting && !self.immediate {
-            self.deadline
+            self.deadline.get()
         } else {
             None
         }
@@ -170,7 +172,7 @@ impl AckManager {
                 varint_len(prev_smallest - l - 2) + varint_len(l - s)
             };
             let n = frame.ranges.len() + 1;
-            if n > self.max_ranges || body + add + varint_len(n as u64 - 1) > budget {
+            if n > self.max_ranges as usize || body + add + varint_len(n as u64 - 1) > budget {
                 break;
             }
             body += add;
@@ -187,8 +189,8 @@ impl AckManager {
         self.unacked_eliciting = false;
         self.new_info = false;
         self.immediate = false;
-        self.deadline = None;
-        self.unreported_gap = None;
+        self.deadline = Opt::NONE;
+        self.unreported_gap = Opt::NONE;
         Some(frame)
     }
 
@@ -208,7 +210,7 @@ impl AckManager {
 
     /// Largest packet number received so far.
     pub fn largest(&self) -> Option<u64> {
-        self.largest
+        self.largest.get()
     }
 }
 

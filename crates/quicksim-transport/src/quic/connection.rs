@@ -9,13 +9,15 @@ use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::ack::{AckManager, AckPolicy, Arrival};
 use super::ack_frequency::AckFreqSender;
-use super::flow_control::{ReceiveWindow, SendCredit};
+use super::flow_control::{ReceiveWindow, SendCredit, WindowRule};
 use super::handshake::Handshake;
+use super::niche::Opt;
 use super::packet::{
     AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
 };
 use super::per_space::PerSpace;
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
+use super::stats::{count, RareStats, Stats, Sum};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
@@ -31,22 +33,97 @@ pub(super) enum State {
 
 /// Control frames waiting for the next 1-RTT packet (values are taken at build time, so a
 /// regenerated MAX_* frame always carries the current limit).
+/// The per-stream and blocked frames are in [`Rare`].
 #[derive(Clone, Debug, Default)]
 pub(super) struct PendingControl {
     pub handshake_done: bool,
     pub max_data: bool,
+}
+
+/// Pending per-stream and blocked frames (most connections never send one).
+#[derive(Clone, Debug, Default)]
+pub(super) struct PendingStreamControl {
     pub max_stream_data: BTreeSet<u64>,
     pub data_blocked: Option<u64>,
     pub stream_data_blocked: BTreeMap<u64, u64>,
 }
 
-impl PendingControl {
+impl PendingStreamControl {
     pub fn is_empty(&self) -> bool {
-        !self.handshake_done
-            && !self.max_data
-            && self.max_stream_data.is_empty()
-            && self.data_blocked.is_none()
-            && self.stream_data_blocked.is_empty()
+        self.max_stream_data.is_empty() && self.data_blocked.is_none() && self.stream_data_blocked.is_empty()
+    }
+}
+
+/// What most connections never need, in one box allocated when first needed: the rare
+/// counters, per-stream control frames, lost packet numbers, the peer's ACK_FREQUENCY request,
+/// a close code to send and application events beyond the first. Six separate boxes (or the fields inline) cost ~48 B per endpoint.
+#[derive(Debug, Default)]
+pub(super) struct Rare {
+    pub stats: RareStats,
+    pub pending: PendingStreamControl,
+    /// Recently lost packet numbers (1-RTT), to count spurious losses.
+    pub lost_pns: BTreeSet<u64>,
+    /// The latest ACK_FREQUENCY request of the peer that we applied.
+    pub ack_freq_rx: Option<AckFrequencyFrame>,
+    /// CONNECTION_CLOSE error code still to be sent.
+    pub close_pending: Option<u64>,
+    /// Application events queued behind `Connection::event`.
+    pub events: VecDeque<ConnEvent>,
+}
+
+/// The [`Rare`] state of a connection, `None` until first needed.
+#[derive(Debug, Default)]
+pub(super) struct RareBox(Option<Box<Rare>>);
+
+impl RareBox {
+    /// The rare state, allocated on first use: only call it to change something.
+    #[inline]
+    pub fn get_mut(&mut self) -> &mut Rare {
+        if self.0.is_none() {
+            self.alloc();
+        }
+        self.0.as_deref_mut().expect("allocated")
+    }
+
+    /// Out of line: the ~25 call sites stay small (and inlined into the hot paths).
+    #[cold]
+    #[inline(never)]
+    fn alloc(&mut self) {
+        self.0 = Some(Box::default());
+    }
+
+    /// The rare state if it exists.
+    #[inline]
+    pub fn get(&self) -> Option<&Rare> {
+        self.0.as_deref()
+    }
+
+    /// The rare state if it exists, to change.
+    #[inline]
+    pub fn existing(&mut self) -> Option<&mut Rare> {
+        self.0.as_deref_mut()
+    }
+}
+
+/// The peer's transport parameters. Nearly always the same as ours (both ends of a flow share
+/// a configuration): then only that fact is kept, 16 B instead of 48 B per endpoint.
+#[derive(Clone, Debug)]
+pub(super) enum PeerParams {
+    /// Not received yet.
+    Unknown,
+    /// Equal to our `cfg.local_params()`.
+    Local,
+    Other(Box<TransportParams>),
+}
+
+impl PeerParams {
+    #[inline]
+    pub fn resolve(&self, cfg: &QuicConfig) -> Option<TransportParams> {
+        match self {
+            PeerParams::Unknown => None,
+            PeerParams::Local => Some(cfg.local_params()),
+            PeerParams::Other(p) => Some(**p),
+        }
     }
 }
 
@@ -62,7 +139,7 @@ pub struct Connection {
     pub(super) cfg: Arc<QuicConfig>,
     pub(super) state: State,
     pub(super) hs: Handshake,
-    pub(super) peer: Option<TransportParams>,
+    pub(super) peer: PeerParams,
     pub(super) next_pn: [u64; 3],
     /// ACK state per space; the Initial and Handshake ones are freed with their keys.
     pub(super) acks: PerSpace<AckManager>,
@@ -82,31 +159,55 @@ pub struct Connection {
     /// Pacing: earliest time of the next in-flight packet, and whether sending waits for it.
     pub(super) next_send_time: SimTime,
     pub(super) pacing_blocked: bool,
-    /// CONNECTION_CLOSE error code still to be sent.
-    pub(super) close_pending: Option<u64>,
     pub(super) queued_bytes: u64,
     pub(super) low_water_armed: bool,
     pub(super) last_activity: SimTime,
-    pub(super) lost_pns: BTreeSet<u64>,
     /// Latest time any input gave us; `poll_timeout` never returns an earlier time (a PTO
     /// recomputed after an RTT drop can lie in the past, RFC 9002 A.8: it fires at once).
     pub(super) last_now: SimTime,
-    pub(super) events: VecDeque<ConnEvent>,
-    pub(super) stats: ConnStats,
+    /// The oldest event for the application (the others are in `rare.events`).
+    pub(super) event: Option<ConnEvent>,
+    pub(super) stats: Stats,
     /// Our ACK_FREQUENCY requests to the peer (draft-ietf-quic-ack-frequency).
     /// Boxed, and only with an `ack_policy` that sends frames (~5 % of an idle connection).
     pub(super) ack_freq_tx: Option<Box<AckFreqSender>>,
-    /// The latest ACK_FREQUENCY request of the peer that we applied.
-    pub(super) ack_freq_rx: Option<Box<AckFrequencyFrame>>,
+    pub(super) rare: RareBox,
 }
 
-/// Queues an event for the application. The queue is drained after every input, so it nearly
-/// always holds one or two: it grows from one slot, not the default four.
-fn push_event(events: &mut VecDeque<ConnEvent>, e: ConnEvent) {
-    if events.capacity() == 0 {
-        events.reserve_exact(1);
+/// Queues an event for the application: in `first` (the connection's oldest event) if the
+/// queue is empty, else behind it in the rare state. The queue is drained after every input, so
+/// it nearly always holds none or one event (a deque per connection kept a one-slot buffer, 48 B
+/// with the allocator's overhead, for the connection's life).
+fn push_event(first: &mut Option<ConnEvent>, rare: &mut RareBox, e: ConnEvent) {
+    if first.is_none() {
+        debug_assert!(rare.get().is_none_or(|r| r.events.is_empty()));
+        *first = Some(e);
+        return;
     }
-    events.push_back(e);
+    let rest = &mut rare.get_mut().events;
+    // Grows from one slot, not the default four.
+    if rest.capacity() == 0 {
+        rest.reserve_exact(1);
+    }
+    rest.push_back(e);
+}
+
+/// How the connection-level receive window grows (MAX_DATA).
+fn conn_window_rule(cfg: &QuicConfig) -> WindowRule {
+    WindowRule {
+        window: cfg.initial_max_data,
+        threshold_fraction: cfg.max_data_threshold,
+        round: cfg.round_consumed_data,
+    }
+}
+
+/// How a stream's receive window grows (MAX_STREAM_DATA).
+fn stream_window_rule(cfg: &QuicConfig) -> WindowRule {
+    WindowRule {
+        window: cfg.initial_max_stream_data,
+        threshold_fraction: cfg.max_stream_data_threshold,
+        round: cfg.round_consumed_data,
+    }
 }
 
 /// Transport error code PROTOCOL_VIOLATION (RFC 9000 §20.1).
@@ -130,33 +231,27 @@ impl Connection {
             role,
             state: State::Handshaking,
             hs: if cfg.handshake { Handshake::start() } else { Handshake::established() },
-            peer: None,
+            peer: PeerParams::Unknown,
             next_pn: [0; 3],
             acks: PerSpace::new(mk_ack),
             recovery,
             streams: Streams::new(cfg.scheduler),
             conn_send: SendCredit::new(0),
-            conn_recv: ReceiveWindow::new(
-                cfg.initial_max_data,
-                cfg.max_data_threshold,
-                cfg.round_consumed_data,
-            ),
+            conn_recv: ReceiveWindow::new(&conn_window_rule(&cfg)),
             pending: PendingControl::default(),
             probes: [0; 3],
             app_limited: true,
             allow_one: false,
             next_send_time: now,
             pacing_blocked: false,
-            close_pending: None,
             queued_bytes: 0,
             low_water_armed: false,
             last_activity: now,
-            lost_pns: BTreeSet::new(),
             last_now: now,
-            events: VecDeque::new(),
-            stats: ConnStats::default(),
+            event: None,
+            stats: Stats::default(),
             ack_freq_tx: (cfg.ack_policy != AckFreqPolicy::Receiver).then(Box::default),
-            ack_freq_rx: None,
+            rare: RareBox::default(),
             cfg,
         };
         if let Some(p) = peer {
@@ -184,16 +279,16 @@ impl Connection {
         let space = pkt.space;
         let si = space.index();
         if !self.hs.keys[si] || self.recovery.is_discarded(space) {
-            self.stats.packets_dropped += 1;
+            self.rare.get_mut().stats.packets_dropped += 1;
             return;
         }
         let arrival = self.acks[space].classify(pkt.pn);
         if arrival == Arrival::Duplicate {
-            self.stats.packets_dropped += 1;
+            self.rare.get_mut().stats.packets_dropped += 1;
             return;
         }
-        self.stats.packets_received += 1;
-        self.stats.bytes_received += pkt.size_bytes();
+        count(&mut self.stats, &mut self.rare, Sum::PacketsReceived, 1);
+        count(&mut self.stats, &mut self.rare, Sum::BytesReceived, pkt.size_bytes());
         self.last_activity = now;
         if self.role == Role::Client && space == SpaceId::Initial {
             self.hs.server_cid_known = true;
@@ -228,7 +323,7 @@ impl Connection {
                 // draft §5: only an endpoint that advertised min_ack_delay acts on it.
                 Frame::ImmediateAck if self.cfg.min_ack_delay.is_some() => {
                     immediate_ack = true;
-                    self.stats.immediate_acks_honoured += 1;
+                    self.rare.get_mut().stats.immediate_acks_honoured += 1;
                 }
                 Frame::ImmediateAck => {}
                 Frame::Padding(_) | Frame::Ping | Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {
@@ -245,7 +340,7 @@ impl Connection {
                 always_immediate: space != SpaceId::Data,
                 reordering_threshold: 1,
             };
-            if let Some(f) = self.ack_freq_rx.as_deref() {
+            if let Some(f) = self.rare.get().and_then(|r| r.ack_freq_rx.as_ref()) {
                 // draft §4: ACK after more than Ack-Eliciting Threshold packets.
                 policy.ack_ratio = f.ack_eliciting_threshold.saturating_add(1);
                 policy.max_ack_delay = SimDuration(f.request_max_ack_delay_us.saturating_mul(PS_PER_US));
@@ -279,7 +374,11 @@ impl Connection {
         if let Some(d) = self.idle_deadline() {
             if now >= d {
                 self.state = State::Closed;
-                push_event(&mut self.events, ConnEvent::Closed { error: Some("idle timeout".into()) });
+                push_event(
+                    &mut self.event,
+                    &mut self.rare,
+                    ConnEvent::Closed { error: Some("idle timeout".into()) },
+                );
                 return;
             }
         }
@@ -293,7 +392,7 @@ impl Connection {
                 self.on_congestion(congestion, persistent_congestion);
             }
             TimeoutAction::Probe { space } => {
-                self.stats.pto_count_total += 1;
+                self.rare.get_mut().stats.pto_count_total += 1;
                 self.probes[space.index()] = 1;
                 if space != SpaceId::Data {
                     // Re-send every unacknowledged handshake flight (RFC 9002 §6.2.4 allows
@@ -304,7 +403,7 @@ impl Connection {
                 }
             }
             TimeoutAction::AntiDeadlock { space } => {
-                self.stats.pto_count_total += 1;
+                self.rare.get_mut().stats.pto_count_total += 1;
                 self.probes[space.index()] = 1;
             }
         }
@@ -313,7 +412,8 @@ impl Connection {
                 // INET kMaxProbePackets: the connection is given up without a close frame.
                 self.state = State::Closed;
                 push_event(
-                    &mut self.events,
+                    &mut self.event,
+                    &mut self.rare,
                     ConnEvent::Closed { error: Some(format!("no response after {max} consecutive PTOs")) },
                 );
             }
@@ -355,7 +455,7 @@ impl Connection {
         if accepted == 0 {
             return 0;
         }
-        let initial = self.peer.map_or(0, |p| p.initial_max_stream_data);
+        let initial = self.peer().map_or(0, |p| p.initial_max_stream_data);
         let s = self.streams.send.get_or_insert_with(stream_id, || SendStream::new(initial));
         s.unsent.insert(s.written, s.written + accepted);
         s.written += accepted;
@@ -369,7 +469,9 @@ impl Connection {
     }
 
     pub fn poll_event(&mut self) -> Option<ConnEvent> {
-        self.events.pop_front()
+        let e = self.event.take()?;
+        self.event = self.rare.existing().and_then(|r| r.events.pop_front());
+        Some(e)
     }
 
     /// Abrupt close as INET: CONNECTION_CLOSE at once, queued data is dropped, then the closing
@@ -379,8 +481,10 @@ impl Connection {
         self.close_with(now, NO_ERROR, None);
     }
 
-    pub fn stats(&self) -> &ConnStats {
-        &self.stats
+    /// The connection's counters (built on each call: see `stats.rs`).
+    #[inline(always)]
+    pub fn stats(&self) -> ConnStats {
+        self.stats.snapshot(self.rare.get().map(|r| &r.stats))
     }
 
     pub fn metrics(&self) -> ConnMetrics {
@@ -459,7 +563,7 @@ impl Connection {
     fn check_low_water(&mut self) {
         if self.low_water_armed && self.queued_bytes < self.low_water_bytes() {
             self.low_water_armed = false;
-            push_event(&mut self.events, ConnEvent::SendQueueLow);
+            push_event(&mut self.event, &mut self.rare, ConnEvent::SendQueueLow);
         }
     }
 
@@ -471,7 +575,8 @@ impl Connection {
     }
 
     fn apply_peer_params(&mut self, p: TransportParams) {
-        self.peer = Some(p);
+        self.peer =
+            if p == self.cfg.local_params() { PeerParams::Local } else { PeerParams::Other(Box::new(p)) };
         self.recovery.peer_max_ack_delay = p.max_ack_delay;
         self.conn_send.on_max(p.initial_max_data);
         for s in self.streams.send.values_mut() {
@@ -482,8 +587,8 @@ impl Connection {
     fn set_established(&mut self, now: SimTime) {
         if self.state == State::Handshaking {
             self.state = State::Established;
-            self.stats.established_at = Some(now);
-            push_event(&mut self.events, ConnEvent::Established);
+            self.stats.established_at = Opt::some(now);
+            push_event(&mut self.event, &mut self.rare, ConnEvent::Established);
         }
     }
 
@@ -493,9 +598,9 @@ impl Connection {
         }
         let until = now + self.closing_period();
         self.state = State::Closing { until };
-        self.close_pending = Some(code);
+        self.rare.get_mut().close_pending = Some(code);
         self.drop_send_state();
-        push_event(&mut self.events, ConnEvent::Closed { error: reason });
+        push_event(&mut self.event, &mut self.rare, ConnEvent::Closed { error: reason });
     }
 
     fn enter_draining(&mut self, now: SimTime, code: u64) {
@@ -503,7 +608,20 @@ impl Connection {
         self.state = State::Draining { until };
         self.drop_send_state();
         let error = (code != NO_ERROR).then(|| format!("closed by peer with error code 0x{code:x}"));
-        push_event(&mut self.events, ConnEvent::Closed { error });
+        push_event(&mut self.event, &mut self.rare, ConnEvent::Closed { error });
+    }
+
+    /// No control frame is waiting.
+    /// The peer's transport parameters, once known.
+    #[inline]
+    pub(super) fn peer(&self) -> Option<TransportParams> {
+        self.peer.resolve(&self.cfg)
+    }
+
+    pub(super) fn pending_is_empty(&self) -> bool {
+        !self.pending.handshake_done
+            && !self.pending.max_data
+            && self.rare.get().is_none_or(|r| r.pending.is_empty())
     }
 
     /// INET waits 3·PTO (RFC 9000 §10.2: at least three times the current PTO).
@@ -516,6 +634,9 @@ impl Connection {
         self.streams.send.clear();
         self.queued_bytes = 0;
         self.pending = PendingControl::default();
+        if let Some(r) = self.rare.existing() {
+            r.pending = PendingStreamControl::default();
+        }
         self.probes = [0; 3];
     }
 
@@ -523,7 +644,7 @@ impl Connection {
     /// (draft-ietf-quic-ack-frequency §4); a request below min_ack_delay is a protocol violation.
     fn on_ack_frequency(&mut self, now: SimTime, f: AckFrequencyFrame) {
         let Some(min) = self.cfg.min_ack_delay else { return };
-        if self.ack_freq_rx.as_ref().is_some_and(|o| o.seq >= f.seq) {
+        if self.rare.get().and_then(|r| r.ack_freq_rx.as_ref()).is_some_and(|o| o.seq >= f.seq) {
             return; // obsolete (reordered or retransmitted)
         }
         if f.request_max_ack_delay_us.saturating_mul(PS_PER_US) < min.ps() {
@@ -534,13 +655,14 @@ impl Connection {
             self.close_with(now, PROTOCOL_VIOLATION, Some(reason));
             return;
         }
-        self.ack_freq_rx = Some(Box::new(f));
-        self.stats.ack_frequency_frames_applied += 1;
+        let r = self.rare.get_mut();
+        r.ack_freq_rx = Some(f);
+        r.stats.ack_frequency_frames_applied += 1;
     }
 
     /// Returns true if stream data was newly acknowledged (queue space freed).
     fn on_ack_frame(&mut self, now: SimTime, space: SpaceId, ack: &AckFrame) -> bool {
-        self.stats.ack_frames_received += 1;
+        count(&mut self.stats, &mut self.rare, Sum::AckFramesReceived, 1);
         let si = space.index();
         if ack.ranges.is_empty() || ack.largest() >= self.next_pn[si] {
             return false; // acknowledges a packet never sent: ignore the frame
@@ -551,20 +673,22 @@ impl Connection {
         if space == SpaceId::Data {
             // Losses are older than most acknowledged packets: ranges above the newest lost
             // packet number need no search.
-            let newest_lost = self.lost_pns.last().copied();
-            for &(s, l) in &ack.ranges {
-                if newest_lost.is_none_or(|n| s > n) {
-                    continue;
-                }
-                let hits: Vec<u64> = self.lost_pns.range(s..=l).copied().collect();
-                for pn in hits {
-                    self.lost_pns.remove(&pn);
-                    self.stats.spurious_losses += 1;
+            if let Some(r) = self.rare.existing() {
+                let newest_lost = r.lost_pns.last().copied();
+                for &(s, l) in &ack.ranges {
+                    if newest_lost.is_none_or(|n| s > n) {
+                        continue;
+                    }
+                    let hits: Vec<u64> = r.lost_pns.range(s..=l).copied().collect();
+                    for pn in hits {
+                        r.lost_pns.remove(&pn);
+                        r.stats.spurious_losses += 1;
+                    }
                 }
             }
         }
         let ack_delay = if space == SpaceId::Data {
-            let exp = self.peer.map_or(self.cfg.ack_delay_exponent, |p| p.ack_delay_exponent);
+            let exp = self.peer().map_or(self.cfg.ack_delay_exponent, |p| p.ack_delay_exponent);
             let us = ack.ack_delay.checked_shl(exp as u32).unwrap_or(u64::MAX / PS_PER_US);
             SimDuration(us.min(u64::MAX / PS_PER_US) * PS_PER_US)
         } else {
@@ -587,21 +711,21 @@ impl Connection {
 
     fn on_congestion(&mut self, congestion: bool, persistent: bool) {
         if congestion {
-            self.stats.congestion_events += 1;
+            self.rare.get_mut().stats.congestion_events += 1;
             if self.cfg.allow_one_packet {
                 self.allow_one = true;
             }
         }
         if persistent {
-            self.stats.persistent_congestion_events += 1;
+            self.rare.get_mut().stats.persistent_congestion_events += 1;
         }
     }
 
     fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
         if p.in_flight {
-            self.stats.packets_acked += 1;
+            count(&mut self.stats, &mut self.rare, Sum::PacketsAcked, 1);
         }
-        if let Some(largest) = p.ack_largest {
+        if let Some(largest) = p.ack_largest.get() {
             self.acks[space].on_ack_of_ack(largest);
         }
         let mut freed = false;
@@ -633,12 +757,13 @@ impl Connection {
 
     pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
         if p.in_flight {
-            self.stats.packets_lost += 1;
+            self.rare.get_mut().stats.packets_lost += 1;
         }
         if space == SpaceId::Data {
-            self.lost_pns.insert(p.pn);
-            while self.lost_pns.len() > LOST_PN_MEMORY {
-                self.lost_pns.pop_first();
+            let lost_pns = &mut self.rare.get_mut().lost_pns;
+            lost_pns.insert(p.pn);
+            while lost_pns.len() > LOST_PN_MEMORY {
+                lost_pns.pop_first();
             }
         }
         for f in p.frames {
@@ -655,19 +780,19 @@ impl Connection {
                 }
                 Frame::MaxData(_) => self.pending.max_data = true,
                 Frame::MaxStreamData { id, .. } => {
-                    self.pending.max_stream_data.insert(id);
+                    self.rare.get_mut().pending.max_stream_data.insert(id);
                 }
                 Frame::HandshakeDone => self.pending.handshake_done = true,
                 Frame::DataBlocked(limit) => {
                     // RFC 9000 §13.3: re-send while still blocked at that limit.
                     if self.conn_send.max == limit && self.conn_send.available() == 0 {
-                        self.pending.data_blocked = Some(limit);
+                        self.rare.get_mut().pending.data_blocked = Some(limit);
                     }
                 }
                 Frame::StreamDataBlocked { id, limit } => {
                     if let Some(s) = self.streams.send.get(&id) {
                         if s.max_stream_data == limit && s.stream_blocked() {
-                            self.pending.stream_data_blocked.insert(id, limit);
+                            self.rare.get_mut().pending.stream_data_blocked.insert(id, limit);
                         }
                     }
                 }
@@ -687,13 +812,8 @@ impl Connection {
     }
 
     fn on_stream_frame(&mut self, now: SimTime, id: u64, off: u64, len: u64) {
-        let window = self.cfg.initial_max_stream_data;
-        let thr = self.cfg.max_stream_data_threshold;
-        let round = self.cfg.round_consumed_data;
-        let rs = self
-            .streams
-            .recv
-            .get_or_insert_with(id, || RecvStream::new(ReceiveWindow::new(window, thr, round)));
+        let rule = stream_window_rule(&self.cfg);
+        let rs = self.streams.recv.get_or_insert_with(id, || RecvStream::new(ReceiveWindow::new(&rule)));
         let end = off + len;
         let prev_high = rs.highest;
         if !rs.fc.on_received(end) {
@@ -716,15 +836,21 @@ impl Connection {
             }
         }
         let (dup, deliver) = rs.on_data(off, len);
-        self.stats.duplicate_stream_bytes += dup;
+        if dup > 0 {
+            self.rare.get_mut().stats.duplicate_stream_bytes += dup;
+        }
         if let Some((o, l)) = deliver {
-            self.stats.stream_bytes_delivered += l;
-            push_event(&mut self.events, ConnEvent::StreamData { stream_id: id, offset: o, len: l });
+            count(&mut self.stats, &mut self.rare, Sum::StreamBytesDelivered, l);
+            push_event(
+                &mut self.event,
+                &mut self.rare,
+                ConnEvent::StreamData { stream_id: id, offset: o, len: l },
+            );
             // The discard receiver consumes at once, returning credit (INET QuicDiscardServer).
-            if rs.fc.on_consumed(l).is_some() {
-                self.pending.max_stream_data.insert(id);
+            if rs.fc.on_consumed(l, &rule).is_some() {
+                self.rare.get_mut().pending.max_stream_data.insert(id);
             }
-            if self.conn_recv.on_consumed(l).is_some() {
+            if self.conn_recv.on_consumed(l, &conn_window_rule(&self.cfg)).is_some() {
                 self.pending.max_data = true;
             }
         }

@@ -12,12 +12,14 @@ pub mod config;
 mod connection;
 pub mod flow_control;
 pub mod handshake;
+pub mod niche;
 pub mod packet;
 mod per_space;
 pub mod range_set;
 pub mod recovery;
 mod send;
 mod sent_packets;
+mod stats;
 pub mod streams;
 
 use quicksim_engine::{SimDuration, SimTime};

@@ -9,6 +9,7 @@ use quicksim_cc::{
 };
 use quicksim_engine::{SimDuration, SimTime};
 
+use super::niche::Opt;
 use super::packet::{AckFrame, SpaceId};
 use super::per_space::PerSpace;
 pub use super::sent_packets::KeptFrames;
@@ -38,18 +39,19 @@ pub struct SentPacket {
     /// Frames whose ack or loss matters (no PADDING, no ACK: see `ack_largest`).
     pub frames: KeptFrames,
     /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
-    pub ack_largest: Option<u64>,
+    pub ack_largest: Opt<u64>,
 }
 
 /// Per-space state (RFC 9002 Appendix A.3 per-space variables).
 #[derive(Debug, Default)]
 struct Space {
     sent: SentPackets,
-    largest_acked: Option<u64>,
-    loss_time: Option<SimTime>,
-    last_ack_eliciting: Option<SimTime>,
-    /// Ack-eliciting packets in `sent` that are in flight.
-    ack_eliciting_in_flight: u64,
+    largest_acked: Opt<u64>,
+    loss_time: Opt<SimTime>,
+    last_ack_eliciting: Opt<SimTime>,
+    /// Ack-eliciting packets in `sent` that are in flight (u32: 2^32 packets held would take
+    /// over 400 GB).
+    ack_eliciting_in_flight: u32,
     discarded: bool,
 }
 
@@ -92,13 +94,15 @@ pub struct Recovery {
     pub pto_count: u32,
     pub bytes_in_flight: u64,
     /// Maximum datagram size (the controller's MDS).
-    pub mds: u64,
+    /// u32, as `max_packet_size` is validated to at most 65 527 B (it shares a word with
+    /// `pto_count`).
+    pub mds: u32,
     /// The peer's max_ack_delay (added to the application-data PTO).
     pub peer_max_ack_delay: SimDuration,
     /// Initial and Handshake in a box freed once both are discarded (`PerSpace`).
     spaces: PerSpace<Space>,
-    first_rtt_sample: Option<SimTime>,
-    timer: Option<SimTime>,
+    first_rtt_sample: Opt<SimTime>,
+    timer: Opt<SimTime>,
 }
 
 thread_local! {
@@ -132,18 +136,18 @@ impl Recovery {
             cc,
             pto_count: 0,
             bytes_in_flight: 0,
-            mds,
+            mds: u32::try_from(mds).expect("max_packet_size is at most 65 527 B"),
             peer_max_ack_delay,
             spaces: Default::default(),
-            first_rtt_sample: None,
-            timer: None,
+            first_rtt_sample: Opt::NONE,
+            timer: Opt::NONE,
         }
     }
 
     /// Context handed to the congestion controller.
     pub fn cc_ctx(&self) -> CcCtx {
         CcCtx {
-            mds: self.mds,
+            mds: u64::from(self.mds),
             smoothed_rtt: self.rtt.smoothed(),
             min_rtt: self.rtt.min(),
             latest_rtt: self.rtt.latest(),
@@ -152,7 +156,7 @@ impl Recovery {
 
     /// Largest of our packet numbers the peer acknowledged in `space` (packet number encoding).
     pub fn largest_acked(&self, space: SpaceId) -> Option<u64> {
-        self.spaces.get(space).and_then(|s| s.largest_acked)
+        self.spaces.get(space).and_then(|s| s.largest_acked.get())
     }
 
     /// Ack-eliciting packets in flight in any space.
@@ -166,12 +170,16 @@ impl Recovery {
 
     /// The oldest in-flight packet of `space` that carries retransmittable frames.
     pub fn oldest_outstanding(&self, space: SpaceId) -> Option<&SentPacket> {
-        self.spaces.get(space)?.sent.iter().find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
+        self.spaces
+            .get(space)?
+            .sent
+            .iter_tracked()
+            .find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
     }
 
     /// The loss-detection timer (earliest loss time, else PTO).
     pub fn timer(&self) -> Option<SimTime> {
-        self.timer
+        self.timer.get()
     }
 
     /// Records a sent packet (RFC 9002 Appendix A.5).
@@ -182,7 +190,7 @@ impl Recovery {
         let in_flight = p.in_flight;
         if in_flight {
             if p.ack_eliciting {
-                sp.last_ack_eliciting = Some(now);
+                sp.last_ack_eliciting = Opt::some(now);
                 sp.ack_eliciting_in_flight += 1;
             }
             self.bytes_in_flight += p.size;
@@ -196,10 +204,11 @@ impl Recovery {
         self.set_timer(now, ctx);
     }
 
-    /// The frames of the packet last registered in `space` (`on_packet_sent`), to fill in
-    /// place.
-    pub fn last_sent_frames(&mut self, space: SpaceId) -> &mut KeptFrames {
-        &mut self.spaces[space].sent.last_mut().expect("a packet was just sent").frames
+    /// The frames of packet `pn`, the one last registered in `space` (`on_packet_sent`), to
+    /// fill in place. Not for an ACK-only packet (not in flight, no frames: stored compactly).
+    pub fn last_sent_frames(&mut self, space: SpaceId, pn: u64) -> &mut KeptFrames {
+        let p = self.spaces[space].sent.last_mut().filter(|p| p.pn == pn);
+        &mut p.expect("a packet with frames was just sent").frames
     }
 
     /// Processes an ACK frame (RFC 9002 Appendix A.7). `ack_delay` is the decoded delay (zero
@@ -219,7 +228,7 @@ impl Recovery {
         // An ACK in a packet of a space discarded by an earlier frame of the same packet.
         let Some(sp) = self.spaces.get_mut(space) else { return nothing(acked) };
         let largest = ack.largest();
-        sp.largest_acked = Some(sp.largest_acked.map_or(largest, |l| l.max(largest)));
+        sp.largest_acked = Opt::some(sp.largest_acked.get().map_or(largest, |l| l.max(largest)));
         let eliciting = &mut sp.ack_eliciting_in_flight;
         for &(s, l) in ack.ranges.iter().rev() {
             sp.sent.drain_range(s, l, |p| {
@@ -238,7 +247,9 @@ impl Recovery {
             if acked.iter().any(|p| p.ack_eliciting) {
                 let latest = now - lp.time_sent;
                 self.rtt.update(latest, ack_delay, self.peer_max_ack_delay, ctx.handshake_confirmed);
-                self.first_rtt_sample.get_or_insert(now);
+                if self.first_rtt_sample.is_none() {
+                    self.first_rtt_sample = Opt::some(now);
+                }
             }
         }
         let lost = self.detect_lost(now, space);
@@ -278,8 +289,8 @@ impl Recovery {
     fn detect_lost(&mut self, now: SimTime, space: SpaceId) -> Vec<SentPacket> {
         let loss_delay = self.rtt.loss_delay(GRANULARITY);
         let sp = &mut self.spaces[space];
-        sp.loss_time = None;
-        let Some(largest) = sp.largest_acked else { return Vec::new() };
+        sp.loss_time = Opt::NONE;
+        let Some(largest) = sp.largest_acked.get() else { return Vec::new() };
         // None early in the run (now < loss_delay): nothing is old enough.
         let lost_send_time = now.ps().checked_sub(loss_delay.ps()).map(SimTime);
         let is_lost = |p: &SentPacket| {
@@ -301,7 +312,7 @@ impl Recovery {
                 loss_time = Some(loss_time.map_or(t, |lt: SimTime| lt.min(t)));
             },
         );
-        sp.loss_time = loss_time;
+        sp.loss_time = loss_time.into();
         lost
     }
 
@@ -335,7 +346,7 @@ impl Recovery {
     /// RTT sample, whose ack-eliciting ends are more than 3 × (srtt + max(4·rttvar, 1 ms) +
     /// max_ack_delay) apart.
     fn in_persistent_congestion(&self, lost: &[SentPacket]) -> bool {
-        let Some(first_sample) = self.first_rtt_sample else { return false };
+        let Some(first_sample) = self.first_rtt_sample.get() else { return false };
         let period =
             (self.rtt.pto_base(GRANULARITY) + self.peer_max_ack_delay) * PERSISTENT_CONGESTION_THRESHOLD;
         let mut run_start: Option<SimTime> = None;
@@ -388,7 +399,7 @@ impl Recovery {
                 // RFC 9002 §6.2.1: no application-data PTO before the handshake is confirmed.
                 break;
             }
-            let Some(last) = sp.last_ack_eliciting else { continue };
+            let Some(last) = sp.last_ack_eliciting.get() else { continue };
             let t = last + self.pto_duration(space == SpaceId::Data);
             if !matches!(best, Some((b, _)) if t >= b) {
                 best = Some((t, space));
@@ -398,7 +409,7 @@ impl Recovery {
     }
 
     fn earliest_loss_time(&self) -> Option<(SimTime, SpaceId)> {
-        SpaceId::ALL.iter().filter_map(|&s| self.spaces.get(s)?.loss_time.map(|t| (t, s))).min()
+        SpaceId::ALL.iter().filter_map(|&s| self.spaces.get(s)?.loss_time.get().map(|t| (t, s))).min()
     }
 
     /// RFC 9002 Appendix A.8 SetLossDetectionTimer.
@@ -409,27 +420,27 @@ impl Recovery {
         if !self.spaces.has_early() && ctx.handshake_confirmed {
             let d = self.spaces.data();
             if !d.discarded && (d.loss_time.is_some() || d.ack_eliciting_in_flight > 0) {
-                self.timer = match d.loss_time {
-                    Some(t) => Some(t),
-                    None => d.last_ack_eliciting.map(|last| last + self.pto_duration(true)),
+                self.timer = match d.loss_time.get() {
+                    Some(t) => Opt::some(t),
+                    None => d.last_ack_eliciting.get().map(|last| last + self.pto_duration(true)).into(),
                 };
                 return;
             }
         }
         if let Some((t, _)) = self.earliest_loss_time() {
-            self.timer = Some(t);
+            self.timer = Opt::some(t);
             return;
         }
         if !self.ack_eliciting_in_flight() && ctx.peer_validated {
-            self.timer = None;
+            self.timer = Opt::NONE;
             return;
         }
-        self.timer = self.pto_time_and_space(now, ctx).map(|(t, _)| t);
+        self.timer = self.pto_time_and_space(now, ctx).map(|(t, _)| t).into();
     }
 
     /// RFC 9002 Appendix A.9 OnLossDetectionTimeout. None if the timer is not due.
     pub fn on_timeout(&mut self, now: SimTime, ctx: TimerCtx) -> Option<TimeoutAction> {
-        if !matches!(self.timer, Some(t) if t <= now) {
+        if !matches!(self.timer.get(), Some(t) if t <= now) {
             return None;
         }
         if let Some((_, space)) = self.earliest_loss_time() {
@@ -462,7 +473,7 @@ impl Recovery {
         if sp.discarded {
             return;
         }
-        for p in sp.sent.iter().filter(|p| p.in_flight) {
+        for p in sp.sent.iter_tracked().filter(|p| p.in_flight) {
             self.bytes_in_flight -= p.size;
         }
         *sp = Space { discarded: true, ..Default::default() };
@@ -476,12 +487,7 @@ impl Recovery {
     /// Forgets old packets that are not in flight (ack-only packets that were never acked).
     pub fn prune(&mut self, now: SimTime) {
         for sp in self.spaces.iter_mut() {
-            while let Some(p) = sp.sent.first() {
-                if p.in_flight || p.time_sent + OLD_NON_IN_FLIGHT > now {
-                    break;
-                }
-                sp.sent.pop_first();
-            }
+            sp.sent.pop_while(|p| !p.in_flight && p.time_sent + OLD_NON_IN_FLIGHT <= now);
         }
     }
 
@@ -520,7 +526,7 @@ mod tests {
                 ack_eliciting: true,
                 in_flight: true,
                 frames: [Frame::Ping].into_iter().collect(),
-                ack_largest: None,
+                ack_largest: Opt::NONE,
             },
             false,
             ctx(),

@@ -10,8 +10,10 @@
 use quicksim_engine::{Rate, SimTime, PS_PER_S};
 
 use super::connection::{Connection, State};
+use super::niche::Opt;
 use super::packet::{stream_fit, AckFrame, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
 use super::recovery::SentPacket;
+use super::stats::{count, Sum};
 use super::Role;
 
 /// Bytes kept free for STREAM data when an ACK frame is bundled into a data packet.
@@ -25,7 +27,7 @@ impl Connection {
         self.advance(now);
         match self.state {
             State::Closing { .. } => {
-                let code = self.close_pending.take()?;
+                let code = self.rare.existing().and_then(|r| r.close_pending.take())?;
                 return Some(self.build_close(code));
             }
             State::Draining { .. } | State::Closed => return None,
@@ -39,7 +41,7 @@ impl Connection {
                 }
             }
         }
-        if !self.hs.keys[SpaceId::Data.index()] || self.peer.is_none() {
+        if !self.hs.keys[SpaceId::Data.index()] || self.peer().is_none() {
             return None;
         }
         self.pacing_blocked = false;
@@ -48,7 +50,7 @@ impl Connection {
             return Some(self.build_data_packet(now, self.cfg.max_packet_size, true));
         }
         self.queue_blocked_frames();
-        let has_content = !self.pending.is_empty() || self.streams.any_ready(self.conn_send.available());
+        let has_content = !self.pending_is_empty() || self.streams.any_ready(self.conn_send.available());
         if !has_content {
             self.app_limited = true;
         } else if let Some(budget) = self.window_budget() {
@@ -87,13 +89,13 @@ impl Connection {
             self.streams.send.values().any(|s| s.has_new_data() && s.max_sent < s.max_stream_data);
         if wants_new {
             if let Some(l) = self.conn_send.take_blocked() {
-                self.pending.data_blocked = Some(l);
+                self.rare.get_mut().pending.data_blocked = Some(l);
             }
         }
         for (&id, s) in self.streams.send.iter_mut() {
-            if s.stream_blocked() && s.blocked_at != Some(s.max_stream_data) {
-                s.blocked_at = Some(s.max_stream_data);
-                self.pending.stream_data_blocked.insert(id, s.max_stream_data);
+            if s.stream_blocked() && s.blocked_at.get() != Some(s.max_stream_data) {
+                s.blocked_at = Opt::some(s.max_stream_data);
+                self.rare.get_mut().pending.stream_data_blocked.insert(id, s.max_stream_data);
             }
         }
     }
@@ -148,7 +150,7 @@ impl Connection {
             }
         }
         if let Some(c) = self.hs.crypto(space).and_then(|c| c.take_pending()) {
-            self.stats.crypto_frames_sent += 1;
+            count(&mut self.stats, &mut self.rare, Sum::CryptoFramesSent, 1);
             frames.push(Frame::Crypto(Box::new(c)));
         } else if probe {
             frames.push(Frame::Ping);
@@ -202,7 +204,7 @@ impl Connection {
         // (the I-bit's job). A full packet decides it in advance, so 1 B is kept free for it.
         let imm_candidate = self.cfg.immediate_ack_on_block
             && !probe
-            && self.peer.is_some_and(|p| p.min_ack_delay.is_some())
+            && self.peer().is_some_and(|p| p.min_ack_delay.is_some())
             && self.blocks_after(budget);
         if imm_candidate {
             avail = avail.saturating_sub(1);
@@ -216,7 +218,7 @@ impl Connection {
             let size = self.header_len(space, pn, 0) + frames.iter().map(Frame::size).sum::<u64>() + 1;
             if self.blocks_after(size) {
                 frames.push(Frame::ImmediateAck);
-                self.stats.immediate_ack_frames_sent += 1;
+                self.rare.get_mut().stats.immediate_ack_frames_sent += 1;
             }
         }
         if !frames.iter().any(Frame::is_ack_eliciting) && (probe || !frames.is_empty()) {
@@ -245,9 +247,9 @@ impl Connection {
         };
         let cwnd = self.recovery.cc.cwnd_bytes();
         if let Some(tx) = self.ack_freq_tx.as_deref_mut() {
-            if let Some(f) = tx.poll_frame(&self.cfg, self.peer.as_ref(), cwnd) {
+            if let Some(f) = tx.poll_frame(&self.cfg, self.peer.resolve(&self.cfg).as_ref(), cwnd) {
                 if push(Frame::AckFrequency(f), avail, frames) {
-                    self.stats.ack_frequency_frames_sent += 1;
+                    self.rare.get_mut().stats.ack_frequency_frames_sent += 1;
                 } else {
                     tx.on_lost(&f); // no room: send it with the next packet
                 }
@@ -258,31 +260,32 @@ impl Connection {
         }
         if self.pending.max_data && push(Frame::MaxData(self.conn_recv.limit), avail, frames) {
             self.pending.max_data = false;
-            self.stats.max_data_frames_sent += 1;
+            self.rare.get_mut().stats.max_data_frames_sent += 1;
         }
-        let ids: Vec<u64> = self.pending.max_stream_data.iter().copied().collect();
+        let Some(r) = self.rare.existing().filter(|r| !r.pending.is_empty()) else { return };
+        let (ps, st) = (&mut r.pending, &mut r.stats);
+        let ids: Vec<u64> = ps.max_stream_data.iter().copied().collect();
         for id in ids {
             let Some(rs) = self.streams.recv.get(&id) else {
-                self.pending.max_stream_data.remove(&id);
+                ps.max_stream_data.remove(&id);
                 continue;
             };
             if push(Frame::MaxStreamData { id, max: rs.fc.limit }, avail, frames) {
-                self.pending.max_stream_data.remove(&id);
-                self.stats.max_stream_data_frames_sent += 1;
+                ps.max_stream_data.remove(&id);
+                st.max_stream_data_frames_sent += 1;
             }
         }
-        if let Some(l) = self.pending.data_blocked {
+        if let Some(l) = ps.data_blocked {
             if push(Frame::DataBlocked(l), avail, frames) {
-                self.pending.data_blocked = None;
-                self.stats.data_blocked_frames_sent += 1;
+                ps.data_blocked = None;
+                st.data_blocked_frames_sent += 1;
             }
         }
-        let blocked: Vec<(u64, u64)> =
-            self.pending.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
+        let blocked: Vec<(u64, u64)> = ps.stream_data_blocked.iter().map(|(&a, &b)| (a, b)).collect();
         for (id, limit) in blocked {
             if push(Frame::StreamDataBlocked { id, limit }, avail, frames) {
-                self.pending.stream_data_blocked.remove(&id);
-                self.stats.stream_data_blocked_frames_sent += 1;
+                ps.stream_data_blocked.remove(&id);
+                st.stream_data_blocked_frames_sent += 1;
             }
         }
     }
@@ -298,8 +301,10 @@ impl Connection {
             let retrans = s.max_sent.saturating_sub(off).min(len);
             let new = s.on_sent(off, len);
             self.conn_send.used += new;
-            self.stats.stream_bytes_sent += len;
-            self.stats.retransmitted_bytes += retrans;
+            count(&mut self.stats, &mut self.rare, Sum::StreamBytesSent, len);
+            if retrans > 0 {
+                self.rare.get_mut().stats.retransmitted_bytes += retrans;
+            }
             let f = StreamFrame { id, offset: off, len };
             *avail -= f.size();
             frames.push(Frame::Stream(f));
@@ -317,8 +322,8 @@ impl Connection {
         for sf in copies {
             let Some(len) = stream_fit(sf.id, sf.offset, *avail, sf.len) else { break };
             let f = StreamFrame { len, ..sf };
-            self.stats.stream_bytes_sent += len;
-            self.stats.retransmitted_bytes += len;
+            count(&mut self.stats, &mut self.rare, Sum::StreamBytesSent, len);
+            self.rare.get_mut().stats.retransmitted_bytes += len;
             *avail -= f.size();
             frames.push(Frame::Stream(f));
         }
@@ -332,10 +337,10 @@ impl Connection {
         let a = self.acks[space].build(now, exp, avail)?;
         let n = a.size();
         self.note_ack_sent(&a, n);
-        self.stats.ack_only_packets_sent += 1;
+        count(&mut self.stats, &mut self.rare, Sum::AckOnlyPacketsSent, 1);
         let ack = Some((a.largest(), n));
         let pkt = self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], ack, false, false);
-        self.stats.ack_only_bytes_sent += pkt.size_bytes();
+        count(&mut self.stats, &mut self.rare, Sum::AckOnlyBytesSent, pkt.size_bytes());
         Some(pkt)
     }
 
@@ -359,16 +364,16 @@ impl Connection {
         let payload = frames.iter().map(Frame::size).sum();
         let header_bytes = self.header_len(space, pn, payload);
         let pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += pkt.size_bytes();
+        count(&mut self.stats, &mut self.rare, Sum::PacketsSent, 1);
+        count(&mut self.stats, &mut self.rare, Sum::BytesSent, pkt.size_bytes());
         pkt
     }
 
     /// Counts an ACK frame of `size` bytes (its `size()`, computed by the caller).
     fn note_ack_sent(&mut self, a: &AckFrame, size: u64) {
-        self.stats.ack_frames_sent += 1;
-        self.stats.ack_frame_bytes_sent += size;
-        self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u64);
+        count(&mut self.stats, &mut self.rare, Sum::AckFramesSent, 1);
+        count(&mut self.stats, &mut self.rare, Sum::AckFrameBytesSent, size);
+        self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u32);
     }
 
     /// Numbers the packet, registers it with recovery and updates counters and the pacer.
@@ -396,7 +401,7 @@ impl Connection {
             None => frames.iter().map(Frame::size).sum(),
         };
         debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
-        let ack_largest = ack.map(|(l, _)| l);
+        let ack_largest = ack.map(|(l, _)| l).into();
         let header_bytes = self.header_len(space, pn, payload);
         let mut pkt = QuicPacket::with_payload(space, pn, header_bytes, frames, payload);
         let size = pkt.size_bytes();
@@ -414,14 +419,21 @@ impl Connection {
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
-        let kept = self.recovery.last_sent_frames(space);
-        for f in pkt.frames.iter() {
-            if !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping) {
-                kept.push(f.clone());
+        let keep = |f: &Frame| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping);
+        if in_flight {
+            let kept = self.recovery.last_sent_frames(space, pn);
+            for f in pkt.frames.iter() {
+                if keep(f) {
+                    kept.push(f.clone());
+                }
             }
+        } else {
+            // An ACK-only packet, stored without frames (CONNECTION_CLOSE, the one frame kept
+            // that is not in flight, goes out unregistered: `build_close`).
+            debug_assert!(!pkt.frames.iter().any(keep), "a packet with frames to keep is in flight");
         }
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += size;
+        count(&mut self.stats, &mut self.rare, Sum::PacketsSent, 1);
+        count(&mut self.stats, &mut self.rare, Sum::BytesSent, size);
         if ack_eliciting {
             self.last_activity = now;
         }
@@ -438,7 +450,7 @@ impl Connection {
                 let rem = self.recovery.cc.cwnd_bytes().saturating_sub(self.recovery.bytes_in_flight);
                 if rem < self.cfg.max_packet_size {
                     pkt.i_bit = true;
-                    self.stats.ibit_packets_sent += 1;
+                    self.rare.get_mut().stats.ibit_packets_sent += 1;
                 }
             }
         }

@@ -7,6 +7,9 @@
 
 use std::collections::VecDeque;
 
+use quicksim_engine::SimTime;
+
+use super::niche::Opt;
 use super::packet::Frame;
 use super::recovery::SentPacket;
 
@@ -53,42 +56,88 @@ impl IntoIterator for KeptFrames {
     }
 }
 
-/// Sent packets keyed by packet number; the first and last slots are always occupied.
+/// An ACK-only packet as kept: not in flight, no frames to track, so only what its ack (the
+/// ack-of-ack), its loss or its pruning reads. 32 B instead of a 104-byte `SentPacket` slot: a
+/// receiver keeps its ACK-only packets for 5 s (`OLD_NON_IN_FLIGHT`), and in a mostly idle
+/// flow they were most of the ring.
+#[derive(Clone, Copy, Debug)]
+struct AckOnly {
+    pn: u64,
+    time_sent: SimTime,
+    ack_largest: Opt<u64>,
+    size: u32,
+}
+
+impl AckOnly {
+    /// The compact form of `p`, if it is an ACK-only packet.
+    fn of(p: &SentPacket) -> Option<AckOnly> {
+        let plain = !p.in_flight && !p.ack_eliciting && p.frames.is_empty();
+        let size = u32::try_from(p.size).ok().filter(|_| plain)?;
+        Some(AckOnly { pn: p.pn, time_sent: p.time_sent, ack_largest: p.ack_largest, size })
+    }
+
+    fn packet(self) -> SentPacket {
+        SentPacket {
+            pn: self.pn,
+            time_sent: self.time_sent,
+            size: self.size as u64,
+            ack_eliciting: false,
+            in_flight: false,
+            frames: KeptFrames::default(),
+            ack_largest: self.ack_largest,
+        }
+    }
+}
+
+/// Sent packets keyed by packet number: ACK-only ones in a compact queue, the others in a
+/// ring whose first and last slots are always occupied. Every visit goes through both in
+/// ascending packet-number order, as one ordered map would.
 #[derive(Debug, Default)]
 pub struct SentPackets {
     slots: VecDeque<Option<SentPacket>>,
     /// Packet number of `slots[0]`.
     base: u64,
-    len: usize,
+    /// ACK-only packets, ascending packet numbers.
+    acks: VecDeque<AckOnly>,
+}
+
+/// Makes room for `need` elements in `q`, growing by doubling from exactly `need` (VecDeque's
+/// own growth starts at four): a mostly idle connection holds one or two packets, and four
+/// 104-byte slots per endpoint were ~15 % of an idle flow's memory.
+fn reserve_doubling<T>(q: &mut VecDeque<T>, need: usize) {
+    let cap = q.capacity();
+    if need > cap {
+        let new_cap = if cap == 0 { need } else { need.max(2 * cap) };
+        q.reserve_exact(new_cap - q.len());
+    }
 }
 
 impl SentPackets {
-    /// Number of packets held.
+    /// Number of packets held (counted: for tests and bounds only).
     pub fn len(&self) -> usize {
-        self.len
+        self.slots.iter().flatten().count() + self.acks.len()
     }
 
     /// Adds a packet whose number is above every number held (a gap, e.g. a CONNECTION_CLOSE
-    /// that was never registered, leaves empty slots).
+    /// that was never registered or an ACK-only packet, leaves empty slots in the ring).
     pub fn insert(&mut self, p: SentPacket) {
+        if let Some(a) = AckOnly::of(&p) {
+            debug_assert!(self.acks.back().is_none_or(|b| b.pn < a.pn), "packet numbers increase");
+            let need = self.acks.len() + 1;
+            reserve_doubling(&mut self.acks, need);
+            self.acks.push_back(a);
+            return;
+        }
         if self.slots.is_empty() {
             self.base = p.pn;
         }
         let idx = p.pn.checked_sub(self.base).expect("packet numbers increase") as usize;
         debug_assert!(idx >= self.slots.len(), "packet number {} sent twice or out of order", p.pn);
-        // Grow by doubling from one slot (VecDeque's own growth starts at four): a mostly idle
-        // connection holds one or two packets (its last ACKs, kept for INET's 5 s), and four
-        // 112-byte slots per endpoint were ~15 % of an idle flow's memory.
-        let (need, cap) = (idx + 1, self.slots.capacity());
-        if need > cap {
-            let new_cap = if cap == 0 { need } else { need.max(2 * cap) };
-            self.slots.reserve_exact(new_cap - self.slots.len());
-        }
+        reserve_doubling(&mut self.slots, idx + 1);
         while self.slots.len() < idx {
             self.slots.push_back(None);
         }
         self.slots.push_back(Some(p));
-        self.len += 1;
     }
 
     /// Slot indices of the packet numbers in `[lo, hi]` that lie within the buffer.
@@ -102,13 +151,66 @@ impl SentPackets {
         (lo - self.base) as usize..(hi - self.base) as usize
     }
 
+    /// Indices in `acks` of the packet numbers in `[lo, hi]`.
+    #[inline]
+    fn ack_span(&self, lo: u64, hi: u64) -> std::ops::Range<usize> {
+        if self.acks.is_empty() {
+            return 0..0;
+        }
+        // The queue holds the ACK-only packets of a round trip or so, and an ACK range or a
+        // loss-detection pass (from 0) mostly covers none or one of the oldest: a short walk
+        // from the front before a binary search.
+        const WALK: usize = 4;
+        let q = &self.acks;
+        let n = q.len();
+        let mut start = 0;
+        while start < n && q[start].pn < lo {
+            start += 1;
+            if start == WALK {
+                start = q.partition_point(|a| a.pn < lo);
+                break;
+            }
+        }
+        let mut end = start;
+        while end < n && q[end].pn <= hi {
+            end += 1;
+            if end - start == WALK {
+                end = q.partition_point(|a| a.pn <= hi);
+                break;
+            }
+        }
+        start..end
+    }
+
     /// Removes every packet numbered in `[lo, hi]`, passing each to `f` in ascending order.
     pub fn drain_range(&mut self, lo: u64, hi: u64, mut f: impl FnMut(SentPacket)) {
+        let acks = self.ack_span(lo, hi);
+        if acks.is_empty() {
+            // No ACK-only packet in the range (nearly always the case on a data sender).
+            for i in self.span(lo, hi) {
+                if let Some(p) = self.slots[i].take() {
+                    f(p);
+                }
+            }
+            self.trim();
+            return;
+        }
+        let mut j = acks.start;
         for i in self.span(lo, hi) {
+            let pn = self.base + i as u64;
+            while j < acks.end && self.acks[j].pn < pn {
+                f(self.acks[j].packet());
+                j += 1;
+            }
             if let Some(p) = self.slots[i].take() {
-                self.len -= 1;
                 f(p);
             }
+        }
+        for a in self.acks.range(j..acks.end) {
+            f(a.packet());
+        }
+        if !acks.is_empty() {
+            self.acks.drain(acks);
         }
         self.trim();
     }
@@ -122,46 +224,98 @@ impl SentPackets {
         mut take: impl FnMut(SentPacket),
         mut keep: impl FnMut(&SentPacket),
     ) {
+        let end = self.ack_span(0, hi).end;
+        if end == 0 {
+            // No ACK-only packet to visit (nearly always the case on a data sender).
+            for i in self.span(0, hi) {
+                let slot = &mut self.slots[i];
+                match slot {
+                    Some(p) if pred(p) => {
+                        take(slot.take().expect("occupied"));
+                    }
+                    Some(p) => keep(p),
+                    None => {}
+                }
+            }
+            self.trim();
+            return;
+        }
+        // The ACK-only packets kept are moved down to index `w` over the taken ones.
+        let (mut j, mut w) = (0, 0);
+        macro_rules! visit_ack {
+            () => {{
+                let a = self.acks[j];
+                let p = a.packet();
+                if pred(&p) {
+                    take(p);
+                } else {
+                    keep(&p);
+                    self.acks[w] = a;
+                    w += 1;
+                }
+                j += 1;
+            }};
+        }
         for i in self.span(0, hi) {
+            let pn = self.base + i as u64;
+            while j < end && self.acks[j].pn < pn {
+                visit_ack!();
+            }
             let slot = &mut self.slots[i];
             match slot {
                 Some(p) if pred(p) => {
                     take(slot.take().expect("occupied"));
-                    self.len -= 1;
                 }
                 Some(p) => keep(p),
                 None => {}
             }
         }
+        while j < end {
+            visit_ack!();
+        }
+        if w < end {
+            self.acks.drain(w..end);
+        }
         self.trim();
     }
 
-    /// All packets, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = &SentPacket> {
+    /// The packets that are in flight or carry frames (all but the ACK-only ones), ascending.
+    pub fn iter_tracked(&self) -> impl Iterator<Item = &SentPacket> {
         self.slots.iter().flatten()
     }
 
-    /// The highest-numbered packet.
+    /// The highest-numbered packet of the ring (not ACK-only).
     pub fn last_mut(&mut self) -> Option<&mut SentPacket> {
         self.slots.back_mut().and_then(Option::as_mut)
     }
 
-    /// The lowest-numbered packet.
-    pub fn first(&self) -> Option<&SentPacket> {
-        self.slots.front().and_then(Option::as_ref)
+    /// Removes packets lowest number first while `old` holds for them.
+    pub fn pop_while(&mut self, old: impl Fn(&SentPacket) -> bool) {
+        loop {
+            let ring = self.slots.front().and_then(Option::as_ref);
+            match (ring, self.acks.front()) {
+                (Some(p), a) if a.is_none_or(|a| p.pn < a.pn) => {
+                    if !old(p) {
+                        break;
+                    }
+                    self.slots.pop_front();
+                    self.base += 1;
+                    self.trim();
+                }
+                (_, Some(a)) => {
+                    if !old(&a.packet()) {
+                        break;
+                    }
+                    self.acks.pop_front();
+                    self.trim();
+                }
+                (_, None) => break,
+            }
+        }
     }
 
-    /// Removes the lowest-numbered packet.
-    pub fn pop_first(&mut self) -> Option<SentPacket> {
-        let p = self.slots.pop_front()??;
-        self.base += 1;
-        self.len -= 1;
-        self.trim();
-        Some(p)
-    }
-
-    /// Restores the invariant that both ends hold a packet; frees the buffer once it is empty,
-    /// so an idle connection keeps no ring of stale capacity.
+    /// Restores the invariant that both ends of the ring hold a packet; frees the buffers once
+    /// they are empty, so an idle connection keeps no stale capacity.
     fn trim(&mut self) {
         while let Some(None) = self.slots.front() {
             self.slots.pop_front();
@@ -174,6 +328,9 @@ impl SentPackets {
             // An application-limited flow empties the buffer after each burst: one allocation
             // per burst is cheap, and a mostly idle connection then holds no ring at all.
             self.slots = VecDeque::new();
+        }
+        if self.acks.is_empty() && self.acks.capacity() > 0 {
+            self.acks = VecDeque::new();
         }
     }
 }
@@ -191,7 +348,7 @@ mod tests {
             ack_eliciting: true,
             in_flight: true,
             frames: Default::default(),
-            ack_largest: None,
+            ack_largest: Default::default(),
         }
     }
 
@@ -205,21 +362,52 @@ mod tests {
         let mut got = Vec::new();
         s.drain_range(4, 7, |p| got.push(p.pn));
         assert_eq!(got, [4, 5, 7]);
-        assert_eq!(s.iter().map(|p| p.pn).collect::<Vec<_>>(), [3, 8, 9]);
+        assert_eq!(s.iter_tracked().map(|p| p.pn).collect::<Vec<_>>(), [3, 8, 9]);
         let (mut taken, mut kept) = (Vec::new(), Vec::new());
         s.drain_if(8, |p| p.pn == 3, |p| taken.push(p.pn), |p| kept.push(p.pn));
         assert_eq!((taken, kept), (vec![3], vec![8]));
         s.insert(pkt(10));
         s.drain_range(10, 10, |_| {});
         s.insert(pkt(11));
-        assert_eq!(s.iter().map(|p| p.pn).collect::<Vec<_>>(), [8, 9, 11]);
-        assert_eq!(s.pop_first().map(|p| p.pn), Some(8));
-        assert_eq!(s.first().map(|p| p.pn), Some(9));
+        assert_eq!(s.iter_tracked().map(|p| p.pn).collect::<Vec<_>>(), [8, 9, 11]);
+        s.pop_while(|p| p.pn < 9);
+        assert_eq!(s.iter_tracked().next().map(|p| p.pn), Some(9));
         s.drain_range(0, 100, |_| {});
-        assert!(s.len() == 0 && s.first().is_none());
+        assert!(s.len() == 0 && s.iter_tracked().next().is_none());
         s.insert(pkt(20));
         s.drain_if(19, |_| true, |_| panic!("below the buffer"), |_| {});
         assert_eq!(s.len(), 1);
+    }
+
+    fn ack_only(pn: u64, t: u64) -> SentPacket {
+        SentPacket { ack_eliciting: false, in_flight: false, time_sent: SimTime(t), ..pkt(pn) }
+    }
+
+    /// ACK-only packets are kept apart, but every visit sees all packets in number order.
+    #[test]
+    fn ack_only_packets_interleave() {
+        let mut s = SentPackets::default();
+        for pn in 0..12 {
+            s.insert(if pn % 3 == 0 { pkt(pn) } else { ack_only(pn, pn) });
+        }
+        assert_eq!((s.len(), s.acks.len()), (12, 8));
+        assert_eq!(s.iter_tracked().map(|p| p.pn).collect::<Vec<_>>(), [0, 3, 6, 9]);
+        let mut got = Vec::new();
+        s.drain_range(2, 6, |p| got.push((p.pn, p.in_flight)));
+        assert_eq!(got, [(2, false), (3, true), (4, false), (5, false), (6, true)]);
+        let (mut taken, mut kept) = (Vec::new(), Vec::new());
+        s.drain_if(10, |p| p.pn % 2 == 1, |p| taken.push(p.pn), |p| kept.push(p.pn));
+        assert_eq!((taken, kept), (vec![1, 7, 9], vec![0, 8, 10]));
+        // Left: 0 (ring), 8, 10, 11 (ACK-only). Pruning stops at the first packet kept.
+        s.pop_while(|p| !p.in_flight);
+        assert_eq!(s.len(), 4);
+        s.drain_range(0, 0, |_| {});
+        s.pop_while(|p| !p.in_flight && p.time_sent < SimTime(11));
+        assert_eq!(s.len(), 1);
+        let mut rest = Vec::new();
+        s.drain_range(0, 100, |p| rest.push(p.pn));
+        assert_eq!(rest, [11]);
+        assert_eq!(s.acks.capacity(), 0);
     }
 
     #[test]

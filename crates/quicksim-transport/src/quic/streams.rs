@@ -7,6 +7,7 @@
 //! packets (INET `StreamSndQueue`, RFC 9000 §13.3).
 
 use super::flow_control::ReceiveWindow;
+use super::niche::Opt;
 use super::range_set::RangeSet;
 
 /// Which stream scheduler a connection uses.
@@ -40,16 +41,22 @@ pub struct RoundRobin {
     last: Option<u64>,
 }
 
+impl RoundRobin {
+    /// `select` over ready ids given ascending, reading no further than needed.
+    fn select_iter(&mut self, mut ready: impl Iterator<Item = u64>) -> Option<u64> {
+        let first = ready.next()?;
+        let pick = match self.last {
+            Some(l) if first <= l => ready.find(|&id| id > l).unwrap_or(first),
+            _ => first,
+        };
+        self.last = Some(pick);
+        Some(pick)
+    }
+}
+
 impl StreamScheduler for RoundRobin {
     fn select(&mut self, ready: &[u64]) -> Option<u64> {
-        let pick = match self.last {
-            Some(l) => ready.iter().copied().find(|&id| id > l).or(ready.first().copied()),
-            None => ready.first().copied(),
-        };
-        if pick.is_some() {
-            self.last = pick;
-        }
-        pick
+        self.select_iter(ready.iter().copied())
     }
 }
 
@@ -77,7 +84,8 @@ pub struct SendStream {
     /// The peer's MAX_STREAM_DATA.
     pub max_stream_data: u64,
     /// Limit for which a STREAM_DATA_BLOCKED was already queued.
-    pub blocked_at: Option<u64>,
+    /// (Never `u64::MAX`: that would need data written up to offset 2^64 − 1.)
+    pub blocked_at: Opt<u64>,
 }
 
 impl SendStream {
@@ -88,7 +96,7 @@ impl SendStream {
             acked: RangeSet::new(),
             max_sent: 0,
             max_stream_data,
-            blocked_at: None,
+            blocked_at: Opt::NONE,
         }
     }
 
@@ -272,24 +280,30 @@ impl<T> StreamMap<T> {
     }
 }
 
+/// A connection's scheduler: the `SchedulerKind`s inline, picking from the ready streams as
+/// it walks them (a boxed `dyn StreamScheduler` and a buffer of ready ids cost ~100 B per
+/// connection, heap included).
+#[derive(Clone, Debug)]
+enum Scheduler {
+    RoundRobin(RoundRobin),
+    LowestIdFirst,
+}
+
 /// All streams of a connection, by id (ascending: deterministic order).
 #[derive(Debug)]
 pub struct Streams {
     pub send: StreamMap<SendStream>,
     pub recv: StreamMap<RecvStream>,
-    pub scheduler: Box<dyn StreamScheduler>,
-    /// Reused list of ready ids for the scheduler (one allocation per connection, not per frame).
-    ready_buf: Vec<u64>,
+    scheduler: Scheduler,
 }
 
 impl Streams {
     pub fn new(kind: SchedulerKind) -> Self {
-        Streams {
-            send: StreamMap::new(),
-            recv: StreamMap::new(),
-            scheduler: kind.build(),
-            ready_buf: Vec::new(),
-        }
+        let scheduler = match kind {
+            SchedulerKind::RoundRobin => Scheduler::RoundRobin(RoundRobin::default()),
+            SchedulerKind::LowestIdFirst => Scheduler::LowestIdFirst,
+        };
+        Streams { send: StreamMap::new(), recv: StreamMap::new(), scheduler }
     }
 
     /// Some stream can send a frame now.
@@ -299,10 +313,12 @@ impl Streams {
 
     /// The stream the scheduler picks among those that can send now.
     pub fn select(&mut self, conn_credit: u64) -> Option<u64> {
-        self.ready_buf.clear();
-        let ready = self.send.iter().filter(|(_, s)| s.next_range(conn_credit).is_some()).map(|(&id, _)| id);
-        self.ready_buf.extend(ready);
-        self.scheduler.select(&self.ready_buf)
+        let mut ready =
+            self.send.iter().filter(|(_, s)| s.next_range(conn_credit).is_some()).map(|(&id, _)| id);
+        match &mut self.scheduler {
+            Scheduler::RoundRobin(rr) => rr.select_iter(ready),
+            Scheduler::LowestIdFirst => ready.next(),
+        }
     }
 
     /// Total queued (unsent plus unacked) bytes over all send streams.
@@ -323,6 +339,7 @@ impl Streams {
 
 #[cfg(test)]
 mod tests {
+    use super::super::flow_control::WindowRule;
     use super::*;
 
     #[test]
@@ -372,7 +389,11 @@ mod tests {
 
     #[test]
     fn reassembly_delivers_in_order_once() {
-        let mut r = RecvStream::new(ReceiveWindow::new(1000, 0.5, false));
+        let mut r = RecvStream::new(ReceiveWindow::new(&WindowRule {
+            window: 1000,
+            threshold_fraction: 0.5,
+            round: false,
+        }));
         assert_eq!(r.on_data(100, 100), (0, None));
         assert_eq!(r.on_data(0, 50), (0, Some((0, 50))));
         assert_eq!(r.on_data(0, 50), (50, None));

@@ -1,0 +1,89 @@
+//! `Opt<T>`: an `Option` of a packet number, limit or time in 8 bytes instead of 16, with the
+//! type's maximum value standing for `None`.
+//!
+//! A connection holds a dozen such options; at 16 bytes each they were ~100 B of every
+//! endpoint. The maximum is never a real value: packet numbers, flow-control limits and error
+//! codes are varints below 2^62 (RFC 9000 §16), and a time of `SimTime::MAX` (213 days) cannot
+//! be reached (`SimTime + SimDuration` panics on overflow). Setting it is a debug assertion.
+
+use quicksim_engine::SimTime;
+
+/// A type with a value that can stand for "none".
+pub trait Niche: Copy + Eq {
+    const NONE: Self;
+}
+
+impl Niche for u64 {
+    const NONE: u64 = u64::MAX;
+}
+
+impl Niche for SimTime {
+    const NONE: SimTime = SimTime::MAX;
+}
+
+/// `Option<T>` stored as a `T` (see the module docs).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Opt<T: Niche>(T);
+
+impl<T: Niche> Opt<T> {
+    pub const NONE: Self = Opt(T::NONE);
+
+    #[inline]
+    pub fn some(v: T) -> Self {
+        debug_assert!(v != T::NONE, "the value reserved for None");
+        Opt(v)
+    }
+
+    #[inline]
+    pub fn get(self) -> Option<T> {
+        (self.0 != T::NONE).then_some(self.0)
+    }
+
+    #[inline]
+    pub fn is_some(self) -> bool {
+        self.0 != T::NONE
+    }
+
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.0 == T::NONE
+    }
+
+    #[inline]
+    pub fn take(&mut self) -> Option<T> {
+        std::mem::take(self).get()
+    }
+}
+
+impl<T: Niche> Default for Opt<T> {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+impl<T: Niche> From<Option<T>> for Opt<T> {
+    #[inline]
+    fn from(o: Option<T>) -> Self {
+        o.map_or(Self::NONE, Self::some)
+    }
+}
+
+impl<T: Niche + std::fmt::Debug> std::fmt::Debug for Opt<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        assert_eq!(std::mem::size_of::<Opt<u64>>(), 8);
+        assert_eq!(Opt::<u64>::default().get(), None);
+        assert_eq!(Opt::from(Some(0u64)).get(), Some(0));
+        assert_eq!(Opt::from(Some(SimTime::ZERO)).get(), Some(SimTime::ZERO));
+        assert!(Opt::<SimTime>::from(None).is_none());
+    }
+}
