@@ -10,6 +10,7 @@ use quicksim_net::{
     ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind, QueueLimit,
     IPV4_HEADER, PPP_OVERHEAD, UDP_HEADER,
 };
+use quicksim_transport::quic::niche::Opt;
 use quicksim_transport::quic::{AckFreqPolicy, HeaderProfile, QuicConfig};
 use std::sync::Arc;
 
@@ -589,7 +590,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                 FlowApp::Quic(Box::new(QuicState {
                     app,
                     conns: None,
-                    timers: [None, None],
+                    timers: [Opt::NONE, Opt::NONE],
                     streams,
                     next_stream: 0,
                     bulk_left: bulk,
