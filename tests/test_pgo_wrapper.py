@@ -17,14 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 WRAPPER = ROOT / "scripts" / "rustc-pgo"
 PROFILE = ROOT / "pgo" / "quicksim.profdata"
 
-pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="the wrapper is a bash script")
+pytestmark = pytest.mark.skipif(shutil.which("sh") is None, reason="the wrapper is a POSIX sh script")
 
 
 def _fake_rustc(tmp_path: Path, llvm: str = "22.1.2") -> Path:
     rustc = tmp_path / "rustc"
     rustc.write_text(
-        "#!/usr/bin/env bash\n"
-        f'if [[ "$1" == -vV ]]; then echo "rustc 9.9.9"; echo "LLVM version: {llvm}"; exit 0; fi\n'
+        "#!/bin/sh\n"
+        f'if [ "$1" = -vV ]; then echo "rustc 9.9.9"; echo "LLVM version: {llvm}"; exit 0; fi\n'
         'printf "%s\\n" "$@"\n'
     )
     rustc.chmod(0o755)
