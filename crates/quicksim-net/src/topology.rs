@@ -246,6 +246,31 @@ mod tests {
         out
     }
 
+    /// A router and a host joined by one link of `cfg`; channel 0 is the router's output.
+    fn one_link(cfg: ChannelConfig) -> (Network<()>, NodeId, NodeId) {
+        let mut b = NetworkBuilder::new();
+        let r1 = b.node("r1", NodeKind::Router).unwrap();
+        let d = b.node("d", NodeKind::Host).unwrap();
+        b.link("bn", r1, d, cfg.clone(), cfg).unwrap();
+        (b.build(&RngStreams::new(1)), r1, d)
+    }
+
+    /// Offers a new packet of `ip_bytes` from `from` to `to` straight to channel 0 at time 0.
+    fn offer(
+        net: &mut Network<()>,
+        q: &mut EventQueue<NetEvent<()>>,
+        from: NodeId,
+        to: NodeId,
+        ip_bytes: u32,
+    ) {
+        let p = net.packet(from, to, 0, ip_bytes, ());
+        let mut pending = Vec::new();
+        net.chans[0].enqueue(SimTime::ZERO, p, &mut |t, e| pending.push((t, e)), &mut NoObserver);
+        for (t, e) in pending {
+            q.push(t, e);
+        }
+    }
+
     fn dumbbell(bneck: ChannelConfig) -> (Network<()>, NodeId, NodeId) {
         let mut b = NetworkBuilder::new();
         let s = b.node("s", NodeKind::Host).unwrap();
@@ -283,20 +308,10 @@ mod tests {
         // must not reuse it. Three 1000 B packets (1007 B frames) back to back at 10 Mbit/s,
         // the rate set to 1 Mbit/s while the first is on the wire: the first keeps 805.6 us,
         // the next two take 8.056 ms each.
-        let bn = ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500);
-        let mut b = NetworkBuilder::new();
-        let r1 = b.node("r1", NodeKind::Router).unwrap();
-        let d = b.node("d", NodeKind::Host).unwrap();
-        b.link("bn", r1, d, bn.clone(), bn).unwrap();
-        let mut net: Network<()> = b.build(&RngStreams::new(1));
+        let (mut net, r1, d) = one_link(ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500));
         let mut q = EventQueue::new();
         for i in 0..3 {
-            let p = net.packet(r1, d, 0, 1000, ());
-            let mut pending = Vec::new();
-            net.chans[0].enqueue(SimTime::ZERO, p, &mut |t, e| pending.push((t, e)), &mut NoObserver);
-            for (t, e) in pending {
-                q.push(t, e);
-            }
+            offer(&mut net, &mut q, r1, d, 1000);
             if i == 0 {
                 net.chans[0].set_rate(Rate::mbps(1));
             }
@@ -311,20 +326,11 @@ mod tests {
     fn droptail_counts_waiting_packets_only() {
         let mut bn = ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500);
         bn.queue = QueueLimit { packets: Some(3), bytes: None };
-        let mut b = NetworkBuilder::new();
-        let r1 = b.node("r1", NodeKind::Router).unwrap();
-        let d = b.node("d", NodeKind::Host).unwrap();
-        b.link("bn", r1, d, bn.clone(), bn).unwrap();
-        let mut net: Network<()> = b.build(&RngStreams::new(1));
+        let (mut net, r1, d) = one_link(bn);
         let mut q = EventQueue::new();
         // 10 packets at once into the router's output: 1 in transmission + 3 waiting, 6 dropped.
         for _ in 0..10 {
-            let p = net.packet(r1, d, 0, 1000, ());
-            let mut pending = Vec::new();
-            net.chans[0].enqueue(SimTime::ZERO, p, &mut |t, e| pending.push((t, e)), &mut NoObserver);
-            for (t, e) in pending {
-                q.push(t, e);
-            }
+            offer(&mut net, &mut q, r1, d, 1000);
         }
         assert_eq!(net.chans[0].stats.dropped_packets, 6);
         let got = drain(&mut net, &mut q);
@@ -337,19 +343,10 @@ mod tests {
     fn periodic_loss_drops_one_after_every_n() {
         let mut bn = ChannelConfig::new(Rate::gbps(1), SimDuration::ZERO, 1500);
         bn.loss = LossModel::Periodic { every: 4 };
-        let mut b = NetworkBuilder::new();
-        let r1 = b.node("r1", NodeKind::Router).unwrap();
-        let d = b.node("d", NodeKind::Host).unwrap();
-        b.link("bn", r1, d, bn.clone(), bn).unwrap();
-        let mut net: Network<()> = b.build(&RngStreams::new(1));
+        let (mut net, r1, d) = one_link(bn);
         let mut q = EventQueue::new();
         for _ in 0..20 {
-            let p = net.packet(r1, d, 0, 100, ());
-            let mut pending = Vec::new();
-            net.chans[0].enqueue(SimTime::ZERO, p, &mut |t, e| pending.push((t, e)), &mut NoObserver);
-            for (t, e) in pending {
-                q.push(t, e);
-            }
+            offer(&mut net, &mut q, r1, d, 100);
         }
         let got: Vec<u64> = drain(&mut net, &mut q).into_iter().map(|x| x.1).collect();
         // 4 delivered, 1 lost: uids 5, 10, 15, 20 are lost.
