@@ -17,7 +17,7 @@ use super::packet::{
 };
 use super::per_space::PerSpace;
 use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
-use super::stats::{count, RareStats, Stats, Sum};
+use super::stats::{count, Stats, Sum, SUMS};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
@@ -59,7 +59,10 @@ impl PendingStreamControl {
 /// a close code to send and application events beyond the first. Six separate boxes (or the fields inline) cost ~48 B per endpoint.
 #[derive(Debug, Default)]
 pub(super) struct Rare {
-    pub stats: RareStats,
+    /// The rare counters; the hot ones (`stats::Sum`) are kept in `Stats` and stay zero here.
+    pub stats: ConnStats,
+    /// Bits 32 and up of the `Stats` sums.
+    pub high: [u64; SUMS],
     pub pending: PendingStreamControl,
     /// Recently lost packet numbers (1-RTT), to count spurious losses.
     pub lost_pns: BTreeSet<u64>,
@@ -484,7 +487,7 @@ impl Connection {
     /// The connection's counters (built on each call: see `stats.rs`).
     #[inline(always)]
     pub fn stats(&self) -> ConnStats {
-        self.stats.snapshot(self.rare.get().map(|r| &r.stats))
+        self.stats.snapshot(self.rare.get().map(|r| (&r.stats, &r.high)))
     }
 
     pub fn metrics(&self) -> ConnMetrics {

@@ -1,6 +1,6 @@
 //! A connection's counters as it keeps them: the ones nearly every connection changes inline,
 //! the rest (losses, extensions, flow-control frames) in the connection's `Rare` box, allocated
-//! on first use.
+//! on first use, as a [`ConnStats`] whose hot fields stay zero.
 //!
 //! An idle connection (a short message now and then) never touches the rare counters, and
 //! keeping all 31 of `ConnStats` inline cost 264 B per endpoint. [`Stats::snapshot`] builds
@@ -30,10 +30,10 @@ pub(super) enum Sum {
     CryptoFramesSent,
 }
 
-const SUMS: usize = 13;
+pub(super) const SUMS: usize = 13;
 
 /// Counters changed by (nearly) every connection. The sums keep their low 32 bits here and
-/// carry the rest into `RareStats::high` ([`count`]): a connection has to send or receive
+/// carry the rest into `Rare::high` ([`count`]): a connection has to send or receive
 /// 4 GiB, or 2^32 packets or frames, before a carry, and 4 bytes instead of 8 per counter
 /// saved 52 B per endpoint.
 #[derive(Clone, Debug, Default)]
@@ -58,76 +58,36 @@ pub(super) fn count(stats: &mut Stats, rare: &mut RareBox, c: Sum, n: u64) {
 #[cold]
 #[inline(never)]
 fn carry(rare: &mut RareBox, c: Sum, high: u64) {
-    rare.get_mut().stats.high[c as usize] += high;
-}
-
-/// Counters most connections never change (kept in the connection's `Rare` box: all zero
-/// until it exists).
-#[derive(Clone, Debug, Default)]
-pub(super) struct RareStats {
-    pub packets_dropped: u64,
-    pub packets_lost: u64,
-    pub spurious_losses: u64,
-    pub retransmitted_bytes: u64,
-    pub duplicate_stream_bytes: u64,
-    pub ibit_packets_sent: u64,
-    pub ack_frequency_frames_sent: u64,
-    pub immediate_ack_frames_sent: u64,
-    pub ack_frequency_frames_applied: u64,
-    pub immediate_acks_honoured: u64,
-    pub pto_count_total: u64,
-    pub congestion_events: u64,
-    pub persistent_congestion_events: u64,
-    pub max_data_frames_sent: u64,
-    pub max_stream_data_frames_sent: u64,
-    pub data_blocked_frames_sent: u64,
-    pub stream_data_blocked_frames_sent: u64,
-    /// Bits 32 and up of the `Stats` sums.
-    pub high: [u64; SUMS],
+    rare.get_mut().high[c as usize] += high;
 }
 
 impl Stats {
-    /// The public counters, with the rare ones if they exist. Inlined, so a caller that reads
-    /// a few counters (the simulator's congestion-state samples) only copies those.
+    /// The public counters: the rare ones (`Rare::stats`, if the box exists) with the hot ones
+    /// written over them, plus the carries (`Rare::high`). Inlined, so a caller that reads a few
+    /// counters (the simulator's congestion-state samples) only copies those.
     #[inline(always)]
-    pub fn snapshot(&self, rare: Option<&RareStats>) -> ConnStats {
-        let zero = RareStats::default();
-        let r = rare.unwrap_or(&zero);
-        let sum = |c: Sum| u64::from(self.low[c as usize]) + (r.high[c as usize] << 32);
-        ConnStats {
-            packets_sent: sum(Sum::PacketsSent),
-            bytes_sent: sum(Sum::BytesSent),
-            packets_received: sum(Sum::PacketsReceived),
-            bytes_received: sum(Sum::BytesReceived),
-            packets_dropped: r.packets_dropped,
-            packets_acked: sum(Sum::PacketsAcked),
-            packets_lost: r.packets_lost,
-            spurious_losses: r.spurious_losses,
-            stream_bytes_sent: sum(Sum::StreamBytesSent),
-            retransmitted_bytes: r.retransmitted_bytes,
-            stream_bytes_delivered: sum(Sum::StreamBytesDelivered),
-            duplicate_stream_bytes: r.duplicate_stream_bytes,
-            ack_frames_sent: sum(Sum::AckFramesSent),
-            ack_frames_received: sum(Sum::AckFramesReceived),
-            ack_only_packets_sent: sum(Sum::AckOnlyPacketsSent),
-            max_ack_ranges_sent: u64::from(self.max_ack_ranges_sent),
-            ibit_packets_sent: r.ibit_packets_sent,
-            ack_frame_bytes_sent: sum(Sum::AckFrameBytesSent),
-            ack_only_bytes_sent: sum(Sum::AckOnlyBytesSent),
-            ack_frequency_frames_sent: r.ack_frequency_frames_sent,
-            immediate_ack_frames_sent: r.immediate_ack_frames_sent,
-            ack_frequency_frames_applied: r.ack_frequency_frames_applied,
-            immediate_acks_honoured: r.immediate_acks_honoured,
-            pto_count_total: r.pto_count_total,
-            congestion_events: r.congestion_events,
-            persistent_congestion_events: r.persistent_congestion_events,
-            max_data_frames_sent: r.max_data_frames_sent,
-            max_stream_data_frames_sent: r.max_stream_data_frames_sent,
-            data_blocked_frames_sent: r.data_blocked_frames_sent,
-            stream_data_blocked_frames_sent: r.stream_data_blocked_frames_sent,
-            crypto_frames_sent: sum(Sum::CryptoFramesSent),
-            established_at: self.established_at.get(),
-        }
+    pub fn snapshot(&self, rare: Option<(&ConnStats, &[u64; SUMS])>) -> ConnStats {
+        let (mut c, high) = match rare {
+            Some((stats, high)) => (stats.clone(), *high),
+            None => (ConnStats::default(), [0; SUMS]),
+        };
+        let sum = |x: Sum| u64::from(self.low[x as usize]) + (high[x as usize] << 32);
+        c.packets_sent = sum(Sum::PacketsSent);
+        c.bytes_sent = sum(Sum::BytesSent);
+        c.packets_received = sum(Sum::PacketsReceived);
+        c.bytes_received = sum(Sum::BytesReceived);
+        c.packets_acked = sum(Sum::PacketsAcked);
+        c.stream_bytes_sent = sum(Sum::StreamBytesSent);
+        c.stream_bytes_delivered = sum(Sum::StreamBytesDelivered);
+        c.ack_frames_sent = sum(Sum::AckFramesSent);
+        c.ack_frames_received = sum(Sum::AckFramesReceived);
+        c.ack_only_packets_sent = sum(Sum::AckOnlyPacketsSent);
+        c.ack_frame_bytes_sent = sum(Sum::AckFrameBytesSent);
+        c.ack_only_bytes_sent = sum(Sum::AckOnlyBytesSent);
+        c.crypto_frames_sent = sum(Sum::CryptoFramesSent);
+        c.max_ack_ranges_sent = u64::from(self.max_ack_ranges_sent);
+        c.established_at = self.established_at.get();
+        c
     }
 }
 
@@ -143,9 +103,11 @@ mod tests {
         count(&mut s, &mut r, Sum::BytesSent, 2);
         count(&mut s, &mut r, Sum::PacketsSent, 5 << 32 | 7);
         count(&mut s, &mut r, Sum::PacketsSent, 1);
-        let c = s.snapshot(r.get().map(|r| &r.stats));
+        r.get_mut().stats.packets_lost = 3; // a rare counter comes through as kept
+        let c = s.snapshot(r.get().map(|r| (&r.stats, &r.high)));
         assert_eq!(c.bytes_sent, u64::from(u32::MAX) + 2);
         assert_eq!(c.packets_sent, 5 << 32 | 8);
         assert_eq!(c.bytes_received, 0);
+        assert_eq!(c.packets_lost, 3);
     }
 }
