@@ -224,22 +224,9 @@ impl SentPackets {
         mut take: impl FnMut(SentPacket),
         mut keep: impl FnMut(&SentPacket),
     ) {
+        // `end` is 0 when no ACK-only packet is kept (nearly always on a data sender): then the
+        // ACK-only visits below do nothing.
         let end = self.ack_span(0, hi).end;
-        if end == 0 {
-            // No ACK-only packet to visit (nearly always the case on a data sender).
-            for i in self.span(0, hi) {
-                let slot = &mut self.slots[i];
-                match slot {
-                    Some(p) if pred(p) => {
-                        take(slot.take().expect("occupied"));
-                    }
-                    Some(p) => keep(p),
-                    None => {}
-                }
-            }
-            self.trim();
-            return;
-        }
         // The ACK-only packets kept are moved down to index `w` over the taken ones.
         let (mut j, mut w) = (0, 0);
         macro_rules! visit_ack {
