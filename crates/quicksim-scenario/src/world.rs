@@ -653,16 +653,10 @@ mod tests {
             (5, Ev::QuicTimer((SMALL_MAX >> 1) - 1, 0)),
         ];
         let mut q = EventQueue::new();
-        for (t, ev) in &pushed {
-            let ev = match ev {
-                Ev::QuicTimer(f, s) => Ev::QuicTimer(*f, *s),
-                Ev::QuicMessage(f) => Ev::QuicMessage(*f),
-                Ev::FlowStart(f) => Ev::FlowStart(*f),
-                _ => unreachable!(),
-            };
+        for (t, ev) in pushed {
             match ev {
-                Ev::FlowStart(_) => q.push(SimTime(*t), ev),
-                _ => push_flow_event(&mut q, SimTime(*t), ev),
+                Ev::FlowStart(_) => q.push(SimTime(t), ev),
+                _ => push_flow_event(&mut q, SimTime(t), ev),
             }
         }
         let mut sched = |t, e| sched_net(&mut q, t, e);
