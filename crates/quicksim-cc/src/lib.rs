@@ -83,4 +83,7 @@ pub trait CongestionController: Send {
     fn metrics(&self) -> CcMetrics;
     /// Registry name, e.g. "newreno".
     fn name(&self) -> &'static str;
+    /// A copy of the whole state, for storing an idle connection compactly
+    /// ([`algos::CcSnapshot::restore`] gives the controller back, bit for bit).
+    fn snapshot(&self) -> algos::CcSnapshot;
 }

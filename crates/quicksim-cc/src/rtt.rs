@@ -7,9 +7,10 @@
 //! picosecond or two; nothing observable depends on that.
 
 use quicksim_engine::SimDuration;
+use serde::{Deserialize, Serialize};
 
 /// Smoothed RTT, RTT variation, minimum and latest RTT of one path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RttEstimator {
     latest: SimDuration,
     smoothed: SimDuration,

@@ -3,8 +3,10 @@
 //! The generator is xoshiro256** (Blackman & Vigna), seeded through SplitMix64; both are written
 //! out here so results never depend on a crate's version.
 
+use serde::{Deserialize, Serialize};
+
 /// One independent random stream.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Rng {
     s: [u64; 4],
 }

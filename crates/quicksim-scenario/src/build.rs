@@ -587,7 +587,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                 if streams == 0 {
                     return Err(err(p("streams"), "0: at least 1 stream"));
                 }
-                FlowApp::Quic(Box::new(QuicState {
+                // Stored encoded until the flow starts (~60 B instead of a ~1.7 kB live state).
+                FlowApp::quic_idle(QuicState {
                     app,
                     conns: None,
                     timers: [Opt::NONE, Opt::NONE],
@@ -603,7 +604,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                     last: None,
                     close_error: None,
                     cfg,
-                }))
+                })
             }
         };
         names.push(f.name.clone());

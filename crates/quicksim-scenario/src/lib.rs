@@ -64,19 +64,31 @@ pub fn run(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64, u64) -> bool,
 ) -> Result<RunOutput, ScenarioError> {
+    run_inner(json, seed, progress, true).map(|(out, _)| out)
+}
+
+/// `run`, with quiet QUIC flows stored encoded or not (`rest`), and how often one was.
+fn run_inner(
+    json: &str,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64, u64) -> bool,
+    rest: bool,
+) -> Result<(RunOutput, u64), ScenarioError> {
     let mut sc = schema::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(1);
     let built = build::build(&sc, seed)?;
     // The parsed flows (~600 B each) are not needed once built.
     sc.flows = Vec::new();
     let mut w = world::World::new(built);
+    w.rest_quiet_flows = rest;
     let wall = std::time::Instant::now();
     let stop = w.run(progress);
     let wall_s = wall.elapsed().as_secs_f64();
     let peak_rss_run_kib = peak_rss_kib();
+    let rested = w.rested;
     let mut out = finish(w, &sc, json, seed, stop, wall_s);
     out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
-    Ok(out)
+    Ok((out, rested))
 }
 
 /// The process's peak resident memory so far (`VmHWM`), in KiB; `None` where /proc is missing.
@@ -103,7 +115,8 @@ fn finish(
     // so the outputs do not add to the peak memory of the run on top of the state.
     let mut flows = serde_json::Map::new();
     let flow_states = std::mem::take(&mut w.flows);
-    for (i, f) in flow_states.into_iter().enumerate() {
+    for (i, mut f) in flow_states.into_iter().enumerate() {
+        f.app = f.app.live();
         let t = &w.rec.flow_totals[i];
         let mut o = json!({
             "kind": match f.spec.kind { schema::FlowKind::Udp => "udp", schema::FlowKind::Onoff => "onoff", schema::FlowKind::Quic => "quic" },
@@ -219,4 +232,63 @@ fn finish(
     totals.insert("queues".into(), serde_json::Value::Object(queues));
     totals.insert("links".into(), serde_json::Value::Object(links));
     RunOutput { meta, tables, totals: serde_json::Value::Object(totals) }
+}
+
+#[cfg(test)]
+mod rest_tests {
+    use super::*;
+
+    /// Quiet QUIC flows stored encoded between their events (`world::IdleQuic`) give the same
+    /// run as flows kept live: the same events in the same order (trace hash), tables and totals.
+    /// Message flows with gaps (they rest and wake many times), over a lossy bottleneck, with
+    /// the handshake, CUBIC with pacing, ACK_FREQUENCY, a bulk transfer that completes and
+    /// flows that stop early.
+    #[test]
+    fn resting_flows_change_nothing() {
+        let mut flows = Vec::new();
+        for i in 0..24 {
+            let mut f = serde_json::json!({
+                "name": format!("m{i}"), "kind": "quic", "app": "messages",
+                "size": if i % 3 == 0 { "3000B" } else { "700B" },
+                "interval": if i % 2 == 0 { "200ms" } else { "1.3s" },
+                "src": format!("sender{}", i % 4 + 1), "dst": format!("receiver{}", i % 4 + 1),
+                "start": format!("{}ms", 13 * i),
+            });
+            if i % 5 == 1 {
+                f["stop"] = serde_json::json!("2.5s");
+            }
+            if i % 4 == 2 {
+                f["quic"] = serde_json::json!({"cc": "cubic", "pacing": true});
+            }
+            if i % 7 == 3 {
+                f["quic"] = serde_json::json!({"ack_policy": "cwnd", "ack_frequency_max": 4});
+            }
+            flows.push(f);
+        }
+        flows.push(serde_json::json!({"name": "bulk", "kind": "quic", "app": "bulk", "bytes": "400kB",
+            "src": "sender1", "dst": "receiver1", "start": "0.3s"}));
+        let doc = serde_json::json!({
+            "run": {"duration": "6s", "seed": 9, "record_interval": "0.5s"},
+            "dumbbell": {
+                "pairs": 4, "mtu": "1280B",
+                "bottleneck": {"rate": "20Mbps", "delay": "12ms", "queue": {"packets": 40},
+                               "loss": {"kind": "bernoulli", "p": 0.01}},
+                "access": {"rate": "1Gbps", "delay": "1ms"}
+            },
+            "quic": {"handshake": true, "min_ack_delay": "1ms"},
+            "flows": flows,
+        });
+        let json = doc.to_string();
+        let go = |rest| run_inner(&json, None, &mut |_, _| true, rest).expect("runs");
+        let (live, none) = go(false);
+        let (rested, n) = go(true);
+        assert_eq!(none, 0);
+        assert!(n > 100, "flows rested only {n} times");
+        assert_eq!(live.meta["trace_hash"], rested.meta["trace_hash"]);
+        assert_eq!(live.meta["events"], rested.meta["events"]);
+        assert_eq!(live.totals, rested.totals);
+        assert_eq!(format!("{:?}", live.tables), format!("{:?}", rested.tables));
+        let delivered = |o: &RunOutput| o.totals["flows"]["m4"]["delivered_bytes"].as_u64().unwrap();
+        assert!(delivered(&live) > 10_000, "the message flows deliver");
+    }
 }

@@ -38,7 +38,7 @@ pub struct ConnCounters {
 }
 
 /// One sample of a sender's congestion state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConnSample {
     pub cwnd: u64,
     pub ssthresh: u64,

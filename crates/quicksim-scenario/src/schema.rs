@@ -3,7 +3,7 @@
 
 use crate::units::{Bytes, Dur, RateVal};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -395,7 +395,7 @@ pub enum FlowKind {
     Quic,
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum QuicApp {
     /// Always keeps the send queue full.

@@ -14,6 +14,7 @@
 //! RFC 9002 does the same).
 
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
+use serde::{Deserialize, Serialize};
 
 use super::newreno::{initial_window, minimum_window};
 use crate::{AckEvent, CcCtx, CcMetrics, CongestionController, CongestionEvent};
@@ -31,7 +32,7 @@ const ALPHA_DEN: u64 = 17;
 const US3_PER_S3: i128 = 1_000_000_000_000_000_000;
 
 /// CUBIC settings. `Config::default()` is RFC 9438's recommendation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
     /// RFC 9438 §4.7 fast convergence (default on): release bandwidth when W_max shrinks.
     pub fast_convergence: bool,
@@ -47,7 +48,7 @@ impl Default for Config {
 }
 
 /// State of the current congestion avoidance stage ("epoch", RFC 9438 §4.2).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct Epoch {
     start: SimTime,
     /// K in microseconds (RFC 9438 §4.2 eq. 2).
@@ -62,7 +63,7 @@ struct Epoch {
 }
 
 /// CUBIC state for one path.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Cubic {
     config: Config,
     cwnd: u64,
@@ -146,6 +147,9 @@ fn w_cubic(t: SimDuration, k_us: u64, origin: u64, mds: u64) -> u64 {
 }
 
 impl CongestionController for Cubic {
+    fn snapshot(&self) -> super::CcSnapshot {
+        super::CcSnapshot::Cubic(self.clone())
+    }
     fn on_ack(&mut self, cx: &CcCtx, ack: &AckEvent) {
         let mds = cx.mds;
         if self.sent_in_recovery(ack.sent_time) {

@@ -1,13 +1,35 @@
 //! The registry of congestion control algorithms.
 //!
 //! Adding an algorithm: one file here, one `CcKind` variant, one entry in `NAMES` and one arm
-//! in `CcKind::parse` / `CcKind::build`. The registry tests then cover it automatically.
+//! in `CcKind::parse` / `CcKind::build`, one `CcSnapshot` variant. The registry tests then
+//! cover it automatically.
 
 pub mod cubic;
 pub mod newreno;
 pub mod none;
 
 use crate::CongestionController;
+use serde::{Deserialize, Serialize};
+
+/// The whole state of a controller, as data (`CongestionController::snapshot`): what an idle
+/// connection keeps of its controller while it is stored in encoded form.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum CcSnapshot {
+    NewReno(newreno::NewReno),
+    None(none::NoCc),
+    Cubic(cubic::Cubic),
+}
+
+impl CcSnapshot {
+    /// The controller again, in the state it was snapshotted in.
+    pub fn restore(self) -> Box<dyn CongestionController> {
+        match self {
+            CcSnapshot::NewReno(c) => Box::new(c),
+            CcSnapshot::None(c) => Box::new(c),
+            CcSnapshot::Cubic(c) => Box::new(c),
+        }
+    }
+}
 
 /// Every registered name, as accepted by [`build`] and [`CcKind::parse`].
 pub const NAMES: &[&str] = &["newreno", "none", "cubic"];

@@ -16,6 +16,7 @@
 //! here: the transport should allow one packet after `on_congestion_event` reduced the window.
 
 use quicksim_engine::SimTime;
+use serde::{Deserialize, Serialize};
 
 use crate::{AckEvent, CcCtx, CcMetrics, CongestionController, CongestionEvent};
 
@@ -32,7 +33,7 @@ pub fn minimum_window(mds: u64) -> u64 {
 }
 
 /// NewReno settings. `Config::default()` is INET's default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
     /// Congestion avoidance by RFC 5681 §3.1 byte counting (`true`, INET's default
     /// `accurateIncreaseInNewRenoCongestionAvoidance`), else `cwnd += MDS·acked/cwnd` per ACK.
@@ -46,7 +47,7 @@ impl Default for Config {
 }
 
 /// NewReno state for one path.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NewReno {
     config: Config,
     cwnd: u64,
@@ -86,6 +87,9 @@ impl NewReno {
 }
 
 impl CongestionController for NewReno {
+    fn snapshot(&self) -> super::CcSnapshot {
+        super::CcSnapshot::NewReno(self.clone())
+    }
     fn on_ack(&mut self, cx: &CcCtx, ack: &AckEvent) {
         let mds = cx.mds;
         let exact = self.config.exact_increase;

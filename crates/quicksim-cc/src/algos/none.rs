@@ -7,9 +7,10 @@
 //! congestion control switched off entirely, and a hidden 64 KiB cap would confound it.
 
 use crate::{AckEvent, CcCtx, CcMetrics, CongestionController, CongestionEvent};
+use serde::{Deserialize, Serialize};
 
 /// A controller that never limits the sender.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct NoCc;
 
 impl NoCc {
@@ -20,6 +21,9 @@ impl NoCc {
 }
 
 impl CongestionController for NoCc {
+    fn snapshot(&self) -> super::CcSnapshot {
+        super::CcSnapshot::None(*self)
+    }
     fn on_ack(&mut self, _cx: &CcCtx, _ack: &AckEvent) {}
 
     fn on_congestion_event(&mut self, _cx: &CcCtx, _ev: &CongestionEvent) {}

@@ -2,13 +2,14 @@
 //! the ACK frame itself (INET `ReceivedPacketsAccountant`, RFC 9000 §13.2).
 
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
+use serde::{Deserialize, Serialize};
 
 use super::niche::Opt;
 use super::packet::{varint_len, AckFrame};
 use super::range_set::RangeSet;
 
 /// Receiver ACK policy of one packet number space.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct AckPolicy {
     /// ACK at once after this many ack-eliciting packets (RFC 9000 §13.2.2).
     pub ack_ratio: u64,
@@ -23,7 +24,7 @@ pub struct AckPolicy {
 }
 
 /// How a received packet number relates to what was seen before.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Arrival {
     /// First time seen: process it.
     New,
@@ -34,7 +35,7 @@ pub enum Arrival {
 }
 
 /// ACK state of one packet number space.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AckManager {
     received: RangeSet,
     /// Packet numbers below this are no longer tracked (ack-of-ack or the range bound).

@@ -3,6 +3,7 @@
 //! side is the [`super::ack::AckPolicy`] the connection builds from the latest frame received.)
 
 use quicksim_engine::{SimDuration, PS_PER_US};
+use serde::{Deserialize, Serialize};
 
 use super::config::{AckFreqPolicy, QuicConfig};
 use super::packet::{AckFrequencyFrame, TransportParams};
@@ -13,7 +14,7 @@ pub fn cwnd_ratio(cwnd_bytes: u64, mps: u64, max: u64) -> u64 {
 }
 
 /// ACK_FREQUENCY state of a data sender.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct AckFreqSender {
     next_seq: u64,
     /// The latest frame sent (only its sequence number counts at the peer).

@@ -1,6 +1,7 @@
 //! The connection: state, the public API, packet input, ACK/loss consequences and timers.
 //! Packet assembly (`poll_transmit`) lives in `send.rs`.
 
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
@@ -22,7 +23,7 @@ use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
 /// Lifecycle (RFC 9000 §10.2). Closing: we sent CONNECTION_CLOSE; Draining: the peer did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) enum State {
     Handshaking,
     Established,
@@ -34,14 +35,14 @@ pub(super) enum State {
 /// Control frames waiting for the next 1-RTT packet (values are taken at build time, so a
 /// regenerated MAX_* frame always carries the current limit).
 /// The per-stream and blocked frames are in [`Rare`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct PendingControl {
     pub handshake_done: bool,
     pub max_data: bool,
 }
 
 /// Pending per-stream and blocked frames (most connections never send one).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct PendingStreamControl {
     pub max_stream_data: BTreeSet<u64>,
     pub data_blocked: Option<u64>,
@@ -57,7 +58,7 @@ impl PendingStreamControl {
 /// What most connections never need, in one box allocated when first needed: the rare
 /// counters, per-stream control frames, lost packet numbers, the peer's ACK_FREQUENCY request,
 /// a close code to send and application events beyond the first. Six separate boxes (or the fields inline) cost ~48 B per endpoint.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct Rare {
     /// The rare counters; the hot ones (`stats::Sum`) are kept in `Stats` and stay zero here.
     pub stats: ConnStats,
@@ -75,7 +76,7 @@ pub(super) struct Rare {
 }
 
 /// The [`Rare`] state of a connection, `None` until first needed.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct RareBox(Option<Box<Rare>>);
 
 impl RareBox {
@@ -110,7 +111,7 @@ impl RareBox {
 
 /// The peer's transport parameters. Nearly always the same as ours (both ends of a flow share
 /// a configuration): then only that fact is kept, 16 B instead of 48 B per endpoint.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) enum PeerParams {
     /// Not received yet.
     Unknown,
@@ -134,11 +135,12 @@ impl PeerParams {
 const LOST_PN_MEMORY: usize = 4096;
 
 /// One QUIC connection endpoint (sans-IO; see the crate docs).
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Connection {
     pub(super) role: Role,
     /// Shared, read-only: the endpoints of a flow (and flows with the same settings) hold one
-    /// copy between them.
+    /// copy between them. Not part of the encoded state (`Connection::encode`): `decode` takes it.
+    #[serde(skip, default = "unset_config")]
     pub(super) cfg: Arc<QuicConfig>,
     pub(super) state: State,
     pub(super) hs: Handshake,
@@ -175,6 +177,12 @@ pub struct Connection {
     /// Boxed, and only with an `ack_policy` that sends frames (~5 % of an idle connection).
     pub(super) ack_freq_tx: Option<Box<AckFreqSender>>,
     pub(super) rare: RareBox,
+}
+
+/// What a connection decoded by serde alone holds until `Connection::decode` sets the real one.
+fn unset_config() -> Arc<QuicConfig> {
+    static UNSET: std::sync::LazyLock<Arc<QuicConfig>> = std::sync::LazyLock::new(Default::default);
+    Arc::clone(&UNSET)
 }
 
 /// Queues an event for the application: in `first` (the connection's oldest event) if the
@@ -217,6 +225,34 @@ fn stream_window_rule(cfg: &QuicConfig) -> WindowRule {
 const PROTOCOL_VIOLATION: u64 = 0x0a;
 
 impl Connection {
+    /// Nothing is going on: no bytes in flight, no stream data waiting to be sent, no event for
+    /// the application. A hint for when to keep the connection encoded (`encode`); a timer may
+    /// still be set (a delayed ACK, the ACK-only packets' expiry).
+    #[inline]
+    pub fn is_quiet(&self) -> bool {
+        self.recovery.bytes_in_flight == 0 && self.queued_bytes == 0 && self.event.is_none()
+    }
+
+    /// Appends the connection's whole state to `out` in a compact encoding (postcard: integers
+    /// as varints, absent options as one byte), for keeping an idle connection in a few hundred
+    /// bytes instead of its ~1-2 kB of live structures. The configuration is not included: it is
+    /// shared, and [`Connection::decode`] takes it back. Decoding gives the connection back bit
+    /// for bit: it behaves exactly as if it had never been encoded.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let buf = std::mem::take(out);
+        // Writing into a Vec cannot fail, and every field has an encoding (serde derives).
+        *out = postcard::to_extend(self, buf).expect("a connection always encodes into a Vec");
+    }
+
+    /// The connection encoded at the start of `bytes` by [`Connection::encode`], with the
+    /// configuration it was created with, and the bytes after it.
+    pub fn decode(bytes: &[u8], cfg: Arc<QuicConfig>) -> Result<(Connection, &[u8]), String> {
+        let (mut c, rest): (Connection, &[u8]) =
+            postcard::take_from_bytes(bytes).map_err(|e| format!("encoded connection: {e}"))?;
+        c.cfg = cfg;
+        Ok((c, rest))
+    }
+
     /// A new endpoint. The client starts the handshake (or, with `handshake = false`, both start
     /// established). Errors name the invalid configuration field. `cfg` may be a `QuicConfig` or
     /// an `Arc` of one shared with other connections.

@@ -3,9 +3,10 @@
 //! stream.
 
 use super::niche::Opt;
+use serde::{Deserialize, Serialize};
 
 /// Credit granted by the peer: MAX_DATA or MAX_STREAM_DATA against the highest offset sent.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SendCredit {
     /// The peer's current limit.
     pub max: u64,
@@ -48,7 +49,7 @@ impl SendCredit {
 
 /// How a receive window grows: its initial credit, when to raise the limit and how. From the
 /// configuration, so passed in rather than stored in every window.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct WindowRule {
     /// Initial credit; a new limit is always `consumed + window` (INET, RFC 9000 §4.2).
     pub window: u64,
@@ -67,7 +68,7 @@ impl WindowRule {
 
 /// Credit we grant: the advertised limit, the data consumed by the application, and when to
 /// raise the limit (by a [`WindowRule`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReceiveWindow {
     /// The limit advertised so far (highest allowed offset or byte count).
     pub limit: u64,

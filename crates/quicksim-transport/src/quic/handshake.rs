@@ -7,9 +7,10 @@
 //! re-sends CRYPTO, so a lost handshake packet killed its connections; here it is recovered).
 
 use super::packet::{CryptoFrame, SpaceId, TransportParams};
+use serde::{Deserialize, Serialize};
 
 /// Our outgoing flight and the peer's incoming flight in one packet number space.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CryptoSpace {
     /// The flight we send in this space, once it exists.
     pub out: Option<CryptoFrame>,
@@ -52,7 +53,7 @@ impl CryptoSpace {
 }
 
 /// Handshake progress of one endpoint (RFC 9001 §4.1.1/§4.1.2).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Handshake {
     /// Initial and Handshake CRYPTO streams; `None` once both spaces are discarded.
     crypto: Option<Box<[CryptoSpace; 2]>>,

@@ -23,6 +23,7 @@ mod stats;
 pub mod streams;
 
 use quicksim_engine::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
 
 pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::Connection;
@@ -33,14 +34,14 @@ pub use packet::{
 pub use streams::{SchedulerKind, StreamScheduler};
 
 /// Which end of the connection this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Role {
     Client,
     Server,
 }
 
 /// Something the application should know about.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ConnEvent {
     /// The handshake completed (immediately at creation without a handshake).
     Established,
@@ -53,7 +54,7 @@ pub enum ConnEvent {
 }
 
 /// Counters of one connection (monotonic, except `max_ack_ranges_sent` which is a maximum).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnStats {
     /// QUIC packets sent, all spaces.
     pub packets_sent: u64,

@@ -7,6 +7,7 @@
 //! be reached (`SimTime + SimDuration` panics on overflow). Setting it is a debug assertion.
 
 use quicksim_engine::SimTime;
+use serde::{Deserialize, Serialize};
 
 /// A type with a value that can stand for "none".
 pub trait Niche: Copy + Eq {
@@ -22,7 +23,7 @@ impl Niche for SimTime {
 }
 
 /// `Option<T>` stored as a `T` (see the module docs).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Opt<T: Niche>(T);
 
 impl<T: Niche> Opt<T> {

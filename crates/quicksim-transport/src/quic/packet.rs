@@ -5,6 +5,7 @@
 //! `Q/packet/FrameHeader.msg` does. Header sizes depend on the [`HeaderProfile`].
 
 use quicksim_engine::{SimDuration, PS_PER_US};
+use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 /// Encoded size of a QUIC variable-length integer (RFC 9000 §16): 1, 2, 4 or 8 bytes.
@@ -24,7 +25,7 @@ pub fn varint_len(v: u64) -> u64 {
 pub const AEAD_TAG_LEN: u64 = 16;
 
 /// Packet number space (RFC 9000 §12.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum SpaceId {
     Initial = 0,
     Handshake = 1,
@@ -39,7 +40,7 @@ impl SpaceId {
 }
 
 /// How packet headers are sized.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HeaderProfile {
     /// INET: a fixed 13 B short header (whatever the CID and pn length), long headers of
     /// 1+4+1+DCID+1+SCID+1+1 bytes with 1 B connection ids (8 B DCID on the client's first
@@ -113,7 +114,7 @@ impl HeaderProfile {
 }
 
 /// Transport parameters carried in the CRYPTO frames (only those the model uses).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportParams {
     pub initial_max_data: u64,
     /// Used for every stream (INET has a single value for all stream types).
@@ -144,7 +145,7 @@ pub const IMMEDIATE_ACK_TYPE: u64 = 0x1f;
 /// more than `ack_eliciting_threshold` ack-eliciting packets (so 1:(threshold + 1)), to delay an
 /// ACK by at most `request_max_ack_delay_us`, and to ACK at once on reordering of at least
 /// `reordering_threshold` packets (0 = never). Only the highest `seq` counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AckFrequencyFrame {
     pub seq: u64,
     pub ack_eliciting_threshold: u64,
@@ -171,7 +172,7 @@ pub type AckRanges = SmallVec<[(u64, u64); 1]>;
 
 /// ACK frame (RFC 9000 §19.3). `ranges` are inclusive `(smallest, largest)` pairs in
 /// descending order; the first one ends at `largest`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AckFrame {
     pub ranges: AckRanges,
     /// Encoded ack delay: microseconds >> ack_delay_exponent.
@@ -201,7 +202,7 @@ impl AckFrame {
 }
 
 /// STREAM frame header and data range (RFC 9000 §19.8; type 0x0e: offset and length present).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamFrame {
     pub id: u64,
     pub offset: u64,
@@ -244,7 +245,7 @@ pub fn stream_fit(id: u64, offset: u64, avail: u64, data_len: u64) -> Option<u64
 
 /// CRYPTO frame (RFC 9000 §19.6). The handshake is modelled by sizes only (as INET): `len`
 /// abstract TLS bytes, plus the transport-parameter blob when `params` is set.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CryptoFrame {
     pub offset: u64,
     pub len: u64,
@@ -265,7 +266,7 @@ pub const FLOW_CONTROL_ERROR: u64 = 0x03;
 pub const NO_ERROR: u64 = 0x00;
 
 /// A QUIC frame (only the types the model implements).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Frame {
     /// PADDING bytes (one frame of arbitrary length, as INET).
     Padding(u64),

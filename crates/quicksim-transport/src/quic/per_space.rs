@@ -6,8 +6,9 @@
 //! the first round trips, which adds up with many mostly idle connections.
 
 use super::packet::SpaceId;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PerSpace<T> {
     /// Initial and Handshake; `None` once both are discarded.
     early: Option<Box<[T; 2]>>,

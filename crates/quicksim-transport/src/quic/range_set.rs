@@ -6,10 +6,11 @@
 //! the next stream bytes, the oldest range dropped), and an empty set allocates nothing.
 //! Lookups are binary searches; an insertion in the middle shifts the shorter side.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Disjoint, non-adjacent half-open ranges `[start, end)`, ascending.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RangeSet {
     v: VecDeque<(u64, u64)>,
 }

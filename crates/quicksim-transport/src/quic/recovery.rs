@@ -8,6 +8,7 @@ use quicksim_cc::{
     AckEvent, CcCtx, CongestionController, CongestionEvent, RttEstimator, SentPacket as CcSent,
 };
 use quicksim_engine::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
 
 use super::niche::Opt;
 use super::packet::{AckFrame, SpaceId};
@@ -28,7 +29,7 @@ pub const OLD_NON_IN_FLIGHT: SimDuration = SimDuration(5_000_000_000_000);
 const MAX_BACKOFF_SHIFT: u32 = 30;
 
 /// What recovery remembers about a sent packet.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SentPacket {
     pub pn: u64,
     pub time_sent: SimTime,
@@ -43,7 +44,7 @@ pub struct SentPacket {
 }
 
 /// Per-space state (RFC 9002 Appendix A.3 per-space variables).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct Space {
     sent: SentPackets,
     largest_acked: Opt<u64>,
@@ -88,8 +89,10 @@ pub enum TimeoutAction {
 }
 
 /// Loss detection, RTT and congestion control of one connection.
+#[derive(Serialize, Deserialize)]
 pub struct Recovery {
     pub rtt: RttEstimator,
+    #[serde(with = "cc_state")]
     pub cc: Box<dyn CongestionController>,
     pub pto_count: u32,
     pub bytes_in_flight: u64,
@@ -103,6 +106,22 @@ pub struct Recovery {
     spaces: PerSpace<Space>,
     first_rtt_sample: Opt<SimTime>,
     timer: Opt<SimTime>,
+}
+
+/// The controller as its `CcSnapshot` (serde `with` module).
+mod cc_state {
+    use quicksim_cc::algos::CcSnapshot;
+    use quicksim_cc::CongestionController;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[allow(clippy::borrowed_box)] // the field's type, as serde's `with` passes it
+    pub fn serialize<S: Serializer>(cc: &Box<dyn CongestionController>, s: S) -> Result<S::Ok, S::Error> {
+        cc.snapshot().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<dyn CongestionController>, D::Error> {
+        Ok(CcSnapshot::deserialize(d)?.restore())
+    }
 }
 
 thread_local! {

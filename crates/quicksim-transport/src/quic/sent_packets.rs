@@ -5,6 +5,7 @@
 //! detection remove from the old end or in place (the hole stays as `None` until the old end
 //! catches up). Iteration is in ascending packet-number order, as a `BTreeMap` would give.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 use quicksim_engine::SimTime;
@@ -16,7 +17,7 @@ use super::recovery::SentPacket;
 /// The frames recovery keeps of a sent packet (those whose ack or loss matters). Nearly always
 /// one STREAM frame, sometimes none or a few, so the first is stored inline and only the rest
 /// would need the heap: no allocation per data packet.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptFrames {
     first: Option<Frame>,
     rest: Vec<Frame>,
@@ -60,7 +61,7 @@ impl IntoIterator for KeptFrames {
 /// ack-of-ack), its loss or its pruning reads. 32 B instead of a 104-byte `SentPacket` slot: a
 /// receiver keeps its ACK-only packets for 5 s (`OLD_NON_IN_FLIGHT`), and in a mostly idle
 /// flow they were most of the ring.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct AckOnly {
     pn: u64,
     time_sent: SimTime,
@@ -92,7 +93,7 @@ impl AckOnly {
 /// Sent packets keyed by packet number: ACK-only ones in a compact queue, the others in a
 /// ring whose first and last slots are always occupied. Every visit goes through both in
 /// ascending packet-number order, as one ordered map would.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct SentPackets {
     slots: VecDeque<Option<SentPacket>>,
     /// Packet number of `slots[0]`.

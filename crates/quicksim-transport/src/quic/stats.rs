@@ -7,13 +7,14 @@
 //! the public [`ConnStats`].
 
 use quicksim_engine::SimTime;
+use serde::{Deserialize, Serialize};
 
 use super::connection::RareBox;
 use super::niche::Opt;
 use super::ConnStats;
 
 /// The counters nearly every connection changes (the meanings are `ConnStats`' fields').
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub(super) enum Sum {
     PacketsSent,
     BytesSent,
@@ -36,7 +37,7 @@ pub(super) const SUMS: usize = 13;
 /// carry the rest into `Rare::high` ([`count`]): a connection has to send or receive
 /// 4 GiB, or 2^32 packets or frames, before a carry, and 4 bytes instead of 8 per counter
 /// saved 52 B per endpoint.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct Stats {
     low: [u32; SUMS],
     /// Most ranges in any ACK frame sent (a range count: it fits in 32 bits, since 2^32 ranges

@@ -9,9 +9,10 @@
 use super::flow_control::ReceiveWindow;
 use super::niche::Opt;
 use super::range_set::RangeSet;
+use serde::{Deserialize, Serialize};
 
 /// Which stream scheduler a connection uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum SchedulerKind {
     /// Round robin per STREAM frame, in stream id order (INET `RRScheduler`).
     #[default]
@@ -36,7 +37,7 @@ pub trait StreamScheduler: Send + std::fmt::Debug {
 }
 
 /// Round robin: the next ready id after the one served last, wrapping around.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RoundRobin {
     last: Option<u64>,
 }
@@ -61,7 +62,7 @@ impl StreamScheduler for RoundRobin {
 }
 
 /// Strict priority by stream id.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LowestIdFirst;
 
 impl StreamScheduler for LowestIdFirst {
@@ -71,7 +72,7 @@ impl StreamScheduler for LowestIdFirst {
 }
 
 /// Send side of one stream.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SendStream {
     /// End of the data the application has written.
     pub written: u64,
@@ -167,7 +168,7 @@ impl SendStream {
 }
 
 /// Receive side of one stream.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RecvStream {
     /// Bytes received above `delivered`, not yet deliverable (reassembly queue).
     pub received: RangeSet,
@@ -206,7 +207,7 @@ impl RecvStream {
 /// Streams by id, ascending. A sorted vector rather than a `BTreeMap`: a connection has a few
 /// streams, and a B-tree's first node holds room for 11 (over 1 kB per map for one stream,
 /// which dominated the memory of an idle connection).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StreamMap<T> {
     v: Vec<(u64, T)>,
 }
@@ -283,14 +284,14 @@ impl<T> StreamMap<T> {
 /// A connection's scheduler: the `SchedulerKind`s inline, picking from the ready streams as
 /// it walks them (a boxed `dyn StreamScheduler` and a buffer of ready ids cost ~100 B per
 /// connection, heap included).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 enum Scheduler {
     RoundRobin(RoundRobin),
     LowestIdFirst,
 }
 
 /// All streams of a connection, by id (ascending: deterministic order).
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Streams {
     pub send: StreamMap<SendStream>,
     pub recv: StreamMap<RecvStream>,

@@ -53,6 +53,11 @@ pub struct Sim {
     /// whenever there is space.
     pub refill_on_event: bool,
     may_write: [bool; 2],
+    /// Before every event, replace both connections by their encoded-and-decoded copies
+    /// (`Connection::encode`/`decode`), the way a simulator keeps idle connections.
+    pub reencode: bool,
+    /// The largest encoded size seen for each side.
+    pub max_encoded: [usize; 2],
 }
 
 impl Sim {
@@ -94,6 +99,8 @@ impl Sim {
             server_acks: Vec::new(),
             refill_on_event: false,
             may_write: [true; 2],
+            reencode: false,
+            max_encoded: [0; 2],
         };
         sim.flush();
         sim
@@ -212,7 +219,11 @@ impl Sim {
     /// Runs until `until` or until nothing is scheduled. Panics on a livelock.
     pub fn run_until(&mut self, until: SimTime) {
         let mut same_time = 0u64;
-        while let Some(t) = self.next_time() {
+        loop {
+            if self.reencode {
+                self.reencode_conns();
+            }
+            let Some(t) = self.next_time() else { break };
             if t > until {
                 break;
             }
@@ -251,6 +262,18 @@ impl Sim {
         // Everything due by `until` has been handled.
         if self.now < until {
             self.now = until;
+        }
+    }
+
+    fn reencode_conns(&mut self) {
+        for side in 0..2 {
+            let mut buf = Vec::new();
+            self.conns[side].encode(&mut buf);
+            self.max_encoded[side] = self.max_encoded[side].max(buf.len());
+            let cfg = std::sync::Arc::new(self.conns[side].config().clone());
+            let (c, rest) = Connection::decode(&buf, cfg).expect("decodes");
+            assert!(rest.is_empty(), "trailing bytes");
+            self.conns[side] = c;
         }
     }
 
