@@ -69,6 +69,20 @@ pub struct CcMetrics {
     pub in_recovery: bool,
 }
 
+/// serde `with` module for a `u64` that is usually `u64::MAX` (an unset ssthresh): encoded as
+/// `value + 1` (wrapping), so the maximum takes 1 byte instead of 10 as a postcard varint.
+pub mod serde_max_u64 {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        v.wrapping_add(1).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Ok(u64::deserialize(d)?.wrapping_sub(1))
+    }
+}
+
 /// A congestion controller.
 pub trait CongestionController: Send {
     fn on_packet_sent(&mut self, _cx: &CcCtx, _p: &SentPacket) {}

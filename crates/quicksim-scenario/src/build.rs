@@ -31,9 +31,9 @@ pub struct UdpSpec {
     pub onoff: Option<(TimeDist, TimeDist)>,
 }
 
+/// A flow's endpoints and times (its name is in `World::flow_names`).
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
-    pub name: String,
     pub kind: FlowKind,
     pub src: NodeId,
     pub dst: NodeId,
@@ -451,6 +451,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
     // Flows.
     let mut flows = Vec::with_capacity(sc.flows.len());
     let mut names: Vec<String> = Vec::new();
+    let mut scratch = Vec::new();
     let mut shared_cfgs: Vec<Arc<QuicConfig>> = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
@@ -588,30 +589,30 @@ pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
                     return Err(err(p("streams"), "0: at least 1 stream"));
                 }
                 // Stored encoded until the flow starts (~60 B instead of a ~1.7 kB live state).
-                FlowApp::quic_idle(QuicState {
-                    app,
-                    conns: None,
-                    timers: [Opt::NONE, Opt::NONE],
-                    streams,
-                    next_stream: 0,
-                    bulk_left: bulk,
-                    bulk_total: bulk,
-                    delivered: 0,
-                    completion: None,
-                    message,
-                    rng: rng.stream("app", i as u64),
-                    active: false,
-                    last: None,
-                    close_error: None,
-                    cfg,
-                })
+                FlowApp::quic_idle(
+                    QuicState {
+                        app,
+                        conns: None,
+                        timers: [Opt::NONE, Opt::NONE],
+                        streams,
+                        next_stream: 0,
+                        bulk_left: bulk,
+                        bulk_total: bulk,
+                        delivered: 0,
+                        completion: None,
+                        message,
+                        rng: rng.stream("app", i as u64),
+                        active: false,
+                        last: None,
+                        close_error: None,
+                        cfg,
+                    },
+                    &mut scratch,
+                )
             }
         };
         names.push(f.name.clone());
-        flows.push(FlowRt {
-            spec: FlowSpec { name: f.name.clone(), kind: f.kind, src, dst, start, stop },
-            app,
-        });
+        flows.push(FlowRt { spec: FlowSpec { kind: f.kind, src, dst, start, stop }, app });
     }
 
     let rc = &sc.run.record;

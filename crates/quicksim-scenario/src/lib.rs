@@ -168,7 +168,7 @@ fn finish(
                 });
             }
         }
-        flows.insert(f.spec.name, o);
+        flows.insert(w.flow_names[i].clone(), o);
     }
     let rates: Vec<u64> = w.net.chans.iter().map(|c| c.cfg.rate.bits_per_s).collect();
     let tables = w.rec.tables(end, &w.flow_names, &w.net.chan_names, &rates, &w.net.names);

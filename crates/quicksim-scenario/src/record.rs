@@ -69,9 +69,15 @@ pub struct Recorder {
     conn_flow: Vec<u32>,
     conn_rows: Vec<ConnSample>,
     conn_counters: Vec<ConnCounters>,
-    /// (flow, stream id) of each per-stream series, and its delivered bytes per bin.
+    /// (flow, stream id) of each per-stream series, and its delivered bytes in the bins it
+    /// touched: (bin index, bytes), sparse like `flow_bins`.
     stream_keys: Vec<(u32, u64)>,
-    stream_bins: Vec<Vec<u64>>,
+    stream_bins: Vec<Vec<(u32, u64)>>,
+    /// Per flow, its first series in `stream_keys` (`u32::MAX`: none); per series, the flow's
+    /// next one. A flow has a few streams; a linear search of all keys cost O(flows) per
+    /// delivery with thousands of flows.
+    stream_first: Vec<u32>,
+    stream_next: Vec<u32>,
     conn_counts: Vec<u64>,
     pub trace_sel: Vec<bool>,
     trace: Series,
@@ -122,6 +128,8 @@ impl Recorder {
             conn_counters: Vec::new(),
             stream_keys: Vec::new(),
             stream_bins: Vec::new(),
+            stream_first: vec![u32::MAX; nflows],
+            stream_next: Vec::new(),
             trace_sel,
             trace: Series::default(),
             trace_node: Vec::new(),
@@ -183,20 +191,35 @@ impl Recorder {
         if !self.flows_on {
             return;
         }
-        let i = match self.stream_keys.iter().position(|&k| k == (flow, stream)) {
-            Some(i) => i,
-            None => {
-                self.stream_keys.push((flow, stream));
-                self.stream_bins.push(Vec::new());
-                self.stream_keys.len() - 1
-            }
-        };
-        let b = self.bin_at(t);
-        let v = &mut self.stream_bins[i];
-        if v.len() <= b {
-            v.resize(b + 1, 0);
+        let mut i = self.stream_first[flow as usize];
+        let mut last = u32::MAX;
+        while i != u32::MAX && self.stream_keys[i as usize].1 != stream {
+            last = i;
+            i = self.stream_next[i as usize];
         }
-        v[b] += bytes;
+        if i == u32::MAX {
+            i = self.stream_keys.len() as u32;
+            self.stream_keys.push((flow, stream));
+            self.stream_bins.push(Vec::new());
+            self.stream_next.push(u32::MAX);
+            match last {
+                u32::MAX => self.stream_first[flow as usize] = i,
+                l => self.stream_next[l as usize] = i,
+            }
+        }
+        let b = self.bin_at(t) as u32;
+        let v = &mut self.stream_bins[i as usize];
+        match v.last_mut() {
+            Some((lb, x)) if *lb == b => *x += bytes,
+            _ => {
+                if v.len() == v.capacity() {
+                    // As `flow`: double, never past the bins left in the run.
+                    let left = self.nbins.saturating_sub(b as usize).max(1);
+                    v.reserve_exact(v.capacity().max(1).min(left));
+                }
+                v.push((b, bytes));
+            }
+        }
     }
 
     pub fn conn_sample(&mut self, t: SimTime, flow: u32, s: ConnSample, c: ConnCounters, name: &str) {
@@ -373,11 +396,13 @@ impl Recorder {
         order.sort_by_key(|&i| self.stream_keys[i]);
         for i in order {
             let (f, sid) = self.stream_keys[i];
+            let mut touched = self.stream_bins[i].iter().peekable();
             for b in 0..nbins {
                 t.push(b as f64 * bin_s);
                 fl.push(flow_names[f as usize].clone());
                 st.push(sid as i64);
-                by.push(self.stream_bins[i].get(b).copied().unwrap_or(0) as i64);
+                let v = touched.next_if(|(tb, _)| *tb as usize == b).map_or(0, |&(_, v)| v);
+                by.push(v as i64);
             }
         }
         out.push((

@@ -67,6 +67,7 @@ struct Epoch {
 pub struct Cubic {
     config: Config,
     cwnd: u64,
+    #[serde(with = "crate::serde_max_u64")]
     ssthresh: u64,
     /// W_max in bytes: cwnd just before the last reduction (after fast convergence).
     /// Zero when unset (no loss yet, or reset by persistent congestion, RFC 9438 §4.8).

@@ -52,6 +52,7 @@ pub struct NewReno {
     config: Config,
     cwnd: u64,
     /// `u64::MAX` until the first congestion event (INET: UINT32_MAX).
+    #[serde(with = "crate::serde_max_u64")]
     ssthresh: u64,
     /// Exact mode: RFC 5681 §3.1 partial_bytes_acked. Approximate mode: the carry of the
     /// increase (INET keeps it in a function-level `static`, shared by every connection of the

@@ -576,6 +576,8 @@ fn an_idle_connection_encodes_small() {
         let mut buf = Vec::new();
         sim.conns[side].encode(&mut buf);
         println!("side {side}: {} B encoded", buf.len());
-        assert!(buf.len() <= 400, "side {side}: {} B encoded", buf.len());
+        // 198 and 223 B when written (no value is a 10-byte varint maximum: absent options and
+        // an unset ssthresh take 1 byte).
+        assert!(buf.len() <= 240, "side {side}: {} B encoded", buf.len());
     }
 }
