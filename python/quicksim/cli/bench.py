@@ -2,7 +2,10 @@
 
 Scenarios (built in code, `quicksim.bench.SUITE`):
 
-  linksharing    the showcase, 50 s, 3 QUIC flows + UDP, everything recorded (as shipped)
+  linksharing    the showcase, 50 s, 3 QUIC flows + UDP, recording what ns-3's linksharing
+                 program measures (per-flow bytes per bin, drops): the like-for-like comparison
+  linksharing-full  the same, everything recorded as shipped (queue length and congestion
+                 state at every change, link bins): what the showcase's plots cost
   scale-100x1g   100 flows, 1 Gbit/s, 10 ms one way, BDP queue (2.5 MB), 30 s
   scale-10g      50 flows, 10 Gbit/s, 10 ms one way, BDP queue (25 MB), 10 s
   many-flows     10 000 mostly idle QUIC connections (1 kB every 5 s) + 100 saturated, 10 s;
@@ -43,8 +46,8 @@ from typing import Any
 NAME = "bench"
 HELP = "benchmark suite (wall time, events/s, memory), optionally side by side with ns-3"
 
-SCENARIOS = ("linksharing", "scale-100x1g", "scale-10g", "many-flows")
-NS3_PROGRAMS = {"linksharing": "linksharing", "scale-100x1g": "scale"}
+SCENARIOS = ("linksharing", "linksharing-full", "scale-100x1g", "scale-10g", "many-flows")
+NS3_PROGRAMS = {"linksharing": "linksharing", "linksharing-full": "linksharing", "scale-100x1g": "scale"}
 """Suite scenario -> ns-3 anchor program with the same scenario (TCP NewReno)."""
 NS3_SOURCES = ("build.sh", "common.h", "linksharing.cc", "scale.cc", "mathis.cc")
 
