@@ -179,6 +179,29 @@ pub struct Connection {
     pub(super) rare: RareBox,
 }
 
+/// Appends the postcard encoding of `v` to `out`, pushing into the `Vec` directly.
+pub fn encode_into<T: Serialize + ?Sized>(v: &T, out: &mut Vec<u8>) {
+    struct Push<'a>(&'a mut Vec<u8>);
+    impl postcard::ser_flavors::Flavor for Push<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn try_push(&mut self, b: u8) -> postcard::Result<()> {
+            self.0.push(b);
+            Ok(())
+        }
+        #[inline(always)]
+        fn try_extend(&mut self, b: &[u8]) -> postcard::Result<()> {
+            self.0.extend_from_slice(b);
+            Ok(())
+        }
+        fn finalize(self) -> postcard::Result<()> {
+            Ok(())
+        }
+    }
+    // Pushing into a Vec cannot fail, and every field has an encoding (serde derives).
+    postcard::serialize_with_flavor(v, Push(out)).expect("postcard encoding into a Vec");
+}
+
 /// What a connection decoded by serde alone holds until `Connection::decode` sets the real one.
 fn unset_config() -> Arc<QuicConfig> {
     static UNSET: std::sync::LazyLock<Arc<QuicConfig>> = std::sync::LazyLock::new(Default::default);
@@ -239,9 +262,7 @@ impl Connection {
     /// shared, and [`Connection::decode`] takes it back. Decoding gives the connection back bit
     /// for bit: it behaves exactly as if it had never been encoded.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let buf = std::mem::take(out);
-        // Writing into a Vec cannot fail, and every field has an encoding (serde derives).
-        *out = postcard::to_extend(self, buf).expect("a connection always encodes into a Vec");
+        encode_into(self, out);
     }
 
     /// The connection encoded at the start of `bytes` by [`Connection::encode`], with the
