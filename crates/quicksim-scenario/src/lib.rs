@@ -116,7 +116,7 @@ fn finish(
     let mut flows = serde_json::Map::new();
     let flow_states = std::mem::take(&mut w.flows);
     for (i, mut f) in flow_states.into_iter().enumerate() {
-        f.app = f.app.live();
+        f.app.make_live();
         let t = &w.rec.flow_totals[i];
         let mut o = json!({
             "kind": match f.spec.kind { schema::FlowKind::Udp => "udp", schema::FlowKind::Onoff => "onoff", schema::FlowKind::Quic => "quic" },

@@ -163,7 +163,7 @@ pub(crate) struct QuicState {
     pub last: Option<Box<ConnSample>>,
     pub close_error: Option<String>,
     /// Shared by the flow's two endpoints and by flows with the same settings.
-    #[serde(skip, default = "unset_config")]
+    #[serde(skip, default = "quicksim_transport::quic::placeholder_config")]
     pub cfg: Arc<QuicConfig>,
 }
 
@@ -204,12 +204,6 @@ mod message_code {
             (size, time)
         }))
     }
-}
-
-/// What a `QuicState` decoded by serde alone holds until `IdleQuic::wake` sets the flow's own.
-fn unset_config() -> Arc<QuicConfig> {
-    static UNSET: std::sync::LazyLock<Arc<QuicConfig>> = std::sync::LazyLock::new(Default::default);
-    Arc::clone(&UNSET)
 }
 
 impl QuicState {
@@ -287,11 +281,11 @@ impl FlowApp {
         FlowApp::QuicIdle(Box::new(IdleQuic::sleep(&qs, scratch)))
     }
 
-    /// The live form of the flow's state.
-    pub(crate) fn live(self) -> FlowApp {
-        match self {
-            FlowApp::QuicIdle(i) => FlowApp::Quic(i.wake()),
-            app => app,
+    /// Puts the flow's state in live form (decoded if it was resting).
+    #[inline]
+    pub(crate) fn make_live(&mut self) {
+        if let FlowApp::QuicIdle(i) = self {
+            *self = FlowApp::Quic(i.wake());
         }
     }
 }
@@ -516,10 +510,7 @@ impl World {
     /// Flow `f`'s state in live form (decoded if it was resting).
     #[inline]
     fn wake(&mut self, f: u32) {
-        let app = &mut self.flows[f as usize].app;
-        if let FlowApp::QuicIdle(i) = app {
-            *app = FlowApp::Quic(i.wake());
-        }
+        self.flows[f as usize].app.make_live();
     }
 
     /// Stores flow `f` encoded if nothing is going on in it (`QuicState::quiet`).

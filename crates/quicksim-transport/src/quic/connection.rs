@@ -140,7 +140,7 @@ pub struct Connection {
     pub(super) role: Role,
     /// Shared, read-only: the endpoints of a flow (and flows with the same settings) hold one
     /// copy between them. Not part of the encoded state (`Connection::encode`): `decode` takes it.
-    #[serde(skip, default = "unset_config")]
+    #[serde(skip, default = "placeholder_config")]
     pub(super) cfg: Arc<QuicConfig>,
     pub(super) state: State,
     pub(super) hs: Handshake,
@@ -202,8 +202,10 @@ pub fn encode_into<T: Serialize + ?Sized>(v: &T, out: &mut Vec<u8>) {
     postcard::serialize_with_flavor(v, Push(out)).expect("postcard encoding into a Vec");
 }
 
-/// What a connection decoded by serde alone holds until `Connection::decode` sets the real one.
-fn unset_config() -> Arc<QuicConfig> {
+/// The configuration a state decoded by serde alone holds until its owner sets the real one
+/// (`Connection::decode`; the simulator's encoded idle flows): one shared default, so decoding
+/// allocates none. Serde `default` of the skipped configuration fields.
+pub fn placeholder_config() -> Arc<QuicConfig> {
     static UNSET: std::sync::LazyLock<Arc<QuicConfig>> = std::sync::LazyLock::new(Default::default);
     Arc::clone(&UNSET)
 }

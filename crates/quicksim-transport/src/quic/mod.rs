@@ -26,7 +26,7 @@ use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub use config::{AckFreqPolicy, QuicConfig};
-pub use connection::{encode_into, Connection};
+pub use connection::{encode_into, placeholder_config, Connection};
 pub use packet::{
     AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame,
     TransportParams,
