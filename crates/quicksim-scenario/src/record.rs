@@ -17,6 +17,23 @@ pub struct FlowBin {
     pub delivered_bytes: u64,
 }
 
+/// The counters of bin `b` in a sparse series of (bin index, counters) in time order, appended
+/// if `b` is not the last bin touched. The series grows by doubling, but never past the bins
+/// left in the run (`nbins` in all): a series touching every bin ends near an exact fit, as a
+/// dense vector would, and a mostly idle one holds only its few bins.
+#[inline]
+fn sparse_bin<T: Default>(v: &mut Vec<(u32, T)>, b: u32, nbins: usize) -> &mut T {
+    if v.last().is_none_or(|(lb, _)| *lb != b) {
+        debug_assert!(v.last().is_none_or(|(lb, _)| *lb < b), "time runs backwards");
+        if v.len() == v.capacity() {
+            let left = nbins.saturating_sub(b as usize).max(1);
+            v.reserve_exact(v.capacity().max(1).min(left));
+        }
+        v.push((b, T::default()));
+    }
+    &mut v.last_mut().expect("touched or just pushed").1
+}
+
 #[derive(Default)]
 struct Series {
     t_ps: Vec<u64>,
@@ -168,21 +185,7 @@ impl Recorder {
         f(&mut self.flow_totals[fi]);
         if self.flows_on {
             let b = self.bin_at(t) as u32;
-            let v = &mut self.flow_bins[fi];
-            match v.last_mut() {
-                Some((lb, x)) if *lb == b => f(x),
-                last => {
-                    debug_assert!(last.is_none_or(|(lb, _)| *lb < b), "time runs backwards");
-                    if v.len() == v.capacity() {
-                        // Double, but never past the bins left in the run: an active flow
-                        // touching every bin ends near an exact fit, as the dense vector did.
-                        let left = self.nbins.saturating_sub(b as usize).max(1);
-                        v.reserve_exact(v.capacity().max(1).min(left));
-                    }
-                    v.push((b, FlowBin::default()));
-                    f(&mut v.last_mut().expect("just pushed").1);
-                }
-            }
+            f(sparse_bin(&mut self.flow_bins[fi], b, self.nbins));
         }
     }
 
@@ -208,18 +211,7 @@ impl Recorder {
             }
         }
         let b = self.bin_at(t) as u32;
-        let v = &mut self.stream_bins[i as usize];
-        match v.last_mut() {
-            Some((lb, x)) if *lb == b => *x += bytes,
-            _ => {
-                if v.len() == v.capacity() {
-                    // As `flow`: double, never past the bins left in the run.
-                    let left = self.nbins.saturating_sub(b as usize).max(1);
-                    v.reserve_exact(v.capacity().max(1).min(left));
-                }
-                v.push((b, bytes));
-            }
-        }
+        *sparse_bin(&mut self.stream_bins[i as usize], b, self.nbins) += bytes;
     }
 
     pub fn conn_sample(&mut self, t: SimTime, flow: u32, s: ConnSample, c: ConnCounters, name: &str) {
