@@ -338,7 +338,11 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
     Ok(c)
 }
 
-pub(crate) fn build(sc: &Scenario, seed: u64) -> Result<Built, ScenarioError> {
+pub(crate) fn build(
+    sc: &Scenario,
+    seed: u64,
+    _plugins: &crate::plugins::Plugins,
+) -> Result<Built, ScenarioError> {
     let end = SimTime(sc.run.duration.0 .0);
     if end.0 == 0 {
         return Err(err("run.duration", "\"0s\": a run must last longer than 0 s"));

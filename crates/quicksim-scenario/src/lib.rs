@@ -3,6 +3,7 @@
 
 mod build;
 pub mod output;
+pub mod plugins;
 mod record;
 pub mod schema;
 pub mod units;
@@ -53,7 +54,7 @@ fn hash_str(s: &str) -> String {
 /// Check a scenario completely (schema and semantics) without running it.
 pub fn validate(json: &str) -> Result<schema::Scenario, ScenarioError> {
     let sc = schema::parse(json)?;
-    build::build(&sc, sc.run.seed.unwrap_or(1))?;
+    build::build(&sc, sc.run.seed.unwrap_or(1), &plugins::Plugins::default())?;
     Ok(sc)
 }
 
@@ -64,7 +65,18 @@ pub fn run(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64, u64) -> bool,
 ) -> Result<RunOutput, ScenarioError> {
-    run_inner(json, seed, progress, true).map(|(out, _)| out)
+    run_with(json, seed, progress, &plugins::Plugins::default())
+}
+
+/// `run` with extensions registered at run time (controllers, queue disciplines, sinks that are
+/// not built in: [`plugins::Plugins`]).
+pub fn run_with(
+    json: &str,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64, u64) -> bool,
+    plugins: &plugins::Plugins,
+) -> Result<RunOutput, ScenarioError> {
+    run_inner(json, seed, progress, true, plugins).map(|(out, _)| out)
 }
 
 /// `run`, with quiet QUIC flows stored encoded or not (`rest`), and how often one was.
@@ -73,10 +85,11 @@ fn run_inner(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64, u64) -> bool,
     rest: bool,
+    plugins: &plugins::Plugins,
 ) -> Result<(RunOutput, u64), ScenarioError> {
     let mut sc = schema::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(1);
-    let built = build::build(&sc, seed)?;
+    let built = build::build(&sc, seed, plugins)?;
     // The parsed flows (~600 B each) are not needed once built.
     sc.flows = Vec::new();
     let mut w = world::World::new(built);
@@ -279,7 +292,9 @@ mod rest_tests {
             "flows": flows,
         });
         let json = doc.to_string();
-        let go = |rest| run_inner(&json, None, &mut |_, _| true, rest).expect("runs");
+        let go = |rest| {
+            run_inner(&json, None, &mut |_, _| true, rest, &plugins::Plugins::default()).expect("runs")
+        };
         let (live, none) = go(false);
         let (rested, n) = go(true);
         assert_eq!(none, 0);

@@ -5,6 +5,9 @@
 //! Every protocol here is a state machine driven by `handle_*(now, ..)` and `poll_*(now)`;
 //! it never reads a clock or touches a socket.
 
+pub mod endpoint;
 pub mod quic;
+
+pub use endpoint::{AppEvent, Endpoint, TransportCounters, TransportMetrics, WirePacket};
 
 pub use quic::{ConnEvent, ConnMetrics, ConnStats, Connection, HeaderProfile, QuicConfig, QuicPacket, Role};

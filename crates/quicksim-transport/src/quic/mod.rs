@@ -10,6 +10,7 @@ pub mod ack;
 pub mod ack_frequency;
 pub mod config;
 mod connection;
+mod endpoint;
 pub mod flow_control;
 pub mod handshake;
 pub mod niche;
@@ -22,9 +23,10 @@ mod sent_packets;
 mod stats;
 pub mod streams;
 
-use quicksim_engine::{SimDuration, SimTime};
+use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
+pub use crate::endpoint::{AppEvent as ConnEvent, TransportMetrics as ConnMetrics};
 pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::{encode_into, placeholder_config, Connection};
 pub use packet::{
@@ -38,19 +40,6 @@ pub use streams::{SchedulerKind, StreamScheduler};
 pub enum Role {
     Client,
     Server,
-}
-
-/// Something the application should know about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ConnEvent {
-    /// The handshake completed (immediately at creation without a handshake).
-    Established,
-    /// The send queues fell below the low-water mark after an ACK: refill them.
-    SendQueueLow,
-    /// Stream bytes `[offset, offset+len)` were delivered in order (and consumed).
-    StreamData { stream_id: u64, offset: u64, len: u64 },
-    /// The connection closed: None for a normal close, else the reason.
-    Closed { error: Option<String> },
 }
 
 /// Counters of one connection (monotonic, except `max_ack_ranges_sent` which is a maximum).
@@ -108,23 +97,4 @@ pub struct ConnStats {
     pub crypto_frames_sent: u64,
     /// When the handshake completed (creation time without a handshake).
     pub established_at: Option<SimTime>,
-}
-
-/// A snapshot for recording; the simulator samples it when it changes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ConnMetrics {
-    /// Congestion window (`u64::MAX` with cc "none").
-    pub cwnd_bytes: u64,
-    /// `u64::MAX` until the first loss.
-    pub ssthresh_bytes: u64,
-    pub bytes_in_flight: u64,
-    /// Zero before the first RTT sample.
-    pub latest_rtt: SimDuration,
-    pub smoothed_rtt: SimDuration,
-    pub min_rtt: SimDuration,
-    pub rttvar: SimDuration,
-    pub in_recovery: bool,
-    pub pto_count: u32,
-    /// Unsent plus unacknowledged bytes in all send queues.
-    pub send_queue_bytes: u64,
 }
