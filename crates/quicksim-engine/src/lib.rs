@@ -4,6 +4,7 @@
 //! beyond is exact; floats appear only at the Python and plotting edges.
 
 mod calendar;
+pub mod compact;
 mod queue;
 mod rng;
 mod time;

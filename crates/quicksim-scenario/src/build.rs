@@ -1,50 +1,35 @@
 //! Schema -> world: semantic validation (with the field path in every error) and construction
 //! of the network, applications and recorders.
 
-use crate::record::Recorder;
+use crate::apps::App;
+use crate::flows::transport::TransportFlow;
+use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
+use crate::flows::{FlowApp, FlowRt, FlowSpec};
+use crate::output::record::Recorder;
+use crate::output::Sinks;
 use crate::schema::*;
-use crate::world::{FlowApp, FlowRt, Payload, QuicState, UdpState};
+use crate::world::Payload;
 use crate::ScenarioError;
 use quicksim_engine::{Rate, RngStreams, SimDuration, SimTime};
 use quicksim_net::{
     ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind, QueueLimit,
-    IPV4_HEADER, PPP_OVERHEAD, UDP_HEADER,
+    PPP_OVERHEAD,
 };
-use quicksim_transport::quic::niche::Opt;
-use quicksim_transport::quic::{AckFreqPolicy, HeaderProfile, QuicConfig};
+use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
 use std::sync::Arc;
 
 /// Default output queue: INET's PppInterface DropTailQueue packetCapacity (10000 packets).
 pub const DEFAULT_QUEUE_PACKETS: u64 = 10_000;
 const DEFAULT_MTU: u64 = 1500;
-const UDP_IP: u64 = (IPV4_HEADER + UDP_HEADER) as u64;
 
 fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path.into(), msg.into())
 }
 
-#[derive(Clone, Debug)]
-pub struct UdpSpec {
-    pub size: SizeDist,
-    pub interval: Option<TimeDist>,
-    pub rate: Option<Rate>,
-    pub onoff: Option<(TimeDist, TimeDist)>,
-}
-
-/// A flow's endpoints and times (its name is in `World::flow_names`).
-#[derive(Clone, Debug)]
-pub struct FlowSpec {
-    pub kind: FlowKind,
-    pub src: NodeId,
-    pub dst: NodeId,
-    pub start: SimTime,
-    pub stop: SimTime,
-}
-
 pub(crate) struct Built {
     pub net: Network<Payload>,
     pub flows: Vec<FlowRt>,
-    pub rec: Recorder,
+    pub rec: Sinks,
     pub end: SimTime,
     pub max_events: Option<u64>,
     pub link_events: Vec<(SimTime, NetEvent<Payload>)>,
@@ -341,7 +326,7 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
 pub(crate) fn build(
     sc: &Scenario,
     seed: u64,
-    _plugins: &crate::plugins::Plugins,
+    plugins: &crate::plugins::Plugins,
 ) -> Result<Built, ScenarioError> {
     let end = SimTime(sc.run.duration.0 .0);
     if end.0 == 0 {
@@ -534,7 +519,7 @@ pub(crate) fn build(
                     forbid("off", f.off.is_some(), kind)?;
                     None
                 };
-                FlowApp::Udp(Box::new(UdpState {
+                FlowApp::Udp(Box::new(UdpFlow {
                     spec: UdpSpec { size, interval: f.interval.clone(), rate: f.rate.map(|r| r.0), onoff },
                     rng: rng.stream("app", i as u64),
                     on: false,
@@ -592,31 +577,28 @@ pub(crate) fn build(
                 if streams == 0 {
                     return Err(err(p("streams"), "0: at least 1 stream"));
                 }
-                // Stored encoded until the flow starts (~60 B instead of a ~1.7 kB live state).
-                FlowApp::quic_idle(
-                    QuicState {
-                        app,
-                        conns: None,
-                        timers: [Opt::NONE, Opt::NONE],
-                        streams,
-                        next_stream: 0,
-                        bulk_left: bulk,
-                        bulk_total: bulk,
-                        delivered: 0,
-                        completion: None,
-                        message,
-                        rng: rng.stream("app", i as u64),
-                        active: false,
-                        last: None,
-                        close_error: None,
-                        cfg,
-                    },
-                    &mut scratch,
-                )
+                let app = App {
+                    kind: app,
+                    streams,
+                    next_stream: 0,
+                    bulk_left: bulk,
+                    bulk_total: bulk,
+                    delivered: 0,
+                    completion: None,
+                    message,
+                    rng: rng.stream("app", i as u64),
+                    active: false,
+                };
+                FlowApp::transport(TransportFlow::<Connection>::new(app, cfg), &mut scratch)
             }
         };
         names.push(f.name.clone());
-        flows.push(FlowRt { spec: FlowSpec { kind: f.kind, src, dst, start, stop }, app });
+        let kind = match f.kind {
+            FlowKind::Udp => "udp",
+            FlowKind::Onoff => "onoff",
+            FlowKind::Quic => "quic",
+        };
+        flows.push(FlowRt { spec: FlowSpec { kind, src, dst, start, stop }, app });
     }
 
     let rc = &sc.run.record;
@@ -656,5 +638,7 @@ pub(crate) fn build(
         trace_sel,
         rc.max_samples,
     );
+    let extra = plugins.sinks.iter().map(|(_, s)| s.make(flows.len())).collect();
+    let rec = Sinks::new(rec, extra);
     Ok(Built { net, flows, rec, end, max_events: sc.run.max_events, link_events, flow_names: names })
 }

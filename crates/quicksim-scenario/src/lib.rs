@@ -1,10 +1,15 @@
 //! quicksim-scenario: scenario files (JSON of the TOML document, with units) -> a world of
-//! network, applications and transport endpoints; recorders; the run loop.
+//! network, flows (applications over transports) and output sinks; the run loop.
+//!
+//! `schema` (the file format) -> `build` (checks and construction) -> `world` (the run loop,
+//! over `flows` and `apps`) -> `output` (sinks, tables, totals). `plugins` carries run-time
+//! extensions. `docs/architecture.md` has the whole picture.
 
+mod apps;
 mod build;
+mod flows;
 pub mod output;
 pub mod plugins;
-mod record;
 pub mod schema;
 pub mod units;
 mod world;
@@ -12,7 +17,6 @@ mod world;
 pub use output::{Column, RunOutput, Table};
 pub use world::Stop;
 
-use serde_json::json;
 use std::fmt;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -99,7 +103,7 @@ fn run_inner(
     let wall_s = wall.elapsed().as_secs_f64();
     let peak_rss_run_kib = peak_rss_kib();
     let rested = w.rested;
-    let mut out = finish(w, &sc, json, seed, stop, wall_s);
+    let mut out = output::totals::finish(w, &sc, hash_str(json), seed, stop, wall_s);
     out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
     Ok((out, rested))
 }
@@ -111,140 +115,6 @@ fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn finish(
-    mut w: world::World,
-    sc: &schema::Scenario,
-    json: &str,
-    seed: u64,
-    stop: Stop,
-    wall_s: f64,
-) -> RunOutput {
-    use world::FlowApp;
-    let end = w.end;
-    let end_s = end.as_secs_f64();
-    // Each flow's state (connections, send queues) is dropped as soon as its totals are taken,
-    // so the outputs do not add to the peak memory of the run on top of the state.
-    let mut flows = serde_json::Map::new();
-    let flow_states = std::mem::take(&mut w.flows);
-    for (i, mut f) in flow_states.into_iter().enumerate() {
-        f.app.make_live();
-        let t = &w.rec.flow_totals[i];
-        let mut o = json!({
-            "kind": match f.spec.kind { schema::FlowKind::Udp => "udp", schema::FlowKind::Onoff => "onoff", schema::FlowKind::Quic => "quic" },
-            "src": w.net.node_name(f.spec.src),
-            "dst": w.net.node_name(f.spec.dst),
-            "start_s": f.spec.start.as_secs_f64(),
-            "stop_s": f.spec.stop.as_secs_f64(),
-            "app_sent_bytes": t.app_sent_bytes,
-            "wire_sent_bytes": t.wire_sent_bytes,
-            "wire_recv_bytes": t.wire_recv_bytes,
-            "delivered_bytes": t.delivered_bytes,
-            "packets_sent": t.sent_packets,
-            "packets_delivered": t.recv_packets,
-            "packets_dropped": w.rec.flow_dropped[i],
-            "completion_time_s": serde_json::Value::Null,
-        });
-        if let FlowApp::Quic(qs) = &f.app {
-            if let Some(c) = qs.completion {
-                o["completion_time_s"] = json!((c - f.spec.start).as_secs_f64());
-            }
-            if let Some(c) = &qs.conns {
-                let s = c[0].stats();
-                let r = c[1].stats();
-                o["quic"] = json!({
-                    "packets_sent": s.packets_sent,
-                    "packets_acked": s.packets_acked,
-                    "packets_lost": s.packets_lost,
-                    "bytes_sent": s.bytes_sent,
-                    "stream_bytes_sent": s.stream_bytes_sent,
-                    "retransmitted_bytes": s.retransmitted_bytes,
-                    "ack_frames_sent": r.ack_frames_sent,
-                    "ack_only_packets_sent": r.ack_only_packets_sent,
-                    "receiver_packets_sent": r.packets_sent,
-                    "receiver_bytes_sent": r.bytes_sent,
-                    // The ACK-policy costs: the reverse path carries only ACKs in a bulk
-                    // transfer, so these are its packets and QUIC bytes (IP + UDP: +28 B each).
-                    "receiver_ack_only_bytes_sent": r.ack_only_bytes_sent,
-                    "receiver_ack_frame_bytes_sent": r.ack_frame_bytes_sent,
-                    "ack_frames_per_data_packet": if s.packets_sent > 0 { r.ack_frames_sent as f64 / s.packets_sent as f64 } else { 0.0 },
-                    "ack_packets_per_data_packet": if s.packets_sent > 0 { r.ack_only_packets_sent as f64 / s.packets_sent as f64 } else { 0.0 },
-                    "ibit_packets_sent": s.ibit_packets_sent,
-                    "ack_frequency_frames_sent": s.ack_frequency_frames_sent,
-                    "immediate_ack_frames_sent": s.immediate_ack_frames_sent,
-                    "receiver_ack_frequency_frames_applied": r.ack_frequency_frames_applied,
-                    "receiver_immediate_acks_honoured": r.immediate_acks_honoured,
-                    "congestion_events": s.congestion_events,
-                    "established": c[0].is_established() || c[0].is_closed(),
-                    "error": qs.close_error,
-                });
-            }
-        }
-        flows.insert(w.flow_names[i].clone(), o);
-    }
-    let rates: Vec<u64> = w.net.chans.iter().map(|c| c.cfg.rate.bits_per_s).collect();
-    let tables = w.rec.tables(end, &w.flow_names, &w.net.chan_names, &rates, &w.net.names);
-    let mut queues = serde_json::Map::new();
-    let mut links = serde_json::Map::new();
-    let mut held = 0u64;
-    for (ci, c) in w.net.chans.iter().enumerate() {
-        let name = &w.net.chan_names[ci];
-        held += c.held_packets();
-        let st = &c.stats;
-        let mean = if end.0 > 0 { st.queue_packet_ps as f64 / end.0 as f64 } else { 0.0 };
-        queues.insert(
-            name.clone(),
-            json!({
-                "enqueued_packets": st.enqueued_packets,
-                "dropped_packets": st.dropped_packets,
-                "dropped_bytes": st.dropped_bytes,
-                "max_packets": st.max_queue_packets,
-                "max_bytes": st.max_queue_bytes,
-                "mean_packets": mean,
-                "queued_packets_at_end": c.held_packets(),
-            }),
-        );
-        links.insert(
-            name.clone(),
-            json!({
-                "bytes": st.delivered_frame_bytes,
-                "ip_bytes": st.delivered_bytes,
-                "packets": st.delivered_packets,
-                "frames_serialized": st.sent_packets,
-                "utilization": if end_s > 0.0 { st.delivered_frame_bytes as f64 * 8.0 / (c.cfg.rate.bits_per_s as f64 * end_s) } else { 0.0 },
-            }),
-        );
-    }
-    let events = w.q.events_processed();
-    let meta = json!({
-        "seed": seed,
-        "duration_s": sc.run.duration.0.as_secs_f64(),
-        "sim_end_s": end_s,
-        "events": events,
-        "wall_s": wall_s,
-        "events_per_s": if wall_s > 0.0 { events as f64 / wall_s } else { 0.0 },
-        "sim_s_per_wall_s": if wall_s > 0.0 { end_s / wall_s } else { 0.0 },
-        "scenario_hash": hash_str(json),
-        "trace_hash": format!("{:016x}", w.trace_hash),
-        "version": VERSION,
-        "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
-        // Optimised with the profile pgo/quicksim.profdata (scripts/rustc-pgo sets the cfg).
-        "pgo": cfg!(quicksim_pgo),
-        "stopped_early": stop != Stop::Finished,
-        "stop_reason": match stop { Stop::Finished => "finished", Stop::EventBudget => "event budget", Stop::Cancelled => "cancelled" },
-        "record_interval_s": w.rec.bin.as_secs_f64(),
-        "packets_in_network_at_end": held,
-        "truncated_series": w.rec.truncated,
-        "name": sc.name,
-    });
-    // Move the maps in: `json!` would serialize a deep copy of them first, which doubled the
-    // peak memory of runs with many flows.
-    let mut totals = serde_json::Map::new();
-    totals.insert("flows".into(), serde_json::Value::Object(flows));
-    totals.insert("queues".into(), serde_json::Value::Object(queues));
-    totals.insert("links".into(), serde_json::Value::Object(links));
-    RunOutput { meta, tables, totals: serde_json::Value::Object(totals) }
 }
 
 #[cfg(test)]

@@ -5,6 +5,21 @@
 //! Built-in components are dispatched statically; a plugin costs a dynamic call per use, and a
 //! flow that uses one is never stored compactly (it cannot be encoded).
 
+use crate::output::SinkFactory;
+use std::sync::Arc;
+
 /// The extensions of one run. `Plugins::default()` has none: every scenario file runs with it.
-#[derive(Default)]
-pub struct Plugins {}
+#[derive(Default, Clone)]
+pub struct Plugins {
+    /// Output sinks added to every run made with these plugins, by name, in order (their
+    /// tables come after the built-in ones).
+    pub sinks: Vec<(String, Arc<dyn SinkFactory>)>,
+}
+
+impl Plugins {
+    /// Adds an output sink: `factory.make(number of flows)` is called once per run.
+    pub fn add_sink(&mut self, name: &str, factory: impl SinkFactory + 'static) -> &mut Self {
+        self.sinks.push((name.to_string(), Arc::new(factory)));
+        self
+    }
+}

@@ -86,6 +86,14 @@ pub trait Endpoint {
     fn poll_timeout(&self) -> Option<SimTime>;
     /// The next event for the application.
     fn poll_event(&mut self) -> Option<AppEvent>;
+    /// The stream id of the application's `index`-th stream (0, 1, 2, ...), as `write` takes it
+    /// and `AppEvent::StreamData` reports it. TCP has one stream, 0.
+    fn app_stream_id(index: u32) -> u64
+    where
+        Self: Sized,
+    {
+        u64::from(index)
+    }
     /// Bytes the send buffer accepts now.
     fn send_space(&self) -> u64;
     /// Hands `len` bytes of stream `stream` to the transport; returns the bytes accepted.

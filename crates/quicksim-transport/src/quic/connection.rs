@@ -179,29 +179,6 @@ pub struct Connection {
     pub(super) rare: RareBox,
 }
 
-/// Appends the postcard encoding of `v` to `out`, pushing into the `Vec` directly.
-pub fn encode_into<T: Serialize + ?Sized>(v: &T, out: &mut Vec<u8>) {
-    struct Push<'a>(&'a mut Vec<u8>);
-    impl postcard::ser_flavors::Flavor for Push<'_> {
-        type Output = ();
-        #[inline(always)]
-        fn try_push(&mut self, b: u8) -> postcard::Result<()> {
-            self.0.push(b);
-            Ok(())
-        }
-        #[inline(always)]
-        fn try_extend(&mut self, b: &[u8]) -> postcard::Result<()> {
-            self.0.extend_from_slice(b);
-            Ok(())
-        }
-        fn finalize(self) -> postcard::Result<()> {
-            Ok(())
-        }
-    }
-    // Pushing into a Vec cannot fail, and every field has an encoding (serde derives).
-    postcard::serialize_with_flavor(v, Push(out)).expect("postcard encoding into a Vec");
-}
-
 /// The configuration a state decoded by serde alone holds until its owner sets the real one
 /// (`Connection::decode`; the simulator's encoded idle flows): one shared default, so decoding
 /// allocates none. Serde `default` of the skipped configuration fields.
@@ -264,7 +241,7 @@ impl Connection {
     /// shared, and [`Connection::decode`] takes it back. Decoding gives the connection back bit
     /// for bit: it behaves exactly as if it had never been encoded.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        encode_into(self, out);
+        quicksim_engine::compact::encode_into(self, out);
     }
 
     /// The connection encoded at the start of `bytes` by [`Connection::encode`], with the

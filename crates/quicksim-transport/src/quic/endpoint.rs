@@ -37,6 +37,11 @@ impl Endpoint for Connection {
     fn poll_event(&mut self) -> Option<AppEvent> {
         Connection::poll_event(self)
     }
+    /// Client-initiated bidirectional streams: ids 0, 4, 8, ... (RFC 9000 §2.1).
+    #[inline]
+    fn app_stream_id(index: u32) -> u64 {
+        u64::from(index) * 4
+    }
     #[inline]
     fn send_space(&self) -> u64 {
         self.send_queue_space()

@@ -28,11 +28,12 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::endpoint::{AppEvent as ConnEvent, TransportMetrics as ConnMetrics};
 pub use config::{AckFreqPolicy, QuicConfig};
-pub use connection::{encode_into, placeholder_config, Connection};
+pub use connection::{placeholder_config, Connection};
 pub use packet::{
     AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame,
     TransportParams,
 };
+pub use quicksim_engine::compact::encode_into;
 pub use streams::{SchedulerKind, StreamScheduler};
 
 /// Which end of the connection this is.

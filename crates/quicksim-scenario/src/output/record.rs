@@ -1,10 +1,11 @@
-//! Recorders: what a run writes down. Each series is chosen by the scenario's `run.record`
-//! table and capped, so large runs stay light. Columns carry their unit in the name.
+//! The built-in tables (`flows`, `links`, `queues`, `drops`, `conn`, `streams`, `packets`): the
+//! sink every run has. Each series is chosen by the scenario's `run.record` table and capped, so
+//! large runs stay light. Columns carry their unit in the name.
 
-use crate::output::{Column, Table};
-use crate::world::Payload;
+use super::sinks::{PacketInfo, RunInfo, Sink};
+use super::{Column, Table};
 use quicksim_engine::{SimDuration, SimTime};
-use quicksim_net::{ChanId, DropReason, NetObserver, NodeId, Packet};
+use quicksim_net::{ChanId, DropReason, NodeId};
 
 /// Per-flow counters of one bin.
 #[derive(Clone, Copy, Default, Debug)]
@@ -101,12 +102,20 @@ pub struct Recorder {
     trace_node: Vec<u32>,
     trace_uid: Vec<u64>,
     max_samples: u64,
-    pub truncated: Vec<String>,
+    /// Series that hit `max_samples`, in the order they did.
+    truncated: Vec<Truncated>,
     /// Bins in the whole run; a flow's or link's bin vector is allocated at this size once,
     /// not grown by doubling (up to 2x the memory with many flows).
     nbins: usize,
     /// The bin of the last `bin_at` call, as (start in ps, index).
     bin_cache: (u64, usize),
+}
+
+/// A series cut at `max_samples`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Truncated {
+    Conn(u32),
+    Queue(u32),
 }
 
 impl Recorder {
@@ -214,20 +223,13 @@ impl Recorder {
         *sparse_bin(&mut self.stream_bins[i as usize], b, self.nbins) += bytes;
     }
 
-    pub fn conn_sample(&mut self, t: SimTime, flow: u32, s: ConnSample, c: ConnCounters, name: &str) {
-        let fi = flow as usize;
-        if !self.conn_sel[fi] {
-            return;
-        }
-        if self.conn_counts[fi] >= self.max_samples {
-            self.note_truncated(format!("conn:{name}"));
-            return;
-        }
-        self.conn_counts[fi] += 1;
-        self.conn_t.push(t.0);
-        self.conn_flow.push(flow);
-        self.conn_rows.push(s);
-        self.conn_counters.push(c);
+    /// The names of the series cut at `max_samples` (`meta.truncated_series`).
+    pub fn truncated(&self, flow_names: &[String]) -> Vec<String> {
+        let name = |t: &Truncated| match *t {
+            Truncated::Conn(f) => format!("conn:{}", flow_names[f as usize]),
+            Truncated::Queue(c) => format!("queue:{c}"),
+        };
+        self.truncated.iter().map(name).collect()
     }
 
     /// One packet event of a traced flow; `uid` identifies the packet network-wide.
@@ -242,21 +244,16 @@ impl Recorder {
         }
     }
 
-    fn note_truncated(&mut self, s: String) {
-        if !self.truncated.contains(&s) {
-            self.truncated.push(s);
+    fn note_truncated(&mut self, t: Truncated) {
+        if !self.truncated.contains(&t) {
+            self.truncated.push(t);
         }
     }
 
     /// Build the output tables.
-    pub fn tables(
-        &self,
-        end: SimTime,
-        flow_names: &[String],
-        chan_names: &[String],
-        chan_rate_bps: &[u64],
-        node_names: &[String],
-    ) -> Vec<(String, Table)> {
+    pub fn tables(&self, info: &RunInfo<'_>) -> Vec<(String, Table)> {
+        let (end, flow_names, chan_names) = (info.end, info.flow_names, info.chan_names);
+        let (chan_rate_bps, node_names) = (info.chan_rate_bps, info.node_names);
         let nbins = (end.0.div_ceil(self.bin.0)) as usize;
         let bin_s = self.bin.as_secs_f64();
         let mut out = Vec::new();
@@ -431,15 +428,14 @@ impl Recorder {
     }
 }
 
-impl NetObserver<Payload> for Recorder {
+impl Sink for Recorder {
     fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
         let c = chan.0 as usize;
         if !self.queue_sel[c] {
             return;
         }
         if self.queue_counts[c] >= self.max_samples {
-            let s = format!("queue:{c}");
-            self.note_truncated(s);
+            self.note_truncated(Truncated::Queue(chan.0));
             return;
         }
         self.queue_counts[c] += 1;
@@ -449,7 +445,8 @@ impl NetObserver<Payload> for Recorder {
         self.queues.b.push(bytes as i64);
     }
 
-    fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
+    #[inline]
+    fn dropped(&mut self, now: SimTime, chan: ChanId, p: &PacketInfo, why: DropReason) {
         self.flow_dropped[p.flow as usize] += 1;
         if self.drops_on {
             self.drops.t_ps.push(now.0);
@@ -460,7 +457,8 @@ impl NetObserver<Payload> for Recorder {
         }
     }
 
-    fn delivered(&mut self, now: SimTime, chan: ChanId, _p: &Packet<Payload>, frame_bytes: u64) {
+    #[inline]
+    fn link_delivered(&mut self, now: SimTime, chan: ChanId, _p: &PacketInfo, frame_bytes: u64) {
         let c = chan.0 as usize;
         if self.link_sel[c] {
             let b = self.bin_at(now);
@@ -475,8 +473,9 @@ impl NetObserver<Payload> for Recorder {
         }
     }
 
-    fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
-        if p.payload.forward() {
+    #[inline]
+    fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &PacketInfo) {
+        if p.forward {
             let bytes = p.ip_bytes as u64;
             self.flow(now, p.flow, |b| {
                 b.wire_sent_bytes += bytes;
@@ -484,6 +483,51 @@ impl NetObserver<Payload> for Recorder {
             });
             self.trace(now, p.flow, node, p.uid, p.ip_bytes, false);
         }
+    }
+
+    #[inline]
+    fn packet_received(&mut self, now: SimTime, p: &PacketInfo) {
+        if p.forward {
+            let bytes = p.ip_bytes as u64;
+            self.flow(now, p.flow, |b| {
+                b.wire_recv_bytes += bytes;
+                b.recv_packets += 1;
+            });
+            self.trace(now, p.flow, p.dst, p.uid, p.ip_bytes, true);
+        }
+    }
+
+    #[inline]
+    fn app_sent(&mut self, now: SimTime, flow: u32, bytes: u64) {
+        self.flow(now, flow, |b| b.app_sent_bytes += bytes);
+    }
+
+    #[inline]
+    fn app_delivered(&mut self, now: SimTime, flow: u32, stream: Option<u64>, bytes: u64) {
+        if let Some(s) = stream {
+            self.stream_delivered(now, flow, s, bytes);
+        }
+        self.flow(now, flow, |b| b.delivered_bytes += bytes);
+    }
+
+    fn conn_sample(&mut self, t: SimTime, flow: u32, s: &ConnSample, c: &ConnCounters) {
+        let fi = flow as usize;
+        if !self.conn_sel[fi] {
+            return;
+        }
+        if self.conn_counts[fi] >= self.max_samples {
+            self.note_truncated(Truncated::Conn(flow));
+            return;
+        }
+        self.conn_counts[fi] += 1;
+        self.conn_t.push(t.0);
+        self.conn_flow.push(flow);
+        self.conn_rows.push(*s);
+        self.conn_counters.push(*c);
+    }
+
+    fn finish(&mut self, info: &RunInfo<'_>) -> Vec<(String, Table)> {
+        self.tables(info)
     }
 }
 

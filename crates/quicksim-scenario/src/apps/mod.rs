@@ -1,0 +1,161 @@
+//! The applications on top of a transport flow, transport-neutral: what bytes a flow's client
+//! hands its endpoint and when. Saturated (keeps the send buffer full), bulk (a number of bytes
+//! as fast as possible, completion time recorded) and messages (a size every interval, INET's
+//! generator). They talk to the transport only through [`Endpoint`]'s `send_space`/`write`.
+
+use crate::schema::{QuicApp, SizeDist, TimeDist};
+use quicksim_engine::{Rng, SimDuration, SimTime};
+use quicksim_transport::Endpoint;
+use serde::{Deserialize, Serialize};
+
+/// Which application a transport flow runs (the schema's `app`).
+pub(crate) type AppKind = QuicApp;
+
+/// A flow's application state. Serialized as part of a resting flow (`flows::park`).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct App {
+    pub kind: AppKind,
+    /// Streams the data is spread over, round robin (the first one only for a one-stream
+    /// transport such as TCP).
+    pub streams: u32,
+    pub next_stream: u32,
+    /// Bulk: bytes the application has still to hand over, and all of them.
+    pub bulk_left: u64,
+    pub bulk_total: u64,
+    /// Bytes delivered in order to the receiving application.
+    pub delivered: u64,
+    /// Bulk: when the last byte was delivered.
+    pub completion: Option<SimTime>,
+    #[serde(with = "message_code")]
+    pub message: Option<(SizeDist, TimeDist)>,
+    pub rng: Rng,
+    /// Between the flow's start and stop.
+    pub active: bool,
+}
+
+pub(crate) fn draw_size(d: &SizeDist, rng: &mut Rng) -> u64 {
+    match *d {
+        SizeDist::Const(v) => v,
+        SizeDist::Uniform(a, b) => rng.range_u64(a, b),
+    }
+}
+
+pub(crate) fn draw_time(d: &TimeDist, rng: &mut Rng) -> SimDuration {
+    match *d {
+        TimeDist::Const(v) => v,
+        TimeDist::Uniform(a, b) => SimDuration(rng.range_u64(a.0, b.0)),
+        TimeDist::Exponential(m) => SimDuration::from_secs_f64(rng.exponential(m.as_secs_f64())),
+    }
+}
+
+impl App {
+    /// The next stream to write to, round robin.
+    #[inline]
+    fn next_stream_id<E: Endpoint>(&mut self) -> u64 {
+        let s = E::app_stream_id(self.next_stream);
+        self.next_stream = (self.next_stream + 1) % self.streams;
+        s
+    }
+
+    /// Saturated and bulk applications hand the transport as much as its send buffer takes.
+    /// Returns the bytes handed over.
+    pub(crate) fn refill<E: Endpoint>(&mut self, now: SimTime, conn: &mut E) -> u64 {
+        if !self.active || self.message.is_some() {
+            return 0;
+        }
+        let mut total = 0;
+        loop {
+            let mut space = conn.send_space();
+            if self.kind == AppKind::Bulk {
+                space = space.min(self.bulk_left);
+            }
+            if space == 0 {
+                break;
+            }
+            // Spread over the streams in chunks, round robin.
+            let chunk = if self.streams > 1 { space.min(16_384) } else { space };
+            let s = self.next_stream_id::<E>();
+            let acc = conn.write(now, s, chunk);
+            if acc == 0 {
+                break;
+            }
+            total += acc;
+            if self.kind == AppKind::Bulk {
+                self.bulk_left -= acc;
+            }
+        }
+        total
+    }
+
+    /// A message application's next message: the gap to the one after it and the bytes handed
+    /// over now (None when the message does not fit the send buffer: it is discarded, as INET's
+    /// generator does). None when the application is not a message one or has stopped.
+    pub(crate) fn message<E: Endpoint>(
+        &mut self,
+        now: SimTime,
+        conn: Option<&mut E>,
+    ) -> Option<(SimDuration, Option<u64>)> {
+        if !self.active {
+            return None;
+        }
+        let (size, interval) = self.message.clone()?;
+        let n = draw_size(&size, &mut self.rng);
+        let gap = draw_time(&interval, &mut self.rng);
+        let mut acc = None;
+        if let Some(c) = conn {
+            if c.send_space() >= n {
+                let s = self.next_stream_id::<E>();
+                acc = Some(c.write(now, s, n));
+            }
+        }
+        Some((gap, acc))
+    }
+
+    /// `len` bytes were delivered in order to the receiving application.
+    #[inline]
+    pub(crate) fn delivered(&mut self, now: SimTime, len: u64) {
+        self.delivered += len;
+        if self.kind == AppKind::Bulk && self.completion.is_none() && self.delivered >= self.bulk_total {
+            self.completion = Some(now);
+        }
+    }
+}
+
+/// A message application's size and interval distributions as plain numbers (kind, a, b) for
+/// the encoded state: the scenario types' own serde form is the scenario file's.
+mod message_code {
+    use crate::schema::{SizeDist, TimeDist};
+    use quicksim_engine::SimDuration;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    type Code = Option<((u8, u64, u64), (u8, u64, u64))>;
+
+    pub fn serialize<S: Serializer>(m: &Option<(SizeDist, TimeDist)>, s: S) -> Result<S::Ok, S::Error> {
+        let code: Code = m.as_ref().map(|(size, time)| {
+            let size = match *size {
+                SizeDist::Const(v) => (0, v, 0),
+                SizeDist::Uniform(a, b) => (1, a, b),
+            };
+            let time = match *time {
+                TimeDist::Const(v) => (0, v.0, 0),
+                TimeDist::Uniform(a, b) => (1, a.0, b.0),
+                TimeDist::Exponential(m) => (2, m.0, 0),
+            };
+            (size, time)
+        });
+        code.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(SizeDist, TimeDist)>, D::Error> {
+        let code = Code::deserialize(d)?;
+        Ok(code.map(|((sk, sa, sb), (tk, ta, tb))| {
+            let size = if sk == 0 { SizeDist::Const(sa) } else { SizeDist::Uniform(sa, sb) };
+            let time = match tk {
+                0 => TimeDist::Const(SimDuration(ta)),
+                1 => TimeDist::Uniform(SimDuration(ta), SimDuration(tb)),
+                _ => TimeDist::Exponential(SimDuration(ta)),
+            };
+            (size, time)
+        }))
+    }
+}

@@ -1,0 +1,197 @@
+//! The flows of a run: UDP sources and transport flows, one state per flow, and the registry of
+//! transports (`transports!` below). The run loop (`world`) calls a flow only through the
+//! methods of [`FlowApp`], which the registry generates: a `match` over the registered kinds,
+//! so every call is static and each transport's code is monomorphised.
+//!
+//! Adding a transport: its sans-IO endpoint in `quicksim-transport` (implementing `Endpoint`), a
+//! `flows/<name>.rs` implementing [`transport::Transport`] for it, and one line in
+//! `transports!`. Building such flows from the scenario is in `build.rs`.
+
+pub(crate) mod quic;
+pub(crate) mod transport;
+pub(crate) mod udp;
+
+use crate::world::payload::PacketPool;
+use crate::world::Ctx;
+use quicksim_engine::SimTime;
+use quicksim_net::NodeId;
+use quicksim_transport::Endpoint;
+use transport::{Parked, Transport, TransportFlow};
+use udp::UdpFlow;
+
+/// A flow's endpoints and times (its name is in `Ctx::flow_names`).
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    /// The kind as in scenario files: "udp", "onoff" or a transport's `KIND`.
+    pub kind: &'static str,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub start: SimTime,
+    pub stop: SimTime,
+}
+
+pub(crate) struct FlowRt {
+    pub spec: FlowSpec,
+    pub app: FlowApp,
+}
+
+/// What the registry adds to each transport: its tag in [`crate::world::Payload`] and its pool.
+pub(crate) trait Registered: Endpoint + Sized {
+    const TAG: u8;
+    fn pool(pools: &mut Pools) -> &mut PacketPool<Self::Packet>;
+}
+
+/// Generates, from the list of transports (`Live / Parked = tag: endpoint type`):
+/// - [`FlowApp`], a flow's state: a UDP source, or per transport a live flow and a resting one;
+/// - [`Pools`], one packet pool per transport, and `Registered` for each endpoint type;
+/// - the dispatch methods the run loop calls.
+macro_rules! transports {
+    ($($live:ident / $parked:ident = $tag:literal : $ty:ty),* $(,)?) => {
+        pub(crate) enum FlowApp {
+            /// Boxed like the others, so a flow's entry stays small (72 B instead of 208 B).
+            Udp(Box<UdpFlow>),
+            $(
+                $live(Box<TransportFlow<$ty>>),
+                $parked(Box<Parked<$ty>>),
+            )*
+        }
+
+        /// The transport packets crossing the network, one pool per transport.
+        #[allow(non_snake_case)]
+        #[derive(Default)]
+        pub(crate) struct Pools {
+            $( $live: PacketPool<<$ty as Endpoint>::Packet>, )*
+        }
+
+        impl Pools {
+            /// Frees the slot of a packet that left the network (dropped).
+            #[inline]
+            pub(crate) fn release(&mut self, tag: u8, slot: u32) {
+                match tag {
+                    $( $tag => self.$live.release(slot), )*
+                    _ => unreachable!("no transport has tag {tag}"),
+                }
+            }
+        }
+
+        $(
+            impl Registered for $ty {
+                const TAG: u8 = $tag;
+                #[inline(always)]
+                fn pool(pools: &mut Pools) -> &mut PacketPool<Self::Packet> {
+                    &mut pools.$live
+                }
+            }
+        )*
+
+        impl FlowApp {
+            /// A transport flow, resting from the start if its transport can encode it (~60 B
+            /// instead of a ~1.7 kB live state until it starts).
+            pub(crate) fn transport<E: Transport>(t: TransportFlow<E>, scratch: &mut Vec<u8>) -> FlowApp
+            where
+                FlowApp: From<Box<TransportFlow<E>>> + From<Box<Parked<E>>>,
+            {
+                match Parked::sleep(&t, scratch) {
+                    Some(p) => FlowApp::from(Box::new(p)),
+                    None => FlowApp::from(Box::new(t)),
+                }
+            }
+
+            /// Puts the flow's state in live form (decoded if it was resting).
+            #[inline]
+            pub(crate) fn make_live(&mut self) {
+                match self {
+                    $( FlowApp::$parked(p) => *self = FlowApp::$live(p.wake()), )*
+                    _ => {}
+                }
+            }
+
+            /// Stores the flow encoded if nothing is going on in it and its transport can
+            /// encode it. True if it did.
+            #[inline]
+            pub(crate) fn rest(&mut self, scratch: &mut Vec<u8>) -> bool {
+                match self {
+                    $(
+                        FlowApp::$live(t) if t.quiet() => match Parked::sleep(t, scratch) {
+                            Some(p) => {
+                                *self = FlowApp::$parked(Box::new(p));
+                                true
+                            }
+                            None => false,
+                        },
+                    )*
+                    _ => false,
+                }
+            }
+
+            pub(crate) fn start(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+                match self {
+                    FlowApp::Udp(u) => u.start(cx, now, f),
+                    $(
+                        FlowApp::$live(t) => t.start(cx, now, f, spec),
+                        FlowApp::$parked(_) => unreachable!("flow {f} woken before its start"),
+                    )*
+                }
+            }
+
+            pub(crate) fn stop(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+                match self {
+                    FlowApp::Udp(u) => u.stop(),
+                    $(
+                        FlowApp::$live(t) => t.stop(cx, now, f, spec),
+                        FlowApp::$parked(_) => unreachable!("flow {f} woken before its stop"),
+                    )*
+                }
+            }
+
+            /// A transport packet (in slot `slot` of the flow's pool) for endpoint `side`.
+            #[inline]
+            pub(crate) fn on_packet(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8, slot: u32) {
+                match self {
+                    $( FlowApp::$live(t) => t.on_packet(cx, now, f, spec, side, slot), )*
+                    _ => unreachable!("flow {f}: a transport packet for a flow that is not live"),
+                }
+            }
+
+            #[inline]
+            pub(crate) fn on_timer(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8) {
+                match self {
+                    $( FlowApp::$live(t) => t.on_timer(cx, now, f, spec, side), )*
+                    _ => {}
+                }
+            }
+
+            pub(crate) fn on_message(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+                match self {
+                    $( FlowApp::$live(t) => t.on_message(cx, now, f, spec), )*
+                    _ => {}
+                }
+            }
+
+            /// The flow's own totals (completion time, the transport's block) added to `o`.
+            pub(crate) fn totals(&self, spec: &FlowSpec, o: &mut serde_json::Value) {
+                match self {
+                    $( FlowApp::$live(t) => t.totals(spec, o), )*
+                    _ => {}
+                }
+            }
+        }
+
+        $(
+            impl From<Box<TransportFlow<$ty>>> for FlowApp {
+                fn from(t: Box<TransportFlow<$ty>>) -> FlowApp {
+                    FlowApp::$live(t)
+                }
+            }
+            impl From<Box<Parked<$ty>>> for FlowApp {
+                fn from(p: Box<Parked<$ty>>) -> FlowApp {
+                    FlowApp::$parked(p)
+                }
+            }
+        )*
+    };
+}
+
+transports! {
+    Quic / QuicParked = 0: quicksim_transport::quic::Connection,
+}

@@ -1,0 +1,319 @@
+//! A flow over a transport (QUIC, TCP, ...): the two endpoints of one connection, the
+//! application on the client, and how the run loop drives them. Generic over the transport, so a
+//! new one brings only its [`Transport`] implementation (`flows/<name>.rs`) and a line in
+//! `flows::transports!`; the code here is monomorphised per transport (no dynamic calls).
+
+use super::{FlowSpec, Registered};
+use crate::apps::App;
+use crate::output::{ConnCounters, ConnSample, TransportEvent};
+use crate::world::event::{push_flow_event, Ev};
+use crate::world::{Ctx, Payload};
+use quicksim_engine::compact::Opt;
+use quicksim_engine::SimTime;
+use quicksim_transport::{AppEvent, WirePacket};
+use serde::{Deserialize, Serialize};
+
+/// What the run loop needs from a transport beyond [`quicksim_transport::Endpoint`]: how to make a connection's two
+/// ends, its totals for `summary.json`, and (opt-in) a compact encoding for resting flows.
+pub(crate) trait Transport: Registered {
+    /// The flow kind in scenario files and outputs (`kind = "quic"`).
+    const KIND: &'static str;
+    /// The settings both ends are made from, shared with other flows of equal settings.
+    type Shared: Clone;
+    /// The client (index 0) and the server (index 1) of a new connection at `now`.
+    fn pair(cfg: &Self::Shared, now: SimTime) -> [Self; 2];
+    /// The transport's own block of the flow's totals (`summary.json` `flows.<name>.<KIND>`).
+    fn totals(ends: &[Self; 2], close_error: &Option<String>) -> serde_json::Value;
+    /// Appends the endpoint's whole state to `out` for a resting flow; false if it cannot be
+    /// encoded (the flow then stays live). The default: never.
+    fn park(&self, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+    /// The endpoint encoded at the start of `bytes` by `park`, and the bytes after it.
+    fn unpark<'a>(_bytes: &'a [u8], _cfg: &Self::Shared) -> Result<(Self, &'a [u8]), String> {
+        Err(format!("{} endpoints are never parked", Self::KIND))
+    }
+}
+
+/// A transport flow's state while it is live.
+pub(crate) struct TransportFlow<E: Transport> {
+    /// The part that is the same for every transport, serialized when the flow rests.
+    pub common: FlowCommon,
+    /// Client and server; None before the flow starts.
+    pub ends: Option<[E; 2]>,
+    /// Shared by the flow's two endpoints and by flows with the same settings.
+    pub cfg: E::Shared,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct FlowCommon {
+    pub app: App,
+    /// The earliest timer event of each endpoint in the queue (`Opt`: 8 B instead of 16).
+    pub timers: [Opt<SimTime>; 2],
+    /// The last congestion-state sample recorded; boxed (8 B instead of 56): only flows whose
+    /// state is recorded have one.
+    pub last: Option<Box<ConnSample>>,
+    pub close_error: Option<String>,
+}
+
+impl<E: Transport> TransportFlow<E> {
+    pub(crate) fn new(app: App, cfg: E::Shared) -> Self {
+        TransportFlow {
+            common: FlowCommon { app, timers: [Opt::NONE, Opt::NONE], last: None, close_error: None },
+            ends: None,
+            cfg,
+        }
+    }
+
+    /// Nothing is going on: no connection yet, or neither endpoint has bytes in flight, data to
+    /// send or an event for the application. Decides only when a flow is stored encoded (a
+    /// question of speed and memory, not of results: encoding loses nothing). A timer event may
+    /// still be pending: after a message, the sender's PTO event outlives the ACK that made it
+    /// moot and wakes the flow for nothing. Waiting for such events before resting halved the
+    /// wake-ups (many-flows' run loop -10 % instructions) but kept ~750 more flows live at the
+    /// end of many-flows' start (2 400 instead of 1 600: +80 B per idle flow in the peak);
+    /// memory won (docs/performance/).
+    #[inline]
+    pub(crate) fn quiet(&self) -> bool {
+        self.ends.as_ref().is_none_or(|c| c[0].is_quiet() && c[1].is_quiet())
+    }
+
+    /// The flow starts: a new connection, the application starts writing.
+    pub(crate) fn start(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+        self.ends = Some(E::pair(&self.cfg, now));
+        self.common.app.active = true;
+        if self.common.app.message.is_some() {
+            push_flow_event(&mut cx.q, now, Ev::AppMessage(f));
+        }
+        self.refill(cx, now, f);
+        self.pump(cx, now, f, spec, 0);
+        self.pump(cx, now, f, spec, 1);
+    }
+
+    /// The flow's stop time: INET's generator closes abruptly (CONNECTION_CLOSE, unsent and
+    /// unacked data discarded).
+    pub(crate) fn stop(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+        self.common.app.active = false;
+        if let Some(c) = &mut self.ends {
+            c[0].close(now);
+        }
+        self.pump(cx, now, f, spec, 0);
+    }
+
+    /// A packet for endpoint `side` arrived; it is in slot `slot` of the transport's pool,
+    /// which it leaves now.
+    #[inline]
+    pub(crate) fn on_packet(
+        &mut self,
+        cx: &mut Ctx,
+        now: SimTime,
+        f: u32,
+        spec: &FlowSpec,
+        side: u8,
+        slot: u32,
+    ) {
+        let pool = E::pool(&mut cx.pools);
+        if let Some(c) = &mut self.ends {
+            let p = &pool.slots[slot as usize];
+            if cx.rec.tracing {
+                cx.rec.transport_event(
+                    now,
+                    f,
+                    side,
+                    TransportEvent::PacketReceived { bytes: p.size_bytes() },
+                );
+            }
+            c[side as usize].handle_packet(now, p);
+        }
+        pool.release(slot);
+        self.pump(cx, now, f, spec, side);
+    }
+
+    /// Endpoint `side`'s timer event: stale events (the endpoint's timer moved since) are
+    /// tolerated and only pump.
+    #[inline]
+    pub(crate) fn on_timer(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8) {
+        if self.common.timers[side as usize].get() == Some(now) {
+            self.common.timers[side as usize] = Opt::NONE;
+        }
+        if let Some(c) = &mut self.ends {
+            let conn = &mut c[side as usize];
+            if conn.poll_timeout().is_some_and(|t| t <= now) {
+                conn.handle_timeout(now);
+            }
+        }
+        self.pump(cx, now, f, spec, side);
+    }
+
+    /// The message application's next message.
+    pub(crate) fn on_message(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+        let conn = self.ends.as_mut().map(|c| &mut c[0]);
+        let Some((gap, written)) = self.common.app.message(now, conn) else { return };
+        push_flow_event(&mut cx.q, now + gap, Ev::AppMessage(f));
+        if let Some(acc) = written {
+            cx.rec.app_sent(now, f, acc);
+        }
+        self.pump(cx, now, f, spec, 0);
+    }
+
+    fn refill(&mut self, cx: &mut Ctx, now: SimTime, f: u32) {
+        let Some(c) = &mut self.ends else { return };
+        let total = self.common.app.refill(now, &mut c[0]);
+        if total > 0 {
+            cx.rec.app_sent(now, f, total);
+        }
+    }
+
+    /// Move everything endpoint `side` has to say: packets onto the network, events to the
+    /// application, and its next wake-up into the event queue; then sample the sender's state
+    /// for the `conn` table if it is recorded.
+    fn pump(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8) {
+        let Some(c) = &mut self.ends else { return };
+        let (from, to) = if side == 0 { (spec.src, spec.dst) } else { (spec.dst, spec.src) };
+        // `poll_transmit` returning None leaves the endpoint at a fixed point for this `now`
+        // (calling it again returns None again), and handing out events changes nothing in the
+        // endpoint: only new application data (a refill) can make it send more, so only a
+        // refill repeats the loop.
+        loop {
+            while let Some(pkt) = c[side as usize].poll_transmit(now) {
+                if cx.rec.tracing {
+                    cx.rec.transport_event(
+                        now,
+                        f,
+                        side,
+                        TransportEvent::PacketSent { bytes: pkt.size_bytes() },
+                    );
+                }
+                let ip = pkt.size_bytes() + E::ENCAP_BYTES + IPV4_BYTES;
+                let slot = E::pool(&mut cx.pools).put(pkt);
+                cx.send_packet(now, from, to, f, ip, Payload::transport(E::TAG, side == 0, slot));
+            }
+            let mut refill = false;
+            while let Some(ev) = c[side as usize].poll_event() {
+                if cx.rec.tracing {
+                    cx.rec.transport_event(now, f, side, TransportEvent::App(&ev));
+                }
+                match ev {
+                    AppEvent::Established | AppEvent::SendQueueLow => refill |= side == 0,
+                    AppEvent::StreamData { stream_id, len, .. } => {
+                        self.common.app.delivered(now, len);
+                        cx.rec.app_delivered(now, f, Some(stream_id), len);
+                    }
+                    AppEvent::Closed { error } => {
+                        if error.is_some() && self.common.close_error.is_none() {
+                            self.common.close_error = error;
+                        }
+                    }
+                }
+            }
+            if !refill {
+                break;
+            }
+            let total = self.common.app.refill(now, &mut c[0]);
+            if total > 0 {
+                cx.rec.app_sent(now, f, total);
+            }
+        }
+        if let Some(t) = c[side as usize].poll_timeout() {
+            let t = t.max(now);
+            let s = &mut self.common.timers[side as usize];
+            if s.get().is_none_or(|cur| t < cur) {
+                *s = Opt::some(t);
+                push_flow_event(&mut cx.q, t, Ev::FlowTimer(f, side));
+            }
+        }
+        // Sampling costs a metrics() call per pump; skip it for flows whose state is not recorded.
+        if side == 0 && cx.rec.conn_selected(f) {
+            let m = c[0].metrics();
+            let sample = ConnSample {
+                cwnd: m.cwnd_bytes,
+                ssthresh: m.ssthresh_bytes,
+                inflight: m.bytes_in_flight,
+                srtt: m.smoothed_rtt,
+                latest_rtt: m.latest_rtt,
+                min_rtt: m.min_rtt,
+            };
+            let last = &mut self.common.last;
+            if last.as_deref() != Some(&sample) {
+                match last {
+                    Some(b) => **b = sample,
+                    None => *last = Some(Box::new(sample)),
+                }
+                if cx.rec.tracing {
+                    cx.rec.transport_event(now, f, 0, TransportEvent::MetricsUpdated(&m));
+                }
+                let (s, r) = (c[0].counters(), c[1].counters());
+                let counters = ConnCounters {
+                    packets_sent: s.packets_sent,
+                    packets_acked: s.packets_acked,
+                    packets_lost: s.packets_lost,
+                    retransmitted_bytes: s.retransmitted_bytes,
+                    ack_frames_sent: r.acks_sent,
+                };
+                cx.rec.conn_sample(now, f, &sample, &counters);
+            }
+        }
+    }
+
+    /// The flow's totals beyond the common ones: completion time and the transport's block.
+    pub(crate) fn totals(&self, spec: &FlowSpec, o: &mut serde_json::Value) {
+        if let Some(c) = self.common.app.completion {
+            o["completion_time_s"] = serde_json::json!((c - spec.start).as_secs_f64());
+        }
+        if let Some(c) = &self.ends {
+            o[E::KIND] = E::totals(c, &self.common.close_error);
+        }
+    }
+}
+
+/// IPv4 header bytes in front of every transport packet.
+const IPV4_BYTES: u64 = quicksim_net::IPV4_HEADER as u64;
+
+/// A transport flow at rest, encoded: its common state and both endpoints in a few hundred
+/// bytes (postcard varints) instead of ~2 kB of live structures with their heap parts.
+/// Many-flows scenarios (thousands of connections that send now and then) are bounded by this:
+/// an idle flow costs ~1 kB instead of ~3 kB. A flow is stored like this whenever an event
+/// leaves it quiet ([`TransportFlow::quiet`]) and its transport can encode it
+/// ([`Transport::park`]), and decoded by its next event; it then continues exactly as if it had
+/// never been encoded (tested bit for bit).
+pub(crate) struct Parked<E: Transport> {
+    cfg: E::Shared,
+    /// The `FlowCommon`, a byte saying whether the endpoints exist, then the client's and the
+    /// server's encodings.
+    bytes: Box<[u8]>,
+}
+
+impl<E: Transport> Parked<E> {
+    /// Encodes `t` through `scratch` (reused, so that the only allocation is the exact-size
+    /// result: growing a new buffer by doubling left ~1 kB of freed blocks per flow behind).
+    /// None if the transport cannot encode it.
+    pub(crate) fn sleep(t: &TransportFlow<E>, scratch: &mut Vec<u8>) -> Option<Parked<E>> {
+        scratch.clear();
+        quicksim_engine::compact::encode_into(&t.common, scratch);
+        match &t.ends {
+            None => scratch.push(0),
+            Some([c, s]) => {
+                scratch.push(1);
+                if !(c.park(scratch) && s.park(scratch)) {
+                    return None;
+                }
+            }
+        }
+        Some(Parked { cfg: t.cfg.clone(), bytes: Box::from(&scratch[..]) })
+    }
+
+    pub(crate) fn wake(&self) -> Box<TransportFlow<E>> {
+        // The bytes were written by `sleep` in this process: a failure is a bug, not an input.
+        let bug = |e: String| -> ! { panic!("a resting flow's encoded state does not decode: {e}") };
+        let (common, rest): (FlowCommon, &[u8]) =
+            postcard::take_from_bytes(&self.bytes).unwrap_or_else(|e| bug(e.to_string()));
+        let mut t = TransportFlow { common, ends: None, cfg: self.cfg.clone() };
+        if rest.first() == Some(&1) {
+            let (c, rest) = E::unpark(&rest[1..], &self.cfg).unwrap_or_else(|e| bug(e));
+            let (s, rest) = E::unpark(rest, &self.cfg).unwrap_or_else(|e| bug(e));
+            debug_assert!(rest.is_empty());
+            t.ends = Some([c, s]);
+        }
+        Box::new(t)
+    }
+}

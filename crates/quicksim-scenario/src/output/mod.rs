@@ -1,0 +1,60 @@
+//! What a run writes: output sinks fed by the run loop, and the result they build (columnar
+//! tables plus totals and metadata, ready for the Python side, which turns them into pandas
+//! DataFrames and Parquet files).
+//!
+//! Every sink implements [`Sink`]: hooks for what happens in the network (queues, drops, link
+//! deliveries, packets leaving and reaching hosts), for what the applications see (bytes sent
+//! and delivered), for the senders' sampled state, and for transport events at the endpoint
+//! boundary (for qlog-like writers), then `finish` to add tables. The built-in tables
+//! ([`record::Recorder`]) are always there and called statically; further sinks (a test's toy,
+//! pcap later) are added through `BUILTIN_SINKS` (selected by the scenario) or
+//! [`crate::plugins::Plugins`] and called dynamically only when present.
+
+pub(crate) mod record;
+mod sinks;
+pub(crate) mod totals;
+
+pub use record::{ConnCounters, ConnSample};
+pub(crate) use sinks::Sinks;
+pub use sinks::{PacketInfo, RunInfo, Sink, SinkFactory, TransportEvent};
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Named columns of equal length.
+pub type Table = Vec<(String, Column)>;
+
+/// Everything a run produces.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub meta: serde_json::Value,
+    pub tables: Vec<(String, Table)>,
+    pub totals: serde_json::Value,
+}
+
+impl RunOutput {
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    }
+    pub fn column(&self, table: &str, col: &str) -> Option<&Column> {
+        self.table(table)?.iter().find(|(n, _)| n == col).map(|(_, c)| c)
+    }
+}

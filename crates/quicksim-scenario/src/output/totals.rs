@@ -1,0 +1,116 @@
+//! The run's totals and metadata (`summary.json`): per-flow totals (the common counters, then the
+//! flow's own: completion time, its transport's block), per-queue and per-link totals, and what
+//! made the run (seed, hashes, version, build).
+
+use super::sinks::RunInfo;
+use super::RunOutput;
+use crate::schema::Scenario;
+use crate::world::{Stop, World};
+use serde_json::json;
+
+/// Takes the world apart into the run's output.
+pub(crate) fn finish(
+    mut w: World,
+    sc: &Scenario,
+    scenario_hash: String,
+    seed: u64,
+    stop: Stop,
+    wall_s: f64,
+) -> RunOutput {
+    let end = w.end;
+    let end_s = end.as_secs_f64();
+    // Each flow's state (connections, send queues) is dropped as soon as its totals are taken,
+    // so the outputs do not add to the peak memory of the run on top of the state.
+    let mut flows = serde_json::Map::new();
+    let flow_states = std::mem::take(&mut w.flows);
+    for (i, mut f) in flow_states.into_iter().enumerate() {
+        f.app.make_live();
+        let t = &w.cx.rec.tables.flow_totals[i];
+        let mut o = json!({
+            "kind": f.spec.kind,
+            "src": w.cx.net.node_name(f.spec.src),
+            "dst": w.cx.net.node_name(f.spec.dst),
+            "start_s": f.spec.start.as_secs_f64(),
+            "stop_s": f.spec.stop.as_secs_f64(),
+            "app_sent_bytes": t.app_sent_bytes,
+            "wire_sent_bytes": t.wire_sent_bytes,
+            "wire_recv_bytes": t.wire_recv_bytes,
+            "delivered_bytes": t.delivered_bytes,
+            "packets_sent": t.sent_packets,
+            "packets_delivered": t.recv_packets,
+            "packets_dropped": w.cx.rec.tables.flow_dropped[i],
+            "completion_time_s": serde_json::Value::Null,
+        });
+        f.app.totals(&f.spec, &mut o);
+        flows.insert(w.cx.flow_names[i].clone(), o);
+    }
+    let rates: Vec<u64> = w.cx.net.chans.iter().map(|c| c.cfg.rate.bits_per_s).collect();
+    let info = RunInfo {
+        end,
+        flow_names: &w.cx.flow_names,
+        chan_names: &w.cx.net.chan_names,
+        node_names: &w.cx.net.names,
+        chan_rate_bps: &rates,
+    };
+    let tables = w.cx.rec.finish(&info);
+    let mut queues = serde_json::Map::new();
+    let mut links = serde_json::Map::new();
+    let mut held = 0u64;
+    for (ci, c) in w.cx.net.chans.iter().enumerate() {
+        let name = &w.cx.net.chan_names[ci];
+        held += c.held_packets();
+        let st = &c.stats;
+        let mean = if end.0 > 0 { st.queue_packet_ps as f64 / end.0 as f64 } else { 0.0 };
+        queues.insert(
+            name.clone(),
+            json!({
+                "enqueued_packets": st.enqueued_packets,
+                "dropped_packets": st.dropped_packets,
+                "dropped_bytes": st.dropped_bytes,
+                "max_packets": st.max_queue_packets,
+                "max_bytes": st.max_queue_bytes,
+                "mean_packets": mean,
+                "queued_packets_at_end": c.held_packets(),
+            }),
+        );
+        links.insert(
+            name.clone(),
+            json!({
+                "bytes": st.delivered_frame_bytes,
+                "ip_bytes": st.delivered_bytes,
+                "packets": st.delivered_packets,
+                "frames_serialized": st.sent_packets,
+                "utilization": if end_s > 0.0 { st.delivered_frame_bytes as f64 * 8.0 / (c.cfg.rate.bits_per_s as f64 * end_s) } else { 0.0 },
+            }),
+        );
+    }
+    let events = w.cx.q.events_processed();
+    let meta = json!({
+        "seed": seed,
+        "duration_s": sc.run.duration.0.as_secs_f64(),
+        "sim_end_s": end_s,
+        "events": events,
+        "wall_s": wall_s,
+        "events_per_s": if wall_s > 0.0 { events as f64 / wall_s } else { 0.0 },
+        "sim_s_per_wall_s": if wall_s > 0.0 { end_s / wall_s } else { 0.0 },
+        "scenario_hash": scenario_hash,
+        "trace_hash": format!("{:016x}", w.trace_hash),
+        "version": crate::VERSION,
+        "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+        // Optimised with the profile pgo/quicksim.profdata (scripts/rustc-pgo sets the cfg).
+        "pgo": cfg!(quicksim_pgo),
+        "stopped_early": stop != Stop::Finished,
+        "stop_reason": match stop { Stop::Finished => "finished", Stop::EventBudget => "event budget", Stop::Cancelled => "cancelled" },
+        "record_interval_s": w.cx.rec.tables.bin.as_secs_f64(),
+        "packets_in_network_at_end": held,
+        "truncated_series": w.cx.rec.tables.truncated(&w.cx.flow_names),
+        "name": sc.name,
+    });
+    // Move the maps in: `json!` would serialize a deep copy of them first, which doubled the
+    // peak memory of runs with many flows.
+    let mut totals = serde_json::Map::new();
+    totals.insert("flows".into(), serde_json::Value::Object(flows));
+    totals.insert("queues".into(), serde_json::Value::Object(queues));
+    totals.insert("links".into(), serde_json::Value::Object(links));
+    RunOutput { meta, tables, totals: serde_json::Value::Object(totals) }
+}

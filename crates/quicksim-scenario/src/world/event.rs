@@ -1,0 +1,135 @@
+//! The run loop's events and how they are stored in the event queue: network events in per-link
+//! FIFO lanes, and the frequent tiny events (a link's end of transmission, a flow's timer, a
+//! message generator's next message) as "small" events coded in the queue's key alone. All the
+//! encoding tricks live here; the run loop schedules through [`sched_net`] and
+//! [`push_flow_event`] and pops with [`small_event`].
+
+use super::Payload;
+use quicksim_engine::{EventQueue, SimTime};
+use quicksim_net::{ChanId, NetEvent};
+
+#[derive(Debug)]
+pub enum Ev {
+    Net(NetEvent<Payload>),
+    FlowStart(u32),
+    FlowStop(u32),
+    /// Next datagram of a UDP source; the generation discards sends of an earlier ON period.
+    UdpSend(u32, u32),
+    OnOffToggle(u32),
+    /// The timer of a transport flow's endpoint (side 0: client, 1: server).
+    FlowTimer(u32, u8),
+    /// The next message of a flow's message application.
+    AppMessage(u32),
+}
+
+impl Ev {
+    /// A number that identifies the event in the run's trace hash (`World::run`): kind in the low
+    /// byte, then its fields. Fixed per kind, so the hash of a run does not depend on how events
+    /// are stored.
+    pub(crate) fn code(&self) -> u64 {
+        match self {
+            Ev::Net(NetEvent::TxDone(c)) => 1 + ((c.0 as u64) << 8),
+            Ev::Net(NetEvent::Arrive(c, p)) => 2 + ((c.0 as u64) << 8) + (p.uid << 24),
+            Ev::Net(NetEvent::SetRate(c, _)) => 3 + ((c.0 as u64) << 8),
+            Ev::Net(NetEvent::SetUp(c, _)) => 4 + ((c.0 as u64) << 8),
+            Ev::FlowStart(f) => 5 + ((*f as u64) << 8),
+            Ev::FlowStop(f) => 6 + ((*f as u64) << 8),
+            Ev::UdpSend(f, g) => 7 + ((*f as u64) << 8) + ((*g as u64) << 32),
+            Ev::OnOffToggle(f) => 8 + ((*f as u64) << 8),
+            Ev::FlowTimer(f, s) => 9 + ((*f as u64) << 8) + ((*s as u64) << 40),
+            Ev::AppMessage(f) => 10 + ((*f as u64) << 8),
+        }
+    }
+}
+
+/// Schedule a network event. Arrivals on a link direction come in time order (jitter without
+/// reordering is clamped to FIFO), so each channel is a FIFO lane of the event queue and the
+/// heap only holds the lanes' heads; the pop order is unchanged (see `EventQueue::push_lane`).
+/// Ends of transmission (half the network's events) are small events. Always inlined: each
+/// network call site schedules one kind of event, so only that arm remains, and the event is
+/// built where it is stored instead of passing through the stack (reading back an event just
+/// written in narrower pieces stalls store-to-load forwarding).
+#[inline(always)]
+pub(crate) fn sched_net(q: &mut EventQueue<Ev>, t: SimTime, e: NetEvent<Payload>) {
+    match e {
+        NetEvent::Arrive(c, _) => q.push_lane(c.0, t, Ev::Net(e)),
+        NetEvent::TxDone(c) if c.0 < SMALL_MAX => q.push_small(t, c.0),
+        _ => q.push(t, Ev::Net(e)),
+    }
+}
+
+/// Small events (`EventQueue::push_small`) live in the heap key alone, with no slab slot: a
+/// link's end of transmission, a flow's timer and a message generator's next message.
+/// The code holds the kind in bits 28-29 and the channel or flow number below (a timer: flow
+/// number << 1 | side). An event whose number does not fit is pushed with a body instead;
+/// either way it pops in the same order (same time and insertion sequence). For many mostly
+/// idle flows this saves a slab slot (40 B) per pending timer and message.
+const SMALL_KIND_SHIFT: u32 = 28;
+const SMALL_MAX: u32 = 1 << SMALL_KIND_SHIFT;
+const SMALL_TX_DONE: u32 = 0;
+const SMALL_FLOW_TIMER: u32 = 1;
+const SMALL_APP_MESSAGE: u32 = 2;
+
+/// Schedules a flow's timer or message, as a small event when its flow number fits.
+#[inline]
+pub(crate) fn push_flow_event(q: &mut EventQueue<Ev>, t: SimTime, ev: Ev) {
+    match ev {
+        Ev::FlowTimer(f, side) if f < SMALL_MAX >> 1 => {
+            q.push_small(t, SMALL_FLOW_TIMER << SMALL_KIND_SHIFT | f << 1 | (side & 1) as u32)
+        }
+        Ev::AppMessage(f) if f < SMALL_MAX => q.push_small(t, SMALL_APP_MESSAGE << SMALL_KIND_SHIFT | f),
+        ev => q.push(t, ev),
+    }
+}
+
+/// The event of a small-event code (`sched_net`, `push_flow_event`).
+#[inline]
+pub(crate) fn small_event(code: u32) -> Ev {
+    let n = code & (SMALL_MAX - 1);
+    match code >> SMALL_KIND_SHIFT {
+        SMALL_TX_DONE => Ev::Net(NetEvent::TxDone(ChanId(n))),
+        SMALL_FLOW_TIMER => Ev::FlowTimer(n >> 1, (n & 1) as u8),
+        _ => Ev::AppMessage(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_flow_events_pop_as_pushed_in_order() {
+        // Timers and messages as small events (and with a body when the flow number does not
+        // fit) pop as the same events, in time-then-insertion order, mixed with other events.
+        let big = SMALL_MAX; // too large for a small timer or message: pushed with a body
+        let pushed = [
+            (5, Ev::FlowTimer(7, 1)),
+            (3, Ev::AppMessage(SMALL_MAX - 1)),
+            (5, Ev::FlowTimer(big, 0)),
+            (3, Ev::FlowStart(2)),
+            (5, Ev::AppMessage(big)),
+            (5, Ev::FlowTimer((SMALL_MAX >> 1) - 1, 0)),
+        ];
+        let mut q = EventQueue::new();
+        for (t, ev) in pushed {
+            match ev {
+                Ev::FlowStart(_) => q.push(SimTime(t), ev),
+                _ => push_flow_event(&mut q, SimTime(t), ev),
+            }
+        }
+        let mut sched = |t, e| sched_net(&mut q, t, e);
+        sched(SimTime(4), NetEvent::TxDone(ChanId(SMALL_MAX - 1)));
+        let got: Vec<String> =
+            std::iter::from_fn(|| q.pop_with(small_event)).map(|(t, e)| format!("{} {e:?}", t.0)).collect();
+        let want = [
+            format!("3 AppMessage({})", SMALL_MAX - 1),
+            "3 FlowStart(2)".to_string(),
+            format!("4 Net(TxDone(ChanId({})))", SMALL_MAX - 1),
+            "5 FlowTimer(7, 1)".to_string(),
+            format!("5 FlowTimer({big}, 0)"),
+            format!("5 AppMessage({big})"),
+            format!("5 FlowTimer({}, 0)", (SMALL_MAX >> 1) - 1),
+        ];
+        assert_eq!(got, want);
+    }
+}

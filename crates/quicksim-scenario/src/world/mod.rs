@@ -1,0 +1,267 @@
+//! The run loop: one single-threaded world of network, flows and output sinks, driven by one
+//! event queue. It knows no protocol: flows are reached through `flows::FlowApp` (UDP sources
+//! and the registered transports), outputs through `output::Sinks`.
+//!
+//! # The order of actions within one event
+//!
+//! Events pop in (time, insertion) order (`quicksim_engine::EventQueue`). Each is handled to the
+//! end before the next one pops, in this order:
+//!
+//! 1. The event enters the run's trace hash (kind, time and fields: `Ev::code`).
+//! 2. A network event is handed to the network, which may report to the sinks (queue change,
+//!    drop, link delivery) and schedule further network events; a packet that reaches its
+//!    destination host is delivered: the sinks see it (`packet_received`), then a UDP datagram's
+//!    payload counts as delivered, while a transport packet goes to its endpoint (step 3).
+//! 3. A flow event (start, stop, timer, message, packet) wakes the flow if it was resting, then
+//!    the flow acts: a transport endpoint handles the input (`handle_packet` / `handle_timeout`),
+//!    then the endpoint is *pumped*: `poll_transmit` until None (each packet is sent into the
+//!    network at once, in order), then `poll_event` until None (deliveries are counted; an
+//!    `Established` or `SendQueueLow` of the client refills the application's data and the pump
+//!    repeats), then `poll_timeout` (a timer event is queued if earlier than the one pending), then
+//!    the sender's state is sampled for the `conn` table if it changed.
+//! 4. The flow rests (is stored encoded) if it is quiet and its transport can encode it.
+//! 5. Every 16384 events or 1/200 of the run, progress is reported; the run stops at its end
+//!    time (events at exactly the end are not processed), its event budget or when cancelled.
+
+pub(crate) mod event;
+pub(crate) mod payload;
+
+pub use payload::Payload;
+
+use crate::build::Built;
+use crate::flows::{FlowApp, FlowRt, Pools};
+use crate::output::Sinks;
+use event::{sched_net, small_event, Ev};
+use quicksim_engine::{EventQueue, SimTime};
+use quicksim_net::{ChanId, DropReason, NetObserver, Network, NodeId, Packet};
+
+/// Everything a flow acts on: the event queue, the network, the sinks and the packet pools.
+/// Kept apart from the flows themselves so that a flow can borrow it while it is borrowed.
+pub(crate) struct Ctx {
+    pub q: EventQueue<Ev>,
+    pub net: Network<Payload>,
+    pub rec: Sinks,
+    pub pools: Pools,
+    pub flow_names: Vec<String>,
+}
+
+impl Ctx {
+    /// Puts an IP packet of `ip_bytes` from `src` to `dst` on the network.
+    #[inline]
+    pub(crate) fn send_packet(
+        &mut self,
+        now: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        flow: u32,
+        ip_bytes: u64,
+        payload: Payload,
+    ) {
+        let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
+        let q = &mut self.q;
+        let obs = &mut NetObs { rec: &mut self.rec, pools: &mut self.pools };
+        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), obs);
+    }
+}
+
+/// The sinks as the network's observer, plus freeing the pool slot of a dropped packet.
+struct NetObs<'a> {
+    rec: &'a mut Sinks,
+    pools: &'a mut Pools,
+}
+
+impl NetObserver<Payload> for NetObs<'_> {
+    #[inline]
+    fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
+        self.rec.queue_changed(now, chan, packets, bytes);
+    }
+    #[inline]
+    fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
+        if let Some((tag, _, slot)) = p.payload.as_transport() {
+            self.pools.release(tag, slot);
+        }
+        self.rec.dropped(now, chan, p, why);
+    }
+    #[inline]
+    fn delivered(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, frame_bytes: u64) {
+        self.rec.link_delivered(now, chan, p, frame_bytes);
+    }
+    #[inline]
+    fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
+        self.rec.packet_sent(now, node, p);
+    }
+}
+
+pub struct World {
+    pub(crate) cx: Ctx,
+    pub(crate) flows: Vec<FlowRt>,
+    pub(crate) end: SimTime,
+    pub(crate) max_events: Option<u64>,
+    pub(crate) trace_hash: u64,
+    /// Store quiet flows encoded (`rest`); off only to test that it changes nothing.
+    pub(crate) rest_quiet_flows: bool,
+    /// How often a flow was stored encoded.
+    pub(crate) rested: u64,
+    /// The encoding buffer of `rest`.
+    scratch: Vec<u8>,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Finished,
+    EventBudget,
+    Cancelled,
+}
+
+impl World {
+    pub(crate) fn new(b: Built) -> World {
+        let mut w = World {
+            cx: Ctx {
+                q: EventQueue::new(),
+                net: b.net,
+                rec: b.rec,
+                pools: Pools::default(),
+                flow_names: b.flow_names,
+            },
+            flows: b.flows,
+            end: b.end,
+            max_events: b.max_events,
+            trace_hash: 0xcbf2_9ce4_8422_2325,
+            rest_quiet_flows: true,
+            rested: 0,
+            scratch: Vec::new(),
+        };
+        w.cx.rec.tables.set_horizon(w.end);
+        for (i, f) in w.flows.iter().enumerate() {
+            if f.spec.start < w.end {
+                w.cx.q.push(f.spec.start, Ev::FlowStart(i as u32));
+            }
+            if f.spec.stop < w.end {
+                w.cx.q.push(f.spec.stop, Ev::FlowStop(i as u32));
+            }
+        }
+        for (t, ev) in b.link_events {
+            w.cx.q.push(t, Ev::Net(ev));
+        }
+        w
+    }
+
+    /// Run until the end time (events at exactly the end time are not processed: a run covers
+    /// [0, duration)), the event budget, or until `progress` returns false. Never inlined, so
+    /// profilers can measure the run loop alone (`valgrind --toggle-collect='*World::run*'`).
+    #[inline(never)]
+    pub fn run(&mut self, progress: &mut dyn FnMut(f64, u64) -> bool) -> Stop {
+        let mut stop = Stop::Finished;
+        // Report every 16384 events or every 1/200 of the run's simulated time, whichever
+        // comes first, so short runs report too.
+        let step_t = (self.end.0 / 200).max(1);
+        let mut next_progress = 1u64 << 14;
+        let mut next_progress_t = step_t;
+        while let Some(t) = self.cx.q.peek_time() {
+            if t >= self.end {
+                break;
+            }
+            let (now, ev) = self.cx.q.pop_with(small_event).expect("peeked");
+            self.trace_hash =
+                (self.trace_hash ^ now.0 ^ ev.code().rotate_left(29)).wrapping_mul(0x100_0000_01b3);
+            self.handle(now, ev);
+            let n = self.cx.q.events_processed();
+            if self.max_events.is_some_and(|m| n >= m) {
+                stop = Stop::EventBudget;
+                break;
+            }
+            if n >= next_progress || now.0 >= next_progress_t {
+                next_progress = n + (1 << 14);
+                next_progress_t = now.0 + step_t;
+                if !progress(now.as_secs_f64(), n) {
+                    stop = Stop::Cancelled;
+                    break;
+                }
+            }
+        }
+        let end = if stop == Stop::Finished { self.end } else { self.cx.q.now() };
+        self.cx.net.finish(end);
+        self.end = end;
+        progress(end.as_secs_f64(), self.cx.q.events_processed());
+        stop
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Ev) {
+        let cx = &mut self.cx;
+        match ev {
+            Ev::Net(ne) => {
+                let q = &mut cx.q;
+                let obs = &mut NetObs { rec: &mut cx.rec, pools: &mut cx.pools };
+                let got = cx.net.handle(now, ne, &mut |t, e| sched_net(q, t, e), obs);
+                if let Some(p) = got {
+                    self.deliver(now, p);
+                }
+            }
+            Ev::FlowStart(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.start(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+            Ev::FlowStop(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.stop(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+            Ev::UdpSend(f, g) => {
+                let fl = &mut self.flows[f as usize];
+                if let FlowApp::Udp(u) = &mut fl.app {
+                    u.send(cx, now, f, &fl.spec, g);
+                }
+            }
+            Ev::OnOffToggle(f) => {
+                let fl = &mut self.flows[f as usize];
+                if let FlowApp::Udp(u) = &mut fl.app {
+                    u.toggle(cx, now, f, &fl.spec);
+                }
+            }
+            Ev::FlowTimer(f, side) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.on_timer(cx, now, f, &fl.spec, side);
+                self.rest(f);
+            }
+            Ev::AppMessage(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.on_message(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+        }
+    }
+
+    /// Stores flow `f` encoded if nothing is going on in it (`FlowApp::rest`).
+    #[inline]
+    fn rest(&mut self, f: u32) {
+        if self.rest_quiet_flows && self.flows[f as usize].app.rest(&mut self.scratch) {
+            self.rested += 1;
+        }
+    }
+
+    /// A packet reached its destination host.
+    fn deliver(&mut self, now: SimTime, p: Packet<Payload>) {
+        let f = p.flow;
+        let cx = &mut self.cx;
+        cx.rec.packet_received(now, &p);
+        match p.payload.as_transport() {
+            None => {
+                let payload = p.ip_bytes as u64 - crate::flows::udp::UDP_IP;
+                cx.rec.app_delivered(now, f, None, payload);
+            }
+            Some((_, to_server, slot)) => {
+                let side = if to_server { 1u8 } else { 0u8 };
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.on_packet(cx, now, f, &fl.spec, side, slot);
+                self.rest(f);
+            }
+        }
+    }
+}
