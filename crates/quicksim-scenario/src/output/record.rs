@@ -244,6 +244,69 @@ impl Recorder {
         }
     }
 
+    /// A packet was dropped (the `Sink` hook with the packet's fields, called directly by the run
+    /// loop's fan-out).
+    #[inline]
+    pub(crate) fn on_dropped(
+        &mut self,
+        now: SimTime,
+        chan: ChanId,
+        flow: u32,
+        ip_bytes: u32,
+        why: DropReason,
+    ) {
+        self.flow_dropped[flow as usize] += 1;
+        if self.drops_on {
+            self.drops.t_ps.push(now.0);
+            self.drops.key.push(chan.0);
+            self.drops.a.push(ip_bytes as i64);
+            self.drops.b.push(flow as i64);
+            self.drop_reason.push(why.as_str());
+        }
+    }
+
+    /// A frame of `frame_bytes` arrived at the far end of `chan`.
+    #[inline]
+    pub(crate) fn on_link_delivered(&mut self, now: SimTime, chan: ChanId, frame_bytes: u64) {
+        let c = chan.0 as usize;
+        if self.link_sel[c] {
+            let b = self.bin_at(now);
+            let v = &mut self.link_bins[c];
+            if v.len() <= b {
+                if v.capacity() == 0 {
+                    v.reserve_exact(self.nbins.max(b + 1));
+                }
+                v.resize(b + 1, 0);
+            }
+            v[b] += frame_bytes;
+        }
+    }
+
+    /// A packet in its flow's forward direction left its source (`recv` false) or reached its
+    /// destination (`recv` true) at `node`.
+    #[inline]
+    pub(crate) fn on_forward_packet(
+        &mut self,
+        now: SimTime,
+        flow: u32,
+        node: NodeId,
+        uid: u64,
+        ip_bytes: u32,
+        recv: bool,
+    ) {
+        let bytes = ip_bytes as u64;
+        self.flow(now, flow, |b| {
+            if recv {
+                b.wire_recv_bytes += bytes;
+                b.recv_packets += 1;
+            } else {
+                b.wire_sent_bytes += bytes;
+                b.sent_packets += 1;
+            }
+        });
+        self.trace(now, flow, node, uid, ip_bytes, recv);
+    }
+
     fn note_truncated(&mut self, t: Truncated) {
         if !self.truncated.contains(&t) {
             self.truncated.push(t);
@@ -447,53 +510,25 @@ impl Sink for Recorder {
 
     #[inline]
     fn dropped(&mut self, now: SimTime, chan: ChanId, p: &PacketInfo, why: DropReason) {
-        self.flow_dropped[p.flow as usize] += 1;
-        if self.drops_on {
-            self.drops.t_ps.push(now.0);
-            self.drops.key.push(chan.0);
-            self.drops.a.push(p.ip_bytes as i64);
-            self.drops.b.push(p.flow as i64);
-            self.drop_reason.push(why.as_str());
-        }
+        self.on_dropped(now, chan, p.flow, p.ip_bytes, why);
     }
 
     #[inline]
     fn link_delivered(&mut self, now: SimTime, chan: ChanId, _p: &PacketInfo, frame_bytes: u64) {
-        let c = chan.0 as usize;
-        if self.link_sel[c] {
-            let b = self.bin_at(now);
-            let v = &mut self.link_bins[c];
-            if v.len() <= b {
-                if v.capacity() == 0 {
-                    v.reserve_exact(self.nbins.max(b + 1));
-                }
-                v.resize(b + 1, 0);
-            }
-            v[b] += frame_bytes;
-        }
+        self.on_link_delivered(now, chan, frame_bytes);
     }
 
     #[inline]
     fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &PacketInfo) {
         if p.forward {
-            let bytes = p.ip_bytes as u64;
-            self.flow(now, p.flow, |b| {
-                b.wire_sent_bytes += bytes;
-                b.sent_packets += 1;
-            });
-            self.trace(now, p.flow, node, p.uid, p.ip_bytes, false);
+            self.on_forward_packet(now, p.flow, node, p.uid, p.ip_bytes, false);
         }
     }
 
     #[inline]
     fn packet_received(&mut self, now: SimTime, p: &PacketInfo) {
         if p.forward {
-            let bytes = p.ip_bytes as u64;
-            self.flow(now, p.flow, |b| {
-                b.wire_recv_bytes += bytes;
-                b.recv_packets += 1;
-            });
-            self.trace(now, p.flow, p.dst, p.uid, p.ip_bytes, true);
+            self.on_forward_packet(now, p.flow, p.dst, p.uid, p.ip_bytes, true);
         }
     }
 

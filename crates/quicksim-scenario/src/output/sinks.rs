@@ -105,6 +105,8 @@ impl<F: Fn(usize) -> Box<dyn Sink> + Send + Sync> SinkFactory for F {
 pub(crate) struct Sinks {
     pub tables: Recorder,
     extra: Vec<Box<dyn Sink>>,
+    /// `extra` is not empty.
+    has_extra: bool,
     /// Some sink wants transport events (checked per packet instead of asking each sink).
     pub tracing: bool,
 }
@@ -119,15 +121,28 @@ macro_rules! each_extra {
     };
 }
 
+/// Like `each_extra!`, with the packet described as a [`PacketInfo`] (built only when a sink is
+/// there to see it: the built-in tables take the packet's fields directly).
+macro_rules! each_extra_packet {
+    ($self:ident, $p:ident, $info:ident, $s:ident => $call:expr) => {
+        if !$self.extra.is_empty() {
+            let $info = PacketInfo::of($p);
+            for $s in $self.extra.iter_mut() {
+                $call;
+            }
+        }
+    };
+}
+
 impl Sinks {
     pub(crate) fn new(tables: Recorder, extra: Vec<Box<dyn Sink>>) -> Sinks {
         let tracing = extra.iter().any(|s| s.wants_transport_events());
-        Sinks { tables, extra, tracing }
+        Sinks { tables, has_extra: !extra.is_empty(), extra, tracing }
     }
 
     #[inline]
     pub(crate) fn conn_selected(&self, flow: u32) -> bool {
-        self.tables.conn_sel[flow as usize] || !self.extra.is_empty()
+        self.tables.conn_sel[flow as usize] || self.has_extra
     }
 
     #[inline]
@@ -138,9 +153,8 @@ impl Sinks {
 
     #[inline]
     pub(crate) fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
-        let info = PacketInfo::of(p);
-        self.tables.dropped(now, chan, &info, why);
-        each_extra!(self, s => s.dropped(now, chan, &info, why));
+        self.tables.on_dropped(now, chan, p.flow, p.ip_bytes, why);
+        each_extra_packet!(self, p, info, s => s.dropped(now, chan, &info, why));
     }
 
     #[inline]
@@ -151,23 +165,24 @@ impl Sinks {
         p: &Packet<Payload>,
         frame_bytes: u64,
     ) {
-        let info = PacketInfo::of(p);
-        self.tables.link_delivered(now, chan, &info, frame_bytes);
-        each_extra!(self, s => s.link_delivered(now, chan, &info, frame_bytes));
+        self.tables.on_link_delivered(now, chan, frame_bytes);
+        each_extra_packet!(self, p, info, s => s.link_delivered(now, chan, &info, frame_bytes));
     }
 
     #[inline]
     pub(crate) fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
-        let info = PacketInfo::of(p);
-        self.tables.packet_sent(now, node, &info);
-        each_extra!(self, s => s.packet_sent(now, node, &info));
+        if p.payload.forward() {
+            self.tables.on_forward_packet(now, p.flow, node, p.uid, p.ip_bytes, false);
+        }
+        each_extra_packet!(self, p, info, s => s.packet_sent(now, node, &info));
     }
 
     #[inline]
     pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {
-        let info = PacketInfo::of(p);
-        self.tables.packet_received(now, &info);
-        each_extra!(self, s => s.packet_received(now, &info));
+        if p.payload.forward() {
+            self.tables.on_forward_packet(now, p.flow, p.dst, p.uid, p.ip_bytes, true);
+        }
+        each_extra_packet!(self, p, info, s => s.packet_received(now, &info));
     }
 
     #[inline]
