@@ -85,3 +85,35 @@ def test_an_unknown_mode_is_an_error_naming_it(tmp_path: Path) -> None:
     r = _run(_fake_rustc(tmp_path), *OURS, mode="fast")
     assert r.returncode == 2
     assert "QUICKSIM_PGO=fast" in r.stderr and "use, off, generate:DIR" in r.stderr
+
+
+def _rustc_rejecting_profiles(tmp_path: Path, message: str) -> Path:
+    """A fake rustc that fails with `message` when handed a profile, and else prints its arguments."""
+    rustc = tmp_path / "rustc"
+    rustc.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = -vV ]; then echo "rustc 9.9.9"; echo "LLVM version: 99.0.0"; exit 0; fi\n'
+        'for a in "$@"; do case $a in -Cprofile-use=*) echo "' + message + '" >&2; exit 1 ;; esac; done\n'
+        'printf "%s\\n" "$@"\n'
+    )
+    rustc.chmod(0o755)
+    return rustc
+
+
+def test_a_profile_the_toolchain_cannot_read_warns_and_builds_without_it(tmp_path: Path) -> None:
+    if not PROFILE.is_file():
+        pytest.skip("no committed profile")
+    msg = "error: Could not read profile data file: unsupported instrumentation profile format version"
+    r = _run(_rustc_rejecting_profiles(tmp_path, msg), *OURS)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == OURS
+    assert "building without PGO" in r.stderr
+
+
+def test_a_compile_error_with_the_profile_is_still_an_error(tmp_path: Path) -> None:
+    if not PROFILE.is_file():
+        pytest.skip("no committed profile")
+    r = _run(_rustc_rejecting_profiles(tmp_path, "error[E0308]: mismatched types"), *OURS)
+    assert r.returncode == 1
+    assert "mismatched types" in r.stderr
+    assert r.stdout == ""

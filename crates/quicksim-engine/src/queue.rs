@@ -4,7 +4,7 @@
 //! The heap holds only 24-byte keys (time, sequence, slot); the event bodies sit in a slab
 //! (`Vec<Option<E>>` with a free list) and never move while the heap sifts. With the world's
 //! events (~100 B: an `Arrive` carries the whole packet) the heap of whole entries spent most of
-//! its time copying them; see docs/performance.md for the measurement against the alternatives.
+//! its time copying them; see docs/performance/README.md for the measurement against the alternatives.
 //! Events in FIFO lanes (`push_lane`) and small events (`push_small`, a code in the key itself)
 //! need no slab slot at all.
 
