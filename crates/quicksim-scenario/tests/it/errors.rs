@@ -1,3 +1,5 @@
+//! Bad scenarios: every error names the field path and the value, and nothing panics.
+
 use quicksim_scenario::run;
 use serde_json::json;
 

@@ -1,3 +1,6 @@
+//! UDP sources over dumbbells, checked against hand computations: delays to the picosecond,
+//! bottleneck goodput, loss counts, jitter order, link down/up and rate spikes.
+
 use super::*;
 use serde_json::json;
 
