@@ -1,4 +1,6 @@
-"""Analyses of one run that the CLI, the checks and the reproductions share.
+"""Per phase of one run: the run cut at every start and stop of a congestion-controlled flow,
+with each phase's rates, fair shares and fairness, as the CLI, the checks and the reproductions
+report it. (Per run, for sweeps: `quicksim.metrics`; across runs: `quicksim.stats`.)
 
 `phases(result)` cuts a run at every start and stop of a responsive (congestion-controlled)
 flow and reports, per phase, each active flow's goodput and link-layer rate next to its fair

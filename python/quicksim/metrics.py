@@ -1,4 +1,6 @@
-"""Named metrics of one `Result`, for sweeps: `name -> fn(result, **params) -> value`.
+"""Per run: named metrics of one `Result` that a sweep collects from every run,
+`name -> fn(result, **params) -> value`. (Across runs: `quicksim.stats`; per phase of one run:
+`quicksim.analysis`.)
 
 A metric returns a float, a dict of floats (one column each, e.g. per flow), or, for a time
 series, a DataFrame with columns t_s, key, value (averaged over repetitions by
