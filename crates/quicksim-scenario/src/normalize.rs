@@ -110,7 +110,7 @@ fn fill_defaults(sc: &mut Scenario) {
 fn fill_link(l: &mut LinkSpec) {
     l.delay.get_or_insert(Dur(SimDuration::ZERO));
     l.overhead.get_or_insert(Bytes(PPP_OVERHEAD as u64));
-    l.queue.get_or_insert(QueueCfg { packets: Some(DEFAULT_QUEUE_PACKETS), bytes: None });
+    l.queue.get_or_insert(QueueCfg { packets: Some(DEFAULT_QUEUE_PACKETS), ..QueueCfg::default() });
 }
 
 /// The transport's defaults in the schema's terms (see the module doc for the fields left out).
