@@ -225,6 +225,12 @@ class FakeCore(types.ModuleType):
         doc.setdefault("run", {}).setdefault("record_interval", "500ms")
         return json.dumps(doc)
 
+    def normalize(self, scenario_json: str) -> str:
+        """`validate` without the build; not recorded (`calls` lists what was checked or run)."""
+        doc = json.loads(scenario_json)
+        doc.setdefault("run", {}).setdefault("record_interval", "500ms")
+        return json.dumps(doc)
+
     def run(self, scenario_json: str, seed: int | None = None, progress: Any = None) -> dict[str, Any]:
         self.calls.append(("run", (json.loads(scenario_json), seed, progress)))
         if self.behaviour is not None:

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 from .api import apply_overrides, load_scenario, run, validate
 from .errors import ScenarioError, SimulationError
 
-# Imported eagerly (it is light: stdlib only until a sweep runs) so the function `sweep` shadows
-# the submodule of the same name for good; a lazy import would be undone the first time anything
-# imports `quicksim.sweep` the module, which then replaces the package attribute.
-from .sweep import sweep
-
 if TYPE_CHECKING:
     from .results import Result
+    from .sweep import sweep
+else:
+    # The package quicksim.sweep is itself callable as the function `sweep` (one object for the
+    # name, see quicksim/sweep/__init__.py); type checkers are shown the function's signature.
+    # Light: stdlib only until a sweep runs.
+    from . import sweep
 
 __all__ = [
     "Result",
@@ -37,8 +38,10 @@ __all__ = [
 
 
 def _version() -> str:
+    from ._native import load_core
+
     try:
-        from ._core import __version__ as core_version
+        core_version = load_core().__version__
     except ImportError:  # core not built yet: fall back to the installed metadata
         from importlib.metadata import PackageNotFoundError, version
 

@@ -1,4 +1,4 @@
-"""Type stub of the compiled core (crates/quicksim-py). Private: use `quicksim.api` instead."""
+"""Type stub of the compiled core (crates/quicksim-py). Private: reach it through `quicksim._native`."""
 
 from collections.abc import Callable
 from typing import Any, Final
@@ -26,7 +26,15 @@ def run(
     """
 
 def validate(scenario_json: str) -> str:
-    """Return the scenario as normalized JSON with all defaults filled in."""
+    """Check the scenario completely (schema and build); return it as normalized JSON: values in
+    canonical units, defaults filled in (crates/quicksim-scenario/src/normalize.rs says which)."""
+
+def normalize(scenario_json: str) -> str:
+    """`validate` without the build (the schema is still checked): for a scenario just run."""
+
+def table_schema() -> list[dict[str, Any]]:
+    """The output tables in order: [{"table": name, "columns": [{"name": ..., "type": t}]}] with
+    t "f64", "i64" or "str"."""
 
 def parse_duration(text: str) -> float: ...
 def parse_rate(text: str) -> int: ...

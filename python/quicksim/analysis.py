@@ -1,4 +1,6 @@
-"""Analyses of one run that the CLI, the checks and the reproductions share.
+"""Per phase of one run: the run cut at every start and stop of a congestion-controlled flow,
+with each phase's rates, fair shares and fairness, as the CLI, the checks and the reproductions
+report it. (Per run, for sweeps: `quicksim.metrics`; across runs: `quicksim.stats`.)
 
 `phases(result)` cuts a run at every start and stop of a responsive (congestion-controlled)
 flow and reports, per phase, each active flow's goodput and link-layer rate next to its fair
@@ -10,6 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from . import units
 from .stats import jain
 
 if TYPE_CHECKING:
@@ -26,15 +29,14 @@ RESPONSIVE = ("quic", "tcp")
 def bottleneck(result: Result) -> tuple[str, float, int] | None:
     """(channel name, rate in bit/s, per-frame overhead in bytes) of a dumbbell's forward
     bottleneck, or None for a general topology."""
-    from . import _core
-
     db = result.scenario.get("dumbbell")
     if not isinstance(db, dict):
         return None
     bn = db.get("bottleneck", {})
     fwd = bn.get("forward") or {}
-    rate = _core.parse_rate(str(fwd.get("rate", bn.get("rate"))))
-    overhead = _core.parse_bytes(str(bn.get("overhead", "7B")))
+    rate = units.bits_per_s(fwd.get("rate", bn.get("rate")))
+    # A scenario normalized by the core has its overhead; "7B" (PPP) is the core's default.
+    overhead = units.bytes_(bn.get("overhead", "7B"))
     return "bottleneck:router1->router2", float(rate), int(overhead)
 
 

@@ -1,8 +1,9 @@
 """Scenario loading, `key.path=value` overrides, and the entry points into the core.
 
 Python never checks scenario semantics: the Rust validator (`_core.validate`) is the single
-source of truth for the schema. This module only turns files and overrides into a dict, the
-dict into JSON, and the core's exceptions into `ScenarioError` / `SimulationError`.
+source of truth for the schema. This module only turns files and overrides into a dict and the
+dict into JSON; the core is reached through `_native`, which also turns its exceptions into
+`ScenarioError` / `SimulationError`.
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from .errors import ScenarioError, SimulationError
+from ._native import call as _call_core
+from ._native import load_core as _load_core  # tests replace this name with a fake core
+from .errors import ScenarioError
 
 if TYPE_CHECKING:
     from .results import Result
@@ -34,8 +36,6 @@ ScenarioSource = str | os.PathLike[str] | Mapping[str, Any]
 
 ProgressFn = Callable[[float, int], object]
 """`progress(sim_time_s, events_so_far)`; returning False stops the run early."""
-
-_T = TypeVar("_T")
 
 
 def load_scenario(source: ScenarioSource) -> dict[str, Any]:
@@ -93,7 +93,13 @@ def apply_overrides(scenario: Mapping[str, Any], sets: Iterable[str]) -> dict[st
 
 
 def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, Any]:
-    """Return the scenario normalized by the core (all defaults filled in), or raise ScenarioError."""
+    """Check the scenario completely and return it normalized by the core, or raise ScenarioError.
+
+    Normalized: every value in its canonical unit ("1500ms", "25kB") and the defaults filled in
+    (record settings, seed, record interval, link delay/overhead/queue, MTUs, QUIC settings; the
+    core's `normalize` module lists which, and why a few stay open), so a saved scenario reruns
+    the same under a later version whose defaults changed.
+    """
     doc = apply_overrides(load_scenario(scenario), sets)
     core = _load_core()
     return dict(json.loads(_call_core(core, core.validate, _to_json(doc))))
@@ -114,7 +120,6 @@ def run(
     doc = apply_overrides(load_scenario(scenario), sets)
     text = _to_json(doc)
     core = _load_core()
-    normalized = dict(json.loads(_call_core(core, core.validate, text)))
     wrapped, failure = _guard_progress(progress)
     try:
         raw = _call_core(core, core.run, text, seed, wrapped)
@@ -124,6 +129,8 @@ def run(
         raise
     if failure:
         raise failure[0]
+    # The run has checked the scenario; normalizing only parses it again (no second build).
+    normalized = dict(json.loads(_call_core(core, core.normalize, text)))
 
     from .results import Result
 
@@ -251,36 +258,6 @@ def _to_json(doc: Mapping[str, Any]) -> str:
         return json.dumps(doc, allow_nan=False, default=refuse)
     except (TypeError, ValueError) as e:
         raise ScenarioError(f"the scenario cannot be passed to the core: {e}") from None
-
-
-def _load_core() -> ModuleType:
-    try:
-        from . import _core
-    except ImportError as e:
-        raise ImportError(
-            "quicksim's compiled core (quicksim._core) is not available; "
-            "build it with `maturin develop --release` in the repository root"
-        ) from e
-    return _core
-
-
-def _call_core(core: ModuleType, fn: Callable[..., _T], *args: Any) -> _T:
-    """Call into the core, translating its exceptions; a Rust panic never leaks as is."""
-    try:
-        return fn(*args)
-    except core.ScenarioError as e:
-        raise ScenarioError(str(e)) from None
-    except core.SimulationError as e:
-        raise SimulationError(str(e)) from None
-    except BaseException as e:
-        # pyo3 turns a panic into pyo3_runtime.PanicException, a BaseException subclass that
-        # `except Exception` would not catch.
-        if type(e).__name__ == "PanicException":
-            raise SimulationError(
-                f"internal error in the simulator core (Rust panic: {e}); "
-                "this is a bug, please report it with the scenario and the seed"
-            ) from e
-        raise
 
 
 def _guard_progress(progress: ProgressFn | None) -> tuple[ProgressFn | None, list[BaseException]]:

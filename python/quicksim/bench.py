@@ -325,7 +325,8 @@ def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
     peak RSS; meant to run in a fresh subprocess so that the peak belongs to this run alone."""
     import resource
 
-    from .api import _load_core, _to_json
+    from . import _native
+    from .api import _to_json
 
     doc = (BASELINES[name[: -len("+baseline")]] if name.endswith("+baseline") else SUITE[name])()
     text = _to_json(doc)
@@ -333,7 +334,7 @@ def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
     # The scenario as Python objects (~1 kB per flow) is not part of the run: free it, so that the
     # peak RSS of many flows measures the simulation, not the benchmark's input.
     del doc
-    core = _load_core()
+    core = _native.load_core()
     rss_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     raw = core.run(text, seed, None)

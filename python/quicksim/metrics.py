@@ -1,4 +1,6 @@
-"""Named metrics of one `Result`, for sweeps: `name -> fn(result, **params) -> value`.
+"""Per run: named metrics of one `Result` that a sweep collects from every run,
+`name -> fn(result, **params) -> value`. (Across runs: `quicksim.stats`; per phase of one run:
+`quicksim.analysis`.)
 
 A metric returns a float, a dict of floats (one column each, e.g. per flow), or, for a time
 series, a DataFrame with columns t_s, key, value (averaged over repetitions by
@@ -21,11 +23,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .stats import jain as _jain
+from .units import seconds  # re-exported: metric parameters are times in seconds or with units
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,22 +114,7 @@ def _float(value: Any, column: str) -> float:
         raise TypeError(f"metric {column}: returned {value!r}, not a number") from None
 
 
-# --- units -----------------------------------------------------------------------------------
-
-_TIME_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-_NUMBER_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
-
-
-def seconds(value: Any, what: str = "time") -> float:
-    """A time as seconds: a number is seconds already, a string carries its unit ("500ms")."""
-    if isinstance(value, bool):
-        raise ValueError(f"{what}: {value!r} is not a time")
-    if isinstance(value, int | float):
-        return float(value)
-    m = _NUMBER_UNIT.match(str(value))
-    if not m or (m.group(2) not in _TIME_UNITS and m.group(2) != ""):
-        raise ValueError(f'{what}: {value!r} is not a time; try "3s" or "500ms"')
-    return float(m.group(1)) * _TIME_UNITS.get(m.group(2), 1.0)
+# --- units ---------------------------------------------------------------------------------
 
 
 def _opt_seconds(value: Any, what: str) -> float | None:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from .results import Result, _atomic_write, binned_rate, winavg
+from ._io import atomic_write
+from .results import Result, binned_rate, winavg
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -234,7 +235,7 @@ def save_standard_plots(result: Result, outdir: str | os.PathLike[str], *, dpi: 
         if result.table(table).empty:
             path.unlink(missing_ok=True)
             continue
-        _atomic_write(path, _png_writer(build(result), dpi))
+        atomic_write(path, _png_writer(build(result), dpi))
         written.append(path)
     return written
 

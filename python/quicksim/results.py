@@ -13,12 +13,15 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+
+from . import _native
+from ._io import atomic_write, atomic_write_text, parquet_writer
 
 __all__ = ["SCHEMA", "TABLES", "Layer", "Result", "binned_rate", "winavg"]
 
@@ -26,55 +29,23 @@ Layer = Literal["delivered", "wire", "app"]
 """Where bytes are counted: delivered to the receiving app, put on the wire (IP), or handed
 down by the sending app."""
 
-TABLES = ("flows", "queues", "drops", "links", "conn", "packets", "streams")
+# The core's column types as pandas dtypes: its strings are a few names (flows, queues, links)
+# repeated on every row, so a categorical stores each once.
+_DTYPES = {"f64": "float64", "i64": "int64", "str": "category"}
 
-SCHEMA: dict[str, dict[str, str]] = {
-    "flows": {
-        "t_s": "float64",
-        "flow": "category",
-        "app_sent_bytes": "int64",
-        "wire_sent_bytes": "int64",
-        "sent_packets": "int64",
-        "wire_recv_bytes": "int64",
-        "recv_packets": "int64",
-        "delivered_bytes": "int64",
-    },
-    "queues": {"t_s": "float64", "queue": "category", "packets": "int64", "bytes": "int64"},
-    "drops": {
-        "t_s": "float64",
-        "queue": "category",
-        "flow": "category",
-        "bytes": "int64",
-        "reason": "category",
-    },
-    "links": {"t_s": "float64", "link": "category", "bytes": "int64", "utilization": "float64"},
-    "conn": {
-        "t_s": "float64",
-        "flow": "category",
-        "cwnd_bytes": "int64",
-        "ssthresh_bytes": "int64",
-        "inflight_bytes": "int64",
-        "srtt_s": "float64",
-        "latest_rtt_s": "float64",
-        "min_rtt_s": "float64",
-        "packets_sent": "int64",
-        "packets_acked": "int64",
-        "packets_lost": "int64",
-        "retransmitted_bytes": "int64",
-        "ack_frames_sent": "int64",
-    },
-    "streams": {"t_s": "float64", "flow": "category", "stream": "int64", "delivered_bytes": "int64"},
-    "packets": {
-        "t_ps": "int64",
-        "t_s": "float64",
-        "flow": "category",
-        "node": "category",
-        "uid": "int64",
-        "bytes": "int64",
-        "event": "category",
-    },
-}
+
+def _schema() -> dict[str, dict[str, str]]:
+    # From the core's own description of what it writes (`output::TABLES` in quicksim-scenario),
+    # so the two cannot drift apart.
+    core = _native.load_core()
+    return {t["table"]: {c["name"]: _DTYPES[c["type"]] for c in t["columns"]} for t in core.table_schema()}
+
+
+SCHEMA: dict[str, dict[str, str]] = _schema()
 """Column types of the known tables; extra columns from the core are kept with inferred types."""
+
+TABLES = tuple(SCHEMA)
+"""The tables every run writes (possibly empty), in the core's order."""
 
 FORMAT_VERSION = 1
 _DEFAULT_RECORD_INTERVAL_S = 0.5
@@ -373,9 +344,9 @@ class Result:
         # Without summary.json the directory reads as incomplete until this save has finished.
         (out / "summary.json").unlink(missing_ok=True)
         for name in self._names:
-            _atomic_write(out / f"{name}.parquet", _parquet_writer(self.table(name)))
-        _atomic_write_text(out / "scenario.json", json.dumps(self._scenario, indent=2) + "\n")
-        _atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
+            atomic_write(out / f"{name}.parquet", parquet_writer(self.table(name)))
+        atomic_write_text(out / "scenario.json", json.dumps(self._scenario, indent=2) + "\n")
+        atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
         return out
 
     @classmethod
@@ -568,24 +539,3 @@ def _sanitize(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-def _atomic_write(path: Path, write: Callable[[Path], object]) -> None:
-    """Write via a temporary file in the same directory, then rename over `path`."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _parquet_writer(frame: pd.DataFrame) -> Callable[[Path], object]:
-    return lambda path: frame.to_parquet(path, index=False)
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    _atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))

@@ -1,4 +1,6 @@
-"""Small statistics for repeated runs: Student's t quantile, confidence intervals, Jain's index.
+"""Across runs: statistics over repetitions (Student's t quantile, confidence intervals), plus
+Jain's fairness index. Knows nothing of scenarios or results: numbers in, numbers out.
+(Per run: `quicksim.metrics`; per phase of one run: `quicksim.analysis`.)
 
 scipy is not a dependency, so the t distribution is implemented here: the CDF through the
 regularized incomplete beta function (continued fraction, Numerical Recipes 3rd ed. section

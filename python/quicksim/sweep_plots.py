@@ -7,7 +7,6 @@ draws into the `ax` it is given, and never calls `plt.show()`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .stats import mean_ci
+from .units import split_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -33,8 +33,6 @@ _SERIES_LABELS = {
     "queue_series": "queue length",
 }
 
-_NUMBER_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%/]*)\s*$")
-
 
 def axis_values(values: pd.Series) -> tuple[np.ndarray, str | None]:
     """Numbers to plot a parameter column against, and its unit.
@@ -44,10 +42,10 @@ def axis_values(values: pd.Series) -> tuple[np.ndarray, str | None]:
     """
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         return values.to_numpy(dtype=float), ""
-    parsed = [_NUMBER_UNIT.match(str(v)) for v in values]
-    units = {m.group(2) for m in parsed if m}
+    parsed = [split_number(str(v)) for v in values]
+    units = {p[1] for p in parsed if p}
     if all(parsed) and len(units) == 1:
-        return np.array([float(m.group(1)) for m in parsed if m]), units.pop()
+        return np.array([p[0] for p in parsed if p]), units.pop()
     categories = list(dict.fromkeys(str(v) for v in values))
     return np.array([categories.index(str(v)) for v in values], dtype=float), None
 

@@ -153,14 +153,35 @@ fn run<'py>(
     }
 }
 
-/// Validate a scenario (schema and semantics); returns the scenario JSON back unchanged.
+/// Validate a scenario (schema and semantics); returns it as JSON with the defaults filled in.
 #[pyfunction]
 fn validate(scenario_json: &str) -> PyResult<String> {
-    match std::panic::catch_unwind(|| quicksim_scenario::validate(scenario_json)) {
-        Ok(Ok(_)) => Ok(scenario_json.to_string()),
+    checked(|| quicksim_scenario::validate(scenario_json), "validating")
+}
+
+/// The scenario as JSON with the defaults filled in, checking the schema only (no build): for a
+/// scenario that has just been run.
+#[pyfunction]
+fn normalize(scenario_json: &str) -> PyResult<String> {
+    checked(|| quicksim_scenario::normalize(scenario_json), "normalizing")
+}
+
+fn checked(
+    f: impl FnOnce() -> Result<serde_json::Value, quicksim_scenario::ScenarioError> + std::panic::UnwindSafe,
+    what: &str,
+) -> PyResult<String> {
+    match std::panic::catch_unwind(f) {
+        Ok(Ok(v)) => Ok(v.to_string()),
         Ok(Err(e)) => Err(ScenarioError::new_err(e.to_string())),
-        Err(_) => Err(SimulationError::new_err("internal error while validating (please report)")),
+        Err(_) => Err(SimulationError::new_err(format!("internal error while {what} (please report)"))),
     }
+}
+
+/// The output tables and their columns in order: `[{"table", "columns": [{"name", "type"}]}]`,
+/// type "f64", "i64" or "str".
+#[pyfunction]
+fn table_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    json_to_py(py, quicksim_scenario::table_schema())
 }
 
 /// Parse a duration with units ("10ms") into seconds (exact to the picosecond before the
@@ -186,6 +207,8 @@ fn parse_bytes(text: &str) -> PyResult<u64> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schema, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;

@@ -20,7 +20,14 @@ use std::sync::Arc;
 
 /// Default output queue: INET's PppInterface DropTailQueue packetCapacity (10000 packets).
 pub const DEFAULT_QUEUE_PACKETS: u64 = 10_000;
-const DEFAULT_MTU: u64 = 1500;
+pub(crate) const DEFAULT_MTU: u64 = 1500;
+/// Bin width of the per-flow and per-link counters: 0.5 s, as the INET showcase.
+pub(crate) const DEFAULT_RECORD_INTERVAL: SimDuration = SimDuration(500_000_000_000);
+/// A dumbbell's access links: 1 Gbit/s, as the INET showcase.
+pub(crate) const DEFAULT_ACCESS_RATE: Rate = Rate { bits_per_s: 1_000_000_000 };
+/// A QUIC flow's application and stream count unless it names them.
+pub(crate) const DEFAULT_QUIC_APP: QuicApp = QuicApp::Saturated;
+pub(crate) const DEFAULT_STREAMS: u32 = 1;
 
 fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path.into(), msg.into())
@@ -332,7 +339,7 @@ pub(crate) fn build(
     if end.0 == 0 {
         return Err(err("run.duration", "\"0s\": a run must last longer than 0 s"));
     }
-    let bin = sc.run.record_interval.map(|d| d.0).unwrap_or(SimDuration::from_millis(500));
+    let bin = sc.run.record_interval.map(|d| d.0).unwrap_or(DEFAULT_RECORD_INTERVAL);
     if bin.0 == 0 {
         return Err(err("run.record_interval", "must be > 0"));
     }
@@ -357,7 +364,7 @@ pub(crate) fn build(
         }
         let mut access = db.access.clone();
         if access.rate.is_none() {
-            access.rate = Some(crate::units::RateVal(Rate::gbps(1)));
+            access.rate = Some(crate::units::RateVal(DEFAULT_ACCESS_RATE));
         }
         if let Some(d) = &db.access_delays {
             if d.len() != db.pairs as usize {
@@ -544,7 +551,7 @@ pub(crate) fn build(
                         Arc::clone(shared_cfgs.last().expect("just pushed"))
                     }
                 };
-                let app = f.app.unwrap_or(QuicApp::Saturated);
+                let app = f.app.unwrap_or(DEFAULT_QUIC_APP);
                 let message = match app {
                     QuicApp::Messages => {
                         let s = f
@@ -573,7 +580,7 @@ pub(crate) fn build(
                     (_, Some(_)) => return Err(err(p("bytes"), "only applies to app = \"bulk\"")),
                     _ => 0,
                 };
-                let streams = f.streams.unwrap_or(1);
+                let streams = f.streams.unwrap_or(DEFAULT_STREAMS);
                 if streams == 0 {
                     return Err(err(p("streams"), "0: at least 1 stream"));
                 }

@@ -8,18 +8,21 @@
 mod apps;
 mod build;
 mod flows;
+pub mod normalize;
 pub mod output;
 pub mod plugins;
 pub mod schema;
 pub mod units;
 mod world;
 
-pub use output::{Column, RunOutput, Table};
+pub use output::{table_schema, Column, ColumnType, RunOutput, Table};
 pub use world::Stop;
 
 use std::fmt;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The master seed of a run that gives none (neither `run.seed` nor the caller).
+pub const DEFAULT_SEED: u64 = 1;
 
 /// Bad input: names the field (as a path like `flows[1].dst`) and what is wrong with its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,11 +58,18 @@ fn hash_str(s: &str) -> String {
     format!("{h:016x}")
 }
 
-/// Check a scenario completely (schema and semantics) without running it.
-pub fn validate(json: &str) -> Result<schema::Scenario, ScenarioError> {
+/// Check a scenario completely (schema and semantics) without running it; returns it
+/// normalized (defaults filled in; the `normalize` module says which).
+pub fn validate(json: &str) -> Result<serde_json::Value, ScenarioError> {
     let sc = schema::parse(json)?;
-    build::build(&sc, sc.run.seed.unwrap_or(1), &plugins::Plugins::default())?;
-    Ok(sc)
+    build::build(&sc, sc.run.seed.unwrap_or(DEFAULT_SEED), &plugins::Plugins::default())?;
+    normalize::normalized(&sc)
+}
+
+/// The scenario with its defaults filled in, checking only the schema (no build): for a
+/// scenario that was already checked, e.g. by running it.
+pub fn normalize(json: &str) -> Result<serde_json::Value, ScenarioError> {
+    normalize::normalized(&schema::parse(json)?)
 }
 
 /// Run a scenario. `seed` overrides `run.seed` (default 1). `progress(sim_time_s, events)`
@@ -92,7 +102,7 @@ fn run_inner(
     plugins: &plugins::Plugins,
 ) -> Result<(RunOutput, u64), ScenarioError> {
     let mut sc = schema::parse(json)?;
-    let seed = seed.or(sc.run.seed).unwrap_or(1);
+    let seed = seed.or(sc.run.seed).unwrap_or(DEFAULT_SEED);
     let built = build::build(&sc, seed, plugins)?;
     // The parsed flows (~600 B each) are not needed once built.
     sc.flows = Vec::new();

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     #[serde(default)]
@@ -34,7 +34,7 @@ pub struct Scenario {
     pub expect: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RunCfg {
     pub duration: Dur,
@@ -51,7 +51,7 @@ pub struct RunCfg {
 }
 
 /// `true`, `false`, or a list of names.
-#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[serde(untagged)]
 pub enum Select {
     All(bool),
@@ -67,7 +67,7 @@ impl Select {
     }
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RecordCfg {
     /// Per-flow byte counters per bin.
@@ -117,20 +117,20 @@ impl Default for RecordCfg {
     }
 }
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeKindCfg {
     Host,
     Router,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct NodeCfg {
     pub kind: NodeKindCfg,
 }
 
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct QueueCfg {
     #[serde(default)]
@@ -139,7 +139,7 @@ pub struct QueueCfg {
     pub bytes: Option<Bytes>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
 pub enum LossCfg {
     None,
@@ -153,7 +153,7 @@ pub enum LossCfg {
     },
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct JitterCfg {
     /// Extra delay uniform in [0, max].
@@ -164,7 +164,7 @@ pub struct JitterCfg {
 }
 
 /// "Spikes": the rate drops to `fraction` of nominal for `duration` every `period`.
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct SpikesCfg {
     pub period: Dur,
@@ -174,14 +174,14 @@ pub struct SpikesCfg {
     pub start: Option<Dur>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RateStep {
     pub at: Dur,
     pub rate: RateVal,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct DownCfg {
     pub from: Dur,
@@ -190,7 +190,7 @@ pub struct DownCfg {
 
 /// Settings of one direction of a link; link-level values apply to both directions,
 /// `forward` (a->b) and `reverse` (b->a) override them.
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct DirCfg {
     #[serde(default)]
@@ -214,7 +214,7 @@ pub struct DirCfg {
 /// A link. In `links` it needs `name`, `a` and `b`; in `dumbbell` those are implied.
 /// (One struct rather than `#[serde(flatten)]`, which serde cannot combine with
 /// `deny_unknown_fields`.)
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     #[serde(default)]
@@ -250,7 +250,7 @@ pub struct LinkSpec {
     pub reverse: Option<DirCfg>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct Dumbbell {
     /// Number of sender/receiver pairs: hosts sender1..N, receiver1..N, routers router1, router2.
@@ -387,7 +387,7 @@ dist_de!(
     "duration"
 );
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum FlowKind {
     Udp,
@@ -406,7 +406,7 @@ pub enum QuicApp {
     Bulk,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct FlowCfg {
     pub name: String,
@@ -445,7 +445,7 @@ pub struct FlowCfg {
 }
 
 /// QUIC options; `None` = the default (INET model values unless noted in the docs).
-#[derive(Deserialize, Debug, Clone, Default)]
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
 #[serde(deny_unknown_fields)]
 pub struct QuicCfg {
     /// "inet" (13 B short header, no AEAD tag) or "rfc9000".

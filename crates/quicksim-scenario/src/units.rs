@@ -1,10 +1,12 @@
 //! Quantities with units, as OMNeT++ writes them: "10Mbps", "10ms", "25kB", "200kb".
 //! SI prefixes are decimal (k = 1000); binary prefixes (KiB, MiB) are accepted for bytes.
 //! Parsing is exact decimal arithmetic: "1.5s" is 1_500_000_000_000 ps, no float rounding.
+//! Writing back (`format_*`, and `Serialize` of the unit types) gives one canonical text per
+//! value, which parses back to exactly that value.
 
 use quicksim_engine::{Rate, SimDuration};
 use serde::de::{self, Deserializer, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 /// Split "12.5Mbps" into the decimal number (as mantissa, decimal exponent) and the unit.
@@ -110,10 +112,53 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     u64::try_from(v).map_err(|_| format!("{s:?} is too large"))
 }
 
+/// `v` in the largest of `units` (largest first, the last of factor 1) that holds it as a whole
+/// number: "1500ms" rather than "1.5s". Whole numbers keep the text unique (one value, one
+/// text) and exact for the parser; 0 is written in the base unit `zero` ("0s", "0B").
+fn canonical(v: u64, units: &[(u64, &str)], zero: &str) -> String {
+    if v == 0 {
+        return format!("0{zero}");
+    }
+    let &(f, unit) = units.iter().find(|&&(f, _)| v.is_multiple_of(f)).unwrap_or(&units[units.len() - 1]);
+    format!("{}{unit}", v / f)
+}
+
+/// A duration as the canonical text `parse_duration` reads back: "10ms", "1500ms", "102960ns".
+pub fn format_duration(d: SimDuration) -> String {
+    const UNITS: [(u64, &str); 5] =
+        [(1_000_000_000_000, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns"), (1, "ps")];
+    canonical(d.0, &UNITS, "s")
+}
+
+/// A rate as the canonical text `parse_rate` reads back: "10Mbps", "2500Mbps".
+pub fn format_rate(r: Rate) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (1_000_000_000_000, "Tbps"),
+        (1_000_000_000, "Gbps"),
+        (1_000_000, "Mbps"),
+        (1_000, "kbps"),
+        (1, "bps"),
+    ];
+    canonical(r.bits_per_s, &UNITS, "bps")
+}
+
+/// A size as the canonical text `parse_bytes` reads back, in decimal units: "1500B", "25kB"
+/// (1 KiB is "1024B": binary prefixes are accepted on input but not written).
+pub fn format_bytes(b: u64) -> String {
+    const UNITS: [(u64, &str); 5] =
+        [(1_000_000_000_000, "TB"), (1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "kB"), (1, "B")];
+    canonical(b, &UNITS, "B")
+}
+
 macro_rules! unit_type {
-    ($name:ident, $inner:ty, $parse:ident, $what:literal) => {
+    ($name:ident, $inner:ty, $parse:ident, $format:ident, $what:literal) => {
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name(pub $inner);
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&$format(self.0))
+            }
+        }
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 struct V;
@@ -141,9 +186,9 @@ macro_rules! unit_type {
     };
 }
 
-unit_type!(Dur, SimDuration, parse_duration, "duration");
-unit_type!(RateVal, Rate, parse_rate, "rate");
-unit_type!(Bytes, u64, parse_bytes, "size");
+unit_type!(Dur, SimDuration, parse_duration, format_duration, "duration");
+unit_type!(RateVal, Rate, parse_rate, format_rate, "rate");
+unit_type!(Bytes, u64, parse_bytes, format_bytes, "size");
 
 #[cfg(test)]
 mod tests {
@@ -180,5 +225,37 @@ mod tests {
         assert_eq!(parse_bytes("33.6MB").unwrap(), 33_600_000);
         assert!(parse_bytes("1.5B").is_err());
         assert!(parse_bytes("12 bytes").is_err());
+    }
+
+    #[test]
+    fn canonical_texts() {
+        assert_eq!(format_duration(SimDuration::from_millis(10)), "10ms");
+        assert_eq!(format_duration(parse_duration("1.5s").unwrap()), "1500ms");
+        assert_eq!(format_duration(parse_duration("102.96us").unwrap()), "102960ns");
+        assert_eq!(format_duration(parse_duration("2min").unwrap()), "120s");
+        assert_eq!(format_duration(SimDuration(0)), "0s");
+        assert_eq!(format_duration(SimDuration(7)), "7ps");
+        assert_eq!(format_rate(Rate::mbps(10)), "10Mbps");
+        assert_eq!(format_rate(parse_rate("2.5Gbps").unwrap()), "2500Mbps");
+        assert_eq!(format_rate(Rate::bps(1)), "1bps");
+        assert_eq!(format_bytes(1500), "1500B");
+        assert_eq!(format_bytes(parse_bytes("200kb").unwrap()), "25kB");
+        assert_eq!(format_bytes(parse_bytes("1KiB").unwrap()), "1024B");
+        assert_eq!(format_bytes(parse_bytes("33.6MB").unwrap()), "33600kB");
+        assert_eq!(format_bytes(0), "0B");
+        assert_eq!(serde_json::to_string(&RateVal(Rate::gbps(1))).unwrap(), "\"1Gbps\"");
+    }
+
+    proptest::proptest! {
+        /// Every value, written and read back, is itself: the canonical text loses nothing.
+        #[test]
+        fn canonical_texts_parse_back(v in proptest::prelude::any::<u64>(), scale in 0u32..13) {
+            // Values with many trailing zeros reach the larger units too.
+            let v = v / 10u64.pow(scale) * 10u64.pow(scale);
+            proptest::prop_assert_eq!(parse_duration(&format_duration(SimDuration(v))).unwrap(), SimDuration(v));
+            proptest::prop_assert_eq!(parse_bytes(&format_bytes(v)).unwrap(), v);
+            let r = Rate::bps(v.max(1));
+            proptest::prop_assert_eq!(parse_rate(&format_rate(r)).unwrap(), r);
+        }
     }
 }

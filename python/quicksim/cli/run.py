@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import signal
 import sys
 import threading
@@ -19,6 +18,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from ..units import seconds
 from ._common import EXIT_INTERRUPTED, add_set_option, seed
 
 NAME = "run"
@@ -96,18 +96,14 @@ def _print_phases(result: Any) -> None:
         print(table)
 
 
-# Display only: the total of the progress bar. The core owns the real parsing of durations.
-_UNITS_S = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-
-
 def _duration_s(normalized: dict[str, Any]) -> float | None:
+    """The run's length in seconds, for the progress bar's total (None: a bar without one)."""
     run = normalized.get("run")
     value = run.get("duration") if isinstance(run, dict) else None
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([a-zµ]+)\s*", value)
-        if m and m.group(2) in _UNITS_S:
-            return float(m.group(1)) * _UNITS_S[m.group(2)]
-    return None
+    try:
+        return seconds(value, "run.duration") if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 class _ProgressBar:

@@ -117,7 +117,7 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
     """PNGs in DIR/plots: each metric against the first varied parameter (one line per value of
     the second; `goodput_mbps.a`, `.b` share a plot when there is no second), and each
     time-series metric averaged over repetitions, one plot per point."""
-    from ..results import _atomic_write
+    from .._io import atomic_write
     from ..sweep_plots import plot_metric, plot_series
 
     varied = _varied(result)
@@ -148,7 +148,7 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
         (out / "plots").mkdir(parents=True, exist_ok=True)
     for stem, make in jobs[:_MAX_PLOTS]:
         path = out / "plots" / f"{_safe(stem)}.png"
-        _atomic_write(path, _png_writer(make()))
+        atomic_write(path, _png_writer(make()))
         paths.append(path)
     return paths
 

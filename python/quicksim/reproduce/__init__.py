@@ -86,7 +86,7 @@ def reproduce_all(
 
 def write_index(reports: list[Report], out: Path) -> Path:
     """OUT/index.md: one line per report with its pass/fail counts."""
-    from ..results import _atomic_write_text
+    from .._io import atomic_write_text
 
     rows = [
         [
@@ -112,5 +112,5 @@ def write_index(reports: list[Report], out: Path) -> Path:
     )
     out.mkdir(parents=True, exist_ok=True)
     path = out / "index.md"
-    _atomic_write_text(path, text + "\n")
+    atomic_write_text(path, text + "\n")
     return path

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import units
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -39,10 +41,8 @@ Variants = Mapping[str, tuple[str, Sequence[str]]]
 
 def point_of(result: Result) -> tuple[float, float]:
     """(one-way delay in ms, loss probability) of a sweep run's scenario."""
-    from .. import _core
-
     bn = result.scenario["dumbbell"]["bottleneck"]
-    delay_ms = round(_core.parse_duration(str(bn["delay"])) * 1e3, 9)
+    delay_ms = round(units.seconds(bn["delay"]) * 1e3, 9)
     return delay_ms, float(bn["forward"]["loss"]["p"])
 
 
@@ -148,14 +148,12 @@ def tidy(sw: SweepResult, metric: str, variants: Variants) -> pd.DataFrame:
     s = s[s["metric"].str.startswith(prefix)]
     s["name"] = s["metric"].str.slice(len(prefix))
     rows: dict[tuple[float, float, str], dict[str, Any]] = {}
-    from .. import _core
-
     delay_col = "dumbbell.bottleneck.delay"
     p_col = "dumbbell.bottleneck.forward.loss.p"
     for _, r in s.iterrows():
         first, _, rest = r["name"].partition(".")
         key, value = (rest, "rel") if first == "rel" else (first, rest)
-        d = float(_core.parse_duration(str(r[delay_col])) * 1e3)
+        d = float(units.seconds(r[delay_col]) * 1e3)
         row = rows.setdefault(
             (float(r[p_col]), d, key),
             {"p": float(r[p_col]), "delay_ms": d, "policy": key, "label": variants[key][0]},

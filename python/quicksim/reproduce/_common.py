@@ -154,28 +154,28 @@ def write_report(report: Report, out: Path) -> Path:
     if report.explanation:
         parts.append("## How it is measured, and the theory\n\n" + report.explanation.strip())
     path = out / "report.md"
-    from ..results import _atomic_write_text
+    from .._io import atomic_write_text
 
-    _atomic_write_text(path, "\n\n".join(parts) + "\n")
+    atomic_write_text(path, "\n\n".join(parts) + "\n")
     report.path = path
     return path
 
 
 def save_figure(fig: Figure, path: Path, dpi: int = 120) -> Path:
     """Write a matplotlib Figure as PNG (atomically)."""
-    from ..results import _atomic_write
+    from .._io import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=dpi))
+    atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=dpi))
     return path
 
 
 def save_csv(frame: pd.DataFrame, path: Path) -> Path:
     """Write a DataFrame as CSV (atomically)."""
-    from ..results import _atomic_write_text
+    from .._io import atomic_write_text
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write_text(path, frame.to_csv(index=False, float_format="%.9g"))
+    atomic_write_text(path, frame.to_csv(index=False, float_format="%.9g"))
     return path
 
 
@@ -183,9 +183,9 @@ def _core_build() -> str:
     """SHA-256 of the compiled core, so results of another build of the model are not reused."""
     import hashlib
 
-    from .. import _core
+    from .. import _native
 
-    return hashlib.sha256(Path(str(_core.__file__)).read_bytes()).hexdigest()
+    return hashlib.sha256(Path(str(_native.load_core().__file__)).read_bytes()).hexdigest()
 
 
 def _forget_other_builds(out: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import validation
+from .. import units, validation
 from ._common import Context, Report, check_sweep, check_values, save_csv, save_figure, sweep_checks
 
 if TYPE_CHECKING:
@@ -20,9 +20,7 @@ QUICK_MTUS = (1280, 9000)
 
 def link_bandwidth_check(result: Result) -> dict[str, float]:
     """Sweep metric: validation.link_bandwidth at the point's MTU."""
-    from .. import _core
-
-    mtu = _core.parse_bytes(str(result.scenario["dumbbell"]["mtu"]))
+    mtu = units.bytes_(result.scenario["dumbbell"]["mtu"])
     return check_values(validation.link_bandwidth(mtu))
 
 

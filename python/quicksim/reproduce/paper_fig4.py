@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import validation
+from .. import units, validation
 from ._common import Context, Report, check_sweep, check_values, save_csv, save_figure, sweep_checks
 
 if TYPE_CHECKING:
@@ -24,10 +24,8 @@ MSS = 1252
 
 def mathis_check(result: Result) -> dict[str, float]:
     """Sweep metric: validation.mathis at the point's RTT (2 x bottleneck delay) and loss period."""
-    from .. import _core
-
     bn = result.scenario["dumbbell"]["bottleneck"]
-    rtt_ms = round(2 * _core.parse_duration(str(bn["delay"])) * 1e3, 9)
+    rtt_ms = round(2 * units.seconds(bn["delay"]) * 1e3, 9)
     every = int(bn["forward"]["loss"]["every"])
     return check_values(validation.mathis(rtt_ms, 1.0 / (every + 1)))
 

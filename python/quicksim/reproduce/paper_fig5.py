@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import validation
+from .. import units, validation
 from ._common import Context, Report, check_sweep, check_values, save_csv, save_figure, sweep_checks
 
 if TYPE_CHECKING:
@@ -23,10 +23,8 @@ CREDITS_KB = (65, 100, 140)
 
 def flow_control_check(result: Result) -> dict[str, float]:
     """Sweep metric: validation.flow_control at the point's credit and RTT."""
-    from .. import _core
-
-    credit = _core.parse_bytes(str(result.scenario["quic"]["initial_max_stream_data"]))
-    delay = _core.parse_duration(str(result.scenario["dumbbell"]["bottleneck"]["delay"]))
+    credit = units.bytes_(result.scenario["quic"]["initial_max_stream_data"])
+    delay = units.seconds(result.scenario["dumbbell"]["bottleneck"]["delay"])
     return check_values(validation.flow_control(credit // 1000, round(2 * delay * 1e3, 9)))
 
 

@@ -11,10 +11,12 @@
 //! [`crate::plugins::Plugins`] and called dynamically only when present.
 
 pub(crate) mod record;
+mod schema;
 mod sinks;
 pub(crate) mod totals;
 
 pub use record::{ConnCounters, ConnSample};
+pub use schema::{check_schema, table_schema, ColumnType, TABLES};
 pub(crate) use sinks::Sinks;
 pub use sinks::{PacketInfo, RunInfo, Sink, SinkFactory, TransportEvent};
 

@@ -487,6 +487,8 @@ impl Recorder {
                 ),
             ],
         ));
+        // The tables are what `output::TABLES` (and so the Python side) says they are.
+        debug_assert_eq!(crate::output::check_schema(&out), Ok(()));
         out
     }
 }

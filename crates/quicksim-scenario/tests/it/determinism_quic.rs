@@ -9,7 +9,7 @@ use super::*;
 use serde_json::json;
 
 /// The bundled showcase `python/quicksim/scenarios/linksharing.toml`, converted by hand.
-fn linksharing() -> serde_json::Value {
+pub fn linksharing() -> serde_json::Value {
     let quic = |name: &str, pair: u32, start: &str, stop: &str| {
         json!({"name": name, "kind": "quic", "src": format!("sender{pair}"), "dst": format!("receiver{pair}"),
                "start": start, "stop": stop})

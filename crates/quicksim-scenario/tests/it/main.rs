@@ -3,6 +3,7 @@
 mod determinism;
 mod determinism_quic;
 mod errors;
+mod normalize;
 mod quic;
 mod toy_sink;
 mod udp;

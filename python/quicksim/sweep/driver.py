@@ -1,0 +1,166 @@
+"""Running a plan: `run_plan` turns runs into tasks, skips those already stored, streams them
+through an executor with a progress bar, stores each record and assembles the tables; `sweep`
+builds the plan from a scenario's [sweep] table and arguments first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import api
+from ..errors import ScenarioError
+from .execute import _dask, _local, _serial
+from .expand import _toml_value
+from .make import make_plan
+from .plan import MetricSpec, Plan, PlanError
+from .store import _prepare_out, _write_json, _write_tables
+from .tables import SweepResult, _tables
+
+__all__ = ["run_plan", "sweep"]
+
+
+def run_plan(
+    plan: Plan,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+    retry_failed: bool = False,
+    validate: bool = True,
+) -> SweepResult:
+    """Execute a plan and return its tables; see `sweep` for the options."""
+    runs = plan.runs()
+    out_dir = Path(out) if out is not None else None
+    done: dict[str, dict[str, Any]] = {}
+    if out_dir is not None:
+        done = _prepare_out(out_dir, plan)
+        if retry_failed:
+            done = {k: v for k, v in done.items() if not v.get("error")}
+    todo = [r for r in runs if r.run_id not in done]
+
+    docs: dict[int, dict[str, Any]] = {}
+    for r in todo:
+        if r.point not in docs:
+            docs[r.point] = api.apply_overrides(
+                plan.scenario, [f"{p}={_toml_value(v)}" for p, v in r.params.items()]
+            )
+            if validate:
+                try:
+                    api.validate(docs[r.point])
+                except ScenarioError as e:
+                    raise PlanError(f"point {_point_text(r.params)}: {e}") from None
+    metric_specs = [(m.label, m.fn, m.params) for m in plan.metrics]
+    tasks = [
+        {"run_id": r.run_id, "seed": r.seed, "scenario": docs[r.point], "metrics": metric_specs} for r in todo
+    ]
+    by_id = {r.run_id: r for r in runs}
+    if progress and done:
+        print(
+            f"quicksim sweep: {len(runs) - len(todo)} of {len(runs)} runs already done, {len(todo)} to run",
+            file=sys.stderr,
+        )
+
+    jobs = jobs or os.cpu_count() or 1
+    if scheduler:
+        stream = _dask(tasks, scheduler, plan.fingerprint())
+    elif jobs == 1 or len(tasks) <= 1:
+        stream = _serial(tasks)
+    else:
+        stream = _local(tasks, jobs)
+
+    from tqdm import tqdm
+
+    class _Bar(tqdm):  # type: ignore[misc]
+        monitor_interval = 0  # no monitor thread: a later fork() must not inherit threads
+
+    bar = _Bar(
+        total=len(tasks),
+        desc=plan.name,
+        unit="run",
+        file=sys.stderr,
+        disable=not progress or not tasks,
+        dynamic_ncols=True,
+    )
+    failures = 0
+    try:
+        for task, record in stream:
+            r = by_id[task["run_id"]]
+            record = {
+                "run_id": r.run_id,
+                "point": r.point,
+                "rep": r.rep,
+                "seed": r.seed,
+                "params": r.params,
+                **record,
+            }
+            if out_dir is not None:
+                _write_json(out_dir / "runs" / f"{r.run_id}.json", record)
+            done[r.run_id] = record
+            if record.get("error"):
+                failures += 1
+                bar.set_postfix(failed=failures, refresh=False)
+            bar.update(1)
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+        bar.close()
+
+    result = _tables([done[r.run_id] for r in runs if r.run_id in done], plan.describe(), list(plan.params))
+    result.out = out_dir
+    if out_dir is not None:
+        _write_tables(out_dir, result)
+    if progress and failures:
+        print(f"quicksim sweep: {failures} run(s) failed; see the `error` column", file=sys.stderr)
+    return result
+
+
+def sweep(
+    scenario: Any,
+    params: Mapping[str, Any] | None = None,
+    repeat: int | None = None,
+    metrics: Sequence[MetricSpec] | None = None,
+    *,
+    zip: Iterable[Sequence[str]] | None = None,
+    seed: int | None = None,
+    sets: Iterable[str] = (),
+    out: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+    retry_failed: bool = False,
+) -> SweepResult:
+    """Run a parameter study and return its runs and summary tables.
+
+    `scenario` is a path or dict; its `[sweep]` table, if any, supplies whatever is not passed
+    here. `params` maps scenario paths (as `--set`) to a list of values or a range table;
+    `zip` lists groups of params varied together. `metrics` are registered names, tables
+    `{"name": ..., **params}` or functions of a Result (picklable for jobs > 1; see
+    `quicksim.metrics`). `out` stores every run as it finishes and makes the call resumable.
+    Runs execute on `jobs` local processes (default: every core; 1 = in this process) or,
+    with `scheduler="tcp://host:port"`, on that Dask cluster.
+    """
+    doc = api.load_scenario(scenario)
+    found = doc.get("sweep")
+    table: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    name = None if isinstance(scenario, Mapping) else Path(scenario).stem
+    plan = make_plan(
+        doc,
+        params if params is not None else table.get("params") or {},
+        repeat=repeat if repeat is not None else table.get("repeat", 1),
+        metrics=metrics if metrics is not None else table.get("metrics") or ("goodput_mbps",),
+        zip=zip if zip is not None else table.get("zip") or (),
+        seed=seed if seed is not None else table.get("seed"),
+        sets=sets,
+        name=table.get("name") or doc.get("name") or name,
+    )
+    return run_plan(plan, out, jobs=jobs, scheduler=scheduler, progress=progress, retry_failed=retry_failed)
+
+
+def _point_text(point: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items()) or "(no parameters)"

@@ -1,0 +1,156 @@
+"""Executing runs: one run in a worker (`_execute`, errors recorded, never raised), and the three
+ways to run many: in this process, on a local process pool (a crashed worker's runs go to a
+new pool, up to 3 times) or on a Dask cluster. Each yields (task, record) as runs finish.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .. import api, metrics
+from .store import _jsonable
+
+
+def _execute(task: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one simulation and compute its metrics; returns a small JSON-ready record.
+
+    Errors are caught and recorded: a failed run must not end the sweep. KeyboardInterrupt and
+    other BaseExceptions pass through, so an interrupt is never recorded as a failed run.
+    """
+    started = time.perf_counter()
+    record: dict[str, Any] = {"values": {}, "series": {}, "error": None, "events": None, "sim_wall_s": None}
+    try:
+        result = api.run(task["scenario"], seed=task["seed"])
+        record["events"] = result.meta.get("events")
+        record["sim_wall_s"] = result.meta.get("wall_s")
+        errors = []
+        for label, fn, params in task["metrics"]:
+            try:
+                values, series = metrics.compute(result, fn, label, params)
+            except Exception as e:
+                errors.append(f"metric {label}: {type(e).__name__}: {e}")
+                continue
+            record["values"].update(values)
+            if series is not None:
+                record["series"][label] = {c: series[c].tolist() for c in ("t_s", "key", "value")}
+        if errors:
+            record["error"] = "; ".join(errors)
+    except Exception as e:
+        tb = traceback.format_exception(type(e), e, e.__traceback__)
+        record["error"] = f"{type(e).__name__}: {e}"
+        record["traceback"] = "".join(tb[-6:])
+    record["wall_s"] = time.perf_counter() - started
+    record["worker"] = f"{os.uname().nodename}:{os.getpid()}" if hasattr(os, "uname") else str(os.getpid())
+    return dict(_jsonable(record))
+
+
+def _serial(tasks: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    for task in tasks:
+        yield task, _execute(task)
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C goes to the whole process group; only the parent should react (and stop the pool).
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """A process pool with the platform's default start method.
+
+    The workers start here, before the caller creates its progress bar: with fork, a process
+    should not fork once it runs threads. With spawn or forkserver (macOS, Windows, Python
+    3.14+), a script calling `sweep` needs the usual `if __name__ == "__main__":` guard.
+    """
+    pool, futures = _start_pool(tasks, jobs)
+    return _drain_pool(pool, futures, jobs)
+
+
+def _start_pool(tasks: list[dict[str, Any]], jobs: int) -> tuple[Any, dict[Any, dict[str, Any]]]:
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_ignore_sigint)
+    return pool, {pool.submit(_execute, t): t for t in tasks}
+
+
+def _drain_pool(
+    pool: Any, futures: dict[Any, dict[str, Any]], jobs: int
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Yield results as they finish. A worker that dies (a crash, not an exception) breaks the
+    whole pool: the unfinished runs go to a new pool, and a run caught in 3 breaks is recorded
+    as failed."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    breaks: dict[str, int] = {}
+    while True:
+        pending: list[dict[str, Any]] = []
+        clean = False
+        try:
+            not_done = set(futures)
+            while not_done:
+                done, not_done = wait(not_done, return_when=FIRST_COMPLETED)
+                for f in done:
+                    task = futures[f]
+                    try:
+                        record = f.result()
+                    except BrokenProcessPool:
+                        breaks[task["run_id"]] = breaks.get(task["run_id"], 0) + 1
+                        if breaks[task["run_id"]] < 3:
+                            pending.append(task)
+                            continue
+                        record = _failure("worker process died (crash or killed)")
+                    yield task, record
+            clean = True
+        finally:
+            if not clean:
+                for f in futures:
+                    f.cancel()
+                # Runs in flight would otherwise hold the exit until they end; their results
+                # are thrown away anyway. (`_processes` is private but stable since 3.2.)
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()
+            pool.shutdown(wait=clean, cancel_futures=True)
+        if not pending:
+            return
+        pool, futures = _start_pool(pending, jobs)
+
+
+def _failure(error: str) -> dict[str, Any]:
+    return {"values": {}, "series": {}, "error": error, "wall_s": None}
+
+
+def _dask(
+    tasks: list[dict[str, Any]], address: str, tag: str
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Submit every run to an existing Dask cluster; results stream back as they finish."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise ImportError(
+            "running on a Dask cluster needs the optional dependency: pip install 'quicksim[dask]'"
+        ) from None
+    with Client(address, set_as_default=False) as client:  # type: ignore[no-untyped-call]
+        # Deterministic keys: resubmitting after an interrupt reuses runs the cluster still holds.
+        futures = {
+            client.submit(_execute, t, key=f"quicksim-{tag}-{t['run_id']}", pure=False): t for t in tasks
+        }
+        clean = False
+        try:
+            for future in as_completed(list(futures), loop=client.loop):  # type: ignore[no-untyped-call]
+                task = futures[future]
+                try:
+                    record = future.result()
+                except Exception as e:
+                    record = _failure(f"{type(e).__name__}: {e}")
+                yield task, record
+                future.release()
+            clean = True
+        finally:
+            if not clean:
+                client.cancel(list(futures))

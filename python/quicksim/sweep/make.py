@@ -1,0 +1,146 @@
+"""Plans from Python values (`make_plan`) or from a plan file (`load_plan`): the scenario loaded
+and overridden, parameter values expanded, zip groups and metric names checked and resolved.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+# `metrics` imports nothing heavy at module level (pandas only inside the metric functions), so
+# `import quicksim` stays light.
+from .. import api, metrics
+from .expand import expand_values
+from .plan import MetricSpec, Plan, PlanError, _Metric
+
+__all__ = ["load_plan", "make_plan"]
+
+_ALIASES = {
+    "goodput": "goodput_mbps",
+    "fairness": "jain",
+    "queue_delay": "queue_delay_s",
+    "completion_time": "completion_time_s",
+    "cwnd": "cwnd_bytes",
+}
+"""Short metric names accepted in plans; results are labelled with the canonical name."""
+
+
+def _resolve_metric(spec: MetricSpec) -> _Metric:
+    if callable(spec):
+        name = getattr(spec, "__name__", type(spec).__name__)
+        return _Metric(name, name, spec, {})
+    if isinstance(spec, str):
+        name = _ALIASES.get(spec, spec)
+        return _Metric(name, name, _get_metric(name), {})
+    if isinstance(spec, Mapping):
+        if "name" not in spec and "fn" not in spec:
+            raise PlanError(
+                f'metric {dict(spec)!r}: needs a `name`, e.g. {{name = "goodput_mbps", flow = "sender1"}}'
+            )
+        params = {k: v for k, v in spec.items() if k not in ("name", "label", "fn")}
+        if "fn" in spec:
+            fn = spec["fn"]
+            name = str(spec.get("name") or getattr(fn, "__name__", "metric"))
+        else:
+            name = _ALIASES.get(str(spec["name"]), str(spec["name"]))
+            fn = _get_metric(name)
+        label = spec.get("label") or metrics.label(name, params)
+        return _Metric(str(label), str(name), fn, params)
+    raise PlanError(f"metric {spec!r}: expected a name, a table or a function")
+
+
+def _get_metric(name: str) -> Callable[..., Any]:
+    try:
+        return metrics.get(name)
+    except KeyError as e:
+        raise PlanError(str(e.args[0])) from None
+
+
+def make_plan(
+    scenario: Any,
+    params: Mapping[str, Any] | None = None,
+    repeat: int = 1,
+    metrics: Sequence[MetricSpec] = ("goodput_mbps",),
+    *,
+    zip: Iterable[Sequence[str]] = (),
+    seed: int | None = None,
+    sets: Iterable[str] = (),
+    name: str | None = None,
+) -> Plan:
+    """Build a Plan from a scenario (path or dict) and Python values; see `sweep`."""
+    doc = api.apply_overrides(api.load_scenario(scenario), sets)
+    doc.pop("sweep", None)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise PlanError(f"sweep.repeat: {repeat!r} must be a positive integer")
+    expanded = {str(path): expand_values(str(path), spec) for path, spec in (params or {}).items()}
+    groups = tuple(tuple(str(p) for p in group) for group in zip)
+    seen: set[str] = set()
+    for group in groups:
+        for p in group:
+            if p not in expanded:
+                raise PlanError(
+                    f"sweep.zip: {p!r} is not one of the swept parameters ({', '.join(expanded) or 'none'})"
+                )
+            if p in seen:
+                raise PlanError(f"sweep.zip: {p!r} is in more than one group")
+            seen.add(p)
+        lengths = {len(expanded[p]) for p in group}
+        if len(lengths) > 1:
+            detail = ", ".join(f"{p} has {len(expanded[p])}" for p in group)
+            raise PlanError(f"sweep.zip: parameters varied together need equally many values ({detail})")
+    resolved = tuple(_resolve_metric(m) for m in metrics)
+    labels = [m.label for m in resolved]
+    duplicates = sorted({x for x in labels if labels.count(x) > 1})
+    if duplicates:
+        raise PlanError(f"sweep.metrics: {', '.join(duplicates)} collected twice; give one a `label`")
+    if seed is None:
+        run_seed = (doc.get("run") or {}).get("seed") if isinstance(doc.get("run"), Mapping) else None
+        seed = int(run_seed) if run_seed is not None else 0
+    # Every run passes its own seed; keep the base out of the scenario so it is not a second source.
+    if isinstance(doc.get("run"), dict):
+        doc["run"].pop("seed", None)
+    plan_name = name or str(doc.get("name") or "sweep")
+    return Plan(doc, expanded, groups, repeat, resolved, int(seed), plan_name)
+
+
+def load_plan(path: str | os.PathLike[str], sets: Iterable[str] = (), repeat: int | None = None) -> Plan:
+    """Read a plan file: a scenario with a [sweep] table, or `scenario = "x.toml"` plus [sweep].
+
+    `sets` override the scenario (not the plan); `repeat` overrides sweep.repeat.
+    """
+    path = Path(path)
+    doc = api.load_scenario(path)
+    table = doc.get("sweep")
+    if not isinstance(table, Mapping):
+        raise PlanError(f"{path}: no [sweep] table; add one with [sweep.params] and metrics")
+    if "scenario" in doc:
+        extra = set(doc) - {"scenario", "sweep", "name", "description"}
+        if extra:
+            raise PlanError(
+                f"{path}: a plan that names its scenario holds only `scenario` and [sweep], "
+                f"not {sorted(extra)}"
+            )
+        scenario = api.load_scenario(path.parent / str(doc["scenario"]))
+        if "name" in doc:
+            scenario["name"] = doc["name"]
+    else:
+        scenario = doc
+    known = {"params", "repeat", "metrics", "zip", "seed", "name"}
+    unknown = set(table) - known
+    if unknown:
+        raise PlanError(
+            f"{path}: unknown key(s) in [sweep]: {', '.join(sorted(unknown))}; "
+            f"known: {', '.join(sorted(known))}"
+        )
+    return make_plan(
+        scenario,
+        table.get("params") or {},
+        repeat=repeat if repeat is not None else table.get("repeat", 1),
+        metrics=table.get("metrics") or ("goodput_mbps",),
+        zip=table.get("zip") or (),
+        seed=table.get("seed"),
+        sets=sets,
+        name=table.get("name") or doc.get("name") or path.stem,
+    )
