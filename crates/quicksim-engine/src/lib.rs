@@ -7,6 +7,7 @@ mod calendar;
 mod queue;
 mod rng;
 mod time;
+pub mod units;
 
 pub use calendar::CalendarQueue;
 pub use queue::{EventQueue, PastEventError};
