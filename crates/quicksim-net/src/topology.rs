@@ -1,6 +1,6 @@
 //! Nodes, links and the packet path through them.
 
-use crate::channel::{Channel, ChannelConfig};
+use crate::channel::{Channel, ChannelConfig, ChannelRngs};
 use crate::routing::RoutingTable;
 use crate::{ChanId, DropReason, NetEvent, NetObserver, NodeId, Packet};
 use quicksim_engine::{RngStreams, SimTime};
@@ -75,7 +75,7 @@ impl NetworkBuilder {
         Ok((ChanId(2 * i), ChanId(2 * i + 1)))
     }
 
-    /// Freeze the topology; each channel gets its own RNG stream ("link", channel index).
+    /// Freeze the topology; each channel gets its own RNG streams (see [`ChannelRngs`]).
     pub fn build<P>(self, rng: &RngStreams) -> Network<P> {
         let n = self.names.len();
         let mut chans = Vec::with_capacity(self.links.len() * 2);
@@ -87,7 +87,7 @@ impl NetworkBuilder {
                 adj[from.0 as usize].push((to, id));
                 chan_names
                     .push(format!("{}:{}->{}", name, self.names[from.0 as usize], self.names[to.0 as usize]));
-                chans.push(Channel::new(id, from, to, cfg, rng.stream("link", id.0 as u64)));
+                chans.push(Channel::new(id, from, to, cfg, ChannelRngs::derive(rng, id.0)));
             }
         }
         let forwards: Vec<bool> = self.kinds.iter().map(|k| *k == NodeKind::Router).collect();
@@ -147,7 +147,7 @@ impl<P> Network<P> {
     /// Make a new packet with a fresh uid.
     pub fn packet(&mut self, src: NodeId, dst: NodeId, flow: u32, ip_bytes: u32, payload: P) -> Packet<P> {
         self.next_uid += 1;
-        Packet { uid: self.next_uid, src, dst, flow, ip_bytes, payload }
+        Packet::new(self.next_uid, src, dst, flow, ip_bytes, payload)
     }
 
     /// A host sends a packet: route it onto the first channel.
@@ -213,6 +213,10 @@ impl<P> Network<P> {
                 self.chans[c.0 as usize].set_up(now, up, sched, obs);
                 None
             }
+            NetEvent::QdiscTimer(c) => {
+                self.chans[c.0 as usize].qdisc_timer(now, sched, obs);
+                None
+            }
         }
     }
 
@@ -227,7 +231,8 @@ impl<P> Network<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LossModel, NoObserver, QueueLimit};
+    use crate::qdisc::droptail;
+    use crate::{LossModel, NoObserver, QdiscConfig};
     use quicksim_engine::{EventQueue, Rate, SimDuration};
 
     /// Drive the network until the queue is empty; returns (arrival time, uid) of delivered packets.
@@ -240,7 +245,7 @@ mod tests {
                 q.push(t, e);
             }
             if let Some(p) = got {
-                out.push((now, p.uid));
+                out.push((now, p.uid()));
             }
         }
         out
@@ -325,7 +330,7 @@ mod tests {
     #[test]
     fn droptail_counts_waiting_packets_only() {
         let mut bn = ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500);
-        bn.queue = QueueLimit { packets: Some(3), bytes: None };
+        bn.qdisc = QdiscConfig::DropTail(droptail::Config { packets: Some(3), bytes: None });
         let (mut net, r1, d) = one_link(bn);
         let mut q = EventQueue::new();
         // 10 packets at once into the router's output: 1 in transmission + 3 waiting, 6 dropped.

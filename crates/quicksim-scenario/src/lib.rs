@@ -10,7 +10,7 @@ pub mod units;
 mod world;
 
 pub use output::{Column, RunOutput, Table};
-pub use world::Stop;
+pub use world::{Payload, Stop};
 
 use serde_json::json;
 use std::fmt;

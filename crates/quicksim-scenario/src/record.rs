@@ -482,7 +482,7 @@ impl NetObserver<Payload> for Recorder {
                 b.wire_sent_bytes += bytes;
                 b.sent_packets += 1;
             });
-            self.trace(now, p.flow, node, p.uid, p.ip_bytes, false);
+            self.trace(now, p.flow, node, p.uid(), p.ip_bytes, false);
         }
     }
 }
