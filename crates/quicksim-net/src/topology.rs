@@ -359,6 +359,70 @@ mod tests {
         assert_eq!(got, expect);
     }
 
+    /// A gate: holds every packet until `open_at`, asking for a timer then; once open, a FIFO.
+    struct Gate {
+        open_at: SimTime,
+        open: bool,
+        q: std::collections::VecDeque<Packet<()>>,
+    }
+    impl crate::Qdisc<()> for Gate {
+        fn enqueue(&mut self, _cx: &mut crate::QdiscCtx<'_, ()>, p: crate::Queued<()>) -> crate::Verdict<()> {
+            self.q.push_back(p.pkt);
+            crate::Verdict::Queued
+        }
+        fn dequeue(&mut self, _cx: &mut crate::QdiscCtx<'_, ()>) -> Option<Packet<()>> {
+            if self.open {
+                self.q.pop_front()
+            } else {
+                None
+            }
+        }
+        fn len_packets(&self) -> usize {
+            self.q.len()
+        }
+        fn len_bytes(&self) -> u64 {
+            self.q.iter().map(|p| p.ip_bytes as u64).sum()
+        }
+        fn next_timer(&self) -> Option<SimTime> {
+            (!self.open && !self.q.is_empty()).then_some(self.open_at)
+        }
+        fn on_timer(&mut self, cx: &mut crate::QdiscCtx<'_, ()>) {
+            assert_eq!(cx.now, self.open_at);
+            self.open = true;
+        }
+    }
+
+    #[test]
+    fn a_qdisc_timer_is_scheduled_once_and_restarts_the_link() {
+        // Three 1000 B packets at t = 0 on an idle 10 Mbit/s link: the first bypasses the
+        // queue (805.6 us), the other two wait behind the gate until its timer at 5 ms, then
+        // go back to back.
+        let (mut net, r1, d) = one_link(ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500));
+        let open_at = SimTime::from_millis(5);
+        net.chans[0].set_qdisc(crate::AnyQdisc::Dyn(Box::new(Gate {
+            open_at,
+            open: false,
+            q: Default::default(),
+        })));
+        let mut q = EventQueue::new();
+        for _ in 0..3 {
+            offer(&mut net, &mut q, r1, d, 1000);
+        }
+        // One timer event although the discipline was asked twice (after each enqueue).
+        let (mut got, mut timers) = (Vec::new(), 0);
+        while let Some((now, ev)) = q.pop() {
+            timers += matches!(ev, NetEvent::QdiscTimer(_)) as u32;
+            let mut pending = Vec::new();
+            if net.handle(now, ev, &mut |t, e| pending.push((t, e)), &mut NoObserver).is_some() {
+                got.push(now.0);
+            }
+            pending.into_iter().for_each(|(t, e)| q.push(t, e));
+        }
+        assert_eq!(timers, 1);
+        let tx = 805_600_000u64;
+        assert_eq!(got, vec![tx, open_at.0 + tx, open_at.0 + 2 * tx]);
+    }
+
     #[test]
     fn routes_do_not_cross_hosts() {
         let mut b = NetworkBuilder::new();

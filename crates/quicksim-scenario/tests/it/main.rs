@@ -4,6 +4,7 @@ mod determinism;
 mod determinism_quic;
 mod errors;
 mod quic;
+mod toy_qdisc;
 mod udp;
 
 use quicksim_scenario::{run, Column, RunOutput};
