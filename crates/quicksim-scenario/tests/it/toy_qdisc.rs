@@ -19,7 +19,8 @@ struct HeadDropEvery<P> {
 impl<P> Qdisc<P> for HeadDropEvery<P> {
     fn enqueue(&mut self, cx: &mut QdiscCtx<'_, P>, p: Queued<P>) -> Verdict<P> {
         self.offered += 1;
-        if self.offered % self.every == 0 {
+        if self.offered == self.every {
+            self.offered = 0;
             match self.q.pop_front() {
                 Some(head) => {
                     self.bytes -= head.ip_bytes as u64;
