@@ -237,7 +237,7 @@ impl<P> Channel<P> {
     /// After a queue operation: account and report a changed length (`before` is the length
     /// the queue had since its last change), and schedule the timer the discipline asks for if
     /// it is new (a DropTail never asks: the check folds away).
-    #[inline]
+    #[inline(always)]
     fn after_qdisc_op<S, O>(&mut self, now: SimTime, before: (usize, u64), sched: &mut S, obs: &mut O)
     where
         S: FnMut(SimTime, NetEvent<P>),
@@ -279,14 +279,17 @@ impl<P> Channel<P> {
         }
         let before = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
-        let mut cx = QdiscCtx::new(now, &mut self.rngs.queue, &mut sink);
-        match self.qdisc.enqueue(&mut cx, Queued { pkt: p, enqueued_at: now }) {
+        let q = Queued { pkt: p, enqueued_at: now };
+        match self.qdisc.enqueue_with(now, &mut self.rngs.queue, &mut sink, q) {
             Verdict::Queued => {}
             Verdict::Dropped(p, why) => self.drop_pkt(now, &p, why, obs),
         }
         self.after_qdisc_op(now, before, sched, obs);
     }
 
+    /// Always inlined, as the code it replaced was: as a call it cost 2 % more instructions on
+    /// the linksharing showcase (callgrind).
+    #[inline(always)]
     fn start_tx<S: FnMut(SimTime, NetEvent<P>)>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S) {
         let frame = p.ip_bytes as u64 + self.cfg.overhead as u64;
         sched(now + self.model.tx_time(now, frame), NetEvent::TxDone(self.id));
@@ -303,8 +306,7 @@ impl<P> Channel<P> {
         }
         let before = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
-        let mut cx = QdiscCtx::new(now, &mut self.rngs.queue, &mut sink);
-        let next = self.qdisc.dequeue(&mut cx);
+        let next = self.qdisc.dequeue_with(now, &mut self.rngs.queue, &mut sink);
         self.after_qdisc_op(now, before, sched, obs);
         if let Some(p) = next {
             self.start_tx(now, p, sched);

@@ -187,6 +187,28 @@ macro_rules! qdiscs {
                     $(QdiscConfig::$t(c) => AnyQdisc::$t($m::$t::new(c)),)*
                 }
             }
+
+            // The channel's entry points: the context is built inside each arm, so that a
+            // discipline that ignores it (DropTail) does not pay for building it once inlined
+            // (built before the `match`, the `Dyn` arm kept it alive: 0.2 % of the showcase's
+            // instructions).
+
+            /// [`Qdisc::enqueue`] with a context made of these parts.
+            #[inline(always)]
+            pub fn enqueue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: &mut K, p: Queued<P>) -> Verdict<P> {
+                match self {
+                    $(AnyQdisc::$t(q) => q.enqueue(&mut QdiscCtx::new(now, rng, sink), p),)*
+                    AnyQdisc::Dyn(q) => q.enqueue(&mut QdiscCtx::new(now, rng, sink), p),
+                }
+            }
+            /// [`Qdisc::dequeue`] with a context made of these parts.
+            #[inline(always)]
+            pub fn dequeue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: &mut K) -> Option<Packet<P>> {
+                match self {
+                    $(AnyQdisc::$t(q) => q.dequeue(&mut QdiscCtx::new(now, rng, sink)),)*
+                    AnyQdisc::Dyn(q) => q.dequeue(&mut QdiscCtx::new(now, rng, sink)),
+                }
+            }
         }
 
         impl<P> Qdisc<P> for AnyQdisc<P> {
