@@ -8,6 +8,7 @@ pub mod compact;
 mod queue;
 mod rng;
 mod time;
+pub mod units;
 
 pub use calendar::CalendarQueue;
 pub use queue::{EventQueue, PastEventError};

@@ -1,6 +1,6 @@
 //! Nodes, links and the packet path through them.
 
-use crate::channel::{Channel, ChannelConfig};
+use crate::channel::{Channel, ChannelConfig, ChannelRngs};
 use crate::routing::RoutingTable;
 use crate::{ChanId, DropReason, NetEvent, NetObserver, NodeId, Packet};
 use quicksim_engine::{RngStreams, SimTime};
@@ -75,7 +75,7 @@ impl NetworkBuilder {
         Ok((ChanId(2 * i), ChanId(2 * i + 1)))
     }
 
-    /// Freeze the topology; each channel gets its own RNG stream ("link", channel index).
+    /// Freeze the topology; each channel gets its own RNG streams (see [`ChannelRngs`]).
     pub fn build<P>(self, rng: &RngStreams) -> Network<P> {
         let n = self.names.len();
         let mut chans = Vec::with_capacity(self.links.len() * 2);
@@ -87,7 +87,7 @@ impl NetworkBuilder {
                 adj[from.0 as usize].push((to, id));
                 chan_names
                     .push(format!("{}:{}->{}", name, self.names[from.0 as usize], self.names[to.0 as usize]));
-                chans.push(Channel::new(id, from, to, cfg, rng.stream("link", id.0 as u64)));
+                chans.push(Channel::new(id, from, to, cfg, ChannelRngs::derive(rng, id.0)));
             }
         }
         let forwards: Vec<bool> = self.kinds.iter().map(|k| *k == NodeKind::Router).collect();
@@ -147,7 +147,7 @@ impl<P> Network<P> {
     /// Make a new packet with a fresh uid.
     pub fn packet(&mut self, src: NodeId, dst: NodeId, flow: u32, ip_bytes: u32, payload: P) -> Packet<P> {
         self.next_uid += 1;
-        Packet { uid: self.next_uid, src, dst, flow, ip_bytes, payload }
+        Packet::new(self.next_uid, src, dst, flow, ip_bytes, payload)
     }
 
     /// A host sends a packet: route it onto the first channel.
@@ -213,6 +213,10 @@ impl<P> Network<P> {
                 self.chans[c.0 as usize].set_up(now, up, sched, obs);
                 None
             }
+            NetEvent::QdiscTimer(c) => {
+                self.chans[c.0 as usize].qdisc_timer(now, sched, obs);
+                None
+            }
         }
     }
 
@@ -227,7 +231,8 @@ impl<P> Network<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{LossModel, NoObserver, QueueLimit};
+    use crate::qdisc::droptail;
+    use crate::{LossModel, NoObserver, QdiscConfig};
     use quicksim_engine::{EventQueue, Rate, SimDuration};
 
     /// Drive the network until the queue is empty; returns (arrival time, uid) of delivered packets.
@@ -240,7 +245,7 @@ mod tests {
                 q.push(t, e);
             }
             if let Some(p) = got {
-                out.push((now, p.uid));
+                out.push((now, p.uid()));
             }
         }
         out
@@ -325,7 +330,7 @@ mod tests {
     #[test]
     fn droptail_counts_waiting_packets_only() {
         let mut bn = ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500);
-        bn.queue = QueueLimit { packets: Some(3), bytes: None };
+        bn.qdisc = QdiscConfig::DropTail(droptail::Config { packets: Some(3), bytes: None });
         let (mut net, r1, d) = one_link(bn);
         let mut q = EventQueue::new();
         // 10 packets at once into the router's output: 1 in transmission + 3 waiting, 6 dropped.
@@ -352,6 +357,70 @@ mod tests {
         // 4 delivered, 1 lost: uids 5, 10, 15, 20 are lost.
         let expect: Vec<u64> = (1..=20).filter(|u| u % 5 != 0).collect();
         assert_eq!(got, expect);
+    }
+
+    /// A gate: holds every packet until `open_at`, asking for a timer then; once open, a FIFO.
+    struct Gate {
+        open_at: SimTime,
+        open: bool,
+        q: std::collections::VecDeque<Packet<()>>,
+    }
+    impl crate::Qdisc<()> for Gate {
+        fn enqueue(&mut self, _cx: &mut crate::QdiscCtx<'_, ()>, p: crate::Queued<()>) -> crate::Verdict<()> {
+            self.q.push_back(p.pkt);
+            crate::Verdict::Queued
+        }
+        fn dequeue(&mut self, _cx: &mut crate::QdiscCtx<'_, ()>) -> Option<Packet<()>> {
+            if self.open {
+                self.q.pop_front()
+            } else {
+                None
+            }
+        }
+        fn len_packets(&self) -> usize {
+            self.q.len()
+        }
+        fn len_bytes(&self) -> u64 {
+            self.q.iter().map(|p| p.ip_bytes as u64).sum()
+        }
+        fn next_timer(&self) -> Option<SimTime> {
+            (!self.open && !self.q.is_empty()).then_some(self.open_at)
+        }
+        fn on_timer(&mut self, cx: &mut crate::QdiscCtx<'_, ()>) {
+            assert_eq!(cx.now, self.open_at);
+            self.open = true;
+        }
+    }
+
+    #[test]
+    fn a_qdisc_timer_is_scheduled_once_and_restarts_the_link() {
+        // Three 1000 B packets at t = 0 on an idle 10 Mbit/s link: the first bypasses the
+        // queue (805.6 us), the other two wait behind the gate until its timer at 5 ms, then
+        // go back to back.
+        let (mut net, r1, d) = one_link(ChannelConfig::new(Rate::mbps(10), SimDuration::ZERO, 1500));
+        let open_at = SimTime::from_millis(5);
+        net.chans[0].set_qdisc(crate::AnyQdisc::Dyn(Box::new(Gate {
+            open_at,
+            open: false,
+            q: Default::default(),
+        })));
+        let mut q = EventQueue::new();
+        for _ in 0..3 {
+            offer(&mut net, &mut q, r1, d, 1000);
+        }
+        // One timer event although the discipline was asked twice (after each enqueue).
+        let (mut got, mut timers) = (Vec::new(), 0);
+        while let Some((now, ev)) = q.pop() {
+            timers += matches!(ev, NetEvent::QdiscTimer(_)) as u32;
+            let mut pending = Vec::new();
+            if net.handle(now, ev, &mut |t, e| pending.push((t, e)), &mut NoObserver).is_some() {
+                got.push(now.0);
+            }
+            pending.into_iter().for_each(|(t, e)| q.push(t, e));
+        }
+        assert_eq!(timers, 1);
+        let tx = 805_600_000u64;
+        assert_eq!(got, vec![tx, open_at.0 + tx, open_at.0 + 2 * tx]);
     }
 
     #[test]

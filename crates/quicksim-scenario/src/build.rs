@@ -7,19 +7,20 @@ use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
 use crate::flows::{FlowApp, FlowRt, FlowSpec};
 use crate::output::record::Recorder;
 use crate::output::Sinks;
+use crate::plugins::Plugins;
 use crate::schema::*;
 use crate::world::Payload;
 use crate::ScenarioError;
 use quicksim_engine::{Rate, RngStreams, SimDuration, SimTime};
+use quicksim_net::model::schedule::{RateSchedule, Spikes};
+use quicksim_net::qdisc::{ConfigError, ConfigSource};
 use quicksim_net::{
-    ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind, QueueLimit,
-    PPP_OVERHEAD,
+    AnyQdisc, ChanId, ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind,
+    Qdisc, QdiscConfig, PPP_OVERHEAD,
 };
 use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
 use std::sync::Arc;
 
-/// Default output queue: INET's PppInterface DropTailQueue packetCapacity (10000 packets).
-pub const DEFAULT_QUEUE_PACKETS: u64 = 10_000;
 pub(crate) const DEFAULT_MTU: u64 = 1500;
 /// Bin width of the per-flow and per-link counters: 0.5 s, as the INET showcase.
 pub(crate) const DEFAULT_RECORD_INTERVAL: SimDuration = SimDuration(500_000_000_000);
@@ -52,26 +53,71 @@ enum LinkChange {
 struct DirSettings {
     cfg: ChannelConfig,
     events: Vec<(SimTime, LinkChange)>,
+    /// A queue discipline registered at run time, in place of `cfg.qdisc`.
+    plugin_qdisc: Option<Box<dyn Qdisc<Payload>>>,
 }
 
-fn queue_limit(q: &Option<QueueCfg>, path: &str) -> Result<QueueLimit, ScenarioError> {
-    match q {
-        None => Ok(QueueLimit { packets: Some(DEFAULT_QUEUE_PACKETS), bytes: None }),
-        Some(q) => {
-            if q.packets == Some(0) {
-                return Err(err(
-                    format!("{path}.packets"),
-                    "0: a queue must hold at least 1 packet (leave it out for the default of 10000)",
-                ));
-            }
-            if q.bytes.map(|b| b.0) == Some(0) {
-                return Err(err(format!("{path}.bytes"), "\"0B\": a queue must hold at least one packet"));
-            }
-            if q.packets.is_none() && q.bytes.is_none() {
-                return Err(err(path.to_string(), "give `packets`, `bytes` or both"));
-            }
-            Ok(QueueLimit { packets: q.packets, bytes: q.bytes.map(|b| b.0) })
+/// What the links add to the world besides the network: the scheduled link changes, and the
+/// run-time queue disciplines to install once the network is built.
+#[derive(Default)]
+struct LinkExtras {
+    events: Vec<(SimTime, NetEvent<Payload>)>,
+    qdiscs: Vec<(ChanId, Box<dyn Qdisc<Payload>>)>,
+}
+
+/// A `queue` table (without `kind`) as the source of a discipline's settings; errors carry
+/// the field path.
+struct QueueTable<'a> {
+    table: &'a serde_json::Value,
+    path: &'a str,
+}
+
+impl ConfigSource for QueueTable<'_> {
+    type Error = ScenarioError;
+    fn decode<C: serde::de::DeserializeOwned>(&self) -> Result<C, ScenarioError> {
+        serde_path_to_error::deserialize(self.table).map_err(|e| {
+            let inner = e.path().to_string();
+            let path = if inner == "." { self.path.to_string() } else { format!("{}.{inner}", self.path) };
+            err(path, e.inner().to_string())
+        })
+    }
+    fn invalid(&self, e: ConfigError) -> ScenarioError {
+        let path =
+            if e.field.is_empty() { self.path.to_string() } else { format!("{}.{}", self.path, e.field) };
+        err(path, e.message)
+    }
+}
+
+/// A built-in discipline's settings, and the discipline itself when it is registered at run
+/// time instead (the settings are then unused).
+type QueueChoice = (QdiscConfig, Option<Box<dyn Qdisc<Payload>>>);
+
+/// The queue discipline of a `queue` table: built in (`kind` absent means "droptail"), or
+/// registered at run time. No table: DropTail with INET's 10000 packets.
+fn queue(q: Option<&QueueCfg>, path: &str, plugins: &Plugins) -> Result<QueueChoice, ScenarioError> {
+    let Some(QueueCfg(map)) = q else { return Ok((QdiscConfig::default(), None)) };
+    let kind = match map.get("kind") {
+        None => "droptail",
+        Some(serde_json::Value::String(k)) => k.as_str(),
+        Some(other) => {
+            return Err(err(format!("{path}.kind"), format!("{other} is not a name; try \"droptail\"")))
         }
+    };
+    let mut rest = map.clone();
+    rest.remove("kind");
+    let table = serde_json::Value::Object(rest);
+    if let Some(cfg) = QdiscConfig::decode(kind, &QueueTable { table: &table, path }) {
+        return Ok((cfg?, None));
+    }
+    match plugins.qdisc(kind) {
+        Some(make) => {
+            let q = make(&table).map_err(|m| err(path.to_string(), m))?;
+            Ok((QdiscConfig::default(), Some(q)))
+        }
+        None => Err(err(
+            format!("{path}.kind"),
+            format!("{kind:?} is not a queue discipline; use one of {:?}", plugins.qdisc_kinds()),
+        )),
     }
 }
 
@@ -104,6 +150,7 @@ fn direction(
     dirname: &str,
     default_mtu: u64,
     end: SimTime,
+    plugins: &Plugins,
 ) -> Result<DirSettings, ScenarioError> {
     let d = dir.clone().unwrap_or_default();
     let dpath = format!("{path}.{dirname}");
@@ -124,9 +171,10 @@ fn direction(
         return Err(err(format!("{path}.mtu"), format!("{mtu} B is too large")));
     }
     let overhead = spec.overhead.map(|o| o.0).unwrap_or(PPP_OVERHEAD as u64);
-    let queue = queue_limit(
-        if d.queue.is_some() { &d.queue } else { &spec.queue },
+    let (qdisc, plugin_qdisc) = queue(
+        d.queue.as_ref().or(spec.queue.as_ref()),
         &format!("{}.queue", pick(d.queue.is_some())),
+        plugins,
     )?;
     let loss = loss_model(
         if d.loss.is_some() { &d.loss } else { &spec.loss },
@@ -136,15 +184,17 @@ fn direction(
         d.jitter.as_ref().or(spec.jitter.as_ref()).map(|j| Jitter { max: j.max.0, reorder: j.reorder });
     let mut cfg = ChannelConfig::new(rate.0, delay, mtu as u32);
     cfg.overhead = overhead as u32;
-    cfg.queue = queue;
+    cfg.qdisc = qdisc;
     cfg.loss = loss;
     cfg.jitter = jitter;
 
-    let mut events = Vec::new();
+    // Rate steps first, then down/up changes: the order they are queued in, which breaks ties
+    // between changes at the same time.
+    let mut steps = RateSchedule::default();
     let schedule = d.schedule.as_ref().or(spec.schedule.as_ref());
     if let Some(s) = schedule {
         for st in s {
-            events.push((SimTime(st.at.0 .0), LinkChange::Rate(st.rate.0)));
+            steps.step(SimTime(st.at.0 .0), st.rate.0);
         }
     }
     if let Some(sp) = d.spikes.as_ref().or(spec.spikes.as_ref()) {
@@ -155,14 +205,15 @@ fn direction(
         if sp.period.0 .0 == 0 || sp.duration.0 >= sp.period.0 {
             return Err(err(format!("{sp_path}.duration"), "must be shorter than `period` (and period > 0)"));
         }
-        let low = Rate::bps(((rate.0.bits_per_s as f64) * sp.fraction).round().max(1.0) as u64);
-        let mut t = sp.start.map(|s| s.0 .0).unwrap_or(sp.period.0 .0);
-        while t <= end.0 {
-            events.push((SimTime(t), LinkChange::Rate(low)));
-            events.push((SimTime(t + sp.duration.0 .0), LinkChange::Rate(rate.0)));
-            t += sp.period.0 .0;
-        }
+        let spikes = Spikes {
+            period: sp.period.0,
+            duration: sp.duration.0,
+            fraction: sp.fraction,
+            start: sp.start.map(|s| s.0),
+        };
+        steps.spikes(rate.0, &spikes, end);
     }
+    let mut events: Vec<_> = steps.steps.into_iter().map(|(t, r)| (t, LinkChange::Rate(r))).collect();
     if let Some(downs) = d.down.as_ref().or(spec.down.as_ref()) {
         for (i, dn) in downs.iter().enumerate() {
             if dn.to.0 <= dn.from.0 {
@@ -172,7 +223,7 @@ fn direction(
             events.push((SimTime(dn.to.0 .0), LinkChange::Up(true)));
         }
     }
-    Ok(DirSettings { cfg, events })
+    Ok(DirSettings { cfg, events, plugin_qdisc })
 }
 
 #[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
@@ -185,18 +236,22 @@ fn add_link(
     path: &str,
     default_mtu: u64,
     end: SimTime,
-    events: &mut Vec<(SimTime, NetEvent<Payload>)>,
+    plugins: &Plugins,
+    extras: &mut LinkExtras,
 ) -> Result<(), ScenarioError> {
-    let ab = direction(spec, &spec.forward, path, "forward", default_mtu, end)?;
-    let ba = direction(spec, &spec.reverse, path, "reverse", default_mtu, end)?;
+    let ab = direction(spec, &spec.forward, path, "forward", default_mtu, end, plugins)?;
+    let ba = direction(spec, &spec.reverse, path, "reverse", default_mtu, end, plugins)?;
     let (cab, cba) = b.link(name, a, bn, ab.cfg, ba.cfg).map_err(|e| err(path.to_string(), e.to_string()))?;
-    for (c, evs) in [(cab, ab.events), (cba, ba.events)] {
+    for (c, evs, q) in [(cab, ab.events, ab.plugin_qdisc), (cba, ba.events, ba.plugin_qdisc)] {
         for (t, change) in evs {
             let ev = match change {
                 LinkChange::Rate(r) => NetEvent::SetRate(c, r),
                 LinkChange::Up(up) => NetEvent::SetUp(c, up),
             };
-            events.push((t, ev));
+            extras.events.push((t, ev));
+        }
+        if let Some(q) = q {
+            extras.qdiscs.push((c, q));
         }
     }
     Ok(())
@@ -330,11 +385,7 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
     Ok(c)
 }
 
-pub(crate) fn build(
-    sc: &Scenario,
-    seed: u64,
-    plugins: &crate::plugins::Plugins,
-) -> Result<Built, ScenarioError> {
+pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built, ScenarioError> {
     let end = SimTime(sc.run.duration.0 .0);
     if end.0 == 0 {
         return Err(err("run.duration", "\"0s\": a run must last longer than 0 s"));
@@ -345,7 +396,7 @@ pub(crate) fn build(
     }
     let rng = RngStreams::new(seed);
     let mut b = NetworkBuilder::new();
-    let mut link_events = Vec::new();
+    let mut extras = LinkExtras::default();
 
     if let Some(db) = &sc.dumbbell {
         if db.pairs == 0 {
@@ -385,7 +436,8 @@ pub(crate) fn build(
             "dumbbell.bottleneck",
             mtu,
             end,
-            &mut link_events,
+            plugins,
+            &mut extras,
         )?;
         for i in 1..=db.pairs {
             let s =
@@ -406,7 +458,8 @@ pub(crate) fn build(
                 "dumbbell.access",
                 mtu,
                 end,
-                &mut link_events,
+                plugins,
+                &mut extras,
             )?;
             add_link(
                 &mut b,
@@ -417,7 +470,8 @@ pub(crate) fn build(
                 "dumbbell.access",
                 mtu,
                 end,
-                &mut link_events,
+                plugins,
+                &mut extras,
             )?;
         }
     }
@@ -437,9 +491,12 @@ pub(crate) fn build(
                 v.as_ref().ok_or_else(|| err(format!("{path}.{f}"), "missing: name the node at this end"))?;
             ends[k] = b.find(v).ok_or_else(|| err(format!("{path}.{f}"), format!("{v:?} is not a node")))?;
         }
-        add_link(&mut b, l, &name, ends[0], ends[1], &path, DEFAULT_MTU, end, &mut link_events)?;
+        add_link(&mut b, l, &name, ends[0], ends[1], &path, DEFAULT_MTU, end, plugins, &mut extras)?;
     }
-    let net: Network<Payload> = b.build(&rng);
+    let mut net: Network<Payload> = b.build(&rng);
+    for (c, q) in extras.qdiscs {
+        net.chans[c.0 as usize].set_qdisc(AnyQdisc::Dyn(q));
+    }
     if net.names.is_empty() {
         return Err(err("", "the scenario has no nodes: give a [dumbbell] or [nodes] and [[links]]"));
     }
@@ -647,5 +704,13 @@ pub(crate) fn build(
     );
     let extra = plugins.sinks.iter().map(|(_, s)| s.make(flows.len())).collect();
     let rec = Sinks::new(rec, extra);
-    Ok(Built { net, flows, rec, end, max_events: sc.run.max_events, link_events, flow_names: names })
+    Ok(Built {
+        net,
+        flows,
+        rec,
+        end,
+        max_events: sc.run.max_events,
+        link_events: extras.events,
+        flow_names: names,
+    })
 }

@@ -16,7 +16,7 @@ pub mod units;
 mod world;
 
 pub use output::{table_schema, Column, ColumnType, RunOutput, Table};
-pub use world::Stop;
+pub use world::{Payload, Stop};
 
 use std::fmt;
 

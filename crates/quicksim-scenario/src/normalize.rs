@@ -21,8 +21,7 @@
 //! filled: they inherit the link's values.
 
 use crate::build::{
-    DEFAULT_ACCESS_RATE, DEFAULT_MTU, DEFAULT_QUEUE_PACKETS, DEFAULT_QUIC_APP, DEFAULT_RECORD_INTERVAL,
-    DEFAULT_STREAMS,
+    DEFAULT_ACCESS_RATE, DEFAULT_MTU, DEFAULT_QUIC_APP, DEFAULT_RECORD_INTERVAL, DEFAULT_STREAMS,
 };
 use crate::schema::{FlowKind, LinkSpec, QueueCfg, QuicCfg, Scenario, SizeDist, TimeDist};
 use crate::units::{format_bytes, format_duration, Bytes, Dur, RateVal};
@@ -110,7 +109,13 @@ fn fill_defaults(sc: &mut Scenario) {
 fn fill_link(l: &mut LinkSpec) {
     l.delay.get_or_insert(Dur(SimDuration::ZERO));
     l.overhead.get_or_insert(Bytes(PPP_OVERHEAD as u64));
-    l.queue.get_or_insert(QueueCfg { packets: Some(DEFAULT_QUEUE_PACKETS), ..QueueCfg::default() });
+    // No queue table: DropTail with INET's capacity; a table without `kind`: DropTail.
+    let q = l.queue.get_or_insert_with(|| {
+        let mut m = serde_json::Map::new();
+        m.insert("packets".into(), quicksim_net::qdisc::droptail::DEFAULT_PACKETS.into());
+        QueueCfg(m)
+    });
+    q.0.entry("kind").or_insert_with(|| "droptail".into());
 }
 
 /// The transport's defaults in the schema's terms (see the module doc for the fields left out).

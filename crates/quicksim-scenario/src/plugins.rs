@@ -6,14 +6,21 @@
 //! flow that uses one is never stored compactly (it cannot be encoded).
 
 use crate::output::SinkFactory;
+use crate::world::Payload;
+use quicksim_net::{Qdisc, QdiscConfig};
 use std::sync::Arc;
+
+/// Makes a run-time queue discipline from its scenario table (`queue = { kind = "...", ... }`
+/// without `kind`); an `Err` message is reported with the table's path.
+pub type QdiscFactory = dyn Fn(&serde_json::Value) -> Result<Box<dyn Qdisc<Payload>>, String> + Send + Sync;
 
 /// The extensions of one run. `Plugins::default()` has none: every scenario file runs with it.
 #[derive(Default, Clone)]
 pub struct Plugins {
+    qdiscs: Vec<(String, Arc<QdiscFactory>)>,
     /// Output sinks added to every run made with these plugins, by name, in order (their
     /// tables come after the built-in ones).
-    pub sinks: Vec<(String, Arc<dyn SinkFactory>)>,
+    pub(crate) sinks: Vec<(String, Arc<dyn SinkFactory>)>,
 }
 
 impl Plugins {
@@ -21,5 +28,31 @@ impl Plugins {
     pub fn add_sink(&mut self, name: &str, factory: impl SinkFactory + 'static) -> &mut Self {
         self.sinks.push((name.to_string(), Arc::new(factory)));
         self
+    }
+
+    /// Register a queue discipline under `kind`, the name a scenario's `queue` table gives.
+    /// `make` is called once per link direction that uses it. Fails if `kind` is built in or
+    /// already registered.
+    pub fn register_qdisc<Q, F>(&mut self, kind: &str, make: F) -> Result<(), String>
+    where
+        Q: Qdisc<Payload> + 'static,
+        F: Fn(&serde_json::Value) -> Result<Q, String> + Send + Sync + 'static,
+    {
+        if QdiscConfig::KINDS.contains(&kind) || self.qdisc(kind).is_some() {
+            return Err(format!("queue discipline {kind:?} is already defined"));
+        }
+        let boxed = move |v: &serde_json::Value| make(v).map(|q| Box::new(q) as Box<dyn Qdisc<Payload>>);
+        self.qdiscs.push((kind.to_string(), Arc::new(boxed)));
+        Ok(())
+    }
+
+    /// The factory registered under `kind`.
+    pub(crate) fn qdisc(&self, kind: &str) -> Option<&QdiscFactory> {
+        self.qdiscs.iter().find(|(k, _)| k == kind).map(|(_, f)| &**f)
+    }
+
+    /// Every queue discipline `kind` a scenario may use: built-in, then registered.
+    pub(crate) fn qdisc_kinds(&self) -> Vec<&str> {
+        QdiscConfig::KINDS.iter().copied().chain(self.qdiscs.iter().map(|(k, _)| k.as_str())).collect()
     }
 }

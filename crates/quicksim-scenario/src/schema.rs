@@ -130,14 +130,11 @@ pub struct NodeCfg {
     pub kind: NodeKindCfg,
 }
 
+/// An output queue: `{ kind = "droptail", packets = 100, bytes = "150kB" }`. `kind` names a
+/// queue discipline (default "droptail"); the other fields are that discipline's own settings,
+/// checked by it when the network is built (`quicksim_net::qdisc`).
 #[derive(Serialize, Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct QueueCfg {
-    #[serde(default)]
-    pub packets: Option<u64>,
-    #[serde(default)]
-    pub bytes: Option<Bytes>,
-}
+pub struct QueueCfg(pub serde_json::Map<String, serde_json::Value>);
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]

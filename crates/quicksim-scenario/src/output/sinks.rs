@@ -26,7 +26,7 @@ impl PacketInfo {
     #[inline(always)]
     pub(crate) fn of(p: &Packet<Payload>) -> PacketInfo {
         PacketInfo {
-            uid: p.uid,
+            uid: p.uid(),
             src: p.src,
             dst: p.dst,
             flow: p.flow,
@@ -172,7 +172,7 @@ impl Sinks {
     #[inline]
     pub(crate) fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
         if p.payload.forward() {
-            self.tables.on_forward_packet(now, p.flow, node, p.uid, p.ip_bytes, false);
+            self.tables.on_forward_packet(now, p.flow, node, p.uid(), p.ip_bytes, false);
         }
         each_extra_packet!(self, p, info, s => s.packet_sent(now, node, &info));
     }
@@ -180,7 +180,7 @@ impl Sinks {
     #[inline]
     pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {
         if p.payload.forward() {
-            self.tables.on_forward_packet(now, p.flow, p.dst, p.uid, p.ip_bytes, true);
+            self.tables.on_forward_packet(now, p.flow, p.dst, p.uid(), p.ip_bytes, true);
         }
         each_extra_packet!(self, p, info, s => s.packet_received(now, &info));
     }

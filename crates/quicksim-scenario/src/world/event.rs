@@ -29,9 +29,10 @@ impl Ev {
     pub(crate) fn code(&self) -> u64 {
         match self {
             Ev::Net(NetEvent::TxDone(c)) => 1 + ((c.0 as u64) << 8),
-            Ev::Net(NetEvent::Arrive(c, p)) => 2 + ((c.0 as u64) << 8) + (p.uid << 24),
+            Ev::Net(NetEvent::Arrive(c, p)) => 2 + ((c.0 as u64) << 8) + (p.uid() << 24),
             Ev::Net(NetEvent::SetRate(c, _)) => 3 + ((c.0 as u64) << 8),
             Ev::Net(NetEvent::SetUp(c, _)) => 4 + ((c.0 as u64) << 8),
+            Ev::Net(NetEvent::QdiscTimer(c)) => 11 + ((c.0 as u64) << 8),
             Ev::FlowStart(f) => 5 + ((*f as u64) << 8),
             Ev::FlowStop(f) => 6 + ((*f as u64) << 8),
             Ev::UdpSend(f, g) => 7 + ((*f as u64) << 8) + ((*g as u64) << 32),

@@ -72,3 +72,22 @@ fn datagram_larger_than_mtu() {
     sc["flows"][0]["size"] = json!("1500B");
     assert!(err_of(sc).starts_with("flows[0].size: 1500 B + 28 B of headers exceeds the path MTU 1500 B"));
 }
+
+#[test]
+fn queue_kinds_and_their_settings() {
+    let mut sc = base();
+    sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "fifo"});
+    assert_eq!(
+        err_of(sc.clone()),
+        "dumbbell.bottleneck.queue.kind: \"fifo\" is not a queue discipline; use one of [\"droptail\"]"
+    );
+    sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "droptail", "bytes": "0B"});
+    assert!(err_of(sc.clone()).starts_with("dumbbell.bottleneck.queue.bytes: \"0B\""));
+    sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "droptail", "bytes": "10 kilobytes"});
+    assert!(err_of(sc.clone()).starts_with("dumbbell.bottleneck.queue.bytes: \"10 kilobytes\" is not a size"));
+    sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "droptail", "packts": 5});
+    let e = err_of(sc.clone());
+    assert!(e.starts_with("dumbbell.bottleneck.queue.packts: unknown field `packts`"), "{e}");
+    sc["dumbbell"]["bottleneck"]["forward"] = json!({"queue": {"kind": 3}});
+    assert!(err_of(sc).starts_with("dumbbell.bottleneck.forward.queue.kind: 3 is not a name"));
+}

@@ -60,9 +60,10 @@ fn the_normalized_scenario_holds_the_defaults() {
         (&access["rate"], &access["delay"], &access["overhead"]),
         (&json!("1Gbps"), &json!("0s"), &json!("7B"))
     );
-    assert_eq!(access["queue"], json!({"packets": 10000}));
-    // The user's own values stay as given (in canonical form), and no default is added beside them.
-    assert_eq!(n["dumbbell"]["bottleneck"]["queue"], json!({"bytes": "25kB"}));
+    assert_eq!(access["queue"], json!({"kind": "droptail", "packets": 10000}));
+    // The user's own values stay as given, and no default is added beside them but the queue
+    // discipline's kind (its settings are its own: DropTail's defaults come from its Config).
+    assert_eq!(n["dumbbell"]["bottleneck"]["queue"], json!({"bytes": "25kB", "kind": "droptail"}));
     assert_eq!(n["dumbbell"]["bottleneck"]["rate"], "10Mbps");
     assert_eq!(n["flows"][0]["start"], "100ms");
     assert_eq!((&n["flows"][0]["app"], &n["flows"][0]["streams"]), (&json!("saturated"), &json!(1)));

@@ -1,0 +1,3 @@
+//! Integration tests of the network crate through its public interface.
+
+mod conservation;
