@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
-use quicksim_cc::algos;
+use quicksim_cc::{CongestionController, InitCtx};
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::ack::{AckManager, AckPolicy, Arrival};
@@ -17,7 +17,7 @@ use super::packet::{
     AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
 };
 use super::per_space::PerSpace;
-use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
+use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY, WINDOW_RULES};
 use super::stats::{count, Stats, Sum, SUMS};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
@@ -250,20 +250,33 @@ fn stream_window_rule(cfg: &QuicConfig) -> WindowRule {
 const PROTOCOL_VIOLATION: u64 = 0x0a;
 
 impl Connection {
-    /// Nothing is going on: no bytes in flight, no stream data waiting to be sent, no event for
-    /// the application. A hint for when to keep the connection encoded (`encode`); a timer may
-    /// still be set (a delayed ACK, the ACK-only packets' expiry).
+    /// Nothing is going on (no bytes in flight, no stream data waiting to be sent, no event for
+    /// the application) and the connection can be encoded (`can_park`). Decides when to keep the
+    /// connection encoded (`encode`); a timer may still be set (a delayed ACK, the ACK-only
+    /// packets' expiry).
     #[inline]
     pub fn is_quiet(&self) -> bool {
-        self.recovery.bytes_in_flight == 0 && self.queued_bytes == 0 && self.event.is_none()
+        self.recovery.bytes_in_flight == 0
+            && self.queued_bytes == 0
+            && self.event.is_none()
+            && self.can_park()
+    }
+
+    /// The connection can be encoded (`encode`): false when its congestion controller was made
+    /// at run time (a plugin), whose state serde cannot see.
+    #[inline]
+    pub fn can_park(&self) -> bool {
+        self.recovery.cc.can_park()
     }
 
     /// Appends the connection's whole state to `out` in a compact encoding (postcard: integers
     /// as varints, absent options as one byte), for keeping an idle connection in a few hundred
     /// bytes instead of its ~1-2 kB of live structures. The configuration is not included: it is
     /// shared, and [`Connection::decode`] takes it back. Decoding gives the connection back bit
-    /// for bit: it behaves exactly as if it had never been encoded.
+    /// for bit: it behaves exactly as if it had never been encoded. Only for a connection that
+    /// [`can_park`](Connection::can_park) (panics otherwise).
     pub fn encode(&self, out: &mut Vec<u8>) {
+        assert!(self.can_park(), "a connection with a run-time congestion controller cannot be encoded");
         encode_into(self, out);
     }
 
@@ -282,8 +295,7 @@ impl Connection {
     pub fn new(role: Role, cfg: impl Into<Arc<QuicConfig>>, now: SimTime) -> Result<Connection, String> {
         let cfg: Arc<QuicConfig> = cfg.into();
         cfg.validate()?;
-        let cc =
-            algos::build(&cfg.cc, cfg.max_packet_size, cfg.exact_increase).map_err(|e| format!("cc: {e}"))?;
+        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &WINDOW_RULES });
         let peer =
             if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
@@ -560,7 +572,7 @@ impl Connection {
             smoothed_rtt: rtt.smoothed(),
             min_rtt: rtt.min(),
             rttvar: rtt.rttvar(),
-            in_recovery: m.in_recovery,
+            in_recovery: m.in_recovery(),
             pto_count: self.recovery.pto_count,
             send_queue_bytes: self.queued_bytes,
         }
@@ -732,6 +744,7 @@ impl Connection {
         if space == SpaceId::Handshake && self.role == Role::Client {
             self.hs.handshake_acked = true;
         }
+        let mut spurious = false;
         if space == SpaceId::Data {
             // Losses are older than most acknowledged packets: ranges above the newest lost
             // packet number need no search.
@@ -745,6 +758,7 @@ impl Connection {
                     for pn in hits {
                         r.lost_pns.remove(&pn);
                         r.stats.spurious_losses += 1;
+                        spurious = true;
                     }
                 }
             }
@@ -758,6 +772,9 @@ impl Connection {
         };
         let ctx = self.timer_ctx();
         let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
+        if spurious {
+            self.recovery.on_spurious_congestion(now);
+        }
         let mut freed = false;
         // By reference: a SentPacket is large, and the buffer is recycled (cleared) anyway.
         for p in &out.acked {

@@ -33,6 +33,7 @@ pub use packet::{
     AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame,
     TransportParams,
 };
+pub use quicksim_cc::CcSpec;
 pub use streams::{SchedulerKind, StreamScheduler};
 
 /// Which end of the connection this is.
