@@ -4,6 +4,7 @@ mod determinism;
 mod determinism_quic;
 mod errors;
 mod quic;
+mod toy_cc;
 mod udp;
 
 use quicksim_scenario::{run, Column, RunOutput};
