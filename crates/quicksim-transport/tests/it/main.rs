@@ -1,5 +1,6 @@
 //! Integration tests of the QUIC model: two connections back to back through `harness::Sim`.
 
+mod cc_hooks;
 mod harness;
 mod props;
 
