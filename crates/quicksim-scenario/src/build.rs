@@ -11,6 +11,7 @@ use crate::plugins::Plugins;
 use crate::schema::*;
 use crate::world::Payload;
 use crate::ScenarioError;
+use quicksim_cc::{BuiltinConfig, CcSpec};
 use quicksim_engine::{Rate, RngStreams, SimDuration, SimTime};
 use quicksim_net::model::schedule::{RateSchedule, Spikes};
 use quicksim_net::qdisc::{ConfigError, ConfigSource};
@@ -257,7 +258,61 @@ fn add_link(
     Ok(())
 }
 
-fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, ScenarioError> {
+/// Resolves `cc` settings into controller specs: the built-in algorithms first, then the run's
+/// plugins. Remembers what it resolved, so flows with the same settings share one spec (and a
+/// plugin's factory is made once).
+struct CcResolver<'a> {
+    plugins: &'a Plugins,
+    done: Vec<(CcCfg, CcSpec)>,
+}
+
+impl CcResolver<'_> {
+    /// The controller of `q` (path `{path}.cc` in errors): its `cc` (default NewReno), with
+    /// the older `exact_increase` key applied to NewReno when the table does not set it.
+    fn spec(&mut self, q: &QuicCfg, path: &str) -> Result<CcSpec, ScenarioError> {
+        let mut cc =
+            q.cc.clone().unwrap_or_else(|| CcCfg { algo: "newreno".into(), params: Default::default() });
+        if let (Some(v), "newreno") = (q.exact_increase, cc.algo.as_str()) {
+            cc.params.entry("exact_increase").or_insert(serde_json::Value::Bool(v));
+        }
+        if let Some((_, spec)) = self.done.iter().find(|(c, _)| *c == cc) {
+            return Ok(spec.clone());
+        }
+        let path = format!("{path}.cc");
+        let at =
+            |sub: &str| if sub.is_empty() || sub == "." { path.clone() } else { format!("{path}.{sub}") };
+        let params = serde_json::Value::Object(cc.params.clone());
+        let mut track = serde_path_to_error::Track::new();
+        let de = serde_path_to_error::Deserializer::new(params.clone(), &mut track);
+        let spec = match BuiltinConfig::parse(&cc.algo, de) {
+            Ok(Some(c)) => CcSpec::Builtin(c),
+            Err(e) => return Err(err(at(&track.path().to_string()), e.to_string())),
+            Ok(None) => match self.plugins.controller(&cc.algo) {
+                Some(plugin) => {
+                    let factory = plugin(&params).map_err(|e| err(at(&e.path), e.message))?;
+                    CcSpec::Factory { name: cc.algo.as_str().into(), factory }
+                }
+                None => {
+                    let names: Vec<&str> =
+                        quicksim_cc::NAMES.iter().copied().chain(self.plugins.controller_names()).collect();
+                    return Err(err(
+                        path,
+                        format!("{:?} is not a congestion controller; use one of {names:?}", cc.algo),
+                    ));
+                }
+            },
+        };
+        self.done.push((cc, spec.clone()));
+        Ok(spec)
+    }
+}
+
+fn quic_config(
+    q: &QuicCfg,
+    path_mtu: u64,
+    path: &str,
+    ccs: &mut CcResolver,
+) -> Result<QuicConfig, ScenarioError> {
     let mut c = QuicConfig::default();
     let p = |f: &str| format!("{path}.{f}");
     if let Some(h) = &q.header {
@@ -285,7 +340,8 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
     macro_rules! set {
         ($($f:ident),*) => { $( if let Some(v) = q.$f.clone() { c.$f = v.into(); } )* };
     }
-    set!(handshake, cc, exact_increase, partial_window, pacing, ibit, bundle_ack, round_consumed_data);
+    set!(handshake, partial_window, pacing, ibit, bundle_ack, round_consumed_data);
+    c.cc = ccs.spec(q, path)?;
     if let Some(v) = q.min_ack_delay {
         c.min_ack_delay = Some(v.0);
     }
@@ -374,12 +430,6 @@ fn quic_config(q: &QuicCfg, path_mtu: u64, path: &str) -> Result<QuicConfig, Sce
     }
     if let Some(v) = q.send_queue_limit {
         c.send_queue_limit = v.0;
-    }
-    if !quicksim_cc::algos::NAMES.contains(&c.cc.as_str()) {
-        return Err(err(
-            p("cc"),
-            format!("{:?} is not a congestion controller; use one of {:?}", c.cc, quicksim_cc::algos::NAMES),
-        ));
     }
     c.validate().map_err(|e| err(path.to_string(), e))?;
     Ok(c)
@@ -506,6 +556,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     let mut names: Vec<String> = Vec::new();
     let mut scratch = Vec::new();
     let mut shared_cfgs: Vec<Arc<QuicConfig>> = Vec::new();
+    let mut ccs = CcResolver { plugins, done: Vec::new() };
     for (i, f) in sc.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
         let p = |x: &str| format!("{path}.{x}");
@@ -596,7 +647,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("off", f.off.is_some(), "quic")?;
                 let qc = sc.quic.overlay(f.quic.as_ref().unwrap_or(&QuicCfg::default()));
                 let qpath = if f.quic.is_some() { p("quic") } else { "quic".to_string() };
-                let cfg = quic_config(&qc, mtu, &qpath)?;
+                let cfg = quic_config(&qc, mtu, &qpath, &mut ccs)?;
                 // Flows with the same settings share one read-only config (a flow's two
                 // endpoints always do): 288 B per connection otherwise. Checking the last few
                 // distinct configs finds the usual case (one [quic] section) without a search

@@ -186,4 +186,47 @@ mod rest_tests {
         let delivered = |o: &RunOutput| o.totals["flows"]["m4"]["delivered_bytes"].as_u64().unwrap();
         assert!(delivered(&live) > 10_000, "the message flows deliver");
     }
+
+    /// A flow whose controller was made at run time (a plugin) is never stored encoded, and
+    /// runs as with the built-in controller it wraps: NewReno behind the plugin interface
+    /// (one dynamic call per event) gives the same run as the registry's NewReno.
+    #[test]
+    fn flows_with_a_run_time_controller_stay_live() {
+        use quicksim_cc::algos::newreno::{Config, NewReno};
+        use quicksim_cc::{Algorithm, CongestionController, InitCtx};
+
+        let mut plugins = plugins::Plugins::default();
+        plugins
+            .register_controller("newreno-plugin", |_| {
+                Ok(std::sync::Arc::new(|cx: &InitCtx| {
+                    Box::new(NewReno::new(&Config::default(), cx)) as Box<dyn CongestionController>
+                }))
+            })
+            .unwrap();
+        let doc = |cc: &str| {
+            let flows: Vec<_> = (0..8)
+                .map(|i| {
+                    serde_json::json!({"name": format!("m{i}"), "kind": "quic", "app": "messages",
+                        "size": "2000B", "interval": "300ms", "start": format!("{}ms", 17 * i),
+                        "src": format!("sender{}", i % 2 + 1), "dst": format!("receiver{}", i % 2 + 1)})
+                })
+                .collect();
+            serde_json::json!({
+                "run": {"duration": "4s", "seed": 3},
+                "dumbbell": {"pairs": 2, "bottleneck": {"rate": "10Mbps", "delay": "10ms",
+                             "loss": {"kind": "bernoulli", "p": 0.02}}},
+                "quic": {"cc": cc},
+                "flows": flows,
+            })
+            .to_string()
+        };
+        let go = |cc| run_inner(&doc(cc), None, &mut |_, _| true, true, &plugins).expect("runs");
+        let (builtin, rested) = go("newreno");
+        let (plugin, rested_plugin) = go("newreno-plugin");
+        assert!(rested > 50, "built-in flows rested only {rested} times");
+        assert_eq!(rested_plugin, 0, "a flow with a run-time controller was encoded");
+        assert_eq!(builtin.meta["trace_hash"], plugin.meta["trace_hash"]);
+        assert_eq!(builtin.totals, plugin.totals);
+        assert_eq!(format!("{:?}", builtin.tables), format!("{:?}", plugin.tables));
+    }
 }

@@ -130,7 +130,9 @@ fn quic_defaults() -> QuicCfg {
             .to_string(),
         ),
         handshake: Some(c.handshake),
-        exact_increase: Some(c.exact_increase),
+        // Part of the controller's settings (`cc = { algo = "newreno", exact_increase = .. }`),
+        // left open with `cc` (see the module doc).
+        exact_increase: None,
         partial_window: Some(c.partial_window),
         pacing: Some(c.pacing),
         initial_rtt: Some(Dur(c.initial_rtt)),

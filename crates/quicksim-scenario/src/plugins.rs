@@ -7,8 +7,16 @@
 
 use crate::output::SinkFactory;
 use crate::world::Payload;
+use crate::ScenarioError;
+use quicksim_cc::{Algorithm, CongestionController, ControllerFactory, InitCtx};
 use quicksim_net::{Qdisc, QdiscConfig};
 use std::sync::Arc;
+
+/// Turns the settings a scenario gives a plugin controller (its `cc` table without `algo`, as
+/// JSON; `{}` for `cc = "name"`) into a factory of controllers. An error's path is relative to
+/// the `cc` table (`""` for the table itself, `"window"` for a field).
+pub type ControllerPlugin =
+    dyn Fn(&serde_json::Value) -> Result<Arc<dyn ControllerFactory>, ScenarioError> + Send + Sync;
 
 /// Makes a run-time queue discipline from its scenario table (`queue = { kind = "...", ... }`
 /// without `kind`); an `Err` message is reported with the table's path.
@@ -17,6 +25,7 @@ pub type QdiscFactory = dyn Fn(&serde_json::Value) -> Result<Box<dyn Qdisc<Paylo
 /// The extensions of one run. `Plugins::default()` has none: every scenario file runs with it.
 #[derive(Default, Clone)]
 pub struct Plugins {
+    controllers: Vec<(String, Arc<ControllerPlugin>)>,
     qdiscs: Vec<(String, Arc<QdiscFactory>)>,
     /// Output sinks added to every run made with these plugins, by name, in order (their
     /// tables come after the built-in ones).
@@ -54,5 +63,50 @@ impl Plugins {
     /// Every queue discipline `kind` a scenario may use: built-in, then registered.
     pub(crate) fn qdisc_kinds(&self) -> Vec<&str> {
         QdiscConfig::KINDS.iter().copied().chain(self.qdiscs.iter().map(|(k, _)| k.as_str())).collect()
+    }
+
+    /// Registers a congestion controller for `cc = "name"` / `cc = { algo = "name", ... }`.
+    /// Fails if `name` is a built-in controller or already registered.
+    pub fn register_controller(
+        &mut self,
+        name: &str,
+        configure: impl Fn(&serde_json::Value) -> Result<Arc<dyn ControllerFactory>, ScenarioError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Result<&mut Self, String> {
+        if quicksim_cc::NAMES.contains(&name) {
+            return Err(format!("controller {name:?} is built in; register a plugin under another name"));
+        }
+        if self.controller(name).is_some() {
+            return Err(format!("controller {name:?} is registered twice"));
+        }
+        self.controllers.push((name.to_string(), Arc::new(configure)));
+        Ok(self)
+    }
+
+    /// Registers an [`Algorithm`] (a controller type with its `NAME` and serde `Config`) as a
+    /// plugin: the scenario's settings are deserialized into its `Config`, with errors naming
+    /// the field.
+    pub fn register_algorithm<A: Algorithm>(&mut self) -> Result<&mut Self, String> {
+        self.register_controller(A::NAME, |params| {
+            let mut track = serde_path_to_error::Track::new();
+            let de = serde_path_to_error::Deserializer::new(params.clone(), &mut track);
+            let cfg: A::Config = serde::Deserialize::deserialize(de).map_err(|e| {
+                let path = track.path().to_string();
+                ScenarioError::new(if path == "." { String::new() } else { path }, e.to_string())
+            })?;
+            Ok(Arc::new(move |cx: &InitCtx| Box::new(A::new(&cfg, cx)) as Box<dyn CongestionController>))
+        })
+    }
+
+    /// The plugin controller registered as `name`.
+    pub fn controller(&self, name: &str) -> Option<&ControllerPlugin> {
+        self.controllers.iter().find(|(n, _)| n == name).map(|(_, p)| &**p)
+    }
+
+    /// The names of the plugin controllers, in registration order.
+    pub fn controller_names(&self) -> impl Iterator<Item = &str> {
+        self.controllers.iter().map(|(n, _)| n.as_str())
     }
 }

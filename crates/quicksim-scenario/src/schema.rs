@@ -450,8 +450,11 @@ pub struct QuicCfg {
     pub dcid_len: Option<u8>,
     /// Do the 1-RTT handshake (false: start established, as the 2020 paper's model).
     pub handshake: Option<bool>,
-    /// "newreno", "cubic" or "none".
-    pub cc: Option<String>,
+    /// The congestion controller: `"cubic"`, or a table with its settings
+    /// `{ algo = "cubic", beta = 0.7 }` (a flow's `cc` replaces the whole table).
+    pub cc: Option<CcCfg>,
+    /// NewReno's `exact_increase` (the older key; `cc = { algo = "newreno", exact_increase =
+    /// false }` is the same). Ignored by other controllers.
     pub exact_increase: Option<bool>,
     pub partial_window: Option<bool>,
     pub pacing: Option<bool>,
@@ -489,6 +492,58 @@ pub struct QuicCfg {
     pub round_consumed_data: Option<bool>,
     /// Largest QUIC packet; default path MTU - 28 (1252 B at MTU 1280).
     pub max_packet_size: Option<Bytes>,
+}
+
+/// `cc = "name"` or `cc = { algo = "name", ...settings }`: a controller's registry name and its
+/// settings, checked when the flows are built (against the built-in algorithms, then the run's
+/// plugins), where each algorithm deserializes its own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CcCfg {
+    pub algo: String,
+    /// The table without `algo` (empty for the short form).
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Written back in the short form when there are no settings, else as the table.
+impl Serialize for CcCfg {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.params.is_empty() {
+            return s.serialize_str(&self.algo);
+        }
+        let mut m = self.params.clone();
+        m.insert("algo".into(), serde_json::Value::String(self.algo.clone()));
+        m.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for CcCfg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CcCfg;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a controller name like \"cubic\", or a table like { algo = \"cubic\", beta = 0.7 }",
+                )
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<CcCfg, E> {
+                Ok(CcCfg { algo: s.to_string(), params: serde_json::Map::new() })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<CcCfg, A::Error> {
+                let mut params = serde_json::Map::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                match params.remove("algo") {
+                    Some(serde_json::Value::String(algo)) => Ok(CcCfg { algo, params }),
+                    Some(other) => Err(de::Error::custom(format!(
+                        "`algo` must be a controller name like \"cubic\", not {other}"
+                    ))),
+                    None => {
+                        Err(de::Error::custom("missing field `algo` (the controller's name, e.g. \"cubic\")"))
+                    }
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl QuicCfg {

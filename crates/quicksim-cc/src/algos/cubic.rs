@@ -1,12 +1,16 @@
-//! CUBIC (RFC 9438) on the RFC 9002 window machinery.
+//! CUBIC (RFC 9438) on the transport's window rules.
 //!
-//! Slow start, the initial and minimum windows, the recovery period and persistent congestion
-//! are those of RFC 9002 §7 (no HyStart++). The recovery test is RFC 9002's
-//! `sent_time <= recovery_start` (NewReno here uses INET's `<` to match that model).
+//! Slow start, the recovery period and persistent congestion are those of RFC 9002 §7 (no
+//! HyStart++); the initial, minimum and loss windows come from the transport
+//! ([`crate::WindowRules`]). The recovery test is RFC 9002's `sent_time <= recovery_start`
+//! (NewReno here uses INET's `<` to match that model). An ECN-CE mark is a congestion event like
+//! a loss (RFC 9438 §4.6); after an RTO the window collapses to the loss window and the next
+//! stage starts with K = 0 (RFC 9438 §4.8).
 //!
 //! Everything is integer arithmetic: the cubic curve is evaluated with time in microseconds and
-//! windows in bytes, and K comes from an integer cube root, so results do not depend on the
-//! platform's `libm`. The curve is exact to 1 µs in t and 1 byte in W.
+//! windows in bytes, K comes from an integer cube root, and beta and C are exact fractions (0.7 =
+//! 7/10, 0.4 = 2/5), so results do not depend on the platform's `libm`. The curve is exact to
+//! 1 µs in t and 1 byte in W.
 //!
 //! Simplifications: t is not frozen during application-limited periods (RFC 9438 §5.8 only
 //! asks that cwnd not grow then, which holds: app-limited ACKs are ignored); no spurious-loss
@@ -16,34 +20,98 @@
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
-use super::newreno::{initial_window, minimum_window};
-use crate::{AckEvent, CcCtx, CcMetrics, CongestionController, CongestionEvent};
+use crate::registry::{check, ratio, Algorithm};
+use crate::{
+    AckEvent, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
+};
 
-/// RFC 9438 §5.1: C = 0.4, as the ratio 2/5 (segments per second cubed).
-const C_NUM: i128 = 2;
-const C_DEN: i128 = 5;
-/// RFC 9438 §4.6 / §5.1: beta_cubic = 0.7.
-const BETA_NUM: u64 = 7;
-const BETA_DEN: u64 = 10;
-/// RFC 9438 §4.3: alpha_cubic = 3 (1 - beta) / (1 + beta) = 0.9 / 1.7 = 9/17.
-const ALPHA_NUM: u64 = 9;
-const ALPHA_DEN: u64 = 17;
 /// Microseconds per second cubed: (t in us)^3 / US3_PER_S3 = t^3 in s^3.
 const US3_PER_S3: i128 = 1_000_000_000_000_000_000;
 
-/// CUBIC settings. `Config::default()` is RFC 9438's recommendation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// CUBIC settings (`cc = { algo = "cubic", beta = 0.7, c = 0.4 }`). `Config::default()` is
+/// RFC 9438's recommendation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// RFC 9438 §4.7 fast convergence (default on): release bandwidth when W_max shrinks.
     pub fast_convergence: bool,
     /// RFC 9438 §4.3 Reno-friendly region (default on): never grow slower than an
-    /// AIMD(9/17, 0.7) flow, which matters at small RTTs and small BDPs.
+    /// AIMD(3(1-beta)/(1+beta), beta) flow, which matters at small RTTs and small BDPs.
     pub reno_friendly: bool,
+    /// beta_cubic, the window reduction factor in (0, 1) (RFC 9438 §4.6, §5.1: 0.7). Used to
+    /// 6 decimals.
+    #[serde(deserialize_with = "check::open_unit")]
+    pub beta: f64,
+    /// C in segments per second cubed (RFC 9438 §5.1: 0.4), in [1e-6, 1000]. Used to 6 decimals.
+    #[serde(deserialize_with = "check::positive_up_to_1000")]
+    pub c: f64,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { fast_convergence: true, reno_friendly: true }
+        Config { fast_convergence: true, reno_friendly: true, beta: 0.7, c: 0.4 }
+    }
+}
+
+/// A `Config` as the controller uses it: beta and C as reduced fractions. Encoded (idle
+/// connections) as 2 bytes with RFC 9438's beta and C, as a `Config` of two flags was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Params {
+    fast_convergence: bool,
+    reno_friendly: bool,
+    beta_num: u32,
+    beta_den: u32,
+    c_num: u32,
+    c_den: u32,
+}
+
+/// RFC 9438 §5.1: beta_cubic = 0.7 = 7/10, C = 0.4 = 2/5.
+const RFC_BETA: (u32, u32) = (7, 10);
+const RFC_C: (u32, u32) = (2, 5);
+
+impl Params {
+    fn new(c: &Config) -> Params {
+        let ((beta_num, beta_den), (c_num, c_den)) = (ratio(c.beta), ratio(c.c));
+        assert!(beta_num < beta_den, "CUBIC beta {} is not below 1", c.beta);
+        Params { fast_convergence: c.fast_convergence, reno_friendly: c.reno_friendly, beta_num, beta_den, c_num, c_den }
+    }
+
+    /// RFC 9438 §4.3: alpha_cubic = 3 (1 - beta) / (1 + beta), as (num, den) (9/17 for 0.7).
+    fn alpha(&self) -> (u64, u64) {
+        (3 * u64::from(self.beta_den - self.beta_num), u64::from(self.beta_den + self.beta_num))
+    }
+
+    /// `v * beta`, floored.
+    fn times_beta(&self, v: u64) -> u64 {
+        (u128::from(v) * u128::from(self.beta_num) / u128::from(self.beta_den)) as u64
+    }
+}
+
+impl Serialize for Params {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let flags = u8::from(self.fast_convergence) | u8::from(self.reno_friendly) << 1;
+        let ratios = [self.beta_num, self.beta_den, self.c_num, self.c_den];
+        if ratios == [RFC_BETA.0, RFC_BETA.1, RFC_C.0, RFC_C.1] {
+            (flags, None::<[u32; 4]>).serialize(s)
+        } else {
+            (flags, Some(ratios)).serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Params, D::Error> {
+        let (flags, ratios) = <(u8, Option<[u32; 4]>)>::deserialize(d)?;
+        let [beta_num, beta_den, c_num, c_den] =
+            ratios.unwrap_or([RFC_BETA.0, RFC_BETA.1, RFC_C.0, RFC_C.1]);
+        Ok(Params {
+            fast_convergence: flags & 1 != 0,
+            reno_friendly: flags & 2 != 0,
+            beta_num,
+            beta_den,
+            c_num,
+            c_den,
+        })
     }
 }
 
@@ -65,7 +133,7 @@ struct Epoch {
 /// CUBIC state for one path.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Cubic {
-    config: Config,
+    params: Params,
     cwnd: u64,
     #[serde(with = "crate::serde_max_u64")]
     ssthresh: u64,
@@ -77,25 +145,30 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// Packets sent at or before this time belong to the recovery period (RFC 9002 §7.3.2).
     recovery_start: Option<SimTime>,
-    in_recovery: bool,
+    phase: Phase,
 }
 
-impl Cubic {
-    /// A controller with the RFC 9002 §7.2 initial window of `mds`.
-    pub fn new(mds: u64, config: Config) -> Self {
-        assert!(mds > 0, "CUBIC needs a positive MDS");
+impl Algorithm for Cubic {
+    const NAME: &'static str = "cubic";
+    type Config = Config;
+
+    /// A controller with the transport's initial window for `cx.mds`.
+    fn new(config: &Config, cx: &InitCtx) -> Self {
+        assert!(cx.mds > 0, "CUBIC needs a positive MDS");
         Cubic {
-            config,
-            cwnd: initial_window(mds),
+            params: Params::new(config),
+            cwnd: cx.window.initial_window(cx.mds),
             ssthresh: u64::MAX,
             w_max: 0,
             cwnd_prior: 0,
             epoch: None,
             recovery_start: None,
-            in_recovery: false,
+            phase: Phase::Open,
         }
     }
+}
 
+impl Cubic {
     fn sent_in_recovery(&self, sent_time: SimTime) -> bool {
         self.recovery_start.is_some_and(|start| sent_time <= start)
     }
@@ -104,13 +177,18 @@ impl Cubic {
     fn start_epoch(&mut self, now: SimTime, mds: u64) -> Epoch {
         let cwnd_epoch = self.cwnd;
         let (k_us, origin) = if self.w_max > cwnd_epoch {
-            (k_micros(self.w_max - cwnd_epoch, mds), self.w_max)
+            (k_micros(self.w_max - cwnd_epoch, mds, self.params.c_num, self.params.c_den), self.w_max)
         } else {
             // No W_max above us (after persistent congestion, RFC 9438 §4.8): K = 0 and the
             // curve starts at the current window, growing convexly.
             (0, cwnd_epoch)
         };
         Epoch { start: now, k_us, origin, w_est: cwnd_epoch, cubic_rem: 0, est_rem: 0 }
+    }
+
+    /// W_cubic(t) of the current parameters (see [`w_cubic`]).
+    fn curve(&self, t: SimDuration, e: &Epoch, mds: u64) -> u64 {
+        w_cubic(t, e.k_us, e.origin, mds, self.params.c_num, self.params.c_den)
     }
 }
 
@@ -128,40 +206,39 @@ fn icbrt(x: u128) -> u128 {
     lo
 }
 
-/// K = cbrt((W_max - cwnd_epoch) / C) with windows in segments (RFC 9438 §4.2 eq. 2), in µs:
-/// K_us^3 = delta_bytes / MDS / C * 1e18.
-fn k_micros(delta_bytes: u64, mds: u64) -> u64 {
-    let k3 = (delta_bytes as u128).saturating_mul(US3_PER_S3 as u128 * C_DEN as u128)
-        / (mds as u128 * C_NUM as u128);
+/// K = cbrt((W_max - cwnd_epoch) / C) with windows in segments (RFC 9438 §4.2 eq. 2), in µs,
+/// for C = c_num/c_den: K_us^3 = delta_bytes / MDS / C * 1e18.
+fn k_micros(delta_bytes: u64, mds: u64, c_num: u32, c_den: u32) -> u64 {
+    let k3 = (delta_bytes as u128).saturating_mul(US3_PER_S3 as u128 * c_den as u128)
+        / (mds as u128 * c_num as u128);
     icbrt(k3) as u64
 }
 
-/// W_cubic(t) = C (t - K)^3 + W_max in bytes (RFC 9438 §4.2 eq. 1), floored, clamped to u64.
-fn w_cubic(t: SimDuration, k_us: u64, origin: u64, mds: u64) -> u64 {
+/// W_cubic(t) = C (t - K)^3 + W_max in bytes (RFC 9438 §4.2 eq. 1) for C = c_num/c_den,
+/// floored, clamped to u64.
+fn w_cubic(t: SimDuration, k_us: u64, origin: u64, mds: u64, c_num: u32, c_den: u32) -> u64 {
     let dt = (t.ps() / PS_PER_US) as i128 - k_us as i128;
     let delta = dt
         .saturating_mul(dt)
         .saturating_mul(dt)
-        .saturating_mul(C_NUM * mds as i128)
-        .div_euclid(C_DEN * US3_PER_S3);
+        .saturating_mul(c_num as i128 * mds as i128)
+        .div_euclid(c_den as i128 * US3_PER_S3);
     (origin as i128).saturating_add(delta).clamp(0, u64::MAX as i128) as u64
 }
 
 impl CongestionController for Cubic {
-    fn snapshot(&self) -> super::CcSnapshot {
-        super::CcSnapshot::Cubic(self.clone())
-    }
-    fn on_ack(&mut self, cx: &CcCtx, ack: &AckEvent) {
+    fn on_ack(&mut self, cx: &mut CcCtx, ack: &AckEvent) {
         let mds = cx.mds;
         if self.sent_in_recovery(ack.sent_time) {
             // RFC 9002 §7.3.2: no increase during the recovery period.
             return;
         }
-        self.in_recovery = false;
         if ack.app_limited {
             // RFC 9438 §5.8 / RFC 9002 §7.8: do not grow when not window-limited.
+            self.phase = Phase::AppLimited;
             return;
         }
+        self.phase = Phase::Open;
         if self.cwnd < self.ssthresh {
             // RFC 9438 §4.10 / RFC 9002 §7.3.1: slow start.
             self.cwnd += ack.bytes;
@@ -170,28 +247,28 @@ impl CongestionController for Cubic {
         let cwnd = self.cwnd;
         let mut e = match self.epoch {
             Some(e) => e,
-            None => self.start_epoch(ack.now, mds),
+            None => self.start_epoch(cx.now, mds),
         };
-        let t = ack.now.saturating_sub(e.start);
+        let t = cx.now.saturating_sub(e.start);
 
         // RFC 9438 §4.2: target = W_cubic(t + RTT) bounded to [cwnd, 1.5 cwnd]; every ACK
         // adds (target - cwnd) / cwnd segments per segment acked (here: bytes, with carry).
-        let target = w_cubic(t + cx.smoothed_rtt, e.k_us, e.origin, mds).clamp(cwnd, cwnd + cwnd / 2);
+        let target = self.curve(t + cx.rtt.smoothed(), &e, mds).clamp(cwnd, cwnd + cwnd / 2);
         let n = (target - cwnd) as u128 * ack.bytes as u128 + e.cubic_rem;
         e.cubic_rem = n % cwnd as u128;
         let mut new_cwnd = cwnd + (n / cwnd as u128) as u64;
 
-        if self.config.reno_friendly {
+        if self.params.reno_friendly {
             // RFC 9438 §4.3: W_est += alpha * segments_acked / cwnd; alpha = 1 once W_est has
             // reached cwnd_prior.
-            let (a_num, a_den) = if e.w_est >= self.cwnd_prior { (1, 1) } else { (ALPHA_NUM, ALPHA_DEN) };
+            let (a_num, a_den) = if e.w_est >= self.cwnd_prior { (1, 1) } else { self.params.alpha() };
             let n = a_num as u128 * mds as u128 * ack.bytes as u128 + e.est_rem;
             let d = a_den as u128 * cwnd as u128;
             e.est_rem = n % d;
             e.w_est = e.w_est.saturating_add((n / d) as u64);
             // RFC 9438 §4.3: in the Reno-friendly region (W_cubic(t) < W_est) cwnd = W_est.
             // We never let that lower a window the cubic step already raised.
-            if w_cubic(t, e.k_us, e.origin, mds) < e.w_est {
+            if self.curve(t, &e, mds) < e.w_est {
                 new_cwnd = new_cwnd.max(e.w_est);
             }
         }
@@ -199,32 +276,48 @@ impl CongestionController for Cubic {
         self.epoch = Some(e);
     }
 
-    fn on_congestion_event(&mut self, cx: &CcCtx, ev: &CongestionEvent) {
-        let min_window = minimum_window(cx.mds);
+    fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
+        let min_window = cx.window.minimum_window(cx.mds);
         // RFC 9002 §7.3.2: one reduction per recovery period.
-        if !self.sent_in_recovery(ev.largest_lost_sent_time) {
-            self.recovery_start = Some(ev.now);
-            self.in_recovery = true;
+        if !self.sent_in_recovery(ev.sent_time) {
+            self.recovery_start = Some(cx.now);
+            self.phase = Phase::Recovery;
             // RFC 9438 §4.7 fast convergence: W_max = cwnd (1 + beta) / 2 if we lost below it.
-            self.w_max = if self.config.fast_convergence && self.cwnd < self.w_max {
-                self.cwnd * (BETA_DEN + BETA_NUM) / (2 * BETA_DEN)
+            let p = self.params;
+            self.w_max = if p.fast_convergence && self.cwnd < self.w_max {
+                (u128::from(self.cwnd) * u128::from(p.beta_den + p.beta_num) / (2 * u128::from(p.beta_den)))
+                    as u64
             } else {
                 self.cwnd
             };
             self.cwnd_prior = self.cwnd;
             // RFC 9438 §4.6: ssthresh = cwnd * beta_cubic; cwnd = max(ssthresh, minimum window).
-            self.ssthresh = (self.cwnd * BETA_NUM / BETA_DEN).max(min_window);
+            // After an RTO too (§4.8: "sets ssthresh using beta_cubic").
+            self.ssthresh = p.times_beta(self.cwnd).max(min_window);
             self.cwnd = self.ssthresh;
             self.epoch = None;
         }
-        if ev.persistent_congestion {
-            // RFC 9002 §7.6.2: minimum window, recovery forgotten. RFC 9438 §4.8: ssthresh as
-            // after a loss (done above), and the next stage uses K = 0, W_max = cwnd_epoch.
-            self.cwnd = min_window;
-            self.recovery_start = None;
-            self.in_recovery = false;
-            self.w_max = 0;
-            self.epoch = None;
+        match ev.cause {
+            CongestionCause::PersistentCongestion => {
+                // RFC 9002 §7.6.2: minimum window, recovery forgotten. RFC 9438 §4.8: ssthresh as
+                // after a loss (done above), and the next stage uses K = 0, W_max = cwnd_epoch.
+                self.cwnd = cx.window.loss_window(cx.mds);
+                self.recovery_start = None;
+                self.phase = Phase::Open;
+                self.w_max = 0;
+                self.epoch = None;
+            }
+            CongestionCause::Rto => {
+                // RFC 9438 §4.8: the window as Reno after a timeout (RFC 5681 §3.1: LW), then
+                // K = 0, W_max = cwnd_epoch. Packets sent before the timeout stay in the
+                // recovery period (no second reduction for their losses).
+                self.cwnd = cx.window.loss_window(cx.mds);
+                self.recovery_start = Some(cx.now);
+                self.phase = Phase::Recovery;
+                self.w_max = 0;
+                self.epoch = None;
+            }
+            CongestionCause::Loss | CongestionCause::Ecn => {}
         }
     }
 
@@ -233,22 +326,35 @@ impl CongestionController for Cubic {
     }
 
     fn metrics(&self) -> CcMetrics {
-        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: self.ssthresh, in_recovery: self.in_recovery }
-    }
-
-    fn name(&self) -> &'static str {
-        "cubic"
+        CcMetrics {
+            cwnd_bytes: self.cwnd,
+            ssthresh_bytes: self.ssthresh,
+            state: self.phase.state(self.cwnd, self.ssthresh),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{CcState, RttEstimator, WindowRules};
 
     const MDS: u64 = 1000;
 
-    fn cx(rtt: SimDuration) -> CcCtx {
-        CcCtx { mds: MDS, smoothed_rtt: rtt, min_rtt: rtt, latest_rtt: rtt }
+    /// Runs `f` with a context at `now` whose smoothed RTT is `rtt`.
+    fn call<R>(rtt: SimDuration, now: SimTime, f: impl FnOnce(&mut CcCtx) -> R) -> R {
+        let rtt = RttEstimator::new(rtt);
+        let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 50_000, window: &WindowRules::RFC9002 };
+        f(&mut cx)
+    }
+
+    fn new_cc(config: Config) -> Cubic {
+        Cubic::new(&config, &InitCtx { mds: MDS, window: &WindowRules::RFC9002 })
+    }
+
+    /// The curve with RFC 9438's C = 0.4.
+    fn w_rfc(t: SimDuration, k_us: u64, origin: u64) -> u64 {
+        w_cubic(t, k_us, origin, MDS, 2, 5)
     }
 
     fn ms(v: u64) -> SimDuration {
@@ -260,25 +366,23 @@ mod tests {
     }
 
     fn ack(cc: &mut Cubic, rtt: SimDuration, bytes: u64, sent: SimTime, now: SimTime) {
-        let a = AckEvent { now, sent_time: sent, bytes, bytes_in_flight: 50_000, app_limited: false };
-        cc.on_ack(&cx(rtt), &a);
+        let a = AckEvent { sent_time: sent, bytes, app_limited: false };
+        call(rtt, now, |cx| cc.on_ack(cx, &a));
+    }
+
+    fn event(cc: &mut Cubic, cause: CongestionCause, sent: SimTime, now: SimTime, lost_bytes: u64) {
+        let ev = CongestionEvent { cause, sent_time: sent, lost_bytes };
+        call(ms(100), now, |cx| cc.on_congestion_event(cx, &ev));
     }
 
     fn lose(cc: &mut Cubic, sent: SimTime, now: SimTime) {
-        let ev = CongestionEvent {
-            now,
-            largest_lost_sent_time: sent,
-            lost_bytes: MDS,
-            bytes_in_flight: 50_000,
-            persistent_congestion: false,
-        };
-        cc.on_congestion_event(&cx(ms(100)), &ev);
+        event(cc, CongestionCause::Loss, sent, now, MDS);
     }
 
     /// Slow start to 36 000 B (W_max = 36 segments), then a loss at 1 s: cwnd = 25 200 B and
     /// K = cbrt((36 - 25.2) / 0.4) = cbrt(27) = 3 s.
     fn after_first_loss(config: Config) -> Cubic {
-        let mut cc = Cubic::new(MDS, config);
+        let mut cc = new_cc(config);
         assert_eq!(cc.cwnd_bytes(), 10_000);
         for _ in 0..26 {
             ack(&mut cc, ms(100), MDS, at(0), at(100));
@@ -295,23 +399,23 @@ mod tests {
         assert_eq!(icbrt(27), 3);
         assert_eq!(icbrt(u128::MAX), 6_981_463_658_331);
         // (36 000 - 25 200) B at MDS 1000: K = cbrt(10.8 / 0.4) s = 3 s.
-        assert_eq!(k_micros(10_800, 1000), 3_000_000);
+        assert_eq!(k_micros(10_800, 1000, 2, 5), 3_000_000);
         // cbrt(75) = 4.217163 s.
-        assert_eq!(k_micros(30_000, 1000), 4_217_163);
+        assert_eq!(k_micros(30_000, 1000, 2, 5), 4_217_163);
     }
 
     #[test]
     fn cubic_curve_hand_values() {
         let (k, w_max) = (3_000_000, 36_000);
         // W(t) = 0.4 (t - 3)^3 + 36 segments of 1000 B.
-        assert_eq!(w_cubic(SimDuration::ZERO, k, w_max, MDS), 25_200);
-        assert_eq!(w_cubic(ms(1_000), k, w_max, MDS), 32_800);
-        assert_eq!(w_cubic(ms(2_000), k, w_max, MDS), 35_600);
-        assert_eq!(w_cubic(ms(3_000), k, w_max, MDS), 36_000);
-        assert_eq!(w_cubic(ms(4_000), k, w_max, MDS), 36_400);
-        assert_eq!(w_cubic(ms(5_000), k, w_max, MDS), 39_200);
+        assert_eq!(w_rfc(SimDuration::ZERO, k, w_max), 25_200);
+        assert_eq!(w_rfc(ms(1_000), k, w_max), 32_800);
+        assert_eq!(w_rfc(ms(2_000), k, w_max), 35_600);
+        assert_eq!(w_rfc(ms(3_000), k, w_max), 36_000);
+        assert_eq!(w_rfc(ms(4_000), k, w_max), 36_400);
+        assert_eq!(w_rfc(ms(5_000), k, w_max), 39_200);
         // 0.4 * (-1.1)^3 = -0.5324 segments -> floor(-532.4 B) = -533 B.
-        assert_eq!(w_cubic(ms(1_900), k, w_max, MDS), 35_467);
+        assert_eq!(w_rfc(ms(1_900), k, w_max), 35_467);
     }
 
     #[test]
@@ -320,7 +424,7 @@ mod tests {
         assert_eq!(cc.cwnd_bytes(), 25_200);
         let m = cc.metrics();
         assert_eq!(m.ssthresh_bytes, 25_200);
-        assert!(m.in_recovery);
+        assert!(m.in_recovery());
         assert_eq!(cc.w_max, 36_000);
         assert_eq!(cc.cwnd_prior, 36_000);
     }
@@ -406,7 +510,7 @@ mod tests {
         // grown by 0.4 * (3^3 - 2.96^3) segments, about 426 B).
         assert_eq!(cc.cwnd_bytes(), e.w_est);
         let t = now.saturating_sub(start);
-        assert!(w_cubic(t + rtt, e.k_us, e.origin, MDS) < 25_700);
+        assert!(w_rfc(t + rtt, e.k_us, e.origin) < 25_700);
         // Below cwnd_prior (36 000), W_est grows by 9/17 of an MDS per window of acks
         // (529 B, a little less since a round acks only whole packets)...
         assert!(per_round[1..15].iter().all(|&g| (480..=530).contains(&g)), "{per_round:?}");
@@ -444,7 +548,7 @@ mod tests {
         assert_eq!(cc.cwnd_bytes(), 25_200);
         ack(&mut cc, ms(100), MDS, at(1_000), at(1_100));
         assert_eq!(cc.cwnd_bytes(), 25_200);
-        assert!(cc.metrics().in_recovery);
+        assert!(cc.metrics().in_recovery());
         // Repeated losses bottom out at 2 MDS.
         let mut t = 1_100;
         for _ in 0..10 {
@@ -457,17 +561,10 @@ mod tests {
     #[test]
     fn persistent_congestion_restarts_with_k_zero() {
         let mut cc = after_first_loss(Config::default());
-        let ev = CongestionEvent {
-            now: at(2_000),
-            largest_lost_sent_time: at(1_500),
-            lost_bytes: 10 * MDS,
-            bytes_in_flight: 0,
-            persistent_congestion: true,
-        };
-        cc.on_congestion_event(&cx(ms(100)), &ev);
+        event(&mut cc, CongestionCause::PersistentCongestion, at(1_500), at(2_000), 10 * MDS);
         assert_eq!(cc.cwnd_bytes(), 2 * MDS);
         assert_eq!(cc.metrics().ssthresh_bytes, 17_640);
-        assert!(!cc.metrics().in_recovery);
+        assert!(!cc.metrics().in_recovery());
         // Slow start back to ssthresh, then the first CA epoch has K = 0 and W_max = cwnd_epoch.
         while cc.cwnd_bytes() < 17_640 {
             ack(&mut cc, ms(100), MDS, at(1_500), at(2_100));
@@ -480,17 +577,91 @@ mod tests {
 
     #[test]
     fn app_limited_acks_do_not_grow_the_window() {
-        let mut cc = Cubic::new(MDS, Config::default());
-        let a =
-            AckEvent { now: at(100), sent_time: at(0), bytes: MDS, bytes_in_flight: 0, app_limited: true };
-        cc.on_ack(&cx(ms(100)), &a);
+        let mut cc = new_cc(Config::default());
+        let a = AckEvent { sent_time: at(0), bytes: MDS, app_limited: true };
+        call(ms(100), at(100), |cx| cc.on_ack(cx, &a));
         assert_eq!(cc.cwnd_bytes(), 10_000);
+        assert_eq!(cc.metrics().state, CcState::AppLimited);
         let mut ca = after_first_loss(Config::default());
-        let a = AckEvent { now: at(5_000), sent_time: at(2_000), ..a };
+        let a = AckEvent { sent_time: at(2_000), ..a };
         for _ in 0..100 {
-            ca.on_ack(&cx(ms(100)), &a);
+            call(ms(100), at(5_000), |cx| ca.on_ack(cx, &a));
         }
         assert_eq!(ca.cwnd_bytes(), 25_200);
         assert!(ca.epoch.is_none());
+    }
+
+    #[test]
+    fn beta_and_c_from_the_configuration() {
+        // beta = 0.5 (1/2), C = 0.8 (4/5): a loss at 36 000 B halves the window, and
+        // K = cbrt((36 - 18) / 0.8) s = cbrt(22.5) s = 2.823108 s.
+        let cfg = Config { beta: 0.5, c: 0.8, ..Config::default() };
+        let mut cc = after_first_loss(cfg);
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (18_000, 18_000));
+        assert_eq!(cc.w_max, 36_000);
+        // alpha = 3 (1 - 0.5) / (1 + 0.5) = 1.
+        assert_eq!(cc.params.alpha(), (3, 3));
+        assert_eq!(k_micros(18_000, MDS, 4, 5), 2_823_108);
+        // The first CA ack starts the epoch: W_cubic(0) = 18 000 = cwnd (no cubic step); W_est
+        // += 1 · 1000 · 1000 / 18 000 = 55 (Reno-friendly region): cwnd = 18 055.
+        ack(&mut cc, SimDuration::ZERO, MDS, at(1_500), at(2_000));
+        assert_eq!(cc.cwnd_bytes(), 18_055);
+        assert_eq!(cc.epoch.unwrap().k_us, 2_823_108);
+        // W_cubic(1 s) = 36 000 + 0.8 · (1 - 2.823108)^3 · 1000 = 31 152.6 -> 31 152.
+        let e = cc.epoch.unwrap();
+        assert_eq!(cc.curve(ms(1_000), &e, MDS), 31_152);
+        // Fast convergence with beta 0.5: W_max = 18 055 · (1 + 0.5) / 2 = 13 541.
+        lose(&mut cc, at(1_900), at(2_100));
+        assert_eq!(cc.w_max, 13_541);
+        assert_eq!(cc.cwnd_bytes(), 9_027);
+    }
+
+    #[test]
+    fn default_parameters_encode_in_two_bytes() {
+        let default = Params::new(&Config::default());
+        assert_eq!((default.beta_num, default.beta_den, default.c_num, default.c_den), (7, 10, 2, 5));
+        let bytes = postcard::to_allocvec(&default).unwrap();
+        assert_eq!(bytes, [3, 0]); // both flags, no ratios
+        let custom = Params::new(&Config { fast_convergence: false, beta: 0.5, c: 0.8, ..Config::default() });
+        let bytes = postcard::to_allocvec(&custom).unwrap();
+        assert_eq!(bytes, [2, 1, 1, 2, 4, 5]);
+        assert_eq!(postcard::from_bytes::<Params>(&bytes).unwrap(), custom);
+    }
+
+    #[test]
+    fn ecn_mark_reduces_as_a_loss() {
+        let mut cc = after_first_loss(Config::default());
+        event(&mut cc, CongestionCause::Ecn, at(1_100), at(1_200), 0);
+        assert_eq!(cc.cwnd_bytes(), 17_640); // 25 200 · 0.7
+        assert_eq!(cc.metrics().state, CcState::Recovery);
+    }
+
+    #[test]
+    fn rto_collapses_to_the_loss_window_then_k_zero() {
+        let mut cc = after_first_loss(Config::default());
+        let tcp = |now, f: &mut dyn FnMut(&mut CcCtx)| {
+            let rtt = RttEstimator::new(ms(100));
+            let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 0, window: &WindowRules::RFC5681 };
+            f(&mut cx)
+        };
+        let rto = CongestionEvent { cause: CongestionCause::Rto, sent_time: at(1_100), lost_bytes: 20 * MDS };
+        tcp(at(2_000), &mut |cx| cc.on_congestion_event(cx, &rto));
+        // ssthresh = 25 200 · 0.7 (RFC 9438 §4.8); cwnd = LW = 1 MSS (RFC 5681 §3.1).
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (1_000, 17_640));
+        assert_eq!(cc.metrics().state, CcState::Recovery);
+        assert_eq!(cc.w_max, 0);
+        // Packets sent at or before the timeout do not grow the window; later ones slow-start.
+        let a = AckEvent { sent_time: at(2_000), bytes: MDS, app_limited: false };
+        tcp(at(2_100), &mut |cx| cc.on_ack(cx, &a));
+        assert_eq!(cc.cwnd_bytes(), 1_000);
+        let a = AckEvent { sent_time: at(2_001), ..a };
+        while cc.cwnd_bytes() < 17_640 {
+            tcp(at(2_100), &mut |cx| cc.on_ack(cx, &a));
+        }
+        assert_eq!(cc.cwnd_bytes(), 18_000);
+        // The first congestion avoidance stage has K = 0 and W_max = cwnd_epoch.
+        tcp(at(2_200), &mut |cx| cc.on_ack(cx, &a));
+        let e = cc.epoch.unwrap();
+        assert_eq!((e.k_us, e.origin), (0, 18_000));
     }
 }

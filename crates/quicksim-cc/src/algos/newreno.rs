@@ -11,6 +11,10 @@
 //!   packet sent at the very instant of the congestion event (e.g. the `allowOnePacket` packet)
 //!   counts as new. We follow INET.
 //!
+//! The initial, minimum and loss windows are the transport's ([`crate::WindowRules`]: RFC 9002
+//! §7.2 for QUIC). An ECN-CE mark is treated as a loss (RFC 9002 §7.1). An RTO (TCP, not INET's
+//! QUIC) follows RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), cwnd = the loss window.
+//!
 //! INET's `allowOnePacket` (after a congestion event the next window query returns one MDS,
 //! RFC 9002 §7.3.2 "MAY send a packet immediately") is a transport concern and is not modelled
 //! here: the transport should allow one packet after `on_congestion_event` reduced the window.
@@ -18,25 +22,18 @@
 use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
-use crate::{AckEvent, CcCtx, CcMetrics, CongestionController, CongestionEvent};
-
-/// Initial window: min(10·MDS, max(2·MDS, 14720)) bytes (RFC 9002 §7.2; 12520 B for MDS 1252).
-pub fn initial_window(mds: u64) -> u64 {
-    // RFC 9002 §7.2: kInitialWindow = min(10 * max_datagram_size, max(14720, 2 * max_datagram_size)).
-    (10 * mds).min((2 * mds).max(14_720))
-}
-
-/// Minimum window: 2·MDS bytes (RFC 9002 §7.2 kMinimumWindow).
-pub fn minimum_window(mds: u64) -> u64 {
-    // RFC 9002 §7.2: kMinimumWindow = 2 * max_datagram_size.
-    2 * mds
-}
+use crate::registry::Algorithm;
+use crate::{
+    AckEvent, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
+};
 
 /// NewReno settings. `Config::default()` is INET's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Congestion avoidance by RFC 5681 §3.1 byte counting (`true`, INET's default
     /// `accurateIncreaseInNewRenoCongestionAvoidance`), else `cwnd += MDS·acked/cwnd` per ACK.
+    /// The scenario's older `quic.exact_increase` key sets it too.
     pub exact_increase: bool,
 }
 
@@ -61,26 +58,29 @@ pub struct NewReno {
     carry: u64,
     /// Packets sent strictly before this time belong to the recovery period. `ZERO` = none.
     recovery_start: SimTime,
-    /// For metrics only: set by a congestion event, cleared by the first ACK of a packet sent
-    /// after recovery started (RFC 9002 §7.3.2 exit condition).
-    in_recovery: bool,
+    phase: Phase,
 }
 
-impl NewReno {
-    /// A controller with the initial window of `mds` (the MDS when the path is attached;
-    /// later MDS changes reach the controller through `CcCtx::mds`, as in INET).
-    pub fn new(mds: u64, config: Config) -> Self {
-        assert!(mds > 0, "NewReno needs a positive MDS");
+impl Algorithm for NewReno {
+    const NAME: &'static str = "newreno";
+    type Config = Config;
+
+    /// A controller with the transport's initial window for `cx.mds` (the MDS when the path is
+    /// attached; later MDS changes reach the controller through `CcCtx::mds`, as in INET).
+    fn new(config: &Config, cx: &InitCtx) -> Self {
+        assert!(cx.mds > 0, "NewReno needs a positive MDS");
         NewReno {
-            config,
-            cwnd: initial_window(mds),
+            config: *config,
+            cwnd: cx.window.initial_window(cx.mds),
             ssthresh: u64::MAX,
             carry: 0,
             recovery_start: SimTime::ZERO,
-            in_recovery: false,
+            phase: Phase::Open,
         }
     }
+}
 
+impl NewReno {
     /// INET `inCongestionRecovery`: strictly before the recovery start (RFC 9002 uses <=).
     fn sent_in_recovery(&self, sent_time: SimTime) -> bool {
         sent_time < self.recovery_start
@@ -88,14 +88,11 @@ impl NewReno {
 }
 
 impl CongestionController for NewReno {
-    fn snapshot(&self) -> super::CcSnapshot {
-        super::CcSnapshot::NewReno(self.clone())
-    }
-    fn on_ack(&mut self, cx: &CcCtx, ack: &AckEvent) {
+    fn on_ack(&mut self, cx: &mut CcCtx, ack: &AckEvent) {
         let mds = cx.mds;
         let exact = self.config.exact_increase;
         // INET (after RFC 4960 §7.2.2): partial_bytes_acked is reset when nothing is in flight.
-        if ack.bytes_in_flight == 0 && exact {
+        if cx.bytes_in_flight == 0 && exact {
             self.carry = 0;
         }
         if self.sent_in_recovery(ack.sent_time) {
@@ -106,12 +103,13 @@ impl CongestionController for NewReno {
             }
             return;
         }
-        self.in_recovery = false;
         // RFC 9002 §7.8: do not grow while not limited by the window. INET uses the flag at ACK
         // time, which the transport reports in `ack.app_limited`.
         if ack.app_limited {
+            self.phase = Phase::AppLimited;
             return;
         }
+        self.phase = Phase::Open;
         if self.cwnd < self.ssthresh {
             // RFC 9002 §7.3.1: slow start adds the acked bytes (no ABC limit in INET).
             self.cwnd += ack.bytes;
@@ -138,25 +136,43 @@ impl CongestionController for NewReno {
         }
     }
 
-    fn on_congestion_event(&mut self, cx: &CcCtx, ev: &CongestionEvent) {
+    fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
+        let (mds, rules) = (cx.mds, cx.window);
         // RFC 9002 §7.3.2: one reduction per recovery period. The transport excludes DPLPMTUD
-        // probes from `largest_lost_sent_time`, as INET does.
-        if !self.sent_in_recovery(ev.largest_lost_sent_time) {
-            self.recovery_start = ev.now;
-            // RFC 9002 §7.3.2 / Appendix B.6: kLossReductionFactor = 0.5.
-            self.ssthresh = self.cwnd / 2;
-            self.cwnd = self.ssthresh.max(minimum_window(cx.mds));
+        // probes from the send time, as INET does.
+        if !self.sent_in_recovery(ev.sent_time) {
+            self.recovery_start = cx.now;
+            self.ssthresh = match ev.cause {
+                // RFC 5681 §3.1 eq. 4: max(FlightSize / 2, 2·SMSS).
+                CongestionCause::Rto => (ev.lost_bytes / 2).max(rules.minimum_window(mds)),
+                // RFC 9002 §7.3.2 / Appendix B.6: kLossReductionFactor = 0.5 (of cwnd, as INET).
+                CongestionCause::Loss | CongestionCause::Ecn | CongestionCause::PersistentCongestion => {
+                    self.cwnd / 2
+                }
+            };
+            self.cwnd = self.ssthresh.max(rules.minimum_window(mds));
             if self.config.exact_increase {
                 self.carry = 0;
             }
-            self.in_recovery = true;
+            self.phase = Phase::Recovery;
         }
-        if ev.persistent_congestion {
-            // RFC 9002 §7.6.2 / Appendix B.8: collapse to the minimum window and forget the
-            // recovery period. INET leaves ssthresh and partial_bytes_acked as they are.
-            self.cwnd = minimum_window(cx.mds);
-            self.recovery_start = SimTime::ZERO;
-            self.in_recovery = false;
+        match ev.cause {
+            CongestionCause::PersistentCongestion => {
+                // RFC 9002 §7.6.2 / Appendix B.8: collapse to the minimum window and forget the
+                // recovery period. INET leaves ssthresh and partial_bytes_acked as they are.
+                self.cwnd = rules.loss_window(mds);
+                self.recovery_start = SimTime::ZERO;
+                self.phase = Phase::Open;
+            }
+            CongestionCause::Rto => {
+                // RFC 5681 §3.1: cwnd = LW, then slow start. Packets sent before the timeout
+                // stay in the recovery period, so their losses do not reduce again (the role of
+                // RFC 6582 §4's `recover` after a timeout).
+                self.cwnd = rules.loss_window(mds);
+                self.recovery_start = cx.now;
+                self.phase = Phase::Recovery;
+            }
+            CongestionCause::Loss | CongestionCause::Ecn => {}
         }
     }
 
@@ -165,28 +181,32 @@ impl CongestionController for NewReno {
     }
 
     fn metrics(&self) -> CcMetrics {
-        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: self.ssthresh, in_recovery: self.in_recovery }
-    }
-
-    fn name(&self) -> &'static str {
-        "newreno"
+        CcMetrics {
+            cwnd_bytes: self.cwnd,
+            ssthresh_bytes: self.ssthresh,
+            state: self.phase.state(self.cwnd, self.ssthresh),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{CcState, RttEstimator, WindowRules};
     use quicksim_engine::SimDuration;
 
     const MDS: u64 = 1252;
 
-    fn cx() -> CcCtx {
-        CcCtx {
-            mds: MDS,
-            smoothed_rtt: SimDuration::from_millis(100),
-            min_rtt: SimDuration::from_millis(100),
-            latest_rtt: SimDuration::from_millis(100),
-        }
+    fn new_cc(config: Config) -> NewReno {
+        NewReno::new(&config, &InitCtx { mds: MDS, window: &WindowRules::RFC9002 })
+    }
+
+    /// Runs `f` with a context at `now` with `in_flight` bytes in flight.
+    fn call<R>(now: SimTime, in_flight: u64, f: impl FnOnce(&mut CcCtx) -> R) -> R {
+        let rtt = RttEstimator::new(SimDuration::from_millis(100));
+        let mut cx =
+            CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: in_flight, window: &WindowRules::RFC9002 };
+        f(&mut cx)
     }
 
     fn t(ms: u64) -> SimTime {
@@ -201,37 +221,33 @@ mod tests {
     }
 
     fn ack_one(cc: &mut NewReno, bytes: u64, sent: SimTime, now: SimTime, app_limited: bool) {
-        let ack = AckEvent { now, sent_time: sent, bytes, bytes_in_flight: 100_000, app_limited };
-        cc.on_ack(&cx(), &ack);
+        call(now, 100_000, |cx| cc.on_ack(cx, &AckEvent { sent_time: sent, bytes, app_limited }));
+    }
+
+    fn event(cc: &mut NewReno, cause: CongestionCause, sent: SimTime, now: SimTime, lost_bytes: u64) {
+        let ev = CongestionEvent { cause, sent_time: sent, lost_bytes };
+        call(now, 100_000, |cx| cc.on_congestion_event(cx, &ev));
     }
 
     fn lose(cc: &mut NewReno, sent: SimTime, now: SimTime) {
-        let ev = CongestionEvent {
-            now,
-            largest_lost_sent_time: sent,
-            lost_bytes: MDS,
-            bytes_in_flight: 100_000,
-            persistent_congestion: false,
-        };
-        cc.on_congestion_event(&cx(), &ev);
+        event(cc, CongestionCause::Loss, sent, now, MDS);
     }
 
     #[test]
-    fn initial_and_minimum_window() {
-        assert_eq!(initial_window(1252), 12_520);
-        assert_eq!(initial_window(1200), 12_000);
-        assert_eq!(initial_window(1500), 14_720); // capped by 14720
-        assert_eq!(initial_window(8000), 16_000); // floored at 2 MDS
-        assert_eq!(minimum_window(1252), 2_504);
-        let cc = NewReno::new(MDS, Config::default());
+    fn initial_window_from_the_transport_rules() {
+        // RFC 9002 §7.2: min(10 · 1252, max(2 · 1252, 14720)) = 12520.
+        let cc = new_cc(Config::default());
         assert_eq!(cc.cwnd_bytes(), 12_520);
         assert_eq!(cc.metrics().ssthresh_bytes, u64::MAX);
-        assert!(!cc.metrics().in_recovery);
+        assert_eq!(cc.metrics().state, CcState::SlowStart);
+        // RFC 6928 with 1460 B segments: 14600.
+        let tcp = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681 });
+        assert_eq!(tcp.cwnd_bytes(), 14_600);
     }
 
     #[test]
     fn slow_start_doubles_per_rtt_of_acks() {
-        let mut cc = NewReno::new(MDS, Config::default());
+        let mut cc = new_cc(Config::default());
         ack_n(&mut cc, 10, t(0), t(100));
         assert_eq!(cc.cwnd_bytes(), 25_040);
         ack_n(&mut cc, 20, t(100), t(200));
@@ -240,15 +256,15 @@ mod tests {
 
     #[test]
     fn loss_halves_window_and_sets_ssthresh() {
-        let mut cc = NewReno::new(MDS, Config::default());
+        let mut cc = new_cc(Config::default());
         ack_n(&mut cc, 10, t(0), t(100));
         lose(&mut cc, t(150), t(200));
         assert_eq!(cc.cwnd_bytes(), 12_520);
         let m = cc.metrics();
         assert_eq!(m.ssthresh_bytes, 12_520);
-        assert!(m.in_recovery);
+        assert!(m.in_recovery());
         // Odd window: ssthresh = floor(cwnd / 2).
-        let mut odd = NewReno::new(MDS, Config::default());
+        let mut odd = new_cc(Config::default());
         ack_one(&mut odd, 1, t(0), t(100), false); // 12521
         lose(&mut odd, t(50), t(100));
         assert_eq!(odd.cwnd_bytes(), 6_260);
@@ -256,7 +272,7 @@ mod tests {
 
     #[test]
     fn window_never_below_two_mds() {
-        let mut cc = NewReno::new(MDS, Config::default());
+        let mut cc = new_cc(Config::default());
         lose(&mut cc, t(10), t(100)); // 6260
         lose(&mut cc, t(110), t(200)); // 3130
         assert_eq!(cc.cwnd_bytes(), 3_130);
@@ -267,7 +283,7 @@ mod tests {
 
     /// Enters congestion avoidance at cwnd = ssthresh = 12520 with recovery started at 200 ms.
     fn in_ca(config: Config) -> NewReno {
-        let mut cc = NewReno::new(MDS, config);
+        let mut cc = new_cc(config);
         ack_n(&mut cc, 10, t(0), t(100));
         lose(&mut cc, t(150), t(200));
         assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (12_520, 12_520));
@@ -284,7 +300,7 @@ mod tests {
         ack_n(&mut cc, 1, t(250), t(300));
         assert_eq!(cc.cwnd_bytes(), 13_772);
         assert_eq!(cc.carry, 0); // new cwnd 13772 >= pba 12520 -> 0
-        assert!(!cc.metrics().in_recovery);
+        assert!(!cc.metrics().in_recovery());
         // Next step needs pba > 12520: 11 packets (one cwnd of 13772 B).
         ack_n(&mut cc, 10, t(300), t(400));
         assert_eq!(cc.cwnd_bytes(), 13_772);
@@ -333,7 +349,7 @@ mod tests {
         ack_n(&mut cc, 5, t(190), t(260));
         assert_eq!(cc.cwnd_bytes(), 12_520);
         assert_eq!(cc.carry, 5 * MDS);
-        assert!(cc.metrics().in_recovery);
+        assert!(cc.metrics().in_recovery());
         // A packet sent exactly at the recovery start is not in recovery (INET's `<`).
         lose(&mut cc, t(200), t(270));
         assert_eq!(cc.cwnd_bytes(), 6_260);
@@ -343,22 +359,13 @@ mod tests {
 
     #[test]
     fn recovery_acks_count_toward_pba_only_in_ca() {
-        let mut cc = NewReno::new(MDS, Config::default());
+        let mut cc = new_cc(Config::default());
         lose(&mut cc, t(50), t(100)); // cwnd 6260 = ssthresh, CA
         ack_n(&mut cc, 2, t(50), t(150));
         assert_eq!(cc.carry, 2 * MDS);
         // After persistent congestion cwnd < ssthresh: slow start, and no pba in recovery.
-        let mut pc = NewReno::new(MDS, Config::default());
-        pc.on_congestion_event(
-            &cx(),
-            &CongestionEvent {
-                now: t(100),
-                largest_lost_sent_time: t(50),
-                lost_bytes: 3 * MDS,
-                bytes_in_flight: 0,
-                persistent_congestion: true,
-            },
-        );
+        let mut pc = new_cc(Config::default());
+        event(&mut pc, CongestionCause::PersistentCongestion, t(50), t(100), 3 * MDS);
         pc.recovery_start = t(100); // pretend a later loss started recovery again
         ack_n(&mut pc, 2, t(50), t(150));
         assert_eq!(pc.carry, 0);
@@ -367,19 +374,12 @@ mod tests {
 
     #[test]
     fn persistent_congestion_collapses_to_minimum_and_resets_recovery() {
-        let mut cc = NewReno::new(MDS, Config::default());
+        let mut cc = new_cc(Config::default());
         ack_n(&mut cc, 10, t(0), t(100)); // 25040
-        let ev = CongestionEvent {
-            now: t(1_000),
-            largest_lost_sent_time: t(500),
-            lost_bytes: 10 * MDS,
-            bytes_in_flight: 0,
-            persistent_congestion: true,
-        };
-        cc.on_congestion_event(&cx(), &ev);
+        event(&mut cc, CongestionCause::PersistentCongestion, t(500), t(1_000), 10 * MDS);
         assert_eq!(cc.cwnd_bytes(), 2_504);
         assert_eq!(cc.metrics().ssthresh_bytes, 12_520);
-        assert!(!cc.metrics().in_recovery);
+        assert!(!cc.metrics().in_recovery());
         // Recovery start is reset: a loss of an old packet now triggers a new reduction, and
         // acks of old packets grow the window (slow start, cwnd < ssthresh).
         ack_n(&mut cc, 1, t(400), t(1_100));
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn app_limited_acks_do_not_grow_the_window() {
-        let mut ss = NewReno::new(MDS, Config::default());
+        let mut ss = new_cc(Config::default());
         ack_one(&mut ss, MDS, t(0), t(100), true);
         assert_eq!(ss.cwnd_bytes(), 12_520);
         for exact in [true, false] {
@@ -409,10 +409,81 @@ mod tests {
         let mut cc = in_ca(Config::default());
         ack_n(&mut cc, 3, t(250), t(300));
         assert_eq!(cc.carry, 3 * MDS);
-        let last =
-            AckEvent { now: t(300), sent_time: t(250), bytes: MDS, bytes_in_flight: 0, app_limited: false };
-        cc.on_ack(&cx(), &last);
+        let last = AckEvent { sent_time: t(250), bytes: MDS, app_limited: false };
+        call(t(300), 0, |cx| cc.on_ack(cx, &last));
         // Reset first, then this ack counts.
         assert_eq!(cc.carry, MDS);
+    }
+
+    #[test]
+    fn ecn_mark_reacts_as_a_loss() {
+        let mut cc = new_cc(Config::default());
+        ack_n(&mut cc, 10, t(0), t(100)); // 25040
+        event(&mut cc, CongestionCause::Ecn, t(150), t(200), 0);
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (12_520, 12_520));
+        assert_eq!(cc.metrics().state, CcState::Recovery);
+        // One reduction per recovery period, whatever the signal.
+        event(&mut cc, CongestionCause::Ecn, t(190), t(210), 0);
+        lose(&mut cc, t(195), t(220));
+        assert_eq!(cc.cwnd_bytes(), 12_520);
+    }
+
+    /// Runs `f` with TCP's window rules (RFC 5681/6928) and 1460 B segments.
+    fn tcp_call<R>(now: SimTime, f: impl FnOnce(&mut CcCtx) -> R) -> R {
+        let rtt = RttEstimator::new(SimDuration::from_millis(100));
+        let mut cx = CcCtx { now, mds: 1460, rtt: &rtt, bytes_in_flight: 50_000, window: &WindowRules::RFC5681 };
+        f(&mut cx)
+    }
+
+    #[test]
+    fn rto_follows_rfc5681_with_the_transport_loss_window() {
+        let mut cc = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681 });
+        assert_eq!(cc.cwnd_bytes(), 14_600);
+        let ack = |cc: &mut NewReno, sent, now| {
+            tcp_call(now, |cx| cc.on_ack(cx, &AckEvent { sent_time: sent, bytes: 1460, app_limited: false }))
+        };
+        let ev = |cc: &mut NewReno, cause, sent, now, lost_bytes| {
+            tcp_call(now, |cx| cc.on_congestion_event(cx, &CongestionEvent { cause, sent_time: sent, lost_bytes }))
+        };
+        for _ in 0..10 {
+            ack(&mut cc, t(0), t(100));
+        }
+        assert_eq!(cc.cwnd_bytes(), 29_200);
+        // 20 segments outstanding when the timer fires: ssthresh = max(29200 / 2, 2920) = 14600,
+        // cwnd = LW = 1 SMSS.
+        ev(&mut cc, CongestionCause::Rto, t(150), t(1_000), 20 * 1460);
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (1_460, 14_600));
+        assert_eq!(cc.metrics().state, CcState::Recovery);
+        // The retransmission (sent at the timeout) is acked: slow start from LW.
+        ack(&mut cc, t(1_000), t(1_100));
+        assert_eq!(cc.cwnd_bytes(), 2_920);
+        assert_eq!(cc.metrics().state, CcState::SlowStart);
+        // A loss of a packet sent before the timeout does not reduce again.
+        ev(&mut cc, CongestionCause::Loss, t(500), t(1_150), 1460);
+        assert_eq!(cc.cwnd_bytes(), 2_920);
+        // The same segment timing out again (reported with its first send time): ssthresh is
+        // kept (RFC 5681 §3.1), cwnd collapses to LW again.
+        ev(&mut cc, CongestionCause::Rto, t(150), t(1_200), 1460);
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (1_460, 14_600));
+        // A small flight: ssthresh = max(1460 / 2, 2 · 1460) = 2920.
+        let mut small = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681 });
+        ev(&mut small, CongestionCause::Rto, t(10), t(300), 1460);
+        assert_eq!((small.cwnd_bytes(), small.metrics().ssthresh_bytes), (1_460, 2_920));
+    }
+
+    #[test]
+    fn state_labels() {
+        let mut cc = new_cc(Config::default());
+        ack_one(&mut cc, MDS, t(0), t(100), true);
+        assert_eq!(cc.metrics().state, CcState::AppLimited);
+        ack_one(&mut cc, MDS, t(0), t(100), false);
+        assert_eq!(cc.metrics().state, CcState::SlowStart);
+        lose(&mut cc, t(50), t(150));
+        assert_eq!(cc.metrics().state, CcState::Recovery);
+        // An app-limited ACK of a packet sent in recovery leaves the recovery state.
+        ack_one(&mut cc, MDS, t(100), t(200), true);
+        assert_eq!(cc.metrics().state, CcState::Recovery);
+        ack_one(&mut cc, MDS, t(160), t(250), false);
+        assert_eq!(cc.metrics().state, CcState::CongestionAvoidance);
     }
 }

@@ -91,3 +91,42 @@ fn queue_kinds_and_their_settings() {
     sc["dumbbell"]["bottleneck"]["forward"] = json!({"queue": {"kind": 3}});
     assert!(err_of(sc).starts_with("dumbbell.bottleneck.forward.queue.kind: 3 is not a name"));
 }
+
+/// `base()` with its flow turned into a QUIC flow and `quic` as the scenario's QUIC defaults.
+fn quic_with(quic: serde_json::Value) -> serde_json::Value {
+    let mut sc = base();
+    sc["flows"] = json!([{"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1"}]);
+    sc["quic"] = quic;
+    sc
+}
+
+#[test]
+fn congestion_control_settings() {
+    // A misspelled setting names the field of the algorithm's own configuration.
+    let e = err_of(quic_with(json!({"cc": {"algo": "cubic", "bta": 0.7}})));
+    assert!(e.starts_with("quic.cc.bta: unknown field `bta`, expected one of"), "{e}");
+    // A bad value names the field and the value.
+    let e = err_of(quic_with(json!({"cc": {"algo": "cubic", "beta": 1.5}})));
+    assert!(e.starts_with("quic.cc.beta: 1.5 is not in (0, 1)"), "{e}");
+    let e = err_of(quic_with(json!({"cc": {"algo": "newreno", "exact_increase": "yes"}})));
+    assert!(e.starts_with("quic.cc.exact_increase: invalid type: string \"yes\", expected a boolean"), "{e}");
+    // Settings of another algorithm are unknown fields.
+    let e = err_of(quic_with(json!({"cc": {"algo": "none", "beta": 0.5}})));
+    assert!(e.starts_with("quic.cc.beta: unknown field `beta`"), "{e}");
+    // A table needs the controller's name.
+    let e = err_of(quic_with(json!({"cc": {"beta": 0.5}})));
+    assert!(e.starts_with("quic.cc: missing field `algo`"), "{e}");
+    let e = err_of(quic_with(json!({"cc": {"algo": 3}})));
+    assert!(e.starts_with("quic.cc: `algo` must be a controller name"), "{e}");
+    // An unknown name lists the registered ones.
+    let e = err_of(quic_with(json!({"cc": "bbr"})));
+    assert_eq!(
+        e,
+        "quic.cc: \"bbr\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\"]"
+    );
+    // A flow's own table is reported with its path.
+    let mut sc = quic_with(json!({}));
+    sc["flows"][0]["quic"] = json!({"cc": {"algo": "cubic", "c": -1}});
+    let e = err_of(sc);
+    assert!(e.starts_with("flows[0].quic.cc.c: -1 is not in [1e-6, 1000]"), "{e}");
+}

@@ -67,3 +67,36 @@ fn conn_samples_carry_monotone_counters() {
     assert!(sent.windows(2).all(|w| w[0] <= w[1]) && lost.windows(2).all(|w| w[0] <= w[1]));
     assert!(*sent.last().unwrap() as u64 <= o.totals["flows"]["q"]["quic"]["packets_sent"].as_u64().unwrap());
 }
+
+/// Trace hash of a saturated QUIC flow over the lossy dumbbell with `quic` as the QUIC defaults.
+fn trace_with(quic: serde_json::Value, flow_quic: Option<serde_json::Value>) -> String {
+    let mut flow = json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1"});
+    if let Some(q) = flow_quic {
+        flow["quic"] = q;
+    }
+    let mut sc = dumbbell(flow, "3s");
+    sc["dumbbell"]["bottleneck"]["loss"] = json!({"kind": "bernoulli", "p": 0.01});
+    sc["quic"] = quic;
+    go(&sc, None).meta["trace_hash"].as_str().unwrap().to_string()
+}
+
+/// NewReno's `exact_increase` is the same setting under its old key and in the `cc` table; the
+/// table wins over the old key; a flow's `cc` replaces the defaults' table; CUBIC's own
+/// parameters reach the controller.
+#[test]
+fn congestion_control_settings_reach_the_controller() {
+    let exact = trace_with(json!({"cc": "newreno"}), None);
+    let approx = trace_with(json!({"cc": "newreno", "exact_increase": false}), None);
+    assert_ne!(exact, approx, "exact_increase changes nothing");
+    assert_eq!(approx, trace_with(json!({"cc": {"algo": "newreno", "exact_increase": false}}), None));
+    assert_eq!(
+        approx,
+        trace_with(json!({"cc": {"algo": "newreno", "exact_increase": false}, "exact_increase": true}), None)
+    );
+    assert_eq!(exact, trace_with(json!({"cc": {"algo": "newreno"}}), None));
+    let cubic = trace_with(json!({"cc": "cubic"}), None);
+    assert_eq!(cubic, trace_with(json!({"cc": {"algo": "cubic", "beta": 0.7, "c": 0.4}}), None));
+    assert_eq!(cubic, trace_with(json!({"cc": "newreno"}), Some(json!({"cc": {"algo": "cubic"}}))));
+    assert_ne!(cubic, trace_with(json!({"cc": {"algo": "cubic", "beta": 0.5}}), None));
+    assert_ne!(cubic, trace_with(json!({"cc": {"algo": "cubic", "c": 4}}), None));
+}

@@ -1,6 +1,7 @@
 //! Connection configuration. `QuicConfig::default()` is the INET QUIC model's defaults
 //! (`Q/Quic.ned`, report §2.1/§2.2) unless a field says otherwise.
 
+use quicksim_cc::CcSpec;
 use quicksim_engine::SimDuration;
 
 use super::packet::{HeaderProfile, TransportParams};
@@ -43,11 +44,11 @@ pub struct QuicConfig {
     /// Peer transport parameters assumed when `handshake` is false. None = the peer uses the same
     /// values as this config (the 2020 model: "parameters in the configuration file").
     pub peer_params: Option<TransportParams>,
-    /// Congestion controller registry name: "newreno" (default, INET "NewReno"), "none", "cubic".
-    pub cc: String,
-    /// NewReno congestion-avoidance byte counting (INET
-    /// `accurateIncreaseInNewRenoCongestionAvoidance`). Default true.
-    pub exact_increase: bool,
+    /// The congestion controller and its settings: a built-in algorithm of the registry
+    /// (`CcSpec::named("cubic")`, or a `BuiltinConfig` with non-default settings) or a run-time
+    /// factory. Default NewReno with byte counting (INET "NewReno" with
+    /// `accurateIncreaseInNewRenoCongestionAvoidance = true`).
+    pub cc: CcSpec,
     /// false (default, INET): send only while a full-size packet fits into cwnd − in_flight.
     /// true: also fill the remaining window with a smaller packet (never exceeding cwnd,
     /// RFC 9002 §7).
@@ -138,8 +139,7 @@ impl Default for QuicConfig {
             max_packet_size: 1252,
             handshake: true,
             peer_params: None,
-            cc: "newreno".to_string(),
-            exact_increase: true,
+            cc: CcSpec::default(),
             partial_window: false,
             allow_one_packet: true,
             pacing: false,

@@ -1,11 +1,11 @@
-//! The connection: state, the public API, packet input, ACK/loss consequences and timers.
-//! Packet assembly (`poll_transmit`) lives in `send.rs`.
+//! The connection: state, the public API, packet input and timers. Packet assembly
+//! (`poll_transmit`) lives in `send.rs`, ACK and loss consequences in `acked.rs`, the rarely
+//! needed state in `rare.rs`, and the compact encoding of idle connections in `park.rs`.
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
-use quicksim_cc::algos;
+use quicksim_cc::{CongestionController, InitCtx};
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::ack::{AckManager, AckPolicy, Arrival};
@@ -14,11 +14,13 @@ use super::flow_control::{ReceiveWindow, SendCredit, WindowRule};
 use super::handshake::Handshake;
 use super::niche::Opt;
 use super::packet::{
-    AckFrame, AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
+    AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
 };
+use super::park::placeholder_config;
 use super::per_space::PerSpace;
-use super::recovery::{Recovery, SentPacket, TimeoutAction, TimerCtx, GRANULARITY};
-use super::stats::{count, Stats, Sum, SUMS};
+use super::rare::{push_event, PendingStreamControl, RareBox};
+use super::recovery::{Recovery, TimeoutAction, TimerCtx, GRANULARITY, WINDOW_RULES};
+use super::stats::{count, Stats, Sum};
 use super::streams::{RecvStream, SendStream, Streams};
 use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
@@ -34,79 +36,11 @@ pub(super) enum State {
 
 /// Control frames waiting for the next 1-RTT packet (values are taken at build time, so a
 /// regenerated MAX_* frame always carries the current limit).
-/// The per-stream and blocked frames are in [`Rare`].
+/// The per-stream and blocked frames are in [`Rare`](super::rare::Rare).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct PendingControl {
     pub handshake_done: bool,
     pub max_data: bool,
-}
-
-/// Pending per-stream and blocked frames (most connections never send one).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub(super) struct PendingStreamControl {
-    pub max_stream_data: BTreeSet<u64>,
-    pub data_blocked: Option<u64>,
-    pub stream_data_blocked: BTreeMap<u64, u64>,
-}
-
-impl PendingStreamControl {
-    pub fn is_empty(&self) -> bool {
-        self.max_stream_data.is_empty() && self.data_blocked.is_none() && self.stream_data_blocked.is_empty()
-    }
-}
-
-/// What most connections never need, in one box allocated when first needed: the rare
-/// counters, per-stream control frames, lost packet numbers, the peer's ACK_FREQUENCY request,
-/// a close code to send and application events beyond the first. Six separate boxes (or the fields inline) cost ~48 B per endpoint.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub(super) struct Rare {
-    /// The rare counters; the hot ones (`stats::Sum`) are kept in `Stats` and stay zero here.
-    pub stats: ConnStats,
-    /// Bits 32 and up of the `Stats` sums.
-    pub high: [u64; SUMS],
-    pub pending: PendingStreamControl,
-    /// Recently lost packet numbers (1-RTT), to count spurious losses.
-    pub lost_pns: BTreeSet<u64>,
-    /// The latest ACK_FREQUENCY request of the peer that we applied.
-    pub ack_freq_rx: Option<AckFrequencyFrame>,
-    /// CONNECTION_CLOSE error code still to be sent.
-    pub close_pending: Option<u64>,
-    /// Application events queued behind `Connection::event`.
-    pub events: VecDeque<ConnEvent>,
-}
-
-/// The [`Rare`] state of a connection, `None` until first needed.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub(super) struct RareBox(Option<Box<Rare>>);
-
-impl RareBox {
-    /// The rare state, allocated on first use: only call it to change something.
-    #[inline]
-    pub fn get_mut(&mut self) -> &mut Rare {
-        if self.0.is_none() {
-            self.alloc();
-        }
-        self.0.as_deref_mut().expect("allocated")
-    }
-
-    /// Out of line: the ~25 call sites stay small (and inlined into the hot paths).
-    #[cold]
-    #[inline(never)]
-    fn alloc(&mut self) {
-        self.0 = Some(Box::default());
-    }
-
-    /// The rare state if it exists.
-    #[inline]
-    pub fn get(&self) -> Option<&Rare> {
-        self.0.as_deref()
-    }
-
-    /// The rare state if it exists, to change.
-    #[inline]
-    pub fn existing(&mut self) -> Option<&mut Rare> {
-        self.0.as_deref_mut()
-    }
 }
 
 /// The peer's transport parameters. Nearly always the same as ours (both ends of a flow share
@@ -130,9 +64,6 @@ impl PeerParams {
         }
     }
 }
-
-/// Recently lost packet numbers kept to count spurious losses.
-const LOST_PN_MEMORY: usize = 4096;
 
 /// One QUIC connection endpoint (sans-IO; see the crate docs).
 #[derive(Debug, Serialize, Deserialize)]
@@ -179,32 +110,6 @@ pub struct Connection {
     pub(super) rare: RareBox,
 }
 
-/// The configuration a state decoded by serde alone holds until its owner sets the real one
-/// (`Connection::decode`; the simulator's encoded idle flows): one shared default, so decoding
-/// allocates none. Serde `default` of the skipped configuration fields.
-pub fn placeholder_config() -> Arc<QuicConfig> {
-    static UNSET: std::sync::LazyLock<Arc<QuicConfig>> = std::sync::LazyLock::new(Default::default);
-    Arc::clone(&UNSET)
-}
-
-/// Queues an event for the application: in `first` (the connection's oldest event) if the
-/// queue is empty, else behind it in the rare state. The queue is drained after every input, so
-/// it nearly always holds none or one event (a deque per connection kept a one-slot buffer, 48 B
-/// with the allocator's overhead, for the connection's life).
-fn push_event(first: &mut Option<ConnEvent>, rare: &mut RareBox, e: ConnEvent) {
-    if first.is_none() {
-        debug_assert!(rare.get().is_none_or(|r| r.events.is_empty()));
-        *first = Some(e);
-        return;
-    }
-    let rest = &mut rare.get_mut().events;
-    // Grows from one slot, not the default four.
-    if rest.capacity() == 0 {
-        rest.reserve_exact(1);
-    }
-    rest.push_back(e);
-}
-
 /// How the connection-level receive window grows (MAX_DATA).
 fn conn_window_rule(cfg: &QuicConfig) -> WindowRule {
     WindowRule {
@@ -227,40 +132,13 @@ fn stream_window_rule(cfg: &QuicConfig) -> WindowRule {
 const PROTOCOL_VIOLATION: u64 = 0x0a;
 
 impl Connection {
-    /// Nothing is going on: no bytes in flight, no stream data waiting to be sent, no event for
-    /// the application. A hint for when to keep the connection encoded (`encode`); a timer may
-    /// still be set (a delayed ACK, the ACK-only packets' expiry).
-    #[inline]
-    pub fn is_quiet(&self) -> bool {
-        self.recovery.bytes_in_flight == 0 && self.queued_bytes == 0 && self.event.is_none()
-    }
-
-    /// Appends the connection's whole state to `out` in a compact encoding (postcard: integers
-    /// as varints, absent options as one byte), for keeping an idle connection in a few hundred
-    /// bytes instead of its ~1-2 kB of live structures. The configuration is not included: it is
-    /// shared, and [`Connection::decode`] takes it back. Decoding gives the connection back bit
-    /// for bit: it behaves exactly as if it had never been encoded.
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        quicksim_engine::compact::encode_into(self, out);
-    }
-
-    /// The connection encoded at the start of `bytes` by [`Connection::encode`], with the
-    /// configuration it was created with, and the bytes after it.
-    pub fn decode(bytes: &[u8], cfg: Arc<QuicConfig>) -> Result<(Connection, &[u8]), String> {
-        let (mut c, rest): (Connection, &[u8]) =
-            postcard::take_from_bytes(bytes).map_err(|e| format!("encoded connection: {e}"))?;
-        c.cfg = cfg;
-        Ok((c, rest))
-    }
-
     /// A new endpoint. The client starts the handshake (or, with `handshake = false`, both start
     /// established). Errors name the invalid configuration field. `cfg` may be a `QuicConfig` or
     /// an `Arc` of one shared with other connections.
     pub fn new(role: Role, cfg: impl Into<Arc<QuicConfig>>, now: SimTime) -> Result<Connection, String> {
         let cfg: Arc<QuicConfig> = cfg.into();
         cfg.validate()?;
-        let cc =
-            algos::build(&cfg.cc, cfg.max_packet_size, cfg.exact_increase).map_err(|e| format!("cc: {e}"))?;
+        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &WINDOW_RULES });
         let peer =
             if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
@@ -537,7 +415,7 @@ impl Connection {
             smoothed_rtt: rtt.smoothed(),
             min_rtt: rtt.min(),
             rttvar: rtt.rttvar(),
-            in_recovery: m.in_recovery,
+            in_recovery: m.in_recovery(),
             pto_count: self.recovery.pto_count,
             send_queue_bytes: self.queued_bytes,
         }
@@ -697,157 +575,6 @@ impl Connection {
         let r = self.rare.get_mut();
         r.ack_freq_rx = Some(f);
         r.stats.ack_frequency_frames_applied += 1;
-    }
-
-    /// Returns true if stream data was newly acknowledged (queue space freed).
-    fn on_ack_frame(&mut self, now: SimTime, space: SpaceId, ack: &AckFrame) -> bool {
-        count(&mut self.stats, &mut self.rare, Sum::AckFramesReceived, 1);
-        let si = space.index();
-        if ack.ranges.is_empty() || ack.largest() >= self.next_pn[si] {
-            return false; // acknowledges a packet never sent: ignore the frame
-        }
-        if space == SpaceId::Handshake && self.role == Role::Client {
-            self.hs.handshake_acked = true;
-        }
-        if space == SpaceId::Data {
-            // Losses are older than most acknowledged packets: ranges above the newest lost
-            // packet number need no search.
-            if let Some(r) = self.rare.existing() {
-                let newest_lost = r.lost_pns.last().copied();
-                for &(s, l) in &ack.ranges {
-                    if newest_lost.is_none_or(|n| s > n) {
-                        continue;
-                    }
-                    let hits: Vec<u64> = r.lost_pns.range(s..=l).copied().collect();
-                    for pn in hits {
-                        r.lost_pns.remove(&pn);
-                        r.stats.spurious_losses += 1;
-                    }
-                }
-            }
-        }
-        let ack_delay = if space == SpaceId::Data {
-            let exp = self.peer().map_or(self.cfg.ack_delay_exponent, |p| p.ack_delay_exponent);
-            let us = ack.ack_delay.checked_shl(exp as u32).unwrap_or(u64::MAX / PS_PER_US);
-            SimDuration(us.min(u64::MAX / PS_PER_US) * PS_PER_US)
-        } else {
-            SimDuration::ZERO
-        };
-        let ctx = self.timer_ctx();
-        let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
-        let mut freed = false;
-        // By reference: a SentPacket is large, and the buffer is recycled (cleared) anyway.
-        for p in &out.acked {
-            freed |= self.on_packet_acked(space, p);
-        }
-        self.recovery.recycle(out.acked);
-        for p in out.lost {
-            self.on_packet_lost(space, p);
-        }
-        self.on_congestion(out.congestion, out.persistent_congestion);
-        freed
-    }
-
-    fn on_congestion(&mut self, congestion: bool, persistent: bool) {
-        if congestion {
-            self.rare.get_mut().stats.congestion_events += 1;
-            if self.cfg.allow_one_packet {
-                self.allow_one = true;
-            }
-        }
-        if persistent {
-            self.rare.get_mut().stats.persistent_congestion_events += 1;
-        }
-    }
-
-    fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
-        if p.in_flight {
-            count(&mut self.stats, &mut self.rare, Sum::PacketsAcked, 1);
-        }
-        if let Some(largest) = p.ack_largest.get() {
-            self.acks[space].on_ack_of_ack(largest);
-        }
-        let mut freed = false;
-        for f in p.frames.iter() {
-            match *f {
-                Frame::Stream(sf) => {
-                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
-                        let n = s.on_acked(sf.offset, sf.len);
-                        self.queued_bytes -= n;
-                        freed |= n > 0;
-                    }
-                }
-                Frame::Crypto(_) => {
-                    if let Some(c) = self.hs.crypto(space) {
-                        c.acked = true;
-                        c.pending = false;
-                    }
-                }
-                Frame::AckFrequency(ref f) => {
-                    if let Some(d) = self.ack_freq_tx.as_mut().and_then(|t| t.on_acked(f)) {
-                        self.recovery.peer_max_ack_delay = d;
-                    }
-                }
-                _ => {}
-            }
-        }
-        freed
-    }
-
-    pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
-        if p.in_flight {
-            self.rare.get_mut().stats.packets_lost += 1;
-        }
-        if space == SpaceId::Data {
-            let lost_pns = &mut self.rare.get_mut().lost_pns;
-            lost_pns.insert(p.pn);
-            while lost_pns.len() > LOST_PN_MEMORY {
-                lost_pns.pop_first();
-            }
-        }
-        for f in p.frames {
-            match f {
-                Frame::Stream(sf) => {
-                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
-                        s.on_lost(sf.offset, sf.len);
-                    }
-                }
-                Frame::Crypto(_) => {
-                    if let Some(c) = self.hs.crypto(space) {
-                        c.on_lost();
-                    }
-                }
-                Frame::MaxData(_) => self.pending.max_data = true,
-                Frame::MaxStreamData { id, .. } => {
-                    self.rare.get_mut().pending.max_stream_data.insert(id);
-                }
-                Frame::HandshakeDone => self.pending.handshake_done = true,
-                Frame::DataBlocked(limit) => {
-                    // RFC 9000 §13.3: re-send while still blocked at that limit.
-                    if self.conn_send.max == limit && self.conn_send.available() == 0 {
-                        self.rare.get_mut().pending.data_blocked = Some(limit);
-                    }
-                }
-                Frame::StreamDataBlocked { id, limit } => {
-                    if let Some(s) = self.streams.send.get(&id) {
-                        if s.max_stream_data == limit && s.stream_blocked() {
-                            self.rare.get_mut().pending.stream_data_blocked.insert(id, limit);
-                        }
-                    }
-                }
-                Frame::AckFrequency(f) => {
-                    if let Some(t) = self.ack_freq_tx.as_mut() {
-                        t.on_lost(&f);
-                    }
-                }
-                // draft §5: a lost IMMEDIATE_ACK is not re-sent (the window reopens anyway).
-                Frame::ImmediateAck
-                | Frame::Ping
-                | Frame::Padding(_)
-                | Frame::Ack(_)
-                | Frame::ConnectionClose { .. } => {}
-            }
-        }
     }
 
     fn on_stream_frame(&mut self, now: SimTime, id: u64, off: u64, len: u64) {

@@ -4,10 +4,13 @@
 //! Split by concern: [`packet`] (frames, sizes, headers), [`ack`] (receiver ACK policy),
 //! [`recovery`] (loss detection, RTT, PTO, congestion-control calls), [`streams`] (send and
 //! receive queues, scheduler), [`flow_control`], [`handshake`], and the [`Connection`] that
-//! ties them together (`connection.rs` for input and timers, `send.rs` for packet assembly).
+//! ties them together (`connection.rs` for input and timers, `send.rs` for packet assembly,
+//! `acked.rs` for what ACKs and losses mean for the frames, `rare.rs` for the rarely needed
+//! state, `park.rs` for the compact encoding of idle connections).
 
 pub mod ack;
 pub mod ack_frequency;
+mod acked;
 pub mod config;
 mod connection;
 mod endpoint;
@@ -15,8 +18,10 @@ pub mod flow_control;
 pub mod handshake;
 pub mod niche;
 pub mod packet;
+mod park;
 mod per_space;
 pub mod range_set;
+mod rare;
 pub mod recovery;
 mod send;
 mod sent_packets;
@@ -28,11 +33,13 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::endpoint::{AppEvent as ConnEvent, TransportMetrics as ConnMetrics};
 pub use config::{AckFreqPolicy, QuicConfig};
-pub use connection::{placeholder_config, Connection};
+pub use connection::Connection;
 pub use packet::{
     AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame,
     TransportParams,
 };
+pub use park::placeholder_config;
+pub use quicksim_cc::CcSpec;
 pub use quicksim_engine::compact::encode_into;
 pub use streams::{SchedulerKind, StreamScheduler};
 

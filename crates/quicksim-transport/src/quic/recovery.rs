@@ -5,7 +5,8 @@
 //! (re-queue stream data, regenerate MAX_* frames, trim ACK ranges) is the connection's job.
 
 use quicksim_cc::{
-    AckEvent, CcCtx, CongestionController, CongestionEvent, RttEstimator, SentPacket as CcSent,
+    AckEvent, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController, CongestionEvent,
+    RttEstimator, SentPacket as CcSent, WindowRules,
 };
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,23 @@ pub const PERSISTENT_CONGESTION_THRESHOLD: u64 = 3;
 pub const OLD_NON_IN_FLIGHT: SimDuration = SimDuration(5_000_000_000_000);
 /// Backoff exponent cap, so 2^pto_count cannot overflow.
 const MAX_BACKOFF_SHIFT: u32 = 30;
+/// QUIC's congestion window rules (RFC 9002 §7.2: initial and minimum window; §7.6.2:
+/// persistent congestion collapses the window to the minimum).
+pub const WINDOW_RULES: WindowRules = WindowRules::RFC9002;
+
+/// The controller's context at `$now` (a macro, not a method, so that it borrows only the
+/// fields it reads while the controller is borrowed mutably).
+macro_rules! cc_ctx {
+    ($r:expr, $now:expr) => {
+        CcCtx {
+            now: $now,
+            mds: u64::from($r.mds),
+            rtt: &$r.rtt,
+            bytes_in_flight: $r.bytes_in_flight,
+            window: &WINDOW_RULES,
+        }
+    };
+}
 
 /// What recovery remembers about a sent packet.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -92,8 +110,8 @@ pub enum TimeoutAction {
 #[derive(Serialize, Deserialize)]
 pub struct Recovery {
     pub rtt: RttEstimator,
-    #[serde(with = "cc_state")]
-    pub cc: Box<dyn CongestionController>,
+    /// Encoded with the connection when it is a built-in algorithm (`AnyController::can_park`).
+    pub cc: AnyController,
     pub pto_count: u32,
     pub bytes_in_flight: u64,
     /// Maximum datagram size (the controller's MDS).
@@ -108,22 +126,6 @@ pub struct Recovery {
     timer: Opt<SimTime>,
 }
 
-/// The controller as its `CcSnapshot` (serde `with` module).
-mod cc_state {
-    use quicksim_cc::algos::CcSnapshot;
-    use quicksim_cc::CongestionController;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    #[allow(clippy::borrowed_box)] // the field's type, as serde's `with` passes it
-    pub fn serialize<S: Serializer>(cc: &Box<dyn CongestionController>, s: S) -> Result<S::Ok, S::Error> {
-        cc.snapshot().serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<dyn CongestionController>, D::Error> {
-        Ok(CcSnapshot::deserialize(d)?.restore())
-    }
-}
-
 thread_local! {
     /// Reused for `AckOutcome::acked` (handed back with `Recovery::recycle`), so an ACK allocates
     /// nothing. One buffer per thread rather than per connection: a connection's ACK is handled
@@ -134,8 +136,7 @@ thread_local! {
 impl std::fmt::Debug for Recovery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Recovery")
-            .field("cc", &self.cc.name())
-            .field("cwnd", &self.cc.cwnd_bytes())
+            .field("cc", &self.cc)
             .field("bytes_in_flight", &self.bytes_in_flight)
             .field("pto_count", &self.pto_count)
             .field("timer", &self.timer)
@@ -145,7 +146,7 @@ impl std::fmt::Debug for Recovery {
 
 impl Recovery {
     pub fn new(
-        cc: Box<dyn CongestionController>,
+        cc: AnyController,
         initial_rtt: SimDuration,
         mds: u64,
         peer_max_ack_delay: SimDuration,
@@ -163,14 +164,9 @@ impl Recovery {
         }
     }
 
-    /// Context handed to the congestion controller.
-    pub fn cc_ctx(&self) -> CcCtx {
-        CcCtx {
-            mds: u64::from(self.mds),
-            smoothed_rtt: self.rtt.smoothed(),
-            min_rtt: self.rtt.min(),
-            latest_rtt: self.rtt.latest(),
-        }
+    /// The congestion controller's view of the connection at `now`.
+    pub fn cc_ctx(&self, now: SimTime) -> CcCtx<'_> {
+        cc_ctx!(self, now)
     }
 
     /// Largest of our packet numbers the peer acknowledged in `space` (packet number encoding).
@@ -213,11 +209,7 @@ impl Recovery {
                 sp.ack_eliciting_in_flight += 1;
             }
             self.bytes_in_flight += p.size;
-            let cx = self.cc_ctx();
-            self.cc.on_packet_sent(
-                &cx,
-                &CcSent { time: now, bytes: p.size, bytes_in_flight: self.bytes_in_flight, app_limited },
-            );
+            self.cc.on_packet_sent(&mut cc_ctx!(self, now), &CcSent { bytes: p.size, app_limited });
         }
         self.spaces[space].sent.insert(p);
         self.set_timer(now, ctx);
@@ -273,21 +265,24 @@ impl Recovery {
         }
         let lost = self.detect_lost(now, space);
         let (congestion, persistent_congestion) = self.on_packets_lost(now, &lost);
+        let (mut acked_bytes, mut acked_packets, mut largest_acked_sent_time) = (0, 0, SimTime::ZERO);
         for p in &acked {
             if p.in_flight {
                 self.bytes_in_flight -= p.size;
-                let cx = self.cc_ctx();
-                self.cc.on_ack(
-                    &cx,
-                    &AckEvent {
-                        now,
-                        sent_time: p.time_sent,
-                        bytes: p.size,
-                        bytes_in_flight: self.bytes_in_flight,
-                        app_limited,
-                    },
-                );
+                let ev = AckEvent { sent_time: p.time_sent, bytes: p.size, app_limited };
+                self.cc.on_ack(&mut cc_ctx!(self, now), &ev);
+                acked_bytes += p.size;
+                acked_packets += 1;
+                largest_acked_sent_time = p.time_sent;
             }
+        }
+        if acked_packets > 0 {
+            // No delivery-rate sample: it needs per-packet delivery state (delivered count and
+            // time, first send time of the flight) kept for every sent packet, which no
+            // built-in algorithm uses yet.
+            let summary =
+                AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate: None };
+            self.cc.on_ack_end(&mut cc_ctx!(self, now), &summary);
         }
         // RFC 9002 Appendix A.7 (INET: reset on any ACK that newly acks something).
         if ctx.peer_validated {
@@ -295,6 +290,11 @@ impl Recovery {
         }
         self.set_timer(now, ctx);
         AckOutcome { acked, lost, congestion, persistent_congestion }
+    }
+
+    /// An ACK acknowledged packets declared lost before: tells the controller.
+    pub fn on_spurious_congestion(&mut self, now: SimTime) {
+        self.cc.on_spurious_congestion(&mut cc_ctx!(self, now));
     }
 
     /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (of any connection
@@ -347,17 +347,9 @@ impl Recovery {
         }
         let Some(largest_lost_sent_time) = largest_lost_time else { return (false, false) };
         let persistent = self.in_persistent_congestion(lost);
-        let cx = self.cc_ctx();
-        self.cc.on_congestion_event(
-            &cx,
-            &CongestionEvent {
-                now,
-                largest_lost_sent_time,
-                lost_bytes,
-                bytes_in_flight: self.bytes_in_flight,
-                persistent_congestion: persistent,
-            },
-        );
+        let cause = if persistent { CongestionCause::PersistentCongestion } else { CongestionCause::Loss };
+        let ev = CongestionEvent { cause, sent_time: largest_lost_sent_time, lost_bytes };
+        self.cc.on_congestion_event(&mut cc_ctx!(self, now), &ev);
         (true, persistent)
     }
 
@@ -520,7 +512,7 @@ impl Recovery {
 mod tests {
     use super::super::packet::Frame;
     use super::*;
-    use quicksim_cc::algos;
+    use quicksim_cc::{CcSpec, InitCtx};
 
     fn ctx() -> TimerCtx {
         TimerCtx { handshake_confirmed: true, peer_validated: true, has_handshake_keys: true }
@@ -528,7 +520,7 @@ mod tests {
 
     fn rec() -> Recovery {
         Recovery::new(
-            algos::build("newreno", 1252, true).unwrap(),
+            CcSpec::default().build(&InitCtx { mds: 1252, window: &WINDOW_RULES }),
             SimDuration::from_millis(333),
             1252,
             SimDuration::from_millis(25),

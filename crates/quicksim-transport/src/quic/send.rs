@@ -7,6 +7,7 @@
 //! and the one packet allowed after a congestion event. ACK-only packets are not congestion
 //! controlled.
 
+use quicksim_cc::CongestionController;
 use quicksim_engine::{Rate, SimTime, PS_PER_S};
 
 use super::connection::{Connection, State};
@@ -440,7 +441,7 @@ impl Connection {
         if in_flight {
             self.allow_one = false;
             if may_pace && self.cfg.pacing {
-                if let Some(rate) = self.pacing_rate() {
+                if let Some(rate) = self.pacing_rate(now) {
                     let start = self.next_send_time.max(now);
                     self.next_send_time = start + rate.tx_time(size);
                 }
@@ -459,8 +460,8 @@ impl Connection {
 
     /// The controller's pacing rate, else 1.25 · cwnd / srtt (RFC 9002 §7.7). None before an
     /// RTT sample or with an unlimited window.
-    fn pacing_rate(&self) -> Option<Rate> {
-        let cx = self.recovery.cc_ctx();
+    fn pacing_rate(&self, now: SimTime) -> Option<Rate> {
+        let cx = self.recovery.cc_ctx(now);
         if let Some(r) = self.recovery.cc.pacing_rate(&cx) {
             return (r.bits_per_s > 0).then_some(r);
         }

@@ -9,8 +9,8 @@
 use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
-use super::connection::RareBox;
 use super::niche::Opt;
+use super::rare::RareBox;
 use super::ConnStats;
 
 /// The counters nearly every connection changes (the meanings are `ConnStats`' fields').

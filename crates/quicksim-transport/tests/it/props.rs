@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use quicksim_engine::{Rate, Rng, SimDuration, SimTime};
+use quicksim_transport::quic::CcSpec;
 use quicksim_transport::QuicConfig;
 
 use crate::harness::{no_handshake, Sim};
@@ -86,7 +87,7 @@ fn run(c: &Case) {
         bundle_ack: c.bundle_ack,
         partial_window: c.partial_window,
         pacing: c.pacing,
-        cc: c.cc.to_string(),
+        cc: CcSpec::named(c.cc).unwrap(),
         max_consecutive_ptos: None,
         ..Default::default()
     };

@@ -1,0 +1,100 @@
+//! Window rules a transport supplies to its congestion controller: the initial window, the
+//! floor of a reduced window, and the window after a collapse (an RTO, or QUIC's persistent
+//! congestion).
+//!
+//! These are transport rules, not algorithm choices: QUIC takes them from RFC 9002 §7.2, TCP
+//! from RFC 5681 §3.1 and RFC 6928. A controller reads them from its context
+//! ([`crate::InitCtx::window`], [`crate::CcCtx::window`]), so NewReno and CUBIC run unchanged
+//! over either transport.
+
+/// How a transport sizes the congestion window, in multiples of the maximum segment (QUIC:
+/// maximum datagram) size. Use one of the presets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowRules {
+    /// Initial window = min(`initial_segments`·MDS, max(`initial_floor_segments`·MDS,
+    /// `initial_cap_bytes`)).
+    pub initial_segments: u64,
+    pub initial_floor_segments: u64,
+    pub initial_cap_bytes: u64,
+    /// No reduction after a loss or ECN mark goes below this many segments.
+    pub minimum_segments: u64,
+    /// The window after a collapse: an RTO, or persistent congestion.
+    pub loss_window_segments: u64,
+}
+
+impl WindowRules {
+    /// QUIC, RFC 9002 §7.2: kInitialWindow = min(10·MDS, max(14720, 2·MDS)), kMinimumWindow =
+    /// 2·MDS, and persistent congestion (§7.6.2) sets the window to kMinimumWindow.
+    pub const RFC9002: WindowRules = WindowRules {
+        initial_segments: 10,
+        initial_floor_segments: 2,
+        initial_cap_bytes: 14_720,
+        minimum_segments: 2,
+        loss_window_segments: 2,
+    };
+
+    /// TCP: initial window min(10·SMSS, max(2·SMSS, 14600)) (RFC 6928 §2), ssthresh never below
+    /// 2·SMSS after a loss (RFC 5681 §3.1 eq. 4), and the loss window LW = 1 SMSS after an RTO
+    /// (RFC 5681 §3.1).
+    pub const RFC5681: WindowRules = WindowRules {
+        initial_segments: 10,
+        initial_floor_segments: 2,
+        initial_cap_bytes: 14_600,
+        minimum_segments: 2,
+        loss_window_segments: 1,
+    };
+
+    /// The initial congestion window in bytes for segments of `mds` bytes.
+    #[inline]
+    pub fn initial_window(&self, mds: u64) -> u64 {
+        (self.initial_segments * mds).min((self.initial_floor_segments * mds).max(self.initial_cap_bytes))
+    }
+
+    /// The smallest window a loss or ECN reduction leaves, in bytes.
+    #[inline]
+    pub fn minimum_window(&self, mds: u64) -> u64 {
+        self.minimum_segments * mds
+    }
+
+    /// The window after an RTO or persistent congestion, in bytes.
+    #[inline]
+    pub fn loss_window(&self, mds: u64) -> u64 {
+        self.loss_window_segments * mds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc9002_preset() {
+        let w = WindowRules::RFC9002;
+        // min(12520, max(2504, 14720)) = 12520.
+        assert_eq!(w.initial_window(1252), 12_520);
+        assert_eq!(w.initial_window(1200), 12_000);
+        // min(15000, max(3000, 14720)): capped at 14720.
+        assert_eq!(w.initial_window(1500), 14_720);
+        // min(80000, max(16000, 14720)): the 2·MDS floor wins over the cap.
+        assert_eq!(w.initial_window(8000), 16_000);
+        assert_eq!(w.minimum_window(1252), 2_504);
+        // Persistent congestion collapses to kMinimumWindow.
+        assert_eq!(w.loss_window(1252), 2_504);
+    }
+
+    #[test]
+    fn rfc5681_preset() {
+        let w = WindowRules::RFC5681;
+        // RFC 6928: 10 segments of 1460 B are exactly 14600 B.
+        assert_eq!(w.initial_window(1460), 14_600);
+        // min(5360, max(1072, 14600)) = 5360: ten small segments.
+        assert_eq!(w.initial_window(536), 5_360);
+        // min(15000, max(3000, 14600)) = 14600: capped.
+        assert_eq!(w.initial_window(1500), 14_600);
+        // Jumbo frames: min(90000, max(18000, 14600)) = 18000 (two segments).
+        assert_eq!(w.initial_window(9000), 18_000);
+        assert_eq!(w.minimum_window(1460), 2_920);
+        // RFC 5681 §3.1: LW = 1 SMSS after an RTO.
+        assert_eq!(w.loss_window(1460), 1_460);
+    }
+}

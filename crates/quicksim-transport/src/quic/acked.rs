@@ -1,0 +1,172 @@
+//! What acknowledgements and losses mean for a connection (RFC 9000 §13.3, RFC 9002 §6):
+//! recovery decides which packets are acked or lost; here their frames are released or queued
+//! again, spurious losses counted and congestion events accounted for.
+
+use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
+
+use super::connection::Connection;
+use super::packet::{AckFrame, Frame, SpaceId};
+use super::recovery::SentPacket;
+use super::stats::{count, Sum};
+use super::Role;
+
+/// Recently lost packet numbers kept to count spurious losses.
+const LOST_PN_MEMORY: usize = 4096;
+
+impl Connection {
+    /// Returns true if stream data was newly acknowledged (queue space freed).
+    pub(super) fn on_ack_frame(&mut self, now: SimTime, space: SpaceId, ack: &AckFrame) -> bool {
+        count(&mut self.stats, &mut self.rare, Sum::AckFramesReceived, 1);
+        let si = space.index();
+        if ack.ranges.is_empty() || ack.largest() >= self.next_pn[si] {
+            return false; // acknowledges a packet never sent: ignore the frame
+        }
+        if space == SpaceId::Handshake && self.role == Role::Client {
+            self.hs.handshake_acked = true;
+        }
+        let mut spurious = false;
+        if space == SpaceId::Data {
+            // Losses are older than most acknowledged packets: ranges above the newest lost
+            // packet number need no search.
+            if let Some(r) = self.rare.existing() {
+                let newest_lost = r.lost_pns.last().copied();
+                for &(s, l) in &ack.ranges {
+                    if newest_lost.is_none_or(|n| s > n) {
+                        continue;
+                    }
+                    let hits: Vec<u64> = r.lost_pns.range(s..=l).copied().collect();
+                    for pn in hits {
+                        r.lost_pns.remove(&pn);
+                        r.stats.spurious_losses += 1;
+                        spurious = true;
+                    }
+                }
+            }
+        }
+        let ack_delay = if space == SpaceId::Data {
+            let exp = self.peer().map_or(self.cfg.ack_delay_exponent, |p| p.ack_delay_exponent);
+            let us = ack.ack_delay.checked_shl(exp as u32).unwrap_or(u64::MAX / PS_PER_US);
+            SimDuration(us.min(u64::MAX / PS_PER_US) * PS_PER_US)
+        } else {
+            SimDuration::ZERO
+        };
+        let ctx = self.timer_ctx();
+        let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
+        if spurious {
+            self.recovery.on_spurious_congestion(now);
+        }
+        let mut freed = false;
+        // By reference: a SentPacket is large, and the buffer is recycled (cleared) anyway.
+        for p in &out.acked {
+            freed |= self.on_packet_acked(space, p);
+        }
+        self.recovery.recycle(out.acked);
+        for p in out.lost {
+            self.on_packet_lost(space, p);
+        }
+        self.on_congestion(out.congestion, out.persistent_congestion);
+        freed
+    }
+
+    pub(super) fn on_congestion(&mut self, congestion: bool, persistent: bool) {
+        if congestion {
+            self.rare.get_mut().stats.congestion_events += 1;
+            if self.cfg.allow_one_packet {
+                self.allow_one = true;
+            }
+        }
+        if persistent {
+            self.rare.get_mut().stats.persistent_congestion_events += 1;
+        }
+    }
+
+    pub(super) fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
+        if p.in_flight {
+            count(&mut self.stats, &mut self.rare, Sum::PacketsAcked, 1);
+        }
+        if let Some(largest) = p.ack_largest.get() {
+            self.acks[space].on_ack_of_ack(largest);
+        }
+        let mut freed = false;
+        for f in p.frames.iter() {
+            match *f {
+                Frame::Stream(sf) => {
+                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
+                        let n = s.on_acked(sf.offset, sf.len);
+                        self.queued_bytes -= n;
+                        freed |= n > 0;
+                    }
+                }
+                Frame::Crypto(_) => {
+                    if let Some(c) = self.hs.crypto(space) {
+                        c.acked = true;
+                        c.pending = false;
+                    }
+                }
+                Frame::AckFrequency(ref f) => {
+                    if let Some(d) = self.ack_freq_tx.as_mut().and_then(|t| t.on_acked(f)) {
+                        self.recovery.peer_max_ack_delay = d;
+                    }
+                }
+                _ => {}
+            }
+        }
+        freed
+    }
+
+    pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
+        if p.in_flight {
+            self.rare.get_mut().stats.packets_lost += 1;
+        }
+        if space == SpaceId::Data {
+            let lost_pns = &mut self.rare.get_mut().lost_pns;
+            lost_pns.insert(p.pn);
+            while lost_pns.len() > LOST_PN_MEMORY {
+                lost_pns.pop_first();
+            }
+        }
+        for f in p.frames {
+            match f {
+                Frame::Stream(sf) => {
+                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
+                        s.on_lost(sf.offset, sf.len);
+                    }
+                }
+                Frame::Crypto(_) => {
+                    if let Some(c) = self.hs.crypto(space) {
+                        c.on_lost();
+                    }
+                }
+                Frame::MaxData(_) => self.pending.max_data = true,
+                Frame::MaxStreamData { id, .. } => {
+                    self.rare.get_mut().pending.max_stream_data.insert(id);
+                }
+                Frame::HandshakeDone => self.pending.handshake_done = true,
+                Frame::DataBlocked(limit) => {
+                    // RFC 9000 §13.3: re-send while still blocked at that limit.
+                    if self.conn_send.max == limit && self.conn_send.available() == 0 {
+                        self.rare.get_mut().pending.data_blocked = Some(limit);
+                    }
+                }
+                Frame::StreamDataBlocked { id, limit } => {
+                    if let Some(s) = self.streams.send.get(&id) {
+                        if s.max_stream_data == limit && s.stream_blocked() {
+                            self.rare.get_mut().pending.stream_data_blocked.insert(id, limit);
+                        }
+                    }
+                }
+                Frame::AckFrequency(f) => {
+                    if let Some(t) = self.ack_freq_tx.as_mut() {
+                        t.on_lost(&f);
+                    }
+                }
+                // draft §5: a lost IMMEDIATE_ACK is not re-sent (the window reopens anyway).
+                Frame::ImmediateAck
+                | Frame::Ping
+                | Frame::Padding(_)
+                | Frame::Ack(_)
+                | Frame::ConnectionClose { .. } => {}
+            }
+        }
+    }
+}
