@@ -16,7 +16,8 @@ pub mod handshake;
 pub mod niche;
 pub mod packet;
 mod per_space;
-pub mod range_set;
+/// Moved to the crate root (shared with TCP); kept here so existing paths still work.
+pub use crate::range_set;
 pub mod recovery;
 mod send;
 mod sent_packets;
@@ -26,7 +27,7 @@ pub mod streams;
 use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
-pub use crate::endpoint::{AppEvent as ConnEvent, TransportMetrics as ConnMetrics};
+pub use crate::endpoint::{AppEvent as ConnEvent, Role, TransportMetrics as ConnMetrics};
 pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::{encode_into, placeholder_config, Connection};
 pub use packet::{
@@ -34,13 +35,6 @@ pub use packet::{
     TransportParams,
 };
 pub use streams::{SchedulerKind, StreamScheduler};
-
-/// Which end of the connection this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Role {
-    Client,
-    Server,
-}
 
 /// Counters of one connection (monotonic, except `max_ack_ranges_sent` which is a maximum).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

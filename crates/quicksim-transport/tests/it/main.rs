@@ -1,7 +1,9 @@
 //! Integration tests of the QUIC model: two connections back to back through `harness::Sim`.
 
 mod harness;
+mod net;
 mod props;
+mod tcp;
 
 use harness::{no_handshake, Sim};
 use quicksim_engine::{Rate, SimDuration, SimTime};

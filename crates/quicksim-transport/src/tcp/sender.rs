@@ -1,0 +1,436 @@
+//! The sending half's congestion state: ACK processing, duplicate ACKs, the recovery state
+//! machine and the window the sender may fill.
+//!
+//! States (Linux's names): `Open`; `Recovery` (fast retransmit / fast recovery) until the
+//! cumulative ACK reaches the recovery point (RFC 6675 §5 RecoveryPoint, RFC 6582 `recover`);
+//! `Loss` after an RTO until the same.
+//!
+//! The controller (quicksim-cc) decides the window outside recovery. TCP-specific rules:
+//! - In `Recovery` the controller gets no ACKs (no window growth during fast recovery, RFC 5681
+//!   §3.2, RFC 6675 §5; Linux calls no `cong_avoid` then): the window is RFC 6675's
+//!   `cwnd = ssthresh` (the controller's window after its reduction) with `pipe`, or PRR
+//!   (RFC 6937) with SACK, or RFC 6582's inflated window without SACK.
+//! - The controllers reduce on their own RFC 9002 rules: NewReno to max(cwnd/2, 2·SMSS), not
+//!   RFC 5681's max(FlightSize/2, 2·SMSS) (the same while the sender is window-limited).
+//! - RTO: RFC 5681 §3.1 sets cwnd to 1 SMSS (the loss window). The controllers have no RTO
+//!   event yet; they get a congestion event with `persistent_congestion: true` (RFC 9002:
+//!   cwnd = 2·SMSS, recovery forgotten, ssthresh from the reduction) and TCP subtracts one SMSS
+//!   (`rto_deficit`) until the next congestion event, so slow start restarts from exactly one
+//!   segment. When the registry gains an RTO event, drop `rto_deficit` and call it instead.
+//! - Limited transmit (RFC 3042) without SACK: two new segments on the first two duplicate
+//!   ACKs. With SACK it is implicit: SACKed bytes leave `pipe`.
+
+use quicksim_cc::{AckEvent, CcCtx, CongestionController, CongestionEvent, SentPacket};
+use quicksim_engine::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
+
+use super::config::TcpConfig;
+use super::sack::{Scoreboard, SentSeg, EVER_RETRANS};
+
+/// Congestion state (Linux `tcp_ca_state`, without Disorder and CWR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CaState {
+    Open,
+    Recovery,
+    Loss,
+}
+
+/// What an ACK did on the sending side.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckOutcome {
+    /// SND.UNA moved.
+    pub advanced: bool,
+    /// Bytes newly acknowledged cumulatively.
+    pub acked_bytes: u64,
+    /// Segments newly acknowledged or SACKed.
+    pub delivered_segs: u64,
+    /// A duplicate ACK (RFC 5681 §2; with SACK: RFC 6675 §2).
+    pub dupack: bool,
+    /// Fast retransmit started.
+    pub entered_recovery: bool,
+    /// RTT sample without timestamps (Karn's rule applied).
+    pub karn_sample: Option<SimDuration>,
+}
+
+/// The sending half.
+#[derive(Serialize, Deserialize)]
+pub struct Sender {
+    /// SND.UNA and the next new sequence number (SND.NXT = SND.MAX: retransmissions are
+    /// tracked in the scoreboard, not by moving SND.NXT back).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub board: Scoreboard,
+    #[serde(with = "cc_state")]
+    pub cc: Box<dyn CongestionController>,
+    /// Payload of a full-sized segment without SACK blocks (the controller's MDS).
+    pub smss: u64,
+    pub state: CaState,
+    pub recovery_point: u64,
+    pub dupacks: u64,
+    /// RFC 6582 window during recovery without SACK (ssthresh + inflation).
+    pub reno_cwnd: u64,
+    /// RFC 6937 state: bytes delivered and sent since recovery began, RecoverFS, the window
+    /// the last ACK allows.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    prr_cwnd: u64,
+    /// One segment may go out regardless of the window (the fast retransmission, RFC 5681
+    /// §3.2 step 4, RFC 6675 §5 step 4.2, RFC 6582 partial ACK).
+    pub force_one: bool,
+    /// See the module docs (RTO loss window of 1 SMSS).
+    pub rto_deficit: u64,
+    /// Right edge of the peer's window (SND.UNA + SND.WND) and RFC 9293 SND.WL1/WL2.
+    pub wnd_right: u64,
+    pub snd_wnd: u64,
+    wl1: u64,
+    wl2: u64,
+    /// Largest window the peer advertised (sender SWS avoidance, RFC 9293 §3.8.6.2.1).
+    pub max_snd_wnd: u64,
+    /// Nothing to send while the window was open at the last transmit attempt.
+    pub app_limited: bool,
+    /// Pacing: earliest time of the next data segment.
+    pub next_send_time: SimTime,
+    sack: bool,
+    prr: bool,
+}
+
+/// The controller as its `CcSnapshot` (serde `with` module).
+mod cc_state {
+    use quicksim_cc::algos::CcSnapshot;
+    use quicksim_cc::CongestionController;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[allow(clippy::borrowed_box)] // the field's type, as serde's `with` passes it
+    pub fn serialize<S: Serializer>(cc: &Box<dyn CongestionController>, s: S) -> Result<S::Ok, S::Error> {
+        cc.snapshot().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<dyn CongestionController>, D::Error> {
+        Ok(CcSnapshot::deserialize(d)?.restore())
+    }
+}
+
+impl std::fmt::Debug for Sender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender")
+            .field("snd_una", &self.snd_una)
+            .field("snd_nxt", &self.snd_nxt)
+            .field("state", &self.state)
+            .field("cwnd", &self.cwnd())
+            .field("pipe", &self.in_flight())
+            .finish()
+    }
+}
+
+impl Sender {
+    pub fn new(cc: Box<dyn CongestionController>, smss: u64, sack: bool, prr: bool) -> Self {
+        Sender {
+            snd_una: 0,
+            snd_nxt: 0,
+            board: Scoreboard::default(),
+            cc,
+            smss,
+            state: CaState::Open,
+            recovery_point: 0,
+            dupacks: 0,
+            reno_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            prr_cwnd: 0,
+            force_one: false,
+            rto_deficit: 0,
+            wnd_right: 0,
+            snd_wnd: 0,
+            wl1: 0,
+            wl2: 0,
+            max_snd_wnd: 0,
+            app_limited: false,
+            next_send_time: SimTime::ZERO,
+            sack,
+            prr,
+        }
+    }
+
+    pub fn cc_ctx(&self, rtt: &quicksim_cc::RttEstimator) -> CcCtx {
+        CcCtx { mds: self.smss, smoothed_rtt: rtt.smoothed(), min_rtt: rtt.min(), latest_rtt: rtt.latest() }
+    }
+
+    /// Bytes in the network as the window check counts them: RFC 6675 `pipe` with SACK, the
+    /// FlightSize without (RFC 5681, RFC 6582).
+    pub fn in_flight(&self) -> u64 {
+        if self.sack {
+            self.board.pipe()
+        } else {
+            self.board.out_bytes()
+        }
+    }
+
+    /// The congestion window in force.
+    pub fn cwnd(&self) -> u64 {
+        match self.state {
+            CaState::Recovery if self.sack && self.prr_enabled() => self.prr_cwnd,
+            CaState::Recovery if !self.sack => self.reno_cwnd,
+            _ => {
+                let c = self.cc.cwnd_bytes();
+                if c == u64::MAX {
+                    c
+                } else {
+                    c.saturating_sub(self.rto_deficit).max(self.smss)
+                }
+            }
+        }
+    }
+
+    fn prr_enabled(&self) -> bool {
+        self.sack && self.prr
+    }
+
+    /// Whether `len` more bytes fit the congestion window (`limited`: new data may use RFC 3042
+    /// limited transmit).
+    pub fn window_allows(&self, len: u64, limited: bool) -> bool {
+        let mut cwnd = self.cwnd();
+        if limited && !self.sack && self.state == CaState::Open {
+            cwnd = cwnd.saturating_add(self.dupacks.min(2) * self.smss);
+        }
+        self.in_flight().saturating_add(len) <= cwnd
+    }
+
+    /// A data segment was sent (new, or a retransmission when `retx`).
+    pub fn on_sent(&mut self, cx: &CcCtx, now: SimTime, bytes: u64, app_limited: bool) {
+        if self.state == CaState::Recovery {
+            self.prr_out += bytes;
+        }
+        self.force_one = false;
+        let p = SentPacket { time: now, bytes, bytes_in_flight: self.in_flight(), app_limited };
+        self.cc.on_packet_sent(cx, &p);
+    }
+
+    /// Processes the ACK fields of a segment: `ack`, SACK `blocks`, `window` (bytes, already
+    /// scaled), with the segment's `seq` and payload `len` for the window-update and dupack rules.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack(
+        &mut self,
+        cfg: &TcpConfig,
+        cx: &CcCtx,
+        now: SimTime,
+        seq: u64,
+        ack: u64,
+        len: u64,
+        window: u64,
+        blocks: &[(u64, u64)],
+    ) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if ack > self.snd_nxt || ack < self.snd_una {
+            return out; // acknowledges nothing we sent, or is old (RFC 9293 §3.10.7.4)
+        }
+        let prior_una = self.snd_una;
+        let prior_sacked = self.board.sacked_bytes();
+        let prior_wnd = self.snd_wnd;
+        let mut delivered: smallvec::SmallVec<[SentSeg; 8]> = smallvec::SmallVec::new();
+        if self.sack && !blocks.is_empty() {
+            self.board.on_sack(blocks, |s| delivered.push(*s));
+        }
+        let newly_sacked = self.board.sacked_bytes() - prior_sacked;
+        // Karn's rule as Linux applies it (`tcp_clean_rtx_queue`): no sample from an ACK that
+        // covers any retransmitted segment; else the earliest segment acknowledged.
+        let mut karn: Option<SimTime> = None;
+        let mut retx_acked = false;
+        if ack > prior_una {
+            self.board.ack_to(ack, |s| {
+                retx_acked |= s.has(EVER_RETRANS);
+                if karn.is_none() {
+                    karn = Some(s.sent);
+                }
+                delivered.push(*s);
+            });
+            self.snd_una = ack;
+            out.advanced = true;
+            out.acked_bytes = ack - prior_una;
+        }
+        out.karn_sample = karn.filter(|_| !retx_acked).map(|t| now - t);
+        out.delivered_segs = delivered.len() as u64;
+        // RFC 9293 §3.10.7.4: update the window from the newest segment.
+        if self.wl1 < seq || (self.wl1 == seq && self.wl2 <= ack) {
+            self.snd_wnd = window;
+            self.wl1 = seq;
+            self.wl2 = ack;
+            self.wnd_right = ack + window;
+            self.max_snd_wnd = self.max_snd_wnd.max(window);
+        }
+        // RFC 5681 §2 (and RFC 6675 §2 with SACK): same ACK, no data, something outstanding.
+        out.dupack = ack == prior_una
+            && len == 0
+            && !self.board.is_empty()
+            && if self.sack { newly_sacked > 0 } else { window == prior_wnd };
+        if self.sack {
+            self.board.mark_lost(cfg.dupthresh, self.smss);
+        }
+        // RFC 6937 DeliveredData = Δ SND.UNA + Δ SACKed.
+        let delivered_data = (out.acked_bytes + self.board.sacked_bytes()).saturating_sub(prior_sacked);
+        match self.state {
+            CaState::Open => {
+                if out.advanced {
+                    self.dupacks = 0;
+                }
+                if out.dupack {
+                    self.dupacks += 1;
+                }
+                let trigger = self.dupacks >= cfg.dupthresh
+                    || (self.sack && self.board.first().is_some_and(|s| s.has(super::sack::LOST)));
+                // RFC 6582 §3.2 step 1 / RFC 6675 §5: not again for data below the last
+                // recovery point (one reduction per window of data).
+                if trigger && self.snd_una >= self.recovery_point && !self.board.is_empty() {
+                    self.enter_recovery(cfg, cx, now, delivered_data);
+                    out.entered_recovery = true;
+                } else {
+                    self.feed_cc(cx, now, &delivered);
+                }
+            }
+            CaState::Recovery => {
+                if self.snd_una >= self.recovery_point {
+                    self.exit_recovery();
+                    self.feed_cc(cx, now, &delivered);
+                } else if self.sack {
+                    self.prr_update(delivered_data);
+                } else if out.advanced {
+                    // RFC 6582 §3.2 step 5: partial ACK. Retransmit the first unacknowledged
+                    // segment, deflate by the amount acked, add back one SMSS if ≥ SMSS acked.
+                    self.board.mark_first_lost();
+                    self.force_one = true;
+                    self.reno_cwnd = self.reno_cwnd.saturating_sub(out.acked_bytes);
+                    if out.acked_bytes >= self.smss {
+                        self.reno_cwnd += self.smss;
+                    }
+                } else if out.dupack {
+                    // RFC 6582 §3.2 step 4: inflate by one SMSS per further duplicate ACK.
+                    self.reno_cwnd += self.smss;
+                }
+            }
+            CaState::Loss => {
+                if self.snd_una >= self.recovery_point {
+                    self.state = CaState::Open;
+                    self.dupacks = 0;
+                }
+                self.feed_cc(cx, now, &delivered);
+            }
+        }
+        out
+    }
+
+    /// Each newly delivered segment to the controller (ascending sequence order is not
+    /// guaranteed across SACK and cumulative ACKs; the controllers only use send times).
+    fn feed_cc(&mut self, cx: &CcCtx, now: SimTime, delivered: &[SentSeg]) {
+        let in_flight = self.in_flight();
+        for s in delivered {
+            let ev = AckEvent {
+                now,
+                sent_time: s.sent,
+                bytes: s.payload(),
+                bytes_in_flight: in_flight,
+                app_limited: self.app_limited,
+            };
+            self.cc.on_ack(cx, &ev);
+        }
+    }
+
+    /// Fast retransmit (RFC 5681 §3.2, RFC 6675 §5 step 4, RFC 6582 §3.2 step 2).
+    fn enter_recovery(&mut self, cfg: &TcpConfig, cx: &CcCtx, now: SimTime, delivered_data: u64) {
+        self.state = CaState::Recovery;
+        self.recovery_point = self.snd_nxt;
+        self.board.mark_first_lost();
+        self.force_one = true;
+        self.rto_deficit = 0;
+        let lost_sent = self.board.first().map_or(now, |s| s.sent);
+        let ev = CongestionEvent {
+            now,
+            largest_lost_sent_time: lost_sent,
+            lost_bytes: self.board.lost_bytes(),
+            bytes_in_flight: self.in_flight(),
+            persistent_congestion: false,
+        };
+        self.cc.on_congestion_event(cx, &ev);
+        let ssthresh = self.cc.cwnd_bytes();
+        if !self.sack {
+            // RFC 6582 §3.2 step 2 / RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
+            self.reno_cwnd = ssthresh.saturating_add(cfg.dupthresh * self.smss);
+        } else if self.prr {
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            // RFC 6937 §3: RecoverFS = SND.NXT − SND.UNA.
+            self.recover_fs = self.board.out_bytes().max(1);
+            self.prr_cwnd = 0;
+            self.prr_update(delivered_data);
+        }
+    }
+
+    /// RFC 6937 §3 on each ACK in recovery; the window becomes pipe + sndcnt.
+    fn prr_update(&mut self, delivered: u64) {
+        if !self.prr_enabled() {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let ssthresh = self.cc.cwnd_bytes();
+        let pipe = self.board.pipe();
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out.
+            let target = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128);
+            (target as u64).saturating_sub(self.prr_out)
+        } else {
+            // PRR-SSRB: MIN(ssthresh − pipe, MAX(prr_delivered − prr_out, DeliveredData) + MSS).
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.smss;
+            (ssthresh - pipe).min(limit)
+        };
+        self.prr_cwnd = pipe + sndcnt;
+    }
+
+    fn exit_recovery(&mut self) {
+        // RFC 6937 §3 / RFC 6675 §5: at the end cwnd = ssthresh, the controller's window.
+        self.state = CaState::Open;
+        self.dupacks = 0;
+        self.prr_cwnd = 0;
+    }
+
+    /// RTO (RFC 6298 §5.4–5.6, RFC 5681 §3.1): everything outstanding is lost, the window
+    /// restarts from one segment (see the module docs), slow start until the recovery point.
+    pub fn on_rto(&mut self, cx: &CcCtx, now: SimTime) {
+        let lost_sent = self.board.first().map_or(now, |s| s.sent);
+        self.board.mark_all_lost();
+        self.state = CaState::Loss;
+        self.recovery_point = self.snd_nxt;
+        self.dupacks = 0;
+        self.force_one = false;
+        let ev = CongestionEvent {
+            now,
+            largest_lost_sent_time: lost_sent,
+            lost_bytes: self.board.lost_bytes(),
+            bytes_in_flight: 0,
+            persistent_congestion: true,
+        };
+        self.cc.on_congestion_event(cx, &ev);
+        let cwnd = self.cc.cwnd_bytes();
+        self.rto_deficit = if cwnd == u64::MAX { 0 } else { cwnd.saturating_sub(self.smss) };
+        // Keep the deficit exactly one window step: the controller's minimum (2·SMSS) minus
+        // the loss window (1 SMSS).
+        self.rto_deficit = self.rto_deficit.min(self.smss);
+    }
+
+    /// The pacing rate: the controller's, else Linux's 200 % (slow start) or 120 % of
+    /// cwnd/srtt (`tcp_update_pacing_rate`). None before an RTT sample or without a window.
+    pub fn pacing_rate(&self, cx: &CcCtx, has_sample: bool) -> Option<quicksim_engine::Rate> {
+        if let Some(r) = self.cc.pacing_rate(cx) {
+            return (r.bits_per_s > 0).then_some(r);
+        }
+        let cwnd = self.cwnd();
+        if !has_sample || cwnd == u64::MAX {
+            return None;
+        }
+        let m = self.cc.metrics();
+        let pct: u128 = if m.cwnd_bytes < m.ssthresh_bytes / 2 { 200 } else { 120 };
+        let srtt = cx.smoothed_rtt.ps().max(1) as u128;
+        let ps_per_s = quicksim_engine::PS_PER_S as u128;
+        let bps = (cwnd as u128 * 8 * pct * ps_per_s / (100 * srtt)).min(u64::MAX as u128) as u64;
+        (bps > 0).then(|| quicksim_engine::Rate::bps(bps))
+    }
+}
