@@ -253,7 +253,7 @@ impl Connection {
         take(self.rto_at);
         take(self.persist_at);
         take(self.rx.delack_at);
-        if self.pacing_blocked {
+        if self.pacing_blocked && self.tx.next_send_time > self.last_now {
             take(Some(self.tx.next_send_time));
         }
         t.map(|t| t.max(self.last_now))
@@ -548,6 +548,7 @@ impl Connection {
         self.persist_at = None;
         self.probe_due = false;
         self.syn_due = false;
+        self.pacing_blocked = false;
         self.events.push_back(AppEvent::Closed { error });
     }
 

@@ -154,7 +154,9 @@ impl Connection {
             self.tx.app_limited = true;
             return None;
         }
-        if !self.tx.window_allows(len + u64::from(fin), true) {
+        // The FIN takes a sequence number but no room in the window (never more than SMSS
+        // per segment, so a one-segment window can always send).
+        if !self.tx.window_allows(len, true) {
             self.tx.app_limited = false;
             return None;
         }

@@ -157,14 +157,12 @@ impl Sender {
         CcCtx { mds: self.smss, smoothed_rtt: rtt.smoothed(), min_rtt: rtt.min(), latest_rtt: rtt.latest() }
     }
 
-    /// Bytes in the network as the window check counts them: RFC 6675 `pipe` with SACK, the
-    /// FlightSize without (RFC 5681, RFC 6582).
+    /// Bytes in the network as the window check counts them: RFC 6675 `pipe`. Without SACK
+    /// nothing is SACKed, so it is the FlightSize of RFC 5681/6582, less the segments marked
+    /// lost and not yet resent (the first one in fast recovery; everything after an RTO, which
+    /// is what lets the loss window of one segment retransmit).
     pub fn in_flight(&self) -> u64 {
-        if self.sack {
-            self.board.pipe()
-        } else {
-            self.board.out_bytes()
-        }
+        self.board.pipe()
     }
 
     /// The congestion window in force.
@@ -303,6 +301,8 @@ impl Sender {
                     if out.acked_bytes >= self.smss {
                         self.reno_cwnd += self.smss;
                     }
+                    // Never below one segment, so the sender cannot stall with nothing in flight.
+                    self.reno_cwnd = self.reno_cwnd.max(self.smss);
                 } else if out.dupack {
                     // RFC 6582 §3.2 step 4: inflate by one SMSS per further duplicate ACK.
                     self.reno_cwnd += self.smss;
@@ -432,5 +432,87 @@ impl Sender {
         let ps_per_s = quicksim_engine::PS_PER_S as u128;
         let bps = (cwnd as u128 * 8 * pct * ps_per_s / (100 * srtt)).min(u64::MAX as u128) as u64;
         (bps > 0).then(|| quicksim_engine::Rate::bps(bps))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quicksim_cc::RttEstimator;
+
+    const MSS: u64 = 1000;
+
+    fn sender(sack: bool, prr: bool) -> (Sender, TcpConfig, CcCtx) {
+        let cfg = TcpConfig { cc: "newreno".into(), sack, prr, ..Default::default() };
+        let s = Sender::new(crate::tcp::cc_for(&cfg, MSS).unwrap(), MSS, sack, prr);
+        let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
+        rtt.update(SimDuration::from_millis(100), SimDuration::ZERO, SimDuration::ZERO, true);
+        let cx = s.cc_ctx(&rtt);
+        (s, cfg, cx)
+    }
+
+    /// Sends `n` full segments at `t` ms.
+    fn send(s: &mut Sender, cx: &CcCtx, n: u64, t: u64) {
+        for _ in 0..n {
+            s.board.push(s.snd_nxt, MSS as u32, false, SimTime::from_millis(t));
+            s.snd_nxt += MSS;
+            s.on_sent(cx, SimTime::from_millis(t), MSS, false);
+        }
+    }
+
+    fn seg(i: u64) -> (u64, u64) {
+        (1 + i * MSS, 1 + (i + 1) * MSS)
+    }
+
+    #[test]
+    fn rto_leaves_a_one_segment_window() {
+        let (mut s, _, cx) = sender(true, true);
+        s.snd_una = 1;
+        s.snd_nxt = 1;
+        send(&mut s, &cx, 10, 0);
+        // IW = min(10 000, max(14 720, 2000)) = 10 000 B.
+        assert_eq!(s.cwnd(), 10_000);
+        s.on_rto(&cx, SimTime::from_millis(300));
+        // The controller: ssthresh 5000, minimum window 2000; TCP: 2000 − 1000 = 1 SMSS.
+        assert_eq!((s.cwnd(), s.cc.metrics().ssthresh_bytes), (1000, 5000));
+        assert_eq!((s.state, s.in_flight()), (CaState::Loss, 0));
+        assert!(s.window_allows(MSS, false) && !s.window_allows(MSS + 1, false));
+    }
+
+    #[test]
+    fn prr_spreads_the_reduction_over_the_acks() {
+        let (mut s, cfg, cx) = sender(true, true);
+        s.snd_una = 1;
+        s.snd_nxt = 1;
+        s.wnd_right = u64::MAX;
+        send(&mut s, &cx, 20, 0);
+        let now = SimTime::from_millis(100);
+        let sack_to =
+            |s: &mut Sender, i: u64| s.on_ack(&cfg, &cx, now, 1, 1, 0, 1 << 20, &[(seg(1).0, seg(i).1)]);
+        // Segment 0 lost; the SACKs of 1 and 2 grow cwnd in slow start to 12 000 B; the SACK
+        // of 3 makes 0 lost (3 SACKed above): recovery with ssthresh = 6000, RecoverFS = 20 000.
+        for i in 1..=3 {
+            assert!(sack_to(&mut s, i).dupack);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        // prr_delivered 1000, pipe = 20 000 − 3000 − 1000 = 16 000 > ssthresh:
+        // sndcnt = ceil(1000 · 6000 / 20 000) − 0 = 300 → window = 16 300.
+        assert_eq!(s.cwnd(), 16_300);
+        // The fast retransmission goes regardless (force_one) and counts in prr_out.
+        assert!(s.force_one);
+        s.board.on_retransmit(1, now);
+        s.on_sent(&cx, now, MSS, false);
+        // SACKs of 4..8: prr_delivered 6000 → ceil(6000 · 0.3) − 1000 = 800 < 1 segment.
+        for i in 4..=8 {
+            sack_to(&mut s, i);
+            assert!(!s.window_allows(MSS, true), "after SACK {i}");
+        }
+        // SACK of 9: 7000 → 2100 − 1000 = 1100: one new segment (3 per 10 delivered).
+        sack_to(&mut s, 9);
+        assert_eq!(s.cwnd(), s.in_flight() + 1_100);
+        assert!(s.window_allows(MSS, true));
+        // The ACK of everything: Open, cwnd = ssthresh.
+        s.on_ack(&cfg, &cx, now, 1, seg(19).1, 0, 1 << 20, &[]);
+        assert_eq!((s.state, s.cwnd()), (CaState::Open, 6_000));
     }
 }

@@ -4,6 +4,7 @@ mod harness;
 mod net;
 mod props;
 mod tcp;
+mod tcp_props;
 
 use harness::{no_handshake, Sim};
 use quicksim_engine::{Rate, SimDuration, SimTime};
