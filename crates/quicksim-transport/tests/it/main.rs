@@ -1,4 +1,5 @@
-//! Integration tests of the QUIC model: two connections back to back through `harness::Sim`.
+//! Integration tests of the QUIC model (two connections back to back through `harness::Sim`)
+//! and of the TCP model (`tcp`, `tcp_props`, through the Endpoint-generic `net::Net`).
 
 mod harness;
 mod net;
