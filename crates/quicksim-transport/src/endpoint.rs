@@ -12,6 +12,13 @@
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
+/// Which end of the connection this is (the client opens it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    Client,
+    Server,
+}
+
 /// Something the application should know about.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AppEvent {

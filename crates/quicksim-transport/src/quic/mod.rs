@@ -20,7 +20,8 @@ pub mod niche;
 pub mod packet;
 mod park;
 mod per_space;
-pub mod range_set;
+/// Moved to the crate root (shared with TCP); kept here so existing paths still work.
+pub use crate::range_set;
 mod rare;
 pub mod recovery;
 mod send;
@@ -31,7 +32,7 @@ pub mod streams;
 use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
-pub use crate::endpoint::{AppEvent as ConnEvent, TransportMetrics as ConnMetrics};
+pub use crate::endpoint::{AppEvent as ConnEvent, Role, TransportMetrics as ConnMetrics};
 pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::Connection;
 pub use packet::{
@@ -42,13 +43,6 @@ pub use park::placeholder_config;
 pub use quicksim_cc::CcSpec;
 pub use quicksim_engine::compact::encode_into;
 pub use streams::{SchedulerKind, StreamScheduler};
-
-/// Which end of the connection this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Role {
-    Client,
-    Server,
-}
 
 /// Counters of one connection (monotonic, except `max_ack_ranges_sent` which is a maximum).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

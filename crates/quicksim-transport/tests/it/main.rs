@@ -1,8 +1,12 @@
-//! Integration tests of the QUIC model: two connections back to back through `harness::Sim`.
+//! Integration tests of the QUIC model (two connections back to back through `harness::Sim`)
+//! and of the TCP model (`tcp`, `tcp_props`, through the Endpoint-generic `net::Net`).
 
 mod cc_hooks;
 mod harness;
+mod net;
 mod props;
+mod tcp;
+mod tcp_props;
 
 use harness::{no_handshake, Sim};
 use quicksim_engine::{Rate, SimDuration, SimTime};

@@ -1,5 +1,6 @@
-//! A set of disjoint half-open `u64` ranges, used for packet numbers (ACK ranges) and stream
-//! byte offsets (send and reassembly queues).
+//! A set of disjoint half-open `u64` ranges, used for packet numbers (QUIC ACK ranges), stream
+//! byte offsets (send and reassembly queues) and TCP sequence numbers (SACK scoreboard,
+//! out-of-order queue).
 //!
 //! Kept as a sorted ring buffer rather than an ordered map: the sets hold few ranges (gaps from
 //! loss), nearly every change happens at one of the ends (a packet number above the largest,

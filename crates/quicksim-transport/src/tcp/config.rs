@@ -1,0 +1,389 @@
+//! TCP configuration. `TcpConfig::default()` is a current Linux stack (6.x sysctl defaults)
+//! unless a field says otherwise; each field names its default and where it comes from.
+//!
+//! Deserializes from a `[tcp]` table: every field optional (`#[serde(default)]`), unknown keys
+//! rejected. Durations are strings with a unit ("40ms", "1s"), sizes a number of bytes or a
+//! string with a unit ("64MiB", "4500B").
+
+use quicksim_cc::CcSpec;
+use quicksim_engine::SimDuration;
+use serde::{Deserialize, Serialize};
+
+/// Linux's default controller, CUBIC (RFC 9438), with its default settings.
+fn default_cc() -> CcSpec {
+    CcSpec::named("cubic").expect("cubic is registered")
+}
+
+/// TLS on top of TCP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TlsVersion {
+    /// Plain TCP: the application's bytes are the stream's bytes.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// TLS 1.2 full handshake (RFC 5246): two round trips after TCP's, AES-GCM records.
+    #[serde(rename = "1.2")]
+    Tls12,
+    /// TLS 1.3 (RFC 8446): one round trip after TCP's.
+    #[serde(rename = "1.3")]
+    Tls13,
+}
+
+/// Everything a TCP connection can be configured with.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// IP MTU of the path in bytes; the simulator sets it from the path. Default 1500 (Ethernet).
+    #[serde(deserialize_with = "units::bytes")]
+    pub mtu: u64,
+    /// MSS advertised in the SYN. Default None = MTU − 40 (IPv4 and TCP headers without
+    /// options, RFC 9293 §3.7.1; 1460 B at MTU 1500). Data segments carry MSS − option bytes.
+    #[serde(deserialize_with = "units::opt_bytes")]
+    pub mss: Option<u64>,
+    /// RFC 7323 timestamps (12 B on every segment). Default true (Linux `tcp_timestamps = 1`).
+    pub timestamps: bool,
+    /// RFC 7323 window scaling. Default true (Linux `tcp_window_scaling = 1`).
+    pub window_scaling: bool,
+    /// SACK (RFC 2018) and SACK-based loss recovery (RFC 6675). Default true (Linux `tcp_sack`).
+    pub sack: bool,
+    /// Proportional Rate Reduction (RFC 6937) during SACK recovery, else RFC 6675's
+    /// `cwnd = ssthresh` at once. Default true (Linux since 3.2; ns-3's default recovery).
+    pub prr: bool,
+    /// The congestion controller (quicksim-cc) and its settings. Default CUBIC (Linux). Not read
+    /// from the `[tcp]` table by serde: the scenario resolves `cc = "name"` or
+    /// `cc = { algo = "name", ... }` against the registry and the run's plugins, as for QUIC.
+    #[serde(skip, default = "default_cc")]
+    pub cc: CcSpec,
+    /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
+    pub dupthresh: u64,
+    /// RTO before the first RTT sample, also the SYN timeout. Default 1 s (RFC 6298 §2.1).
+    #[serde(deserialize_with = "units::duration")]
+    pub initial_rto: SimDuration,
+    /// Lower bound of the RTO. Default 200 ms (Linux `TCP_RTO_MIN`; RFC 6298 §2.4 says 1 s).
+    #[serde(deserialize_with = "units::duration")]
+    pub min_rto: SimDuration,
+    /// Upper bound of the RTO and of its backoff. Default 120 s (Linux `TCP_RTO_MAX`; RFC 6298
+    /// §2.5 allows any value of at least 60 s).
+    #[serde(deserialize_with = "units::duration")]
+    pub max_rto: SimDuration,
+    /// Clock granularity G of RFC 6298 §2.3 (RTO = SRTT + max(G, 4·RTTVAR)). Default 1 ms.
+    #[serde(deserialize_with = "units::duration")]
+    pub clock_granularity: SimDuration,
+    /// SYN (and SYN-ACK) retransmissions before giving up. Default 6 (Linux `tcp_syn_retries`).
+    pub syn_retries: u32,
+    /// Consecutive RTOs before the connection is aborted. Default 15 (Linux `tcp_retries2`).
+    pub max_retries: u32,
+    /// Delayed-ACK timer. Default 40 ms (Linux `TCP_DELACK_MIN`; RFC 5681 §4.2 allows ≤ 500 ms).
+    #[serde(deserialize_with = "units::duration")]
+    pub delack_timeout: SimDuration,
+    /// ACK at once after this many data segments (RFC 5681 §4.2: every second full-sized
+    /// segment). Default 2; 1 turns delayed ACKs off.
+    pub ack_every: u64,
+    /// Receive buffer in bytes: the advertised window is its free space. Default 64 MiB, so
+    /// the window never limits a simulated path (Linux autotunes up to `tcp_rmem[2]`, 6 MiB).
+    #[serde(deserialize_with = "units::bytes")]
+    pub recv_buffer: u64,
+    /// Send buffer in bytes (unacknowledged plus unsent, TLS framing included). Default 64 MB,
+    /// as QUIC's `send_queue_limit` (Linux autotunes up to `tcp_wmem[2]`, 4 MiB).
+    #[serde(deserialize_with = "units::bytes")]
+    pub send_buffer: u64,
+    /// `SendQueueLow` fires when an ACK brings the send buffer below this fraction. Default 0.4
+    /// (QUIC's `send_queue_low_water`).
+    pub send_buffer_low_water: f64,
+    /// Nagle's algorithm (RFC 9293 §3.7.4): hold a short segment while data is unacknowledged.
+    /// Default false (`TCP_NODELAY`, as latency-sensitive applications set it).
+    pub nagle: bool,
+    /// Pace data segments at the controller's rate, else Linux's 2·cwnd/srtt in slow start and
+    /// 1.2·cwnd/srtt after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`). Default false.
+    pub pacing: bool,
+    /// The application reads only when told (`Connection::read`), so tests can model a slow
+    /// reader that fills the receive buffer. Default false: the application reads at once.
+    pub manual_read: bool,
+    /// TLS on top: "none" (default), "1.2" or "1.3".
+    pub tls: TlsVersion,
+    /// Largest TLS record payload. Default 16384 B (RFC 8446 §5.1, RFC 5246 §6.2.1: 2^14).
+    #[serde(deserialize_with = "units::bytes")]
+    pub tls_record_size: u64,
+    /// ClientHello flight on the wire (record header included). Default 517 B (Chrome and
+    /// Firefox pad it to 512 B of handshake message, RFC 7685).
+    #[serde(deserialize_with = "units::bytes")]
+    pub tls_client_hello: u64,
+    /// Server's first flight: 1.3 ServerHello..Finished, 1.2 ServerHello..ServerHelloDone. The
+    /// certificate chain dominates. Default 4500 B (a two-certificate RSA-2048 chain).
+    #[serde(deserialize_with = "units::bytes")]
+    pub tls_server_flight: u64,
+    /// TLS 1.3 client Finished flight. Default 64 B (ChangeCipherSpec 6 B + Finished record
+    /// 58 B: 5 header + 36 message + 1 type + 16 tag).
+    #[serde(deserialize_with = "units::bytes")]
+    pub tls13_client_finished: u64,
+    /// TLS 1.2 client flight ClientKeyExchange (X25519), ChangeCipherSpec, Finished. Default
+    /// 93 B (42 + 6 + 45).
+    #[serde(deserialize_with = "units::bytes")]
+    pub tls12_client_flight: u64,
+    /// TLS 1.2 server ChangeCipherSpec and Finished. Default 51 B (6 + 45).
+    #[serde(deserialize_with = "units::bytes")]
+    pub tls12_server_finished: u64,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mtu: 1500,
+            mss: None,
+            timestamps: true,
+            window_scaling: true,
+            sack: true,
+            prr: true,
+            cc: default_cc(),
+            dupthresh: 3,
+            initial_rto: SimDuration::from_secs(1),
+            min_rto: SimDuration::from_millis(200),
+            max_rto: SimDuration::from_secs(120),
+            clock_granularity: SimDuration::from_millis(1),
+            syn_retries: 6,
+            max_retries: 15,
+            delack_timeout: SimDuration::from_millis(40),
+            ack_every: 2,
+            recv_buffer: 64 << 20,
+            send_buffer: 64_000_000,
+            send_buffer_low_water: 0.4,
+            nagle: false,
+            pacing: false,
+            manual_read: false,
+            tls: TlsVersion::None,
+            tls_record_size: 16_384,
+            tls_client_hello: 517,
+            tls_server_flight: 4_500,
+            tls13_client_finished: 64,
+            tls12_client_flight: 93,
+            tls12_server_finished: 51,
+        }
+    }
+}
+
+/// IPv4 (RFC 791) plus TCP (RFC 9293) headers without options.
+pub const IP_TCP_HEADERS: u64 = 40;
+/// Smallest MSS accepted: the largest option block (40 B) plus Linux's `tcp_min_snd_mss` (48 B).
+pub const MIN_MSS: u64 = 88;
+/// Largest receive buffer with window scaling: 65535 · 2^14 (RFC 7323 §2.3).
+const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
+
+impl TcpConfig {
+    /// The MSS this end advertises.
+    pub fn local_mss(&self) -> u64 {
+        self.mss.unwrap_or(self.mtu.saturating_sub(IP_TCP_HEADERS))
+    }
+
+    /// Checks every field; the error names the field and the value.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mtu < 68 || self.mtu > 65_535 {
+            return Err(format!("mtu: {} B is outside 68..=65535 B (RFC 791)", self.mtu));
+        }
+        let mss = self.local_mss();
+        if mss + IP_TCP_HEADERS > self.mtu {
+            return Err(format!(
+                "mss: {mss} B does not fit the MTU of {} B (mss + 40 B of IPv4 and TCP headers must \
+                 be at most the MTU)",
+                self.mtu
+            ));
+        }
+        if mss < MIN_MSS {
+            return Err(format!(
+                "mss: {mss} B is below {MIN_MSS} B (40 B of options plus 48 B of data); raise the MTU \
+                 (now {} B)",
+                self.mtu
+            ));
+        }
+        if self.dupthresh == 0 {
+            return Err("dupthresh: 0 is invalid; at least 1 duplicate ACK".into());
+        }
+        if self.ack_every == 0 {
+            return Err("ack_every: 0 is invalid; 1 acknowledges every segment".into());
+        }
+        for (name, d) in [
+            ("initial_rto", self.initial_rto),
+            ("min_rto", self.min_rto),
+            ("max_rto", self.max_rto),
+            ("delack_timeout", self.delack_timeout),
+        ] {
+            if d.ps() == 0 {
+                return Err(format!("{name}: must be positive, got 0"));
+            }
+        }
+        if self.min_rto > self.max_rto {
+            return Err(format!("min_rto: {} exceeds max_rto {}", self.min_rto, self.max_rto));
+        }
+        if self.initial_rto > self.max_rto {
+            return Err(format!("initial_rto: {} exceeds max_rto {}", self.initial_rto, self.max_rto));
+        }
+        let max_buf = if self.window_scaling { MAX_SCALED_WINDOW } else { 65_535 };
+        if self.recv_buffer < 2 * mss || self.recv_buffer > max_buf {
+            return Err(format!(
+                "recv_buffer: {} B is outside {}..={max_buf} B (two segments up to the largest \
+                 window{})",
+                self.recv_buffer,
+                2 * mss,
+                if self.window_scaling { ", RFC 7323 §2.3" } else { " without window scaling" }
+            ));
+        }
+        if self.send_buffer == 0 {
+            return Err("send_buffer: 0 B is invalid".into());
+        }
+        if !(0.0..=1.0).contains(&self.send_buffer_low_water) {
+            return Err(format!(
+                "send_buffer_low_water: {} is not a fraction in [0, 1]",
+                self.send_buffer_low_water
+            ));
+        }
+        if self.tls_record_size == 0 || self.tls_record_size > 16_384 {
+            return Err(format!(
+                "tls_record_size: {} B is outside 1..=16384 B (RFC 8446 §5.1)",
+                self.tls_record_size
+            ));
+        }
+        for (name, v) in [
+            ("tls_client_hello", self.tls_client_hello),
+            ("tls_server_flight", self.tls_server_flight),
+            ("tls13_client_finished", self.tls13_client_finished),
+            ("tls12_client_flight", self.tls12_client_flight),
+            ("tls12_server_finished", self.tls12_server_finished),
+        ] {
+            if v == 0 || v > u32::MAX as u64 {
+                return Err(format!("{name}: {v} B is outside 1..=4294967295 B"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Deserializers for quantities with units (the same spelling as the scenario files).
+pub mod units {
+    use quicksim_engine::SimDuration;
+    use serde::de::{self, Deserializer, Visitor};
+    use std::fmt;
+
+    /// `(mantissa, decimals, unit)` of "12.5ms".
+    fn split(s: &str) -> Option<(u128, u32, &str)> {
+        let s = s.trim();
+        let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
+        let (num, unit) = s.split_at(end);
+        let num: String = num.chars().filter(|&c| c != '_').collect();
+        let (int, frac) = num.split_once('.').unwrap_or((&num, ""));
+        if (int.is_empty() && frac.is_empty()) || frac.contains('.') {
+            return None;
+        }
+        Some((format!("{int}{frac}").parse().ok()?, frac.len() as u32, unit.trim()))
+    }
+
+    /// `m · 10^-dec · factor` if it is a whole number.
+    fn exact(m: u128, dec: u32, factor: u128) -> Option<u64> {
+        let p = 10u128.checked_pow(dec)?;
+        let v = m.checked_mul(factor)?;
+        (v % p == 0).then(|| u64::try_from(v / p).ok()).flatten()
+    }
+
+    /// "40ms" → picoseconds (units s, ms, us, ns, ps).
+    pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
+        let bad = || format!("{s:?} is not a duration; try \"40ms\" (units: s, ms, us, ns, ps)");
+        let (m, dec, unit) = split(s).ok_or_else(bad)?;
+        let f: u128 = match unit {
+            "s" => 1_000_000_000_000,
+            "ms" => 1_000_000_000,
+            "us" | "µs" => 1_000_000,
+            "ns" => 1_000,
+            "ps" => 1,
+            "" => return Err(format!("{s:?} needs a unit, e.g. \"{s}ms\"")),
+            _ => return Err(bad()),
+        };
+        exact(m, dec, f).map(SimDuration).ok_or_else(|| format!("{s:?} is not a whole number of ps"))
+    }
+
+    /// "64MiB" → bytes (units B, kB, MB, GB, KiB, MiB, GiB).
+    pub fn parse_bytes(s: &str) -> Result<u64, String> {
+        let bad = || format!("{s:?} is not a size; try \"1500B\" (units: B, kB, MB, GB, KiB, MiB, GiB)");
+        let (m, dec, unit) = split(s).ok_or_else(bad)?;
+        let f: u128 = match unit {
+            "" | "B" => 1,
+            "kB" | "KB" => 1_000,
+            "MB" => 1_000_000,
+            "GB" => 1_000_000_000,
+            "KiB" => 1 << 10,
+            "MiB" => 1 << 20,
+            "GiB" => 1 << 30,
+            _ => return Err(bad()),
+        };
+        exact(m, dec, f).ok_or_else(|| format!("{s:?} is not a whole number of bytes"))
+    }
+
+    struct V<T>(fn(&str) -> Result<T, String>, &'static str);
+
+    impl<'de, T> Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(self.1)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<T, E> {
+            (self.0)(s).map_err(E::custom)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+            self.visit_str(&v.to_string())
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+            if v < 0 {
+                return Err(E::custom(format!("{v} is negative")));
+            }
+            self.visit_str(&v.to_string())
+        }
+    }
+
+    pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<SimDuration, D::Error> {
+        d.deserialize_any(V(parse_duration, "a duration string with a unit, e.g. \"40ms\""))
+    }
+
+    pub fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        d.deserialize_any(V(parse_bytes, "a size in bytes, e.g. 1500 or \"64MiB\""))
+    }
+
+    pub fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        bytes(d).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_linux_like() {
+        let c = TcpConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.local_mss(), 1460);
+        assert_eq!(c.cc.name(), "cubic");
+        assert_eq!(c.min_rto, SimDuration::from_millis(200));
+    }
+
+    #[test]
+    fn errors_name_the_field_and_value() {
+        let c = TcpConfig { mss: Some(1461), ..Default::default() };
+        let e = c.validate().unwrap_err();
+        assert!(e.starts_with("mss: 1461 B does not fit the MTU of 1500 B"), "{e}");
+        let c = TcpConfig { mtu: 100, ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("mss: 60 B is below 88 B"));
+        let c = TcpConfig { ack_every: 0, ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("ack_every"));
+        let c = TcpConfig { window_scaling: false, ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("recv_buffer: 67108864 B"));
+        let c = TcpConfig { min_rto: SimDuration::from_secs(200), ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("min_rto"));
+    }
+
+    #[test]
+    fn units_parse_exactly() {
+        assert_eq!(units::parse_duration("40ms").unwrap(), SimDuration::from_millis(40));
+        assert_eq!(units::parse_duration("1.5s").unwrap(), SimDuration::from_millis(1500));
+        assert!(units::parse_duration("40").unwrap_err().contains("needs a unit"));
+        assert_eq!(units::parse_bytes("64MiB").unwrap(), 64 << 20);
+        assert_eq!(units::parse_bytes("4500").unwrap(), 4500);
+        assert!(units::parse_bytes("1.5B").is_err());
+    }
+}

@@ -1,0 +1,624 @@
+//! The TCP connection: state, the three-way handshake, segment input, timers and the
+//! application's side (writes, reads, events). What to send is in `output.rs`.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use quicksim_engine::{SimDuration, SimTime};
+
+use super::config::{TcpConfig, TlsVersion};
+use super::receiver::Receiver;
+use super::rto::Rto;
+use super::segment::{TcpSegment, TS_OPTION};
+use super::sender::{CaState, Sender};
+use super::tls::{self, TlsItem, TlsRx, TlsTx};
+use super::{cc_for, TcpStats};
+use crate::endpoint::{AppEvent, Role, TransportMetrics};
+use quicksim_cc::CongestionController;
+
+/// Connection states (RFC 9293 §3.3.2, folded: the FIN states are flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    /// Server waiting for a SYN.
+    Listen,
+    /// Client: SYN sent.
+    SynSent,
+    /// Server: SYN-ACK sent.
+    SynReceived,
+    Established,
+    /// Both FINs exchanged and acknowledged, or aborted. Still answers a retransmitted FIN with
+    /// an ACK (TIME-WAIT's job, without its timer).
+    Closed,
+}
+
+/// One end of a TCP connection.
+#[derive(Debug)]
+pub struct Connection {
+    pub(super) cfg: Arc<TcpConfig>,
+    pub(super) role: Role,
+    pub(super) state: State,
+    /// Negotiated options (RFC 7323, RFC 2018).
+    pub(super) ts_on: bool,
+    pub(super) sack_on: bool,
+    pub(super) ws_on: bool,
+    /// Window scale shift of the peer's windows (0 without scaling).
+    pub(super) snd_shift: u8,
+    /// The peer's MSS (its SYN option; 536 B before, RFC 9293 §3.7.1).
+    pub(super) peer_mss: u64,
+    pub(super) tx: Sender,
+    pub(super) rx: Receiver,
+    pub(super) rto: Rto,
+    pub(super) rto_at: Option<SimTime>,
+    /// Persist timer (RFC 9293 §3.8.6.1) and its backoff.
+    pub(super) persist_at: Option<SimTime>,
+    pub(super) persist_backoff: u32,
+    pub(super) probe_due: bool,
+    /// A SYN (client) or SYN-ACK (server) must be sent, and how many were sent so far.
+    pub(super) syn_due: bool,
+    pub(super) syns_sent: u32,
+    pub(super) syn_time: SimTime,
+    pub(super) tls_tx: TlsTx,
+    pub(super) tls_rx: TlsRx,
+    /// The application may send (TCP, and TLS if any, handshakes done).
+    pub(super) app_ready: bool,
+    /// Receiving application: application bytes delivered in order, and read.
+    pub(super) app_delivered: u64,
+    pub(super) app_read: u64,
+    /// (application offset, stream offset): the stream up to the second is consumed once the
+    /// application has read up to the first.
+    pub(super) consume_q: VecDeque<(u64, u64)>,
+    /// The application closed: a FIN follows the data. `fin_seq` once sent.
+    pub(super) fin_queued: bool,
+    pub(super) fin_seq: Option<u64>,
+    pub(super) events: VecDeque<AppEvent>,
+    pub(super) stats: TcpStats,
+    pub(super) low_water_armed: bool,
+    pub(super) pacing_blocked: bool,
+    pub(super) last_now: SimTime,
+}
+
+/// MSS assumed before the peer's SYN says otherwise (RFC 9293 §3.7.1).
+const DEFAULT_PEER_MSS: u64 = 536;
+
+impl Connection {
+    /// A connection at `now`: a client sends its SYN at once, a server waits for one.
+    pub fn new(role: Role, cfg: Arc<TcpConfig>, now: SimTime) -> Result<Connection, String> {
+        cfg.validate()?;
+        let smss = cfg.local_mss() - if cfg.timestamps { TS_OPTION } else { 0 };
+        let tx = Sender::new(cc_for(&cfg, smss)?, smss, cfg.sack, cfg.prr);
+        let rx = Receiver::new(0, cfg.recv_buffer, 0);
+        Ok(Connection {
+            rto: Rto::new(&cfg),
+            role,
+            state: if role == Role::Client { State::SynSent } else { State::Listen },
+            ts_on: false,
+            sack_on: false,
+            ws_on: false,
+            snd_shift: 0,
+            peer_mss: DEFAULT_PEER_MSS,
+            tx,
+            rx,
+            rto_at: None,
+            persist_at: None,
+            persist_backoff: 0,
+            probe_due: false,
+            syn_due: role == Role::Client,
+            syns_sent: 0,
+            syn_time: now,
+            tls_tx: TlsTx::default(),
+            tls_rx: TlsRx::default(),
+            app_ready: false,
+            app_delivered: 0,
+            app_read: 0,
+            consume_q: VecDeque::new(),
+            fin_queued: false,
+            fin_seq: None,
+            events: VecDeque::new(),
+            stats: TcpStats::default(),
+            low_water_armed: false,
+            pacing_blocked: false,
+            last_now: now,
+            cfg,
+        })
+    }
+
+    // ----- the application's side -----
+
+    /// Queues `len` application bytes; returns the bytes accepted (bounded by the send buffer).
+    pub fn write(&mut self, _now: SimTime, len: u64) -> u64 {
+        if self.fin_queued || self.state == State::Closed {
+            return 0;
+        }
+        let accepted = len.min(self.send_space());
+        if accepted < len || self.queued_bytes() + accepted >= self.low_water_bytes() {
+            self.low_water_armed = true;
+        }
+        self.tls_tx.unframed += accepted;
+        accepted
+    }
+
+    /// Free send-buffer space.
+    pub fn send_space(&self) -> u64 {
+        self.cfg.send_buffer.saturating_sub(self.queued_bytes())
+    }
+
+    /// Bytes in the send buffer: laid out and not acknowledged, plus not yet framed.
+    pub fn queued_bytes(&self) -> u64 {
+        let acked = self.tx.snd_una.saturating_sub(1).min(self.tls_tx.stream_end);
+        self.tls_tx.stream_end - acked + self.tls_tx.unframed
+    }
+
+    /// With `manual_read`: the application reads up to `max` bytes; returns how many.
+    pub fn read(&mut self, _now: SimTime, max: u64) -> u64 {
+        let n = max.min(self.app_delivered - self.app_read);
+        if n > 0 {
+            self.events.push_back(AppEvent::StreamData { stream_id: 0, offset: self.app_read, len: n });
+            self.app_read += n;
+            self.drain_consumed();
+        }
+        n
+    }
+
+    /// Application bytes delivered and not read yet (always 0 without `manual_read`).
+    pub fn readable(&self) -> u64 {
+        self.app_delivered - self.app_read
+    }
+
+    /// The application is done: a FIN follows the queued data (a graceful close).
+    pub fn close(&mut self, now: SimTime) {
+        match self.state {
+            State::Listen => self.finish(now, None),
+            // The FIN follows the queued data once the handshake is done (RFC 9293 §3.10.4
+            // deletes a SYN-SENT connection; a simulated application that writes and closes at
+            // once means "send this, then close").
+            State::SynSent | State::SynReceived | State::Established => self.fin_queued = true,
+            State::Closed => {}
+        }
+    }
+
+    pub fn poll_event(&mut self) -> Option<AppEvent> {
+        self.events.pop_front()
+    }
+
+    // ----- inspection -----
+
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    pub fn sender(&self) -> &Sender {
+        &self.tx
+    }
+    pub fn receiver(&self) -> &Receiver {
+        &self.rx
+    }
+    pub fn rto(&self) -> &Rto {
+        &self.rto
+    }
+    /// The current retransmission timeout (with backoff).
+    pub fn rto_value(&self) -> SimDuration {
+        self.rto.current(&self.cfg, self.is_tcp_established())
+    }
+    /// When the retransmission timer fires, if running.
+    pub fn rto_deadline(&self) -> Option<SimTime> {
+        self.rto_at
+    }
+    /// When the persist timer fires, if running.
+    pub fn persist_deadline(&self) -> Option<SimTime> {
+        self.persist_at
+    }
+    /// Payload of a full-sized data segment (SMSS: MSS minus the timestamps option).
+    pub fn smss(&self) -> u64 {
+        self.tx.smss
+    }
+    pub fn is_established(&self) -> bool {
+        self.app_ready && self.state != State::Closed
+    }
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+    fn is_tcp_established(&self) -> bool {
+        matches!(self.state, State::Established | State::Closed)
+    }
+
+    pub fn metrics(&self) -> TransportMetrics {
+        let m = self.tx.cc.metrics();
+        let rtt = &self.rto.rtt;
+        TransportMetrics {
+            cwnd_bytes: self.tx.cwnd(),
+            ssthresh_bytes: m.ssthresh_bytes,
+            bytes_in_flight: self.tx.in_flight(),
+            latest_rtt: rtt.latest(),
+            smoothed_rtt: if rtt.has_sample() { rtt.smoothed() } else { SimDuration::ZERO },
+            min_rtt: rtt.min(),
+            rttvar: if rtt.has_sample() { rtt.rttvar() } else { SimDuration::ZERO },
+            in_recovery: self.tx.state != CaState::Open,
+            pto_count: self.rto.backoff,
+            send_queue_bytes: self.queued_bytes(),
+        }
+    }
+
+    /// When `handle_timeout` wants to run next.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        let mut t = None;
+        let mut take = |x: Option<SimTime>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |y: SimTime| y.min(x)));
+            }
+        };
+        take(self.rto_at);
+        take(self.persist_at);
+        take(self.rx.delack_at);
+        if self.pacing_blocked && self.tx.next_send_time > self.last_now {
+            take(Some(self.tx.next_send_time));
+        }
+        t.map(|t| t.max(self.last_now))
+    }
+
+    // ----- input -----
+
+    /// A segment from the peer.
+    pub fn handle_packet(&mut self, now: SimTime, seg: &TcpSegment) {
+        self.advance(now);
+        self.stats.segments_received += 1;
+        self.stats.bytes_received += crate::WirePacket::size_bytes(seg);
+        match self.state {
+            State::Listen => {
+                if seg.is_syn() && !seg.has_ack() {
+                    self.on_syn(now, seg);
+                }
+                return;
+            }
+            State::SynSent => {
+                if seg.is_syn() && seg.has_ack() && seg.ack == 1 {
+                    self.on_syn_ack(now, seg);
+                }
+                return;
+            }
+            State::SynReceived => {
+                if seg.is_syn() && !seg.has_ack() {
+                    self.syn_due = true; // the SYN-ACK was lost: send it again (Linux)
+                    return;
+                }
+                if !(seg.has_ack() && seg.ack >= 1) {
+                    return;
+                }
+                self.tcp_established(now, seg.ts.map(|t| t.ecr));
+            }
+            State::Established | State::Closed => {
+                if seg.is_syn() {
+                    // Our ACK of the SYN-ACK was lost: acknowledge again.
+                    self.rx.ack_now = true;
+                    return;
+                }
+            }
+        }
+        if self.ts_on {
+            if let Some(ts) = seg.ts {
+                self.rx.on_timestamp(seg.seq, ts.val);
+            }
+        }
+        if seg.has_ack() && self.state != State::Closed {
+            self.on_ack(now, seg);
+        }
+        if seg.len > 0 || seg.is_fin() {
+            self.on_data(now, seg);
+        } else if seg.seq < self.rx.rcv_nxt {
+            // Not acceptable (a window probe): answer with an ACK (RFC 9293 §3.10.7.4).
+            self.rx.ack_now = true;
+        }
+        self.check_closed(now);
+    }
+
+    /// Server: a SYN arrived (RFC 9293 §3.10.7.2).
+    fn on_syn(&mut self, now: SimTime, seg: &TcpSegment) {
+        self.negotiate(seg);
+        // The SYN's window is never scaled (RFC 7323 §2.2).
+        self.tx.snd_wnd = seg.window;
+        self.tx.wnd_right = 1 + seg.window;
+        self.tx.max_snd_wnd = seg.window;
+        self.state = State::SynReceived;
+        self.syn_due = true;
+        self.syn_time = now;
+    }
+
+    /// Options in force: those both SYNs carry (RFC 7323 §2.2, §3.2; RFC 2018 §2).
+    fn negotiate(&mut self, seg: &TcpSegment) {
+        let o = seg.syn_opts.unwrap_or(super::segment::SynOptions {
+            mss: DEFAULT_PEER_MSS as u16,
+            wscale: None,
+            sack_permitted: false,
+        });
+        self.ts_on = self.cfg.timestamps && seg.ts.is_some();
+        self.sack_on = self.cfg.sack && o.sack_permitted;
+        let scaling = self.cfg.window_scaling && o.wscale.is_some();
+        self.ws_on = scaling;
+        self.snd_shift = if scaling { o.wscale.unwrap_or(0) } else { 0 };
+        let rcv_shift = if scaling { self.local_wscale() } else { 0 };
+        self.peer_mss = u64::from(o.mss);
+        self.rx = Receiver::new(seg.seq, self.cfg.recv_buffer, rcv_shift);
+        if let (true, Some(ts)) = (self.ts_on, seg.ts) {
+            self.rx.ts_recent = ts.val;
+        }
+        // SMSS: the smaller MSS minus the options every segment carries (Linux `mss_cache`).
+        let mss = self.cfg.local_mss().min(self.peer_mss);
+        let smss = mss - if self.ts_on { TS_OPTION } else { 0 };
+        self.tx = Sender::new(cc_for(&self.cfg, smss).expect("validated"), smss, self.sack_on, self.cfg.prr);
+        self.tx.snd_nxt = 1;
+    }
+
+    /// The shift that lets the buffer be advertised in 16 bits (RFC 7323 §2.3, at most 14).
+    pub(super) fn local_wscale(&self) -> u8 {
+        let mut s = 0u8;
+        while (self.cfg.recv_buffer >> s) > 65_535 && s < 14 {
+            s += 1;
+        }
+        s
+    }
+
+    /// Client: the SYN-ACK arrived.
+    fn on_syn_ack(&mut self, now: SimTime, seg: &TcpSegment) {
+        self.negotiate(seg);
+        self.rx.ack_now = true; // the third segment of the handshake
+                                // The SYN-ACK's window is never scaled (RFC 7323 §2.2).
+        let w = seg.window;
+        self.tx.snd_wnd = w;
+        self.tx.wnd_right = 1 + w;
+        self.tx.max_snd_wnd = w;
+        self.tcp_established(now, seg.ts.map(|t| t.ecr));
+    }
+
+    /// Both ends' SYNs are acknowledged at this end. `ecr`: the timestamp echo of the
+    /// acknowledging segment.
+    fn tcp_established(&mut self, now: SimTime, ecr: Option<SimTime>) {
+        self.state = State::Established;
+        self.tx.snd_una = 1;
+        self.rto_at = None;
+        // RTT of the handshake: from the timestamp echo, else only if the SYN was sent once
+        // (Karn). RFC 6298 §5.7 if the SYN timed out.
+        match ecr.filter(|_| self.ts_on) {
+            Some(t) => self.rto.on_sample(now - t),
+            None if self.syns_sent == 1 => self.rto.on_sample(now - self.syn_time),
+            None => {}
+        }
+        if self.syns_sent > 1 {
+            self.rto.syn_timed_out = true;
+        }
+        // The SYN's backoff ends with the handshake (the data RTO starts afresh, §5.7).
+        self.rto.backoff = 0;
+        self.stats.handshake_done_at = Some(now);
+        match self.cfg.tls {
+            TlsVersion::None => self.set_app_ready(now),
+            _ if self.role == Role::Client => {
+                self.tls_tx.push_flight(0, tls::flight_size(&self.cfg, 0));
+            }
+            _ => {}
+        }
+    }
+
+    fn set_app_ready(&mut self, now: SimTime) {
+        if !self.app_ready {
+            self.app_ready = true;
+            self.stats.established_at = Some(now);
+            self.events.push_back(AppEvent::Established);
+        }
+    }
+
+    /// The ACK fields of an arriving segment.
+    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) {
+        let cx = self.tx.cc_ctx(&self.rto.rtt, now);
+        let blocks: &[(u64, u64)] = if self.sack_on { &seg.sack } else { &[] };
+        let was_recovery = self.tx.state == CaState::Recovery;
+        let o = self.tx.on_ack(&self.cfg, &cx, now, seg.seq, seg.ack, seg.len as u64, seg.window, blocks);
+        if o.dupack {
+            self.stats.dup_acks += 1;
+        }
+        self.stats.segments_acked += o.delivered_segs;
+        if o.entered_recovery && !was_recovery {
+            if self.sack_on {
+                self.stats.sack_recoveries += 1;
+            } else {
+                self.stats.reno_recoveries += 1;
+            }
+        }
+        if o.advanced {
+            // RTT: the timestamp echo (RFC 7323 §4: unambiguous even for retransmissions),
+            // else Karn's rule (RFC 6298 §3).
+            let sample = match seg.ts.filter(|_| self.ts_on) {
+                Some(ts) => Some(now - ts.ecr),
+                None => o.karn_sample,
+            };
+            if let Some(r) = sample {
+                self.rto.on_sample(r);
+            }
+            // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
+            self.rto_at = if self.tx.board.is_empty() { None } else { Some(now + self.rto_value()) };
+            let acked_stream = (self.tx.snd_una - 1).min(self.tls_tx.stream_end);
+            self.tls_tx.on_acked(acked_stream);
+            self.check_low_water();
+        }
+        // A window that opened ends the persist state (RFC 9293 §3.8.6.1).
+        if self.persist_at.is_some() && self.tx.wnd_right > self.tx.snd_nxt {
+            self.persist_at = None;
+            self.persist_backoff = 0;
+        }
+    }
+
+    /// The data and FIN of an arriving segment.
+    fn on_data(&mut self, now: SimTime, seg: &TcpSegment) {
+        if !seg.records.is_empty() {
+            self.tls_rx.on_marks(&seg.records);
+        }
+        let cfg = &self.cfg;
+        let a =
+            self.rx.on_data(seg.seq, seg.len as u64, seg.is_fin(), now, cfg.ack_every, cfg.delack_timeout);
+        if a.to > a.from {
+            // Sequence number s is stream offset s − 1.
+            self.on_in_order(now, a.from - 1, a.to - 1);
+        }
+        if a.fin {
+            // The peer is done; this end's application closes too once its data is sent (the
+            // simulator's applications never half-close).
+            self.fin_queued = true;
+        }
+    }
+
+    /// Stream bytes `[from, to)` became in order.
+    fn on_in_order(&mut self, now: SimTime, from: u64, to: u64) {
+        if self.cfg.tls == TlsVersion::None {
+            self.deliver_app(now, to - from, to);
+            return;
+        }
+        let mut items: smallvec::SmallVec<[TlsItem; 4]> = smallvec::SmallVec::new();
+        self.tls_rx.advance(to, |i| items.push(i));
+        for item in items {
+            match item {
+                TlsItem::App { app, end } => self.deliver_app(now, app, end),
+                TlsItem::Flight(k) => {
+                    // A flight is consumed by TLS itself.
+                    let end = self.tls_rx.parsed;
+                    self.consume_q.push_back((self.app_delivered, end));
+                    if tls::flight_sender(k) == self.role {
+                        continue; // not ours to receive (cannot happen with a sane peer)
+                    }
+                    let (reply, ready) = tls::on_flight(self.cfg.tls, k);
+                    if let Some(r) = reply {
+                        self.tls_tx.push_flight(r, tls::flight_size(&self.cfg, r));
+                    }
+                    if ready {
+                        self.set_app_ready(now);
+                    }
+                }
+            }
+        }
+        self.drain_consumed();
+    }
+
+    /// `app` more application bytes are in order; their stream ends at `end`.
+    fn deliver_app(&mut self, now: SimTime, app: u64, end: u64) {
+        if app > 0 && self.stats.first_app_byte_at.is_none() {
+            self.stats.first_app_byte_at = Some(now);
+        }
+        self.app_delivered += app;
+        self.stats.app_bytes_delivered += app;
+        self.consume_q.push_back((self.app_delivered, end));
+        if !self.cfg.manual_read && app > 0 {
+            self.events.push_back(AppEvent::StreamData { stream_id: 0, offset: self.app_read, len: app });
+            self.app_read += app;
+        }
+        self.drain_consumed();
+    }
+
+    /// Frees the receive buffer for everything the application has read.
+    fn drain_consumed(&mut self) {
+        while let Some(&(app_end, stream_end)) = self.consume_q.front() {
+            if app_end > self.app_read {
+                break;
+            }
+            self.consume_q.pop_front();
+            let seq_end = stream_end + 1;
+            if seq_end > self.rx.consumed {
+                let n = seq_end - self.rx.consumed;
+                self.rx.consume(n);
+            }
+        }
+    }
+
+    /// Closed once our FIN is acknowledged and the peer's FIN is in.
+    fn check_closed(&mut self, now: SimTime) {
+        if self.state == State::Established
+            && self.rx.fin_received
+            && self.fin_seq.is_some_and(|f| self.tx.snd_una > f)
+        {
+            self.finish(now, None);
+        }
+    }
+
+    /// The connection ends (`error` None for a normal close).
+    pub(super) fn finish(&mut self, _now: SimTime, error: Option<String>) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.state = State::Closed;
+        self.rto_at = None;
+        self.persist_at = None;
+        self.probe_due = false;
+        self.syn_due = false;
+        self.pacing_blocked = false;
+        self.events.push_back(AppEvent::Closed { error });
+    }
+
+    // ----- timers -----
+
+    /// Called when the time from `poll_timeout` has come.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        self.advance(now);
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.rto_at = None;
+            self.on_rto(now);
+        }
+        if self.persist_at.is_some_and(|t| t <= now) {
+            // RFC 9293 §3.8.6.1: probe the zero window, back off like the RTO.
+            self.probe_due = true;
+            // Linux `tcp_probe_timer`: the next probe after RTO · 2^probes.
+            self.persist_backoff = (self.persist_backoff + 1).min(16);
+            let d = self.rto.base(&self.cfg, true).saturating_mul(1 << self.persist_backoff);
+            self.persist_at = Some(now + d.min(self.cfg.max_rto));
+        }
+        if self.rx.delack_at.is_some_and(|t| t <= now) {
+            self.rx.delack_at = None;
+            self.rx.ack_now = true;
+            self.stats.delack_timer_fires += 1;
+        }
+    }
+
+    fn on_rto(&mut self, now: SimTime) {
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                // RFC 6298 §5.5 for the SYN too (1 s, 2 s, 4 s, ...), up to `syn_retries`.
+                if self.syns_sent > self.cfg.syn_retries {
+                    self.finish(now, Some("connection timed out: no answer to the SYN".into()));
+                    return;
+                }
+                self.rto.on_timeout();
+                self.syn_due = true;
+            }
+            State::Established if !self.tx.board.is_empty() => {
+                if self.rto.backoff >= self.cfg.max_retries {
+                    self.finish(now, Some("connection timed out: too many retransmissions".into()));
+                    return;
+                }
+                self.stats.rtos += 1;
+                let cx = self.tx.cc_ctx(&self.rto.rtt, now);
+                self.tx.on_rto(&cx, now);
+                self.rto.on_timeout();
+                // RFC 6298 §5.6: the timer restarts with the doubled value.
+                self.rto_at = Some(now + self.rto_value());
+            }
+            _ => {}
+        }
+    }
+
+    // ----- internals -----
+
+    pub(super) fn advance(&mut self, now: SimTime) {
+        debug_assert!(now >= self.last_now, "time went back: {now} < {}", self.last_now);
+        self.last_now = self.last_now.max(now);
+    }
+
+    fn low_water_bytes(&self) -> u64 {
+        (self.cfg.send_buffer as f64 * self.cfg.send_buffer_low_water) as u64
+    }
+
+    fn check_low_water(&mut self) {
+        if self.low_water_armed && self.queued_bytes() < self.low_water_bytes() {
+            self.low_water_armed = false;
+            self.events.push_back(AppEvent::SendQueueLow);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The TCP model: a sans-IO TCP (RFC 9293) with the loss recovery and timers of a current
+//! Linux stack, optionally with TLS on top, driven through the same [`Endpoint`] calls as QUIC.
+//!
+//! Split by concern: [`config`] (every knob, Linux defaults), [`segment`] (segments as data
+//! with exact header sizes), [`sack`] (the retransmission queue and SACK scoreboard, RFC 6675),
+//! [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
+//! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`rto`] (RFC 6298),
+//! [`tls`] (handshake flights and records), and the [`Connection`] that ties them together
+//! (`connection.rs`: handshake, input and timers; `output.rs`: what to send).
+//!
+//! Left out (a current Linux has them): RACK-TLP loss detection (RFC 8985) and tail loss
+//! probes, D-SACK (RFC 2883) and undo of spurious retransmissions, F-RTO (RFC 5682), the
+//! quick-ACK mode at connection start, receive-buffer autotuning, ECN, TIME-WAIT, RST.
+//!
+//! [`Endpoint`]: crate::Endpoint
+
+pub mod config;
+mod connection;
+mod endpoint;
+mod output;
+pub mod receiver;
+pub mod rto;
+pub mod sack;
+pub mod segment;
+pub mod sender;
+pub mod tls;
+
+use quicksim_cc::{AnyController, InitCtx};
+use quicksim_engine::SimTime;
+use serde::{Deserialize, Serialize};
+
+pub use config::{TcpConfig, TlsVersion};
+pub use connection::Connection;
+pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
+pub use sender::CaState;
+
+/// The one place a TCP connection gets its congestion controller (`smss`: the payload of a
+/// full-sized segment, the controller's MDS), with TCP's window rules (RFC 5681/6928). The
+/// controllers are quicksim-cc's, unchanged.
+pub fn cc_for(cfg: &TcpConfig, smss: u64) -> Result<AnyController, String> {
+    if smss == 0 {
+        return Err("cc: the MSS must be positive".to_string());
+    }
+    Ok(cfg.cc.build(&InitCtx { mds: smss, window: &sender::WINDOW_RULES }))
+}
+
+/// Counters of one TCP connection (monotonic).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpStats {
+    /// Segments sent: SYNs, data, retransmissions, probes and pure ACKs.
+    pub segments_sent: u64,
+    /// TCP bytes sent (headers with options plus payload; IP not included).
+    pub bytes_sent: u64,
+    pub segments_received: u64,
+    pub bytes_received: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub data_bytes_sent: u64,
+    /// Data segments sent again, and their payload bytes.
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    /// Retransmissions sent in fast recovery.
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts of data (SYN timeouts are `syn_retransmits`).
+    pub rtos: u64,
+    /// SYN or SYN-ACK sent again after a timeout.
+    pub syn_retransmits: u64,
+    /// Fast-recovery episodes with SACK (RFC 6675) and without (RFC 6582).
+    pub sack_recoveries: u64,
+    pub reno_recoveries: u64,
+    /// Duplicate ACKs received.
+    pub dup_acks: u64,
+    /// Data segments newly acknowledged (cumulatively or by SACK).
+    pub segments_acked: u64,
+    /// Segments without payload, SYN or FIN sent to acknowledge (window probes excluded).
+    pub pure_acks_sent: u64,
+    /// Segments that carried an ACK that was owed (pure or piggybacked).
+    pub acks_sent: u64,
+    pub delack_timer_fires: u64,
+    pub zero_window_probes: u64,
+    /// Application bytes delivered in order to the application.
+    pub app_bytes_delivered: u64,
+    /// When TCP's three-way handshake completed at this end.
+    pub handshake_done_at: Option<SimTime>,
+    /// When the application could send (TCP and TLS handshakes done).
+    pub established_at: Option<SimTime>,
+    /// When the first application byte reached this end's application.
+    pub first_app_byte_at: Option<SimTime>,
+}

@@ -1,0 +1,273 @@
+//! What a TCP connection sends: SYN and SYN-ACK, retransmissions (RFC 6675 NextSeg rule 1),
+//! new data and FIN, zero-window probes, pure ACKs. Every non-SYN segment carries the current
+//! ACK, window, SACK blocks and timestamps, so any segment satisfies an owed ACK.
+//!
+//! New data goes out when the congestion window (`Sender::window_allows`), the peer's window,
+//! sender silly-window avoidance (RFC 9293 §3.8.6.2.1), Nagle (if on) and the pacer allow.
+//! A lost segment waiting for retransmission blocks new data (RFC 6675 §4 NextSeg order).
+
+use smallvec::SmallVec;
+
+use quicksim_engine::SimTime;
+
+use super::config::TlsVersion;
+use super::connection::{Connection, State};
+use super::sack::FIN_SEG;
+use super::segment::{max_sack_blocks, sack_option_len, SackBlocks, SynOptions, TcpSegment, Timestamps};
+use super::segment::{ACK, FIN, SYN};
+use crate::endpoint::{Role, WirePacket};
+
+/// The data segment chosen.
+enum Pick {
+    Retransmit { seq: u64, len: u64, fin: bool },
+    New { len: u64, fin: bool },
+}
+
+impl Connection {
+    /// The next segment to send now, if any. Call until None after every input.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<TcpSegment> {
+        self.advance(now);
+        match self.state {
+            State::Listen => return None,
+            State::SynSent | State::SynReceived => {
+                return self.syn_due.then(|| self.build_syn(now));
+            }
+            State::Closed => {
+                // Answer a retransmitted FIN (TIME-WAIT's job).
+                return self.rx.ack_now.then(|| self.build_bare(now, false));
+            }
+            State::Established => {}
+        }
+        if let Some(seg) = self.next_data(now) {
+            return Some(seg);
+        }
+        if self.probe_due {
+            self.probe_due = false;
+            self.stats.zero_window_probes += 1;
+            return Some(self.build_bare(now, true));
+        }
+        if self.rx.ack_due(now) {
+            self.stats.pure_acks_sent += 1;
+            return Some(self.build_bare(now, false));
+        }
+        None
+    }
+
+    /// SYN (client) or SYN-ACK (server), with the options this end offers or accepts.
+    fn build_syn(&mut self, now: SimTime) -> TcpSegment {
+        self.syn_due = false;
+        self.syns_sent += 1;
+        if self.syns_sent > 1 {
+            self.stats.syn_retransmits += 1;
+        } else {
+            self.syn_time = now;
+        }
+        let client = self.role == Role::Client;
+        let cfg = &self.cfg;
+        // The server offers only what the client's SYN offered (RFC 7323 §1.3, RFC 2018 §2).
+        let ts = if client { cfg.timestamps } else { self.ts_on };
+        let sack_permitted = if client { cfg.sack } else { self.sack_on };
+        let scaling = if client { cfg.window_scaling } else { self.ws_on };
+        let opts = SynOptions {
+            mss: cfg.local_mss() as u16,
+            wscale: scaling.then(|| self.local_wscale()),
+            sack_permitted,
+        };
+        let ecr = if client { SimTime::ZERO } else { self.rx.ts_recent };
+        let window = self.rx.window(true, self.tx.smss);
+        let mut seg = TcpSegment {
+            seq: 0,
+            ack: 0,
+            len: 0,
+            flags: SYN,
+            window,
+            ts: ts.then_some(Timestamps { val: now, ecr }),
+            sack: SackBlocks::new(),
+            syn_opts: Some(opts),
+            records: SmallVec::new(),
+        };
+        if !client {
+            seg.flags |= ACK;
+            seg.ack = self.rx.rcv_nxt;
+            self.rx.on_ack_sent();
+        }
+        // RFC 6298 §2.1/§5.5: 1 s, doubled per timeout.
+        self.rto_at = Some(now + self.rto_value());
+        self.count_sent(&seg);
+        seg
+    }
+
+    /// The data segment to send now, if any.
+    fn next_data(&mut self, now: SimTime) -> Option<TcpSegment> {
+        self.pacing_blocked = false;
+        let blocks =
+            if self.sack_on { self.rx.sack_blocks(max_sack_blocks(self.ts_on)) } else { SackBlocks::new() };
+        let max_payload = self.tx.smss - if blocks.is_empty() { 0 } else { sack_option_len(blocks.len()) };
+        let pick = if let Some(s) = self.tx.board.next_lost() {
+            if !(self.tx.force_one || self.tx.window_allows(s.len as u64, false)) {
+                self.tx.app_limited = false;
+                return None;
+            }
+            Pick::Retransmit { seq: s.seq, len: s.payload(), fin: s.has(FIN_SEG) }
+        } else {
+            self.pick_new(now, max_payload)?
+        };
+        if self.cfg.pacing && now < self.tx.next_send_time {
+            self.pacing_blocked = true;
+            return None;
+        }
+        Some(self.build_data(now, pick, blocks))
+    }
+
+    /// New data (or the FIN) if every limit allows it.
+    fn pick_new(&mut self, now: SimTime, max_payload: u64) -> Option<Pick> {
+        if self.fin_seq.is_some() {
+            return None; // the FIN is out: nothing new follows it
+        }
+        let off = self.tx.snd_nxt - 1;
+        if self.app_ready {
+            // Lay out records until a full segment's worth is available (a segment may span
+            // records, as the socket buffer coalesces them).
+            while self.tls_tx.stream_end - off < max_payload && self.tls_tx.frame(&self.cfg) {}
+        }
+        let avail = self.tls_tx.stream_end - off;
+        let fin_pending = self.fin_queued && self.fin_seq.is_none() && self.tls_tx.unframed == 0;
+        let room = self.tx.wnd_right.saturating_sub(self.tx.snd_nxt);
+        let len = avail.min(max_payload).min(room);
+        let fin = fin_pending && len == avail;
+        if len == 0 && !fin {
+            if avail > 0 {
+                self.arm_persist(now);
+            } else {
+                self.tx.app_limited = true;
+            }
+            return None;
+        }
+        // RFC 9293 §3.8.6.2.1: a short segment only if it is all there is or the window is at
+        // least half the largest one seen.
+        if len < max_payload && len < avail && len < self.tx.max_snd_wnd / 2 {
+            self.arm_persist(now);
+            return None;
+        }
+        // RFC 9293 §3.7.4: Nagle holds a short segment while data is unacknowledged.
+        if self.cfg.nagle && len < max_payload && !fin && !self.tx.board.is_empty() {
+            self.tx.app_limited = true;
+            return None;
+        }
+        // The FIN takes a sequence number but no room in the window (never more than SMSS
+        // per segment, so a one-segment window can always send).
+        if !self.tx.window_allows(len, true) {
+            self.tx.app_limited = false;
+            return None;
+        }
+        Some(Pick::New { len, fin })
+    }
+
+    /// Starts the persist timer when the peer's window blocks and nothing is in flight
+    /// (RFC 9293 §3.8.6.1: else the ACKs of the outstanding data bring the window).
+    fn arm_persist(&mut self, now: SimTime) {
+        self.tx.app_limited = false;
+        if self.tx.board.is_empty() && self.persist_at.is_none() && self.rto_at.is_none() {
+            self.persist_at = Some(now + self.rto.base(&self.cfg, true));
+        }
+    }
+
+    fn build_data(&mut self, now: SimTime, pick: Pick, blocks: SackBlocks) -> TcpSegment {
+        let (seq, len, fin, retx) = match pick {
+            Pick::Retransmit { seq, len, fin } => (seq, len, fin, true),
+            Pick::New { len, fin } => (self.tx.snd_nxt, len, fin, false),
+        };
+        let off = seq - 1;
+        let records = if self.cfg.tls == TlsVersion::None {
+            SmallVec::new()
+        } else {
+            self.tls_tx.marks_in(off, off + len)
+        };
+        let mut seg = TcpSegment {
+            seq,
+            ack: 0,
+            len: len as u32,
+            flags: if fin { FIN } else { 0 },
+            window: 0,
+            ts: None,
+            sack: blocks,
+            syn_opts: None,
+            records,
+        };
+        self.fill_ack(now, &mut seg);
+        if retx {
+            self.tx.board.on_retransmit(seq, now);
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += len;
+            if self.tx.state == super::CaState::Recovery {
+                self.stats.fast_retransmits += 1;
+            }
+        } else {
+            let seq_len = len + u64::from(fin);
+            self.tx.board.push(seq, seq_len as u32, fin, now);
+            self.tx.snd_nxt += seq_len;
+            if fin {
+                self.fin_seq = Some(seq + len);
+            }
+        }
+        self.stats.data_bytes_sent += len;
+        let app_limited = self.tls_tx.stream_end == self.tx.snd_nxt - 1 && self.tls_tx.unframed == 0;
+        let cx = self.tx.cc_ctx(&self.rto.rtt, now);
+        self.tx.on_sent(&cx, now, len, app_limited);
+        // RFC 6298 §5.1: start the timer if it is not running.
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto_value());
+        }
+        self.persist_at = None;
+        self.persist_backoff = 0;
+        let size = seg.size_bytes();
+        if self.cfg.pacing {
+            if let Some(rate) = self.tx.pacing_rate(&cx, self.rto.rtt.has_sample()) {
+                self.tx.next_send_time = self.tx.next_send_time.max(now) + rate.tx_time(size);
+            }
+        }
+        self.count_sent(&seg);
+        seg
+    }
+
+    /// A segment without data: a pure ACK, or (`probe`) a zero-window probe with the sequence
+    /// number SND.UNA − 1, which the receiver must answer (Linux `tcp_xmit_probe_skb`).
+    fn build_bare(&mut self, now: SimTime, probe: bool) -> TcpSegment {
+        let blocks =
+            if self.sack_on { self.rx.sack_blocks(max_sack_blocks(self.ts_on)) } else { SackBlocks::new() };
+        let seq = if probe { self.tx.snd_una - 1 } else { self.tx.snd_nxt };
+        let mut seg = TcpSegment {
+            seq,
+            ack: 0,
+            len: 0,
+            flags: 0,
+            window: 0,
+            ts: None,
+            sack: blocks,
+            syn_opts: None,
+            records: SmallVec::new(),
+        };
+        self.fill_ack(now, &mut seg);
+        self.count_sent(&seg);
+        seg
+    }
+
+    /// ACK number, window, timestamps; settles an owed ACK.
+    fn fill_ack(&mut self, now: SimTime, seg: &mut TcpSegment) {
+        seg.flags |= ACK;
+        seg.ack = self.rx.rcv_nxt;
+        seg.window = self.rx.window(false, self.tx.smss);
+        if self.ts_on {
+            seg.ts = Some(Timestamps { val: now, ecr: self.rx.ts_recent });
+        }
+        if self.rx.ack_due(now) {
+            self.stats.acks_sent += 1;
+        }
+        self.rx.on_ack_sent();
+    }
+
+    fn count_sent(&mut self, seg: &TcpSegment) {
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += seg.size_bytes();
+    }
+}

@@ -1,0 +1,500 @@
+//! The sending half's congestion state: ACK processing, duplicate ACKs, the recovery state
+//! machine and the window the sender may fill.
+//!
+//! States (Linux's names): `Open`; `Recovery` (fast retransmit / fast recovery) until the
+//! cumulative ACK reaches the recovery point (RFC 6675 §5 RecoveryPoint, RFC 6582 `recover`);
+//! `Loss` after an RTO until the same.
+//!
+//! The controller (quicksim-cc) decides the window outside recovery. TCP-specific rules:
+//! - In `Recovery` the controller gets no ACKs (no window growth during fast recovery, RFC 5681
+//!   §3.2, RFC 6675 §5; Linux calls no `cong_avoid` then): the window is RFC 6675's
+//!   `cwnd = ssthresh` (the controller's window after its reduction) with `pipe`, or PRR
+//!   (RFC 6937) with SACK, or RFC 6582's inflated window without SACK.
+//! - The controllers reduce on their own RFC 9002 rules: NewReno to max(cwnd/2, 2·SMSS), not
+//!   RFC 5681's max(FlightSize/2, 2·SMSS) (the same while the sender is window-limited).
+//! - RTO: RFC 5681 §3.1 sets cwnd to 1 SMSS (the loss window) and ssthresh to
+//!   max(FlightSize/2, 2·SMSS): the controller gets a congestion event with cause `Rto` and
+//!   applies the window rules TCP hands it (`WindowRules::RFC5681`: IW per RFC 6928, loss
+//!   window 1 SMSS, minimum 2 SMSS).
+//! - Limited transmit (RFC 3042) without SACK: two new segments on the first two duplicate
+//!   ACKs. With SACK it is implicit: SACKed bytes leave `pipe`.
+
+use quicksim_cc::{
+    AckEvent, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController, CongestionEvent,
+    SentPacket, WindowRules,
+};
+use quicksim_engine::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
+
+use super::config::TcpConfig;
+use super::sack::{Scoreboard, SentSeg, EVER_RETRANS};
+
+/// The window rules TCP hands its controller: RFC 6928's initial window, RFC 5681's loss window
+/// (1 SMSS after an RTO) and minimum (2 SMSS).
+pub const WINDOW_RULES: WindowRules = WindowRules::RFC5681;
+
+/// Congestion state (Linux `tcp_ca_state`, without Disorder and CWR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CaState {
+    Open,
+    Recovery,
+    Loss,
+}
+
+/// What an ACK did on the sending side.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckOutcome {
+    /// SND.UNA moved.
+    pub advanced: bool,
+    /// Bytes newly acknowledged cumulatively.
+    pub acked_bytes: u64,
+    /// Segments newly acknowledged or SACKed.
+    pub delivered_segs: u64,
+    /// A duplicate ACK (RFC 5681 §2; with SACK: RFC 6675 §2).
+    pub dupack: bool,
+    /// Fast retransmit started.
+    pub entered_recovery: bool,
+    /// RTT sample without timestamps (Karn's rule applied).
+    pub karn_sample: Option<SimDuration>,
+}
+
+/// The sending half.
+#[derive(Serialize, Deserialize)]
+pub struct Sender {
+    /// SND.UNA and the next new sequence number (SND.NXT = SND.MAX: retransmissions are
+    /// tracked in the scoreboard, not by moving SND.NXT back).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub board: Scoreboard,
+    /// The controller (serde: built-in ones encode; a run-time one refuses, `can_park`).
+    pub cc: AnyController,
+    /// Payload of a full-sized segment without SACK blocks (the controller's MDS).
+    pub smss: u64,
+    pub state: CaState,
+    pub recovery_point: u64,
+    pub dupacks: u64,
+    /// RFC 6582 window during recovery without SACK (ssthresh + inflation).
+    pub reno_cwnd: u64,
+    /// RFC 6937 state: bytes delivered and sent since recovery began, RecoverFS, the window
+    /// the last ACK allows.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    prr_cwnd: u64,
+    /// One segment may go out regardless of the window (the fast retransmission, RFC 5681
+    /// §3.2 step 4, RFC 6675 §5 step 4.2, RFC 6582 partial ACK).
+    pub force_one: bool,
+    /// Right edge of the peer's window (SND.UNA + SND.WND) and RFC 9293 SND.WL1/WL2.
+    pub wnd_right: u64,
+    pub snd_wnd: u64,
+    wl1: u64,
+    wl2: u64,
+    /// Largest window the peer advertised (sender SWS avoidance, RFC 9293 §3.8.6.2.1).
+    pub max_snd_wnd: u64,
+    /// Nothing to send while the window was open at the last transmit attempt.
+    pub app_limited: bool,
+    /// Pacing: earliest time of the next data segment.
+    pub next_send_time: SimTime,
+    sack: bool,
+    prr: bool,
+}
+
+impl std::fmt::Debug for Sender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender")
+            .field("snd_una", &self.snd_una)
+            .field("snd_nxt", &self.snd_nxt)
+            .field("state", &self.state)
+            .field("cwnd", &self.cwnd())
+            .field("pipe", &self.in_flight())
+            .finish()
+    }
+}
+
+impl Sender {
+    pub fn new(cc: AnyController, smss: u64, sack: bool, prr: bool) -> Self {
+        Sender {
+            snd_una: 0,
+            snd_nxt: 0,
+            board: Scoreboard::default(),
+            cc,
+            smss,
+            state: CaState::Open,
+            recovery_point: 0,
+            dupacks: 0,
+            reno_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            prr_cwnd: 0,
+            force_one: false,
+            wnd_right: 0,
+            snd_wnd: 0,
+            wl1: 0,
+            wl2: 0,
+            max_snd_wnd: 0,
+            app_limited: false,
+            next_send_time: SimTime::ZERO,
+            sack,
+            prr,
+        }
+    }
+
+    /// The controller's view at `now`: TCP's window rules (RFC 5681/6928), SMSS as the MDS.
+    pub fn cc_ctx<'a>(&self, rtt: &'a quicksim_cc::RttEstimator, now: SimTime) -> CcCtx<'a> {
+        CcCtx { now, mds: self.smss, rtt, bytes_in_flight: self.in_flight(), window: &WINDOW_RULES }
+    }
+
+    /// Bytes in the network as the window check counts them: RFC 6675 `pipe`. Without SACK
+    /// nothing is SACKed, so it is the FlightSize of RFC 5681/6582, less the segments marked
+    /// lost and not yet resent (the first one in fast recovery; everything after an RTO, which
+    /// is what lets the loss window of one segment retransmit).
+    pub fn in_flight(&self) -> u64 {
+        self.board.pipe()
+    }
+
+    /// The congestion window in force.
+    pub fn cwnd(&self) -> u64 {
+        match self.state {
+            CaState::Recovery if self.sack && self.prr_enabled() => self.prr_cwnd,
+            CaState::Recovery if !self.sack => self.reno_cwnd,
+            _ => self.cc.cwnd_bytes(),
+        }
+    }
+
+    fn prr_enabled(&self) -> bool {
+        self.sack && self.prr
+    }
+
+    /// Whether `len` more bytes fit the congestion window (`limited`: new data may use RFC 3042
+    /// limited transmit).
+    pub fn window_allows(&self, len: u64, limited: bool) -> bool {
+        let mut cwnd = self.cwnd();
+        if limited && !self.sack && self.state == CaState::Open {
+            cwnd = cwnd.saturating_add(self.dupacks.min(2) * self.smss);
+        }
+        self.in_flight().saturating_add(len) <= cwnd
+    }
+
+    /// A data segment was sent (new, or a retransmission when `retx`).
+    pub fn on_sent(&mut self, cx: &CcCtx, now: SimTime, bytes: u64, app_limited: bool) {
+        if self.state == CaState::Recovery {
+            self.prr_out += bytes;
+        }
+        self.force_one = false;
+        let mut cx = CcCtx { now, bytes_in_flight: self.in_flight(), ..*cx };
+        self.cc.on_packet_sent(&mut cx, &SentPacket { bytes, app_limited });
+    }
+
+    /// Processes the ACK fields of a segment: `ack`, SACK `blocks`, `window` (bytes, already
+    /// scaled), with the segment's `seq` and payload `len` for the window-update and dupack rules.
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack(
+        &mut self,
+        cfg: &TcpConfig,
+        cx: &CcCtx,
+        now: SimTime,
+        seq: u64,
+        ack: u64,
+        len: u64,
+        window: u64,
+        blocks: &[(u64, u64)],
+    ) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if ack > self.snd_nxt || ack < self.snd_una {
+            return out; // acknowledges nothing we sent, or is old (RFC 9293 §3.10.7.4)
+        }
+        let prior_una = self.snd_una;
+        let prior_sacked = self.board.sacked_bytes();
+        let prior_wnd = self.snd_wnd;
+        let mut delivered: smallvec::SmallVec<[SentSeg; 8]> = smallvec::SmallVec::new();
+        if self.sack && !blocks.is_empty() {
+            self.board.on_sack(blocks, |s| delivered.push(*s));
+        }
+        let newly_sacked = self.board.sacked_bytes() - prior_sacked;
+        // Karn's rule as Linux applies it (`tcp_clean_rtx_queue`): no sample from an ACK that
+        // covers any retransmitted segment; else the earliest segment acknowledged.
+        let mut karn: Option<SimTime> = None;
+        let mut retx_acked = false;
+        if ack > prior_una {
+            self.board.ack_to(ack, |s| {
+                retx_acked |= s.has(EVER_RETRANS);
+                if karn.is_none() {
+                    karn = Some(s.sent);
+                }
+                delivered.push(*s);
+            });
+            self.snd_una = ack;
+            out.advanced = true;
+            out.acked_bytes = ack - prior_una;
+        }
+        out.karn_sample = karn.filter(|_| !retx_acked).map(|t| now - t);
+        out.delivered_segs = delivered.len() as u64;
+        // RFC 9293 §3.10.7.4: update the window from the newest segment.
+        if self.wl1 < seq || (self.wl1 == seq && self.wl2 <= ack) {
+            self.snd_wnd = window;
+            self.wl1 = seq;
+            self.wl2 = ack;
+            self.wnd_right = ack + window;
+            self.max_snd_wnd = self.max_snd_wnd.max(window);
+        }
+        // RFC 5681 §2 (and RFC 6675 §2 with SACK): same ACK, no data, something outstanding.
+        out.dupack = ack == prior_una
+            && len == 0
+            && !self.board.is_empty()
+            && if self.sack { newly_sacked > 0 } else { window == prior_wnd };
+        if self.sack {
+            self.board.mark_lost(cfg.dupthresh, self.smss);
+        }
+        // RFC 6937 DeliveredData = Δ SND.UNA + Δ SACKed.
+        let delivered_data = (out.acked_bytes + self.board.sacked_bytes()).saturating_sub(prior_sacked);
+        match self.state {
+            CaState::Open => {
+                if out.advanced {
+                    self.dupacks = 0;
+                }
+                if out.dupack {
+                    self.dupacks += 1;
+                }
+                let trigger = self.dupacks >= cfg.dupthresh
+                    || (self.sack && self.board.first().is_some_and(|s| s.has(super::sack::LOST)));
+                // RFC 6582 §3.2 step 1 / RFC 6675 §5: not again for data below the last
+                // recovery point (one reduction per window of data).
+                if trigger && self.snd_una >= self.recovery_point && !self.board.is_empty() {
+                    self.enter_recovery(cfg, cx, now, delivered_data);
+                    out.entered_recovery = true;
+                } else {
+                    self.feed_cc(cx, now, &delivered);
+                }
+            }
+            CaState::Recovery => {
+                if self.snd_una >= self.recovery_point {
+                    self.exit_recovery();
+                    self.feed_cc(cx, now, &delivered);
+                } else if self.sack {
+                    self.prr_update(delivered_data);
+                } else if out.advanced {
+                    // RFC 6582 §3.2 step 5: partial ACK. Retransmit the first unacknowledged
+                    // segment, deflate by the amount acked, add back one SMSS if ≥ SMSS acked.
+                    self.board.mark_first_lost();
+                    self.force_one = true;
+                    self.reno_cwnd = self.reno_cwnd.saturating_sub(out.acked_bytes);
+                    if out.acked_bytes >= self.smss {
+                        self.reno_cwnd += self.smss;
+                    }
+                    // Never below one segment, so the sender cannot stall with nothing in flight.
+                    self.reno_cwnd = self.reno_cwnd.max(self.smss);
+                } else if out.dupack {
+                    // RFC 6582 §3.2 step 4: inflate by one SMSS per further duplicate ACK.
+                    self.reno_cwnd += self.smss;
+                }
+            }
+            CaState::Loss => {
+                if self.snd_una >= self.recovery_point {
+                    self.state = CaState::Open;
+                    self.dupacks = 0;
+                }
+                self.feed_cc(cx, now, &delivered);
+            }
+        }
+        out
+    }
+
+    /// Each newly delivered segment to the controller (ascending sequence order is not
+    /// guaranteed across SACK and cumulative ACKs; the controllers only use send times).
+    fn feed_cc(&mut self, cx: &CcCtx, now: SimTime, delivered: &[SentSeg]) {
+        if delivered.is_empty() {
+            return;
+        }
+        let mut cx = CcCtx { now, bytes_in_flight: self.in_flight(), ..*cx };
+        let (mut bytes, mut largest_sent) = (0, SimTime::ZERO);
+        for s in delivered {
+            let ev = AckEvent { sent_time: s.sent, bytes: s.payload(), app_limited: self.app_limited };
+            self.cc.on_ack(&mut cx, &ev);
+            bytes += s.payload();
+            largest_sent = largest_sent.max(s.sent);
+        }
+        let summary = AckSummary {
+            acked_bytes: bytes,
+            acked_packets: delivered.len() as u64,
+            largest_acked_sent_time: largest_sent,
+            app_limited: self.app_limited,
+            rate: None,
+        };
+        self.cc.on_ack_end(&mut cx, &summary);
+    }
+
+    /// Fast retransmit (RFC 5681 §3.2, RFC 6675 §5 step 4, RFC 6582 §3.2 step 2).
+    fn enter_recovery(&mut self, cfg: &TcpConfig, cx: &CcCtx, now: SimTime, delivered_data: u64) {
+        self.state = CaState::Recovery;
+        self.recovery_point = self.snd_nxt;
+        self.board.mark_first_lost();
+        self.force_one = true;
+        let lost_sent = self.board.first().map_or(now, |s| s.sent);
+        let ev = CongestionEvent {
+            cause: CongestionCause::Loss,
+            sent_time: lost_sent,
+            lost_bytes: self.board.lost_bytes(),
+        };
+        let mut cx = CcCtx { now, bytes_in_flight: self.in_flight(), ..*cx };
+        self.cc.on_congestion_event(&mut cx, &ev);
+        let ssthresh = self.cc.cwnd_bytes();
+        if !self.sack {
+            // RFC 6582 §3.2 step 2 / RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
+            self.reno_cwnd = ssthresh.saturating_add(cfg.dupthresh * self.smss);
+        } else if self.prr {
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            // RFC 6937 §3: RecoverFS = SND.NXT − SND.UNA.
+            self.recover_fs = self.board.out_bytes().max(1);
+            self.prr_cwnd = 0;
+            self.prr_update(delivered_data);
+        }
+    }
+
+    /// RFC 6937 §3 on each ACK in recovery; the window becomes pipe + sndcnt.
+    fn prr_update(&mut self, delivered: u64) {
+        if !self.prr_enabled() {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let ssthresh = self.cc.cwnd_bytes();
+        let pipe = self.board.pipe();
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out.
+            let target = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128);
+            (target as u64).saturating_sub(self.prr_out)
+        } else {
+            // PRR-SSRB: MIN(ssthresh − pipe, MAX(prr_delivered − prr_out, DeliveredData) + MSS).
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.smss;
+            (ssthresh - pipe).min(limit)
+        };
+        self.prr_cwnd = pipe + sndcnt;
+    }
+
+    fn exit_recovery(&mut self) {
+        // RFC 6937 §3 / RFC 6675 §5: at the end cwnd = ssthresh, the controller's window.
+        self.state = CaState::Open;
+        self.dupacks = 0;
+        self.prr_cwnd = 0;
+    }
+
+    /// RTO (RFC 6298 §5.4–5.6, RFC 5681 §3.1): everything outstanding is lost, the window
+    /// restarts from one segment (see the module docs), slow start until the recovery point.
+    pub fn on_rto(&mut self, cx: &CcCtx, now: SimTime) {
+        let lost_sent = self.board.first().map_or(now, |s| s.sent);
+        // RFC 5681 §3.1 eq. 4: ssthresh from the FlightSize before the timeout.
+        let flight = self.board.out_bytes();
+        self.board.mark_all_lost();
+        self.state = CaState::Loss;
+        self.recovery_point = self.snd_nxt;
+        self.dupacks = 0;
+        self.force_one = false;
+        let ev = CongestionEvent { cause: CongestionCause::Rto, sent_time: lost_sent, lost_bytes: flight };
+        let mut cx = CcCtx { now, bytes_in_flight: 0, ..*cx };
+        self.cc.on_congestion_event(&mut cx, &ev);
+    }
+
+    /// The pacing rate: the controller's, else Linux's 200 % (slow start) or 120 % of
+    /// cwnd/srtt (`tcp_update_pacing_rate`). None before an RTT sample or without a window.
+    pub fn pacing_rate(&self, cx: &CcCtx, has_sample: bool) -> Option<quicksim_engine::Rate> {
+        if let Some(r) = self.cc.pacing_rate(cx) {
+            return (r.bits_per_s > 0).then_some(r);
+        }
+        let cwnd = self.cwnd();
+        if !has_sample || cwnd == u64::MAX {
+            return None;
+        }
+        let m = self.cc.metrics();
+        let pct: u128 = if m.cwnd_bytes < m.ssthresh_bytes / 2 { 200 } else { 120 };
+        let srtt = cx.rtt.smoothed().ps().max(1) as u128;
+        let ps_per_s = quicksim_engine::PS_PER_S as u128;
+        let bps = (cwnd as u128 * 8 * pct * ps_per_s / (100 * srtt)).min(u64::MAX as u128) as u64;
+        (bps > 0).then(|| quicksim_engine::Rate::bps(bps))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quicksim_cc::RttEstimator;
+
+    const MSS: u64 = 1000;
+
+    fn sender(sack: bool, prr: bool) -> (Sender, TcpConfig, CcCtx<'static>) {
+        let cfg =
+            TcpConfig { cc: quicksim_cc::CcSpec::named("newreno").unwrap(), sack, prr, ..Default::default() };
+        let s = Sender::new(crate::tcp::cc_for(&cfg, MSS).unwrap(), MSS, sack, prr);
+        let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
+        rtt.update(SimDuration::from_millis(100), SimDuration::ZERO, SimDuration::ZERO, true);
+        // The context borrows the estimator for the whole test.
+        let rtt: &'static RttEstimator = Box::leak(Box::new(rtt));
+        let cx = s.cc_ctx(rtt, SimTime::ZERO);
+        (s, cfg, cx)
+    }
+
+    /// Sends `n` full segments at `t` ms.
+    fn send(s: &mut Sender, cx: &CcCtx, n: u64, t: u64) {
+        for _ in 0..n {
+            s.board.push(s.snd_nxt, MSS as u32, false, SimTime::from_millis(t));
+            s.snd_nxt += MSS;
+            s.on_sent(cx, SimTime::from_millis(t), MSS, false);
+        }
+    }
+
+    fn seg(i: u64) -> (u64, u64) {
+        (1 + i * MSS, 1 + (i + 1) * MSS)
+    }
+
+    #[test]
+    fn rto_leaves_a_one_segment_window() {
+        let (mut s, _, cx) = sender(true, true);
+        s.snd_una = 1;
+        s.snd_nxt = 1;
+        send(&mut s, &cx, 10, 0);
+        // IW (RFC 6928) = min(10·1000, max(2·1000, 14 600)) = 10 000 B.
+        assert_eq!(s.cwnd(), 10_000);
+        s.on_rto(&cx, SimTime::from_millis(300));
+        // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS) = 10 000/2 = 5000; cwnd = LW = 1 SMSS.
+        assert_eq!((s.cwnd(), s.cc.metrics().ssthresh_bytes), (1000, 5000));
+        assert_eq!((s.state, s.in_flight()), (CaState::Loss, 0));
+        assert!(s.window_allows(MSS, false) && !s.window_allows(MSS + 1, false));
+    }
+
+    #[test]
+    fn prr_spreads_the_reduction_over_the_acks() {
+        let (mut s, cfg, cx) = sender(true, true);
+        s.snd_una = 1;
+        s.snd_nxt = 1;
+        s.wnd_right = u64::MAX;
+        send(&mut s, &cx, 20, 0);
+        let now = SimTime::from_millis(100);
+        let sack_to =
+            |s: &mut Sender, i: u64| s.on_ack(&cfg, &cx, now, 1, 1, 0, 1 << 20, &[(seg(1).0, seg(i).1)]);
+        // Segment 0 lost; the SACKs of 1 and 2 grow cwnd in slow start to 12 000 B; the SACK
+        // of 3 makes 0 lost (3 SACKed above): recovery with ssthresh = 6000, RecoverFS = 20 000.
+        for i in 1..=3 {
+            assert!(sack_to(&mut s, i).dupack);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        // prr_delivered 1000, pipe = 20 000 − 3000 − 1000 = 16 000 > ssthresh:
+        // sndcnt = ceil(1000 · 6000 / 20 000) − 0 = 300 → window = 16 300.
+        assert_eq!(s.cwnd(), 16_300);
+        // The fast retransmission goes regardless (force_one) and counts in prr_out.
+        assert!(s.force_one);
+        s.board.on_retransmit(1, now);
+        s.on_sent(&cx, now, MSS, false);
+        // SACKs of 4..8: prr_delivered 6000 → ceil(6000 · 0.3) − 1000 = 800 < 1 segment.
+        for i in 4..=8 {
+            sack_to(&mut s, i);
+            assert!(!s.window_allows(MSS, true), "after SACK {i}");
+        }
+        // SACK of 9: 7000 → 2100 − 1000 = 1100: one new segment (3 per 10 delivered).
+        sack_to(&mut s, 9);
+        assert_eq!(s.cwnd(), s.in_flight() + 1_100);
+        assert!(s.window_allows(MSS, true));
+        // The ACK of everything: Open, cwnd = ssthresh.
+        s.on_ack(&cfg, &cx, now, 1, seg(19).1, 0, 1 << 20, &[]);
+        assert_eq!((s.state, s.cwnd()), (CaState::Open, 6_000));
+    }
+}
