@@ -20,6 +20,7 @@ use quicksim_net::{
     Qdisc, QdiscConfig, PPP_OVERHEAD,
 };
 use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
+use quicksim_transport::tcp::{Connection as TcpConnection, TcpConfig};
 use std::sync::Arc;
 
 pub(crate) const DEFAULT_MTU: u64 = 1500;
@@ -261,7 +262,9 @@ fn add_link(
 /// Resolves `cc` settings into controller specs: the built-in algorithms first, then the run's
 /// plugins. Remembers what it resolved, so flows with the same settings share one spec (and a
 /// plugin's factory is made once).
-struct CcResolver<'a> {
+/// Resolves `cc` settings (a name or a table) into a controller spec, against the built-in
+/// algorithms, then the run's plugins; equal settings resolve once and share their spec.
+pub(crate) struct CcResolver<'a> {
     plugins: &'a Plugins,
     done: Vec<(CcCfg, CcSpec)>,
 }
@@ -275,10 +278,15 @@ impl CcResolver<'_> {
         if let (Some(v), "newreno") = (q.exact_increase, cc.algo.as_str()) {
             cc.params.entry("exact_increase").or_insert(serde_json::Value::Bool(v));
         }
+        self.resolve(cc, &format!("{path}.cc"))
+    }
+
+    /// The controller of the `cc` settings at `path` (errors name `path` and the field in it).
+    pub(crate) fn resolve(&mut self, cc: CcCfg, path: &str) -> Result<CcSpec, ScenarioError> {
         if let Some((_, spec)) = self.done.iter().find(|(c, _)| *c == cc) {
             return Ok(spec.clone());
         }
-        let path = format!("{path}.cc");
+        let path = path.to_string();
         let at =
             |sub: &str| if sub.is_empty() || sub == "." { path.clone() } else { format!("{path}.{sub}") };
         let params = serde_json::Value::Object(cc.params.clone());
@@ -556,6 +564,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     let mut names: Vec<String> = Vec::new();
     let mut scratch = Vec::new();
     let mut shared_cfgs: Vec<Arc<QuicConfig>> = Vec::new();
+    let mut shared_tcp: Vec<Arc<TcpConfig>> = Vec::new();
     let mut ccs = CcResolver { plugins, done: Vec::new() };
     for (i, f) in sc.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
@@ -598,6 +607,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("bytes", f.bytes.is_some(), kind)?;
                 forbid("streams", f.streams.is_some(), kind)?;
                 forbid("quic", f.quic.is_some(), kind)?;
+                forbid("tcp", f.tcp.is_some(), kind)?;
                 let size = f
                     .size
                     .clone()
@@ -645,6 +655,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("rate", f.rate.is_some(), "quic")?;
                 forbid("on", f.on.is_some(), "quic")?;
                 forbid("off", f.off.is_some(), "quic")?;
+                forbid("tcp", f.tcp.is_some(), "quic")?;
                 let qc = sc.quic.overlay(f.quic.as_ref().unwrap_or(&QuicCfg::default()));
                 let qpath = if f.quic.is_some() { p("quic") } else { "quic".to_string() };
                 let cfg = quic_config(&qc, mtu, &qpath, &mut ccs)?;
@@ -659,52 +670,27 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                         Arc::clone(shared_cfgs.last().expect("just pushed"))
                     }
                 };
-                let app = f.app.unwrap_or(DEFAULT_QUIC_APP);
-                let message = match app {
-                    QuicApp::Messages => {
-                        let s = f
-                            .size
-                            .clone()
-                            .ok_or_else(|| err(p("size"), "missing: message size for app = \"messages\""))?;
-                        let iv = f.interval.clone().ok_or_else(|| {
-                            err(p("interval"), "missing: message interval for app = \"messages\"")
-                        })?;
-                        Some((s, iv))
-                    }
-                    _ => {
-                        forbid("size", f.size.is_some(), "saturated/bulk QUIC")?;
-                        forbid("interval", f.interval.is_some(), "saturated/bulk QUIC")?;
-                        None
-                    }
-                };
-                let bulk = match (app, f.bytes) {
-                    (QuicApp::Bulk, Some(b)) if b.0 > 0 => b.0,
-                    (QuicApp::Bulk, _) => {
-                        return Err(err(
-                            p("bytes"),
-                            "missing or 0: a bulk transfer needs `bytes`, e.g. \"10MB\"",
-                        ))
-                    }
-                    (_, Some(_)) => return Err(err(p("bytes"), "only applies to app = \"bulk\"")),
-                    _ => 0,
-                };
-                let streams = f.streams.unwrap_or(DEFAULT_STREAMS);
-                if streams == 0 {
-                    return Err(err(p("streams"), "0: at least 1 stream"));
-                }
-                let app = App {
-                    kind: app,
-                    streams,
-                    next_stream: 0,
-                    bulk_left: bulk,
-                    bulk_total: bulk,
-                    delivered: 0,
-                    completion: None,
-                    message,
-                    rng: rng.stream("app", i as u64),
-                    active: false,
-                };
+                let app = App::from_flow(f, &path, "QUIC", rng.stream("app", i as u64))?;
                 FlowApp::transport(TransportFlow::<Connection>::new(app, cfg), &mut scratch)
+            }
+            FlowKind::Tcp => {
+                forbid("rate", f.rate.is_some(), "tcp")?;
+                forbid("on", f.on.is_some(), "tcp")?;
+                forbid("off", f.off.is_some(), "tcp")?;
+                forbid("quic", f.quic.is_some(), "tcp")?;
+                if let Some(n) = f.streams.filter(|&n| n != 1) {
+                    return Err(err(p("streams"), format!("{n}: a TCP connection is one byte stream")));
+                }
+                let cfg = crate::flows::tcp::config(&sc.tcp, f.tcp.as_ref(), mtu, &path, &mut ccs)?;
+                let cfg = match shared_tcp.iter().rev().take(8).find(|c| ***c == cfg) {
+                    Some(c) => Arc::clone(c),
+                    None => {
+                        shared_tcp.push(Arc::new(cfg));
+                        Arc::clone(shared_tcp.last().expect("just pushed"))
+                    }
+                };
+                let app = App::from_flow(f, &path, "TCP", rng.stream("app", i as u64))?;
+                FlowApp::transport(TransportFlow::<TcpConnection>::new(app, cfg), &mut scratch)
             }
         };
         names.push(f.name.clone());
@@ -712,6 +698,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             FlowKind::Udp => "udp",
             FlowKind::Onoff => "onoff",
             FlowKind::Quic => "quic",
+            FlowKind::Tcp => "tcp",
         };
         flows.push(FlowRt { spec: FlowSpec { kind, src, dst, start, stop }, app });
     }

@@ -95,8 +95,8 @@ fn fill_defaults(sc: &mut Scenario) {
     let mut any_quic = false;
     for f in &mut sc.flows {
         f.start.get_or_insert(Dur(SimDuration::ZERO));
-        if f.kind == FlowKind::Quic {
-            any_quic = true;
+        if matches!(f.kind, FlowKind::Quic | FlowKind::Tcp) {
+            any_quic |= f.kind == FlowKind::Quic;
             f.app.get_or_insert(DEFAULT_QUIC_APP);
             f.streams.get_or_insert(DEFAULT_STREAMS);
         }

@@ -26,6 +26,10 @@ pub struct Scenario {
     /// Defaults for every QUIC flow (a flow's own `quic` table overrides field by field).
     #[serde(default)]
     pub quic: QuicCfg,
+    /// Defaults for every TCP flow (`quicksim_transport::tcp::TcpConfig`'s fields, plus `cc`); a
+    /// flow's own `tcp` table overrides key by key.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub tcp: serde_json::Map<String, serde_json::Value>,
     /// Parameter-study plan; read by the Python sweep tooling, ignored by a single run.
     #[serde(default)]
     pub sweep: Option<serde_json::Value>,
@@ -390,6 +394,7 @@ pub enum FlowKind {
     Udp,
     Onoff,
     Quic,
+    Tcp,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -439,6 +444,9 @@ pub struct FlowCfg {
     pub streams: Option<u32>,
     #[serde(default)]
     pub quic: Option<QuicCfg>,
+    /// TCP: this flow's settings over the scenario's `[tcp]` table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// QUIC options; `None` = the default (INET model values unless noted in the docs).

@@ -3,7 +3,8 @@
 //! as fast as possible, completion time recorded) and messages (a size every interval, INET's
 //! generator). They talk to the transport only through [`Endpoint`]'s `send_space`/`write`.
 
-use crate::schema::{QuicApp, SizeDist, TimeDist};
+use crate::schema::{FlowCfg, QuicApp, SizeDist, TimeDist};
+use crate::ScenarioError;
 use quicksim_engine::{Rng, SimDuration, SimTime};
 use quicksim_transport::Endpoint;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,66 @@ pub(crate) fn draw_time(d: &TimeDist, rng: &mut Rng) -> SimDuration {
 }
 
 impl App {
+    /// The application of transport flow `f` (at `path` in errors; `transport` names the flow's
+    /// kind in them): `app` (default saturated), its size and interval for messages, its bytes
+    /// for bulk, its streams.
+    pub(crate) fn from_flow(
+        f: &FlowCfg,
+        path: &str,
+        transport: &str,
+        rng: Rng,
+    ) -> Result<App, ScenarioError> {
+        let err = |field: &str, msg: String| ScenarioError::new(format!("{path}.{field}"), msg);
+        let kind = f.app.unwrap_or(crate::build::DEFAULT_QUIC_APP);
+        let message = match kind {
+            AppKind::Messages => {
+                let s = f
+                    .size
+                    .clone()
+                    .ok_or_else(|| err("size", "missing: message size for app = \"messages\"".into()))?;
+                let iv = f.interval.clone().ok_or_else(|| {
+                    err("interval", "missing: message interval for app = \"messages\"".into())
+                })?;
+                Some((s, iv))
+            }
+            _ => {
+                for (field, set) in [("size", f.size.is_some()), ("interval", f.interval.is_some())] {
+                    if set {
+                        return Err(err(
+                            field,
+                            format!("does not apply to a saturated/bulk {transport} flow"),
+                        ));
+                    }
+                }
+                None
+            }
+        };
+        let bulk = match (kind, f.bytes) {
+            (AppKind::Bulk, Some(b)) if b.0 > 0 => b.0,
+            (AppKind::Bulk, _) => {
+                return Err(err("bytes", "missing or 0: a bulk transfer needs `bytes`, e.g. \"10MB\"".into()))
+            }
+            (_, Some(_)) => return Err(err("bytes", "only applies to app = \"bulk\"".into())),
+            _ => 0,
+        };
+        let streams = f.streams.unwrap_or(crate::build::DEFAULT_STREAMS);
+        if streams == 0 {
+            return Err(err("streams", "0: at least 1 stream".into()));
+        }
+        Ok(App {
+            kind,
+            streams,
+            next_stream: 0,
+            bulk_left: bulk,
+            bulk_total: bulk,
+            delivered: 0,
+            completion: None,
+            message,
+            rng,
+            active: false,
+        })
+    }
+
     /// The next stream to write to, round robin.
     #[inline]
     fn next_stream_id<E: Endpoint>(&mut self) -> u64 {

@@ -5,6 +5,7 @@ mod determinism_quic;
 mod errors;
 mod normalize;
 mod quic;
+mod tcp;
 mod toy_cc;
 mod toy_qdisc;
 mod toy_sink;
