@@ -27,7 +27,7 @@ def test_defaults_are_written_out() -> None:
     assert n["dumbbell"]["mtu"] == "1500B" and n["dumbbell"]["access"]["rate"] == "1Gbps"
     bottleneck = n["dumbbell"]["bottleneck"]
     assert bottleneck["delay"] == "10ms"  # the user's value, in its canonical unit
-    assert (bottleneck["overhead"], bottleneck["queue"]) == ("7B", {"packets": 10000})
+    assert (bottleneck["overhead"], bottleneck["queue"]) == ("7B", {"kind": "droptail", "packets": 10000})
     assert n["flows"][0]["start"] == "0s" and n["flows"][0]["app"] == "saturated"
     assert n["quic"]["initial_rtt"] == "333ms"  # RFC 9002 §6.2.2 kInitialRtt
     assert quicksim.validate(n) == n
