@@ -143,6 +143,12 @@ pub struct Channel<P> {
     last_queue_change: SimTime,
     /// The time of the `QdiscTimer` event last scheduled (earlier ones are stale).
     qdisc_timer: Option<SimTime>,
+    /// The discipline's length (packets, bytes) after its last operation: what the next
+    /// operation compares with, and the emptiness check of every offered packet, without asking
+    /// the discipline (a dispatch each) on the per-packet path.
+    qlen: (usize, u64),
+    /// The discipline may ask for timers (`Qdisc::uses_timers`; DropTail never does).
+    qdisc_timers: bool,
     periodic_count: u64,
     /// Frames serialized but not yet arrived at the far end.
     propagating: u64,
@@ -178,6 +184,8 @@ impl<P> Channel<P> {
             to,
             model: AnyLinkModel::new(&LinkModelConfig::FixedRate(fixed_rate::Config { rate: cfg.rate })),
             qdisc: AnyQdisc::new(&cfg.qdisc),
+            qlen: (0, 0),
+            qdisc_timers: true,
             cfg,
             up: true,
             tx: None,
@@ -189,12 +197,20 @@ impl<P> Channel<P> {
             rngs,
             stats: ChannelStats::default(),
         }
+        .with_qdisc_facts()
+    }
+
+    fn with_qdisc_facts(mut self) -> Self {
+        self.qdisc_timers = self.qdisc.uses_timers();
+        self
     }
 
     /// Replace the queue discipline before the run (one registered at run time goes in as
     /// `AnyQdisc::Dyn`). Panics if the channel already holds packets.
     pub fn set_qdisc(&mut self, q: AnyQdisc<P>) {
         assert!(self.held_packets() == 0, "queue discipline replaced on a channel in use");
+        self.qdisc_timers = q.uses_timers();
+        self.qlen = (q.len_packets(), q.len_bytes());
         self.qdisc = q;
     }
 
@@ -234,17 +250,19 @@ impl<P> Channel<P> {
         obs.dropped(now, self.id, p, why);
     }
 
-    /// After a queue operation: account and report a changed length (`before` is the length
-    /// the queue had since its last change), and schedule the timer the discipline asks for if
-    /// it is new (a DropTail never asks: the check folds away).
+    /// After a queue operation: account and report a changed length (`qlen` is the length the
+    /// queue had since its last change), and schedule the timer the discipline asks for if it is
+    /// new (only a discipline that `uses_timers`).
     #[inline(always)]
-    fn after_qdisc_op<S, O>(&mut self, now: SimTime, before: (usize, u64), sched: &mut S, obs: &mut O)
+    fn after_qdisc_op<S, O>(&mut self, now: SimTime, sched: &mut S, obs: &mut O)
     where
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
+        let before = self.qlen;
         let (n, b) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         if (n, b) != before {
+            self.qlen = (n, b);
             // Before the queue disciplines, a dequeue was accounted at the length after it
             // (one packet short over the interval): kept until that fix is made on its own.
             self.account_queue(now, if n < before.0 { n } else { before.0 });
@@ -252,11 +270,13 @@ impl<P> Channel<P> {
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(b);
             obs.queue_changed(now, self.id, n, b);
         }
-        let t = self.qdisc.next_timer();
-        if let Some(at) = t.filter(|_| t != self.qdisc_timer) {
-            assert!(at >= now, "queue discipline asked for a timer at {at}, before now ({now})");
-            self.qdisc_timer = t;
-            sched(at, NetEvent::QdiscTimer(self.id));
+        if self.qdisc_timers {
+            let t = self.qdisc.next_timer();
+            if let Some(at) = t.filter(|_| t != self.qdisc_timer) {
+                assert!(at >= now, "queue discipline asked for a timer at {at}, before now ({now})");
+                self.qdisc_timer = t;
+                sched(at, NetEvent::QdiscTimer(self.id));
+            }
         }
     }
 
@@ -273,18 +293,17 @@ impl<P> Channel<P> {
             return self.drop_pkt(now, &p, DropReason::Down, obs);
         }
         self.stats.enqueued_packets += 1;
-        if self.tx.is_none() && self.qdisc.is_empty() {
+        if self.tx.is_none() && self.qlen.0 == 0 {
             self.start_tx(now, p, sched);
             return;
         }
-        let before = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
         let q = Queued { pkt: p, enqueued_at: now };
         match self.qdisc.enqueue_with(now, &mut self.rngs.queue, &mut sink, q) {
             Verdict::Queued => {}
             Verdict::Dropped(p, why) => self.drop_pkt(now, &p, why, obs),
         }
-        self.after_qdisc_op(now, before, sched, obs);
+        self.after_qdisc_op(now, sched, obs);
     }
 
     /// Always inlined, as the code it replaced was: as a call it cost 2 % more instructions on
@@ -301,13 +320,12 @@ impl<P> Channel<P> {
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
-        if !self.up || self.tx.is_some() || self.qdisc.is_empty() {
+        if !self.up || self.tx.is_some() || self.qlen.0 == 0 {
             return;
         }
-        let before = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
         let next = self.qdisc.dequeue_with(now, &mut self.rngs.queue, &mut sink);
-        self.after_qdisc_op(now, before, sched, obs);
+        self.after_qdisc_op(now, sched, obs);
         if let Some(p) = next {
             self.start_tx(now, p, sched);
         }
@@ -323,11 +341,10 @@ impl<P> Channel<P> {
             return;
         }
         self.qdisc_timer = None;
-        let before = (self.qdisc.len_packets(), self.qdisc.len_bytes());
         let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
         let mut cx = QdiscCtx::new(now, &mut self.rngs.queue, &mut sink);
         self.qdisc.on_timer(&mut cx);
-        self.after_qdisc_op(now, before, sched, obs);
+        self.after_qdisc_op(now, sched, obs);
         self.start_next(now, sched, obs);
     }
 

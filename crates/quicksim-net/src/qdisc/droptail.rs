@@ -109,6 +109,9 @@ impl<P> Qdisc<P> for DropTail<P> {
     fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
+    fn uses_timers(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -88,6 +88,11 @@ pub trait Qdisc<P> {
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
+    /// Whether the discipline ever asks for a timer (`next_timer`); asked once, when the channel
+    /// gets the discipline, so that one without timers costs no check per packet.
+    fn uses_timers(&self) -> bool {
+        true
+    }
     /// When the discipline wants [`Qdisc::on_timer`] called next, at or after the current
     /// time and, after `on_timer`, later than it (asked after every call; a new answer
     /// supersedes the old one).
@@ -245,6 +250,13 @@ macro_rules! qdiscs {
                 match self {
                     $(AnyQdisc::$t(q) => q.is_empty(),)*
                     AnyQdisc::Dyn(q) => q.is_empty(),
+                }
+            }
+            #[inline]
+            fn uses_timers(&self) -> bool {
+                match self {
+                    $(AnyQdisc::$t(q) => q.uses_timers(),)*
+                    AnyQdisc::Dyn(q) => q.uses_timers(),
                 }
             }
             #[inline]
