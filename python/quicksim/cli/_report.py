@@ -89,7 +89,10 @@ def _header(summary: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
 
 
 def _flow_row(name: str, f: Mapping[str, Any]) -> list[str]:
-    quic = f.get("quic") or {}
+    # The transport's own block (summary.json `flows.<name>.<kind>`): QUIC counts packets declared
+    # lost, TCP the segments it retransmitted.
+    transport = f.get(str(f.get("kind"))) or {}
+    lost = transport.get("packets_lost", transport.get("retransmitted_segments"))
     start, stop = f.get("start_s"), f.get("stop_s")
     return [
         name,
@@ -100,8 +103,8 @@ def _flow_row(name: str, f: Mapping[str, Any]) -> list[str]:
         _int(f.get("packets_sent")),
         _int(f.get("packets_delivered")),
         _int(f.get("packets_dropped")),
-        _num(_div(quic.get("retransmitted_bytes"), 1e3), ".1f") if quic else "-",
-        _int(quic.get("packets_lost")) if quic else "-",
+        _num(_div(transport.get("retransmitted_bytes"), 1e3), ".1f") if transport else "-",
+        _int(lost) if transport else "-",
     ]
 
 
