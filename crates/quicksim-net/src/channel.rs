@@ -297,9 +297,9 @@ impl<P> Channel<P> {
             self.start_tx(now, p, sched);
             return;
         }
-        let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
+        let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
         let q = Queued { pkt: p, enqueued_at: now };
-        match self.qdisc.enqueue_with(now, &mut self.rngs.queue, &mut sink, q) {
+        match self.qdisc.enqueue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o }, q) {
             Verdict::Queued => {}
             Verdict::Dropped(p, why) => self.drop_pkt(now, &p, why, obs),
         }
@@ -323,8 +323,8 @@ impl<P> Channel<P> {
         if !self.up || self.tx.is_some() || self.qlen.0 == 0 {
             return;
         }
-        let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
-        let next = self.qdisc.dequeue_with(now, &mut self.rngs.queue, &mut sink);
+        let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
+        let next = self.qdisc.dequeue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o });
         self.after_qdisc_op(now, sched, obs);
         if let Some(p) = next {
             self.start_tx(now, p, sched);

@@ -200,18 +200,21 @@ macro_rules! qdiscs {
 
             /// [`Qdisc::enqueue`] with a context made of these parts.
             #[inline(always)]
-            pub fn enqueue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: &mut K, p: Queued<P>) -> Verdict<P> {
+            /// The sink is made by `sink` inside each arm too (`Channel` passes a closure), so that
+            /// its parts are not gathered into a struct on the stack for a discipline that never
+            /// reports outside its verdicts.
+            pub fn enqueue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K, p: Queued<P>) -> Verdict<P> {
                 match self {
-                    $(AnyQdisc::$t(q) => q.enqueue(&mut QdiscCtx::new(now, rng, sink), p),)*
-                    AnyQdisc::Dyn(q) => q.enqueue(&mut QdiscCtx::new(now, rng, sink), p),
+                    $(AnyQdisc::$t(q) => q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), p),)*
+                    AnyQdisc::Dyn(q) => q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), p),
                 }
             }
             /// [`Qdisc::dequeue`] with a context made of these parts.
             #[inline(always)]
-            pub fn dequeue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: &mut K) -> Option<Packet<P>> {
+            pub fn dequeue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K) -> Option<Packet<P>> {
                 match self {
-                    $(AnyQdisc::$t(q) => q.dequeue(&mut QdiscCtx::new(now, rng, sink)),)*
-                    AnyQdisc::Dyn(q) => q.dequeue(&mut QdiscCtx::new(now, rng, sink)),
+                    $(AnyQdisc::$t(q) => q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink())),)*
+                    AnyQdisc::Dyn(q) => q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink())),
                 }
             }
         }

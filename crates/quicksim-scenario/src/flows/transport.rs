@@ -112,11 +112,11 @@ impl<E: Transport> TransportFlow<E> {
         side: u8,
         slot: u32,
     ) {
-        let pool = E::pool(&mut cx.pools);
+        let pool = E::pool(&mut cx.out.pools);
         if let Some(c) = &mut self.ends {
             let p = &pool.slots[slot as usize];
-            if cx.rec.tracing {
-                cx.rec.transport_event(
+            if cx.out.rec.tracing {
+                cx.out.rec.transport_event(
                     now,
                     f,
                     side,
@@ -151,7 +151,7 @@ impl<E: Transport> TransportFlow<E> {
         let Some((gap, written)) = self.common.app.message(now, conn) else { return };
         push_flow_event(&mut cx.q, now + gap, Ev::AppMessage(f));
         if let Some(acc) = written {
-            cx.rec.app_sent(now, f, acc);
+            cx.out.rec.app_sent(now, f, acc);
         }
         self.pump(cx, now, f, spec, 0);
     }
@@ -160,7 +160,7 @@ impl<E: Transport> TransportFlow<E> {
         let Some(c) = &mut self.ends else { return };
         let total = self.common.app.refill(now, &mut c[0]);
         if total > 0 {
-            cx.rec.app_sent(now, f, total);
+            cx.out.rec.app_sent(now, f, total);
         }
     }
 
@@ -176,8 +176,8 @@ impl<E: Transport> TransportFlow<E> {
         // refill repeats the loop.
         loop {
             while let Some(pkt) = c[side as usize].poll_transmit(now) {
-                if cx.rec.tracing {
-                    cx.rec.transport_event(
+                if cx.out.rec.tracing {
+                    cx.out.rec.transport_event(
                         now,
                         f,
                         side,
@@ -185,19 +185,19 @@ impl<E: Transport> TransportFlow<E> {
                     );
                 }
                 let ip = pkt.size_bytes() + E::ENCAP_BYTES + IPV4_BYTES;
-                let slot = E::pool(&mut cx.pools).put(pkt);
+                let slot = E::pool(&mut cx.out.pools).put(pkt);
                 cx.send_packet(now, from, to, f, ip, Payload::transport(E::TAG, side == 0, slot));
             }
             let mut refill = false;
             while let Some(ev) = c[side as usize].poll_event() {
-                if cx.rec.tracing {
-                    cx.rec.transport_event(now, f, side, TransportEvent::App(&ev));
+                if cx.out.rec.tracing {
+                    cx.out.rec.transport_event(now, f, side, TransportEvent::App(&ev));
                 }
                 match ev {
                     AppEvent::Established | AppEvent::SendQueueLow => refill |= side == 0,
                     AppEvent::StreamData { stream_id, len, .. } => {
                         self.common.app.delivered(now, len);
-                        cx.rec.app_delivered(now, f, Some(stream_id), len);
+                        cx.out.rec.app_delivered(now, f, Some(stream_id), len);
                     }
                     AppEvent::Closed { error } => {
                         if error.is_some() && self.common.close_error.is_none() {
@@ -211,7 +211,7 @@ impl<E: Transport> TransportFlow<E> {
             }
             let total = self.common.app.refill(now, &mut c[0]);
             if total > 0 {
-                cx.rec.app_sent(now, f, total);
+                cx.out.rec.app_sent(now, f, total);
             }
         }
         if let Some(t) = c[side as usize].poll_timeout() {
@@ -223,7 +223,7 @@ impl<E: Transport> TransportFlow<E> {
             }
         }
         // Sampling costs a metrics() call per pump; skip it for flows whose state is not recorded.
-        if side == 0 && cx.rec.conn_selected(f) {
+        if side == 0 && cx.out.rec.conn_selected(f) {
             let m = c[0].metrics();
             let sample = ConnSample {
                 cwnd: m.cwnd_bytes,
@@ -239,8 +239,8 @@ impl<E: Transport> TransportFlow<E> {
                     Some(b) => **b = sample,
                     None => *last = Some(Box::new(sample)),
                 }
-                if cx.rec.tracing {
-                    cx.rec.transport_event(now, f, 0, TransportEvent::MetricsUpdated(&m));
+                if cx.out.rec.tracing {
+                    cx.out.rec.transport_event(now, f, 0, TransportEvent::MetricsUpdated(&m));
                 }
                 let (s, r) = (c[0].counters(), c[1].counters());
                 let counters = ConnCounters {
@@ -250,7 +250,7 @@ impl<E: Transport> TransportFlow<E> {
                     retransmitted_bytes: s.retransmitted_bytes,
                     ack_frames_sent: r.acks_sent,
                 };
-                cx.rec.conn_sample(now, f, &sample, &counters);
+                cx.out.rec.conn_sample(now, f, &sample, &counters);
             }
         }
     }

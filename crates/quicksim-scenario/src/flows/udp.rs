@@ -57,7 +57,7 @@ impl UdpFlow {
             (None, None) => unreachable!("validated: udp needs rate or interval"),
         };
         cx.q.push(now + gap, Ev::UdpSend(f, g));
-        cx.rec.app_sent(now, f, size);
+        cx.out.rec.app_sent(now, f, size);
         cx.send_packet(now, spec.src, spec.dst, f, size + UDP_IP, Payload::UDP);
     }
 

@@ -25,7 +25,7 @@ pub(crate) fn finish(
     let flow_states = std::mem::take(&mut w.flows);
     for (i, mut f) in flow_states.into_iter().enumerate() {
         f.app.make_live();
-        let t = &w.cx.rec.tables.flow_totals[i];
+        let t = &w.cx.out.rec.tables.flow_totals[i];
         let mut o = json!({
             "kind": f.spec.kind,
             "src": w.cx.net.node_name(f.spec.src),
@@ -38,7 +38,7 @@ pub(crate) fn finish(
             "delivered_bytes": t.delivered_bytes,
             "packets_sent": t.sent_packets,
             "packets_delivered": t.recv_packets,
-            "packets_dropped": w.cx.rec.tables.flow_dropped[i],
+            "packets_dropped": w.cx.out.rec.tables.flow_dropped[i],
             "completion_time_s": serde_json::Value::Null,
         });
         f.app.totals(&f.spec, &mut o);
@@ -52,7 +52,7 @@ pub(crate) fn finish(
         node_names: &w.cx.net.names,
         chan_rate_bps: &rates,
     };
-    let tables = w.cx.rec.finish(&info);
+    let tables = w.cx.out.rec.finish(&info);
     let mut queues = serde_json::Map::new();
     let mut links = serde_json::Map::new();
     let mut held = 0u64;
@@ -101,9 +101,9 @@ pub(crate) fn finish(
         "pgo": cfg!(quicksim_pgo),
         "stopped_early": stop != Stop::Finished,
         "stop_reason": match stop { Stop::Finished => "finished", Stop::EventBudget => "event budget", Stop::Cancelled => "cancelled" },
-        "record_interval_s": w.cx.rec.tables.bin.as_secs_f64(),
+        "record_interval_s": w.cx.out.rec.tables.bin.as_secs_f64(),
         "packets_in_network_at_end": held,
-        "truncated_series": w.cx.rec.tables.truncated(&w.cx.flow_names),
+        "truncated_series": w.cx.out.rec.tables.truncated(&w.cx.flow_names),
         "name": sc.name,
     });
     // Move the maps in: `json!` would serialize a deep copy of them first, which doubled the

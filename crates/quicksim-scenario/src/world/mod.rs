@@ -40,8 +40,8 @@ use quicksim_net::{ChanId, DropReason, NetObserver, Network, NodeId, Packet};
 pub(crate) struct Ctx {
     pub q: EventQueue<Ev>,
     pub net: Network<Payload>,
-    pub rec: Sinks,
-    pub pools: Pools,
+    /// The network's observer: the sinks, and the pools whose slots a drop frees.
+    pub out: NetObs,
     pub flow_names: Vec<String>,
 }
 
@@ -59,18 +59,18 @@ impl Ctx {
     ) {
         let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
         let q = &mut self.q;
-        let obs = &mut NetObs { rec: &mut self.rec, pools: &mut self.pools };
-        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), obs);
+        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.out);
     }
 }
 
-/// The sinks as the network's observer, plus freeing the pool slot of a dropped packet.
-struct NetObs<'a> {
-    rec: &'a mut Sinks,
-    pools: &'a mut Pools,
+/// The sinks as the network's observer, plus freeing the pool slot of a dropped packet. One
+/// struct owning both (not one made of two borrows per call), so the network gets one pointer.
+pub(crate) struct NetObs {
+    pub rec: Sinks,
+    pub pools: Pools,
 }
 
-impl NetObserver<Payload> for NetObs<'_> {
+impl NetObserver<Payload> for NetObs {
     #[inline]
     fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
         self.rec.queue_changed(now, chan, packets, bytes);
@@ -120,8 +120,7 @@ impl World {
             cx: Ctx {
                 q: EventQueue::new(),
                 net: b.net,
-                rec: b.rec,
-                pools: Pools::default(),
+                out: NetObs { rec: b.rec, pools: Pools::default() },
                 flow_names: b.flow_names,
             },
             flows: b.flows,
@@ -132,7 +131,7 @@ impl World {
             rested: 0,
             scratch: Vec::new(),
         };
-        w.cx.rec.tables.set_horizon(w.end);
+        w.cx.out.rec.tables.set_horizon(w.end);
         for (i, f) in w.flows.iter().enumerate() {
             if f.spec.start < w.end {
                 w.cx.q.push(f.spec.start, Ev::FlowStart(i as u32));
@@ -192,8 +191,7 @@ impl World {
         match ev {
             Ev::Net(ne) => {
                 let q = &mut cx.q;
-                let obs = &mut NetObs { rec: &mut cx.rec, pools: &mut cx.pools };
-                let got = cx.net.handle(now, ne, &mut |t, e| sched_net(q, t, e), obs);
+                let got = cx.net.handle(now, ne, &mut |t, e| sched_net(q, t, e), &mut cx.out);
                 if let Some(p) = got {
                     self.deliver(now, p);
                 }
@@ -249,11 +247,11 @@ impl World {
     fn deliver(&mut self, now: SimTime, p: Packet<Payload>) {
         let f = p.flow;
         let cx = &mut self.cx;
-        cx.rec.packet_received(now, &p);
+        cx.out.rec.packet_received(now, &p);
         match p.payload.as_transport() {
             None => {
                 let payload = p.ip_bytes as u64 - crate::flows::udp::UDP_IP;
-                cx.rec.app_delivered(now, f, None, payload);
+                cx.out.rec.app_delivered(now, f, None, payload);
             }
             Some((_, to_server, slot)) => {
                 let side = if to_server { 1u8 } else { 0u8 };
