@@ -79,7 +79,7 @@ def test_paper_fig3_quick_end_to_end(cli: Cli, tmp_path: Path) -> None:
 
 @pytest.mark.core
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["paper-fig6", "showcase-linksharing", "buffer-sizing"])
+@pytest.mark.parametrize("name", ["paper-fig6", "showcase-linksharing", "buffer-sizing", "quic-tcp-fairness"])
 def test_quick_reproductions_write_their_files(name: str, tmp_path: Path) -> None:
     report = rp.reproduce(name, tmp_path, quick=True, jobs=2)
     out = tmp_path / name
@@ -98,3 +98,27 @@ def test_index_links_every_report(tmp_path: Path) -> None:
     index = rp.write_index(reports, tmp_path).read_text(encoding="utf-8")
     assert "[paper-fig3](paper-fig3/report.md)" in index
     assert "[paper-fig5](paper-fig5/report.md)" in index
+
+
+def test_jain_and_the_fairness_scenario() -> None:
+    from quicksim.reproduce import quic_tcp_fairness as qt
+
+    assert qt.jain([5.0, 5.0]) == pytest.approx(1.0)
+    # (6 + 4)^2 / (2 (36 + 16)) = 100 / 104.
+    assert qt.jain([6.0, 4.0]) == pytest.approx(100 / 104)
+    assert qt.jain([10.0, 0.0]) == pytest.approx(0.5)
+    assert qt.BDP_BYTES == 50_000  # 10 Mbit/s x 40 ms
+    doc = qt.scenario(3, 20.0)
+    assert [f["kind"] for f in doc["flows"]] == ["quic", "tcp"]
+    assert doc["quic"]["cc"] == doc["tcp"]["cc"] == "cubic"
+    # One flow starts at 0, the other within the first second; the seed decides.
+    starts = {qt.start_offsets(s) for s in qt.SEEDS}
+    assert len(starts) == len(qt.SEEDS) and all(min(s) == 0.0 and max(s) < 1.0 for s in starts)
+
+
+@pytest.mark.core
+def test_quic_tcp_fairness_quick(tmp_path: Path) -> None:
+    # Quick mode: 3 seeds of 20 s (< 1 s of simulation), Jain >= 0.85 on average.
+    report = rp.reproduce("quic-tcp-fairness", tmp_path, quick=True, jobs=1)
+    assert report.ok, [(c.name, c.measured) for c in report.checks]
+    assert (tmp_path / "quic-tcp-fairness" / "fairness.png").stat().st_size > 10_000

@@ -343,3 +343,7 @@ def test_theory_formulas() -> None:
     assert theory.mathis_mbps(1252, 0.020, 0.01) == pytest.approx(6.13, abs=0.01)
     assert theory.window_limited_mbps(65_000, 0.010) == pytest.approx(52.0)
     assert theory.link_goodput_mbps(10e6, 1472, 1500) == pytest.approx(9.8133, abs=1e-4)
+    # p = 1/6: W/2 = sqrt(2/(3p)) = 2 segments, so a cycle of 2 round trips gets a third: 2/3.
+    assert theory.mathis_tcp_mbps(1228, 0.02, 1 / 6) == pytest.approx(
+        theory.mathis_mbps(1228, 0.02, 1 / 6) * 2 / 3
+    )

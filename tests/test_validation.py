@@ -57,3 +57,25 @@ def test_a_failing_check_is_reported() -> None:
     assert not c.passed and abs(c.error - 0.1) < 1e-12
     assert v.Check("y", 0.9, 0.95, 0, "", kind="min").passed is False
     assert v.Check("z", float("nan"), 1.0, 0.5, "").passed is False
+
+
+@pytest.mark.parametrize("mtu", [1280, 1452, 1500, 9000])
+def test_tcp_link_bandwidth(mtu: int) -> None:
+    # 0.5 %: TCP goodput = 100 Mbit/s x (MTU-52)/(MTU+7) at every MTU of paper-fig3.
+    _assert_all(v.tcp_link_bandwidth(mtu))
+
+
+@pytest.mark.parametrize("ack_every", [1, 2])
+@pytest.mark.parametrize("p", [0.001, 0.0002, 0.00005])
+@pytest.mark.parametrize("rtt_ms", [2, 30, 100])
+def test_tcp_mathis(rtt_ms: int, p: float, ack_every: int) -> None:
+    # 5 %: Mathis with C = sqrt(3/2) and fast recovery's round trip, with and without delayed ACKs.
+    _assert_all(v.mathis_tcp(rtt_ms, p, ack_every))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rtt_ms", list(range(4, 100, 8)))
+def test_tcp_mathis_rtt_sweep(rtt_ms: int) -> None:
+    for ack_every in (1, 2):
+        for p in (0.001, 0.0002, 0.00005):
+            _assert_all(v.mathis_tcp(rtt_ms, p, ack_every))

@@ -218,13 +218,19 @@ def scale_10g_scenario(duration_s: float = 10.0, flows: int = 50) -> dict[str, A
     )
 
 
-def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float = 10.0) -> dict[str, Any]:
-    """`idle` QUIC connections that send a 1 kB message every 5 s, and `active` saturated ones.
+def many_flows_scenario(
+    idle: int = 10_000, active: int = 100, duration_s: float = 10.0, kind: str = "quic"
+) -> dict[str, Any]:
+    """`idle` connections that send a 1 kB message every 5 s, and `active` saturated ones.
 
     All share a 100-pair dumbbell (1 Gbit/s, 10 ms, BDP queue), flow k on pair k mod 100. The
     idle connections are established (handshake at a start time spread over the first second)
-    and then mostly sit; what is measured is the memory they hold.
+    and then mostly sit; what is measured is the memory they hold. `kind` is the transport of
+    every flow: "quic" (many-flows) or "tcp" (many-flows-tcp: NewReno, SACK, timestamps,
+    delayed ACKs, the same send buffer).
     """
+    if kind not in ("quic", "tcp"):
+        raise ValueError(f"kind: {kind!r} is not a transport; choose quic or tcp")
     pairs = 100
     flows = []
     for i in range(active):
@@ -232,7 +238,7 @@ def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float
         flows.append(
             {
                 "name": f"a{i + 1}",
-                "kind": "quic",
+                "kind": kind,
                 "src": f"sender{p}",
                 "dst": f"receiver{p}",
                 "start": _seconds(i / 1000.0),
@@ -243,7 +249,7 @@ def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float
         flows.append(
             {
                 "name": f"i{i + 1}",
-                "kind": "quic",
+                "kind": kind,
                 "src": f"sender{p}",
                 "dst": f"receiver{p}",
                 "start": _seconds(0.1 + i * (0.9 / max(idle, 1))),
@@ -252,8 +258,13 @@ def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float
                 "interval": "5s",
             }
         )
+    transport: dict[str, Any] = (
+        {"quic": dict(_SHOWCASE_QUIC, send_queue_limit="1MB")}
+        if kind == "quic"
+        else {"tcp": {"cc": "newreno", "send_buffer": "1MB"}}
+    )
     return {
-        "name": "many-flows",
+        "name": "many-flows" if kind == "quic" else "many-flows-tcp",
         "run": {"duration": _seconds(duration_s), "seed": 1, "record_interval": "1s", "record": LIGHT_RECORD},
         "dumbbell": {
             "pairs": pairs,
@@ -265,14 +276,24 @@ def many_flows_scenario(idle: int = 10_000, active: int = 100, duration_s: float
             },
             "access": {"rate": "1Gbps", "delay": "0s"},
         },
-        "quic": dict(_SHOWCASE_QUIC, send_queue_limit="1MB"),
+        **transport,
         "flows": flows,
     }
 
 
-BASELINES: dict[str, Any] = {"many-flows": lambda: many_flows_scenario(idle=0)}
-"""Companion runs: many-flows without its idle flows, so (peak - baseline peak) / idle flows is
-the memory one idle connection costs."""
+def many_flows_tcp_scenario(
+    idle: int = 10_000, active: int = 100, duration_s: float = 10.0
+) -> dict[str, Any]:
+    """many-flows with TCP connections (NewReno) instead of QUIC ones."""
+    return many_flows_scenario(idle, active, duration_s, kind="tcp")
+
+
+BASELINES: dict[str, Any] = {
+    "many-flows": lambda: many_flows_scenario(idle=0),
+    "many-flows-tcp": lambda: many_flows_tcp_scenario(idle=0),
+}
+"""Companion runs: many-flows(-tcp) without its idle flows, so (peak - baseline peak) / idle flows
+is the memory one idle connection costs."""
 
 
 def sweep_speedup(runs: int = 64, reps: int = 3, duration_s: float = 50.0) -> dict[str, Any]:
@@ -315,6 +336,7 @@ SUITE: dict[str, Any] = {
     "scale-100x1g": scale_100x1g_scenario,
     "scale-10g": scale_10g_scenario,
     "many-flows": many_flows_scenario,
+    "many-flows-tcp": many_flows_tcp_scenario,
 }
 """The fixed benchmark scenarios, by name: functions returning the scenario dict."""
 

@@ -187,9 +187,83 @@ mod rest_tests {
         assert!(delivered(&live) > 10_000, "the message flows deliver");
     }
 
+    /// The same for TCP flows (`tcp/park.rs`): message flows with gaps over a lossy
+    /// bottleneck, the three-way handshake, TLS 1.3 and 1.2, SACK on and off, delayed ACKs and
+    /// ACK every segment, CUBIC with pacing, a bulk transfer that completes and flows that stop
+    /// early; the same trace hash, events, totals and tables with and without resting.
+    #[test]
+    fn resting_tcp_flows_change_nothing() {
+        let mut flows = Vec::new();
+        for i in 0..24 {
+            let mut f = serde_json::json!({
+                "name": format!("m{i}"), "kind": "tcp", "app": "messages",
+                "size": if i % 3 == 0 { "3000B" } else { "700B" },
+                "interval": if i % 2 == 0 { "200ms" } else { "1.3s" },
+                "src": format!("sender{}", i % 4 + 1), "dst": format!("receiver{}", i % 4 + 1),
+                "start": format!("{}ms", 13 * i),
+            });
+            if i % 5 == 1 {
+                f["stop"] = serde_json::json!("2.5s");
+            }
+            let mut tcp = serde_json::Map::new();
+            if i % 4 == 2 {
+                tcp.insert("cc".into(), serde_json::json!("cubic"));
+                tcp.insert("pacing".into(), serde_json::json!(true));
+            }
+            if i % 3 == 1 {
+                tcp.insert("sack".into(), serde_json::json!(false));
+            }
+            if i % 7 == 3 {
+                tcp.insert("ack_every".into(), serde_json::json!(1));
+            }
+            match i % 6 {
+                0 => tcp.insert("tls".into(), serde_json::json!("1.3")),
+                5 => tcp.insert("tls".into(), serde_json::json!("1.2")),
+                _ => None,
+            };
+            if !tcp.is_empty() {
+                f["tcp"] = serde_json::Value::Object(tcp);
+            }
+            flows.push(f);
+        }
+        flows.push(serde_json::json!({"name": "bulk", "kind": "tcp", "app": "bulk", "bytes": "400kB",
+            "src": "sender1", "dst": "receiver1", "start": "0.3s", "tcp": {"tls": "1.3"}}));
+        let doc = serde_json::json!({
+            "run": {"duration": "6s", "seed": 9, "record_interval": "0.5s"},
+            "dumbbell": {
+                "pairs": 4, "mtu": "1280B",
+                "bottleneck": {"rate": "20Mbps", "delay": "12ms", "queue": {"packets": 40},
+                               "loss": {"kind": "bernoulli", "p": 0.02}},
+                "access": {"rate": "1Gbps", "delay": "1ms"}
+            },
+            "tcp": {"cc": "newreno"},
+            "flows": flows,
+        });
+        let json = doc.to_string();
+        let go = |rest| {
+            run_inner(&json, None, &mut |_, _| true, rest, &plugins::Plugins::default()).expect("runs")
+        };
+        let (live, none) = go(false);
+        let (rested, n) = go(true);
+        assert_eq!(none, 0);
+        assert!(n > 100, "flows rested only {n} times");
+        assert_eq!(live.meta["trace_hash"], rested.meta["trace_hash"]);
+        assert_eq!(live.meta["events"], rested.meta["events"]);
+        assert_eq!(live.totals, rested.totals);
+        assert_eq!(format!("{:?}", live.tables), format!("{:?}", rested.tables));
+        let flow = |o: &RunOutput, f: &str, k: &str| o.totals["flows"][f][k].clone();
+        assert!(flow(&live, "m4", "delivered_bytes").as_u64().unwrap() > 10_000, "the message flows deliver");
+        assert!(flow(&live, "bulk", "completion_time_s").as_f64().is_some(), "the bulk completes");
+        let retx: u64 = (0..24)
+            .map(|i| flow(&live, &format!("m{i}"), "tcp")["retransmitted_segments"].as_u64().unwrap())
+            .sum();
+        println!("TCP flows rested {n} times; {retx} retransmissions; trace {}", live.meta["trace_hash"]);
+        assert!(retx > 5, "the loss made only {retx} retransmissions");
+    }
+
     /// A flow whose controller was made at run time (a plugin) is never stored encoded, and
     /// runs as with the built-in controller it wraps: NewReno behind the plugin interface
-    /// (one dynamic call per event) gives the same run as the registry's NewReno.
+    /// (one dynamic call per event) gives the same run as the registry's NewReno. QUIC and TCP.
     #[test]
     fn flows_with_a_run_time_controller_stay_live() {
         use quicksim_cc::algos::newreno::{Config, NewReno};
@@ -203,10 +277,10 @@ mod rest_tests {
                 }))
             })
             .unwrap();
-        let doc = |cc: &str| {
+        let doc = |kind: &str, cc: &str| {
             let flows: Vec<_> = (0..8)
                 .map(|i| {
-                    serde_json::json!({"name": format!("m{i}"), "kind": "quic", "app": "messages",
+                    serde_json::json!({"name": format!("m{i}"), "kind": kind, "app": "messages",
                         "size": "2000B", "interval": "300ms", "start": format!("{}ms", 17 * i),
                         "src": format!("sender{}", i % 2 + 1), "dst": format!("receiver{}", i % 2 + 1)})
                 })
@@ -215,18 +289,20 @@ mod rest_tests {
                 "run": {"duration": "4s", "seed": 3},
                 "dumbbell": {"pairs": 2, "bottleneck": {"rate": "10Mbps", "delay": "10ms",
                              "loss": {"kind": "bernoulli", "p": 0.02}}},
-                "quic": {"cc": cc},
+                kind: {"cc": cc},
                 "flows": flows,
             })
             .to_string()
         };
-        let go = |cc| run_inner(&doc(cc), None, &mut |_, _| true, true, &plugins).expect("runs");
-        let (builtin, rested) = go("newreno");
-        let (plugin, rested_plugin) = go("newreno-plugin");
-        assert!(rested > 50, "built-in flows rested only {rested} times");
-        assert_eq!(rested_plugin, 0, "a flow with a run-time controller was encoded");
-        assert_eq!(builtin.meta["trace_hash"], plugin.meta["trace_hash"]);
-        assert_eq!(builtin.totals, plugin.totals);
-        assert_eq!(format!("{:?}", builtin.tables), format!("{:?}", plugin.tables));
+        for kind in ["quic", "tcp"] {
+            let go = |cc| run_inner(&doc(kind, cc), None, &mut |_, _| true, true, &plugins).expect("runs");
+            let (builtin, rested) = go("newreno");
+            let (plugin, rested_plugin) = go("newreno-plugin");
+            assert!(rested > 50, "{kind}: built-in flows rested only {rested} times");
+            assert_eq!(rested_plugin, 0, "{kind}: a flow with a run-time controller was encoded");
+            assert_eq!(builtin.meta["trace_hash"], plugin.meta["trace_hash"]);
+            assert_eq!(builtin.totals, plugin.totals);
+            assert_eq!(format!("{:?}", builtin.tables), format!("{:?}", plugin.tables));
+        }
     }
 }

@@ -10,8 +10,9 @@ Scenarios (built in code, `quicksim.bench.SUITE`):
   scale-10g      50 flows, 10 Gbit/s, 10 ms one way, BDP queue (25 MB), 10 s
   many-flows     10 000 mostly idle QUIC connections (1 kB every 5 s) + 100 saturated, 10 s;
                  also run without the idle ones, for the memory per idle flow
+  many-flows-tcp the same with TCP connections (NewReno, SACK, timestamps, delayed ACKs)
 
-The scale and many-flows runs record only per-flow byte counters per bin
+The scale and many-flows(-tcp) runs record only per-flow byte counters per bin
 (run.record = { queues = false, links = false, conn = false, drops = false }).
 
 Each rep runs in a fresh Python process that calls the core directly (no progress callback),
@@ -46,7 +47,9 @@ from typing import Any
 NAME = "bench"
 HELP = "benchmark suite (wall time, events/s, memory), optionally side by side with ns-3"
 
-SCENARIOS = ("linksharing", "linksharing-full", "scale-100x1g", "scale-10g", "many-flows")
+SCENARIOS = ("linksharing", "linksharing-full", "scale-100x1g", "scale-10g", "many-flows", "many-flows-tcp")
+WITH_BASELINE = ("many-flows", "many-flows-tcp")
+"""Scenarios also run without their idle flows (`quicksim.bench.BASELINES`): memory per idle flow."""
 NS3_PROGRAMS = {"linksharing": "linksharing", "linksharing-full": "linksharing", "scale-100x1g": "scale"}
 """Suite scenario -> ns-3 anchor program with the same scenario (TCP NewReno)."""
 NS3_SOURCES = ("build.sh", "common.h", "linksharing.cc", "scale.cc", "mathis.cc")
@@ -131,7 +134,7 @@ def main(args: argparse.Namespace) -> int:
                 f"({ratio['process_wall']:.1f}x in process wall time, "
                 f"{ratio['events_per_s']:.1f}x in events/s)"
             )
-        if name == "many-flows":
+        if name in WITH_BASELINE:
             base = [_quicksim_rep(name + "+baseline") for _ in range(args.reps)]
             bm, m = _median(base), report["quicksim"][name]["median"]
             idle = m["flows"] - bm["flows"]

@@ -4,7 +4,8 @@
 0 if it is valid, 2 with a one-line error naming the field otherwise.
 
 `quicksim validate [--check NAME]... [--quick] [--json]` (no scenario) runs the model's checks
-against theory (link bandwidth, Mathis, flow control, buffer sizing, link sharing), prints each
+against theory (link bandwidth, Mathis, flow control, buffer sizing, link sharing; TCP link
+bandwidth and Mathis: tcp-link-bandwidth, tcp-mathis), prints each
 (name, measured, expected, tolerance, pass) and exits 1 if any fails.
 """
 

@@ -34,6 +34,7 @@ REPRODUCTIONS: dict[str, str] = {
     "ack-frequency": "ack_frequency",
     "showcase-linksharing": "showcase_linksharing",
     "buffer-sizing": "buffer_sizing",
+    "quic-tcp-fairness": "quic_tcp_fairness",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

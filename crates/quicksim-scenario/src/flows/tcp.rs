@@ -1,6 +1,6 @@
 //! TCP flows: the TCP model of `quicksim-transport` (optionally with TLS on top) as a
-//! [`Transport`] of the run loop, its totals block, and its configuration from the scenario's
-//! `[tcp]` table and a flow's own `tcp` table.
+//! [`Transport`] of the run loop, its totals block, its compact encoding for resting flows, and
+//! its configuration from the scenario's `[tcp]` table and a flow's own `tcp` table.
 
 use super::transport::Transport;
 use crate::build::CcResolver;
@@ -48,6 +48,19 @@ impl Transport for Connection {
             "established": c[0].is_established() || c[0].is_closed(),
             "error": close_error,
         })
+    }
+
+    /// A quiet connection whose controller is a plugin stays live (`Connection::can_park`).
+    fn park(&self, out: &mut Vec<u8>) -> bool {
+        if !self.can_park() {
+            return false;
+        }
+        self.encode(out);
+        true
+    }
+
+    fn unpark<'a>(bytes: &'a [u8], cfg: &Arc<TcpConfig>) -> Result<(Connection, &'a [u8]), String> {
+        Connection::decode(bytes, Arc::clone(cfg))
     }
 }
 

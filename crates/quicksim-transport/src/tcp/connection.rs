@@ -5,8 +5,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use quicksim_engine::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
 
 use super::config::{TcpConfig, TlsVersion};
+use super::park::placeholder_config;
 use super::receiver::Receiver;
 use super::rto::Rto;
 use super::segment::{TcpSegment, TS_OPTION};
@@ -17,7 +19,7 @@ use crate::endpoint::{AppEvent, Role, TransportMetrics};
 use quicksim_cc::CongestionController;
 
 /// Connection states (RFC 9293 §3.3.2, folded: the FIN states are flags).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) enum State {
     /// Server waiting for a SYN.
     Listen,
@@ -32,8 +34,11 @@ pub(super) enum State {
 }
 
 /// One end of a TCP connection.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Connection {
+    /// Shared, read-only: the ends of a flow (and flows with the same settings) hold one copy.
+    /// Not part of the encoded state (`Connection::encode`): `decode` takes it back.
+    #[serde(skip, default = "placeholder_config")]
     pub(super) cfg: Arc<TcpConfig>,
     pub(super) role: Role,
     pub(super) state: State,

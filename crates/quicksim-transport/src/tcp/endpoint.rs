@@ -64,4 +64,8 @@ impl Endpoint for Connection {
     fn is_closed(&self) -> bool {
         Connection::is_closed(self)
     }
+    #[inline]
+    fn is_quiet(&self) -> bool {
+        Connection::is_quiet(self)
+    }
 }

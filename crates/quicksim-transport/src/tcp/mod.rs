@@ -6,7 +6,8 @@
 //! [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
 //! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`rto`] (RFC 6298),
 //! [`tls`] (handshake flights and records), and the [`Connection`] that ties them together
-//! (`connection.rs`: handshake, input and timers; `output.rs`: what to send).
+//! (`connection.rs`: handshake, input and timers; `output.rs`: what to send; `park.rs`: when a
+//! connection is quiet, and its compact encoding for resting flows).
 //!
 //! Left out (a current Linux has them): RACK-TLP loss detection (RFC 8985) and tail loss
 //! probes, D-SACK (RFC 2883) and undo of spurious retransmissions, F-RTO (RFC 5682), the
@@ -18,6 +19,7 @@ pub mod config;
 mod connection;
 mod endpoint;
 mod output;
+mod park;
 pub mod receiver;
 pub mod rto;
 pub mod sack;
@@ -31,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 pub use config::{TcpConfig, TlsVersion};
 pub use connection::Connection;
+pub use park::placeholder_config;
 pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
 pub use sender::CaState;
 

@@ -87,6 +87,11 @@ impl Receiver {
         self.ooo.total()
     }
 
+    /// Out-of-order data is held (a hole waits for a retransmission).
+    pub fn holds_out_of_order(&self) -> bool {
+        !self.ooo.is_empty()
+    }
+
     /// In-order bytes not yet consumed.
     pub fn unread(&self) -> u64 {
         self.rcv_nxt - self.consumed - u64::from(self.fin_received)

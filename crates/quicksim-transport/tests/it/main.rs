@@ -6,6 +6,7 @@ mod harness;
 mod net;
 mod props;
 mod tcp;
+mod tcp_park;
 mod tcp_props;
 
 use harness::{no_handshake, Sim};

@@ -14,6 +14,7 @@ pub const IPV4: u64 = 20;
 pub type DropFn<P> = Box<dyn FnMut(usize, u64, &P) -> bool>;
 pub type JitterFn = Box<dyn FnMut(usize, u64) -> SimDuration>;
 pub type DupFn = Box<dyn FnMut(usize, u64) -> bool>;
+pub type EndpointFn<E> = Box<dyn FnMut(&mut E)>;
 
 pub struct Link {
     pub delay: SimDuration,
@@ -46,6 +47,9 @@ pub struct Net<E: Endpoint> {
     pub trace: Vec<(SimTime, usize, E::Packet)>,
     /// Close each side once its application has written everything (a bulk sender).
     pub close_when_done: [bool; 2],
+    /// Called on each endpoint after every event (the encoding tests replace the endpoint by
+    /// its decoded encoding here).
+    pub after_event: Option<EndpointFn<E>>,
 }
 
 impl<E: Endpoint> Net<E>
@@ -86,6 +90,7 @@ where
             closed: [None, None],
             trace: Vec::new(),
             close_when_done: [false; 2],
+            after_event: None,
         }
     }
 
@@ -202,6 +207,9 @@ where
                 }
             }
             self.flush();
+            if let Some(f) = &mut self.after_event {
+                self.eps.iter_mut().for_each(f);
+            }
         }
         if self.now < until {
             self.now = until;
