@@ -34,6 +34,7 @@ REPRODUCTIONS: dict[str, str] = {
     "ack-frequency": "ack_frequency",
     "showcase-linksharing": "showcase_linksharing",
     "buffer-sizing": "buffer_sizing",
+    "cubic-rfc9438": "cubic_rfc9438",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"
