@@ -41,6 +41,15 @@ def test_every_module_has_the_interface() -> None:
         assert mod.TITLE and callable(mod.run)
 
 
+def test_rfc9438_fluid_model_gives_its_tables() -> None:
+    """RFC 9438 §5.1: max(1.054 (RTT/p)^0.75, 1.2/sqrt(p)), rounded, is every cell of Tables 1-2."""
+    from quicksim.reproduce.cubic_rfc9438 import TABLE, table_value
+
+    for rtt, row in TABLE.items():
+        for p, segments in row.items():
+            assert round(table_value(rtt, p)) == segments, (rtt, p)
+
+
 def test_sawtooth_limits() -> None:
     # W_max = BDP + B: the classic 75 % with no buffer, a busy link from B = BDP on.
     assert sawtooth(0.0, extra=0.0)[0] == pytest.approx(0.75)
@@ -79,7 +88,9 @@ def test_paper_fig3_quick_end_to_end(cli: Cli, tmp_path: Path) -> None:
 
 @pytest.mark.core
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["paper-fig6", "showcase-linksharing", "buffer-sizing", "quic-tcp-fairness"])
+@pytest.mark.parametrize(
+    "name", ["paper-fig6", "showcase-linksharing", "buffer-sizing", "quic-tcp-fairness", "cubic-rfc9438"]
+)
 def test_quick_reproductions_write_their_files(name: str, tmp_path: Path) -> None:
     report = rp.reproduce(name, tmp_path, quick=True, jobs=2)
     out = tmp_path / name

@@ -7,6 +7,7 @@
 
 pub mod algos;
 pub mod api;
+pub mod hystart;
 pub mod registry;
 mod rtt;
 pub mod window;
@@ -16,6 +17,7 @@ pub use api::{
     AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
     InitCtx, Phase, RateSample, SentPacket,
 };
+pub use hystart::HyStart;
 pub use registry::{Algorithm, CcSpec, ControllerFactory};
 pub use rtt::RttEstimator;
 pub use window::WindowRules;

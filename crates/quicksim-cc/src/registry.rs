@@ -338,13 +338,15 @@ mod tests {
     /// change a code path.
     fn configs() -> Vec<BuiltinConfig> {
         let mut v: Vec<_> = NAMES.iter().map(|n| BuiltinConfig::default_for(n).unwrap()).collect();
-        v.push(BuiltinConfig::NewReno(newreno::Config { exact_increase: false }));
+        v.push(BuiltinConfig::NewReno(newreno::Config { exact_increase: false, ..Default::default() }));
         v.push(BuiltinConfig::Cubic(cubic::Config {
             fast_convergence: false,
             reno_friendly: false,
             beta: 0.5,
             c: 0.8,
+            hystart: true,
         }));
+        v.push(BuiltinConfig::NewReno(newreno::Config { hystart: true, ..Default::default() }));
         v
     }
 
@@ -405,7 +407,7 @@ mod tests {
         );
         assert_eq!(
             parse("newreno", serde_json::json!({"exact_increase": false})).unwrap(),
-            BuiltinConfig::NewReno(newreno::Config { exact_increase: false })
+            BuiltinConfig::NewReno(newreno::Config { exact_increase: false, ..Default::default() })
         );
         assert_eq!(parse("none", serde_json::json!({})).unwrap(), BuiltinConfig::NoCc(Default::default()));
         // Unknown fields are rejected with their name.

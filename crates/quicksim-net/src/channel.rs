@@ -13,9 +13,12 @@ pub enum LossModel {
     /// Each frame is lost independently with probability p.
     Bernoulli(f64),
     /// Exactly one frame is lost after every `every` delivered frames (INET's
-    /// PeriodicLossChannel: 1/p delivered, then 1 dropped).
+    /// PeriodicLossChannel: 1/p delivered, then 1 dropped). The first loss comes after `first`
+    /// delivered frames (`first <= every`; INET: `first = every`): a run can start its drops at
+    /// a chosen phase, e.g. to end a slow start near a window it is meant to study.
     Periodic {
         every: u64,
+        first: u64,
     },
 }
 
@@ -178,6 +181,11 @@ impl<P, O: NetObserver<P>> QdiscSink<P> for Sink<'_, O> {
 impl<P> Channel<P> {
     /// A channel with the queue discipline and link model its configuration names.
     pub fn new(id: ChanId, from: NodeId, to: NodeId, cfg: ChannelConfig, rngs: ChannelRngs) -> Self {
+        // Periodic loss drops when the count reaches `every`: start it `first` short of that.
+        let periodic_count = match cfg.loss {
+            LossModel::Periodic { every, first } => every.saturating_sub(first),
+            _ => 0,
+        };
         Channel {
             id,
             from,
@@ -192,7 +200,7 @@ impl<P> Channel<P> {
             last_arrival: SimTime::ZERO,
             last_queue_change: SimTime::ZERO,
             qdisc_timer: None,
-            periodic_count: 0,
+            periodic_count,
             propagating: 0,
             rngs,
             stats: ChannelStats::default(),
@@ -363,7 +371,7 @@ impl<P> Channel<P> {
             match self.cfg.loss {
                 LossModel::None => None,
                 LossModel::Bernoulli(pr) => self.rngs.loss.bernoulli(pr).then_some(DropReason::Loss),
-                LossModel::Periodic { every } => {
+                LossModel::Periodic { every, .. } => {
                     if self.periodic_count >= every {
                         self.periodic_count = 0;
                         Some(DropReason::Loss)

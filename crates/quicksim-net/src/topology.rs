@@ -347,7 +347,7 @@ mod tests {
     #[test]
     fn periodic_loss_drops_one_after_every_n() {
         let mut bn = ChannelConfig::new(Rate::gbps(1), SimDuration::ZERO, 1500);
-        bn.loss = LossModel::Periodic { every: 4 };
+        bn.loss = LossModel::Periodic { every: 4, first: 4 };
         let (mut net, r1, d) = one_link(bn);
         let mut q = EventQueue::new();
         for _ in 0..20 {
@@ -357,6 +357,24 @@ mod tests {
         // 4 delivered, 1 lost: uids 5, 10, 15, 20 are lost.
         let expect: Vec<u64> = (1..=20).filter(|u| u % 5 != 0).collect();
         assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn periodic_loss_starts_after_first() {
+        // first = 1: uid 2 is lost, then one after every 4 delivered (7, 12, 17); first = 0:
+        // the very first frame is lost (1, 6, 11, 16).
+        for (first, lost) in [(1, [2, 7, 12, 17]), (0, [1, 6, 11, 16])] {
+            let mut bn = ChannelConfig::new(Rate::gbps(1), SimDuration::ZERO, 1500);
+            bn.loss = LossModel::Periodic { every: 4, first };
+            let (mut net, r1, d) = one_link(bn);
+            let mut q = EventQueue::new();
+            for _ in 0..20 {
+                offer(&mut net, &mut q, r1, d, 100);
+            }
+            let got: Vec<u64> = drain(&mut net, &mut q).into_iter().map(|x| x.1).collect();
+            let expect: Vec<u64> = (1..=20).filter(|u| !lost.contains(u)).collect();
+            assert_eq!(got, expect, "first = {first}");
+        }
     }
 
     /// A gate: holds every packet until `open_at`, asking for a timer then; once open, a FIFO.

@@ -132,14 +132,21 @@ fn loss_model(l: &Option<LossCfg>, path: &str) -> Result<LossModel, ScenarioErro
             }
             LossModel::Bernoulli(*p)
         }
-        Some(LossCfg::Periodic { every }) => {
+        Some(LossCfg::Periodic { every, first }) => {
             if *every == 0 {
                 return Err(err(
                     format!("{path}.every"),
                     "0: at least 1 packet must be delivered between losses",
                 ));
             }
-            LossModel::Periodic { every: *every }
+            let first = first.unwrap_or(*every);
+            if first > *every {
+                return Err(err(
+                    format!("{path}.first"),
+                    format!("{first}: the first loss must come within `every` = {every} packets"),
+                ));
+            }
+            LossModel::Periodic { every: *every, first }
         }
     })
 }
@@ -729,7 +736,10 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         }
     }
     let trace_sel: Vec<bool> = names.iter().map(|n| rc.packets.contains(n)).collect();
-    let rec = Recorder::new(
+    if rc.conn_interval.is_some_and(|d| d.0 == SimDuration::ZERO) {
+        return Err(err("run.record.conn_interval", "0s: the grid step must be positive"));
+    }
+    let mut rec = Recorder::new(
         bin,
         flows.len(),
         rc.flows,
@@ -740,6 +750,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         trace_sel,
         rc.max_samples,
     );
+    rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
     let extra = plugins.sinks.iter().map(|(_, s)| s.make(flows.len())).collect();
     let rec = Sinks::new(rec, extra);
     Ok(Built {

@@ -95,6 +95,12 @@ pub struct RecordCfg {
     /// Cap on samples per recorded series, so long runs stay light.
     #[serde(default = "default_max_samples")]
     pub max_samples: u64,
+    /// Record the `conn` state on a grid of this step instead of on every change: a row at
+    /// grid time g holds the state in force at g, and a row is written only when the state
+    /// changed since the previous grid point (read as a step function, it is the exact state
+    /// sampled every step). For long runs whose windows change on every ACK.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn_interval: Option<Dur>,
 }
 
 fn yes() -> bool {
@@ -117,6 +123,7 @@ impl Default for RecordCfg {
             conn: all(),
             packets: Vec::new(),
             max_samples: default_max_samples(),
+            conn_interval: None,
         }
     }
 }
@@ -149,8 +156,11 @@ pub enum LossCfg {
         p: f64,
     },
     /// Exactly 1 dropped after every `every` delivered (or give `p`: every = 1/p - 1... see docs).
+    /// The first one after `first` delivered (0 to `every`; default `every`).
     Periodic {
         every: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first: Option<u64>,
     },
 }
 

@@ -35,6 +35,7 @@ REPRODUCTIONS: dict[str, str] = {
     "showcase-linksharing": "showcase_linksharing",
     "buffer-sizing": "buffer_sizing",
     "quic-tcp-fairness": "quic_tcp_fairness",
+    "cubic-rfc9438": "cubic_rfc9438",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

@@ -1,7 +1,7 @@
 //! CUBIC (RFC 9438) on the transport's window rules.
 //!
-//! Slow start, the recovery period and persistent congestion are those of RFC 9002 §7 (no
-//! HyStart++); the initial, minimum and loss windows come from the transport
+//! Slow start, the recovery period and persistent congestion are those of RFC 9002 §7 (HyStart++,
+//! RFC 9406, with `hystart = true`: [`crate::hystart`]); the initial, minimum and loss windows come from the transport
 //! ([`crate::WindowRules`]). The recovery test is RFC 9002's `sent_time <= recovery_start`
 //! (NewReno here uses INET's `<` to match that model). An ECN-CE mark is a congestion event like
 //! a loss (RFC 9438 §4.6); after an RTO the window collapses to the loss window and the next
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::registry::{check, ratio, Algorithm};
 use crate::{
-    AckEvent, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
+    AckEvent, AckSummary, CcCtx, HyStart, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
 };
 
 /// Microseconds per second cubed: (t in us)^3 / US3_PER_S3 = t^3 in s^3.
@@ -45,11 +45,13 @@ pub struct Config {
     /// C in segments per second cubed (RFC 9438 §5.1: 0.4), in [1e-6, 1000]. Used to 6 decimals.
     #[serde(deserialize_with = "check::positive_up_to_1000")]
     pub c: f64,
+    /// HyStart++ (RFC 9406, RFC 9438 §4.10) in slow start (default off).
+    pub hystart: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { fast_convergence: true, reno_friendly: true, beta: 0.7, c: 0.4 }
+        Config { fast_convergence: true, reno_friendly: true, beta: 0.7, c: 0.4, hystart: false }
     }
 }
 
@@ -146,6 +148,8 @@ pub struct Cubic {
     /// Packets sent at or before this time belong to the recovery period (RFC 9002 §7.3.2).
     recovery_start: Option<SimTime>,
     phase: Phase,
+    /// HyStart++ state while `config.hystart` (boxed: 8 bytes when off).
+    hystart: Option<Box<HyStart>>,
 }
 
 impl Algorithm for Cubic {
@@ -164,6 +168,7 @@ impl Algorithm for Cubic {
             epoch: None,
             recovery_start: None,
             phase: Phase::Open,
+            hystart: config.hystart.then(Box::default),
         }
     }
 }
@@ -240,8 +245,9 @@ impl CongestionController for Cubic {
         }
         self.phase = Phase::Open;
         if self.cwnd < self.ssthresh {
-            // RFC 9438 §4.10 / RFC 9002 §7.3.1: slow start.
-            self.cwnd += ack.bytes;
+            // RFC 9438 §4.10 / RFC 9002 §7.3.1: slow start (RFC 9406: a quarter of the acked
+            // bytes in HyStart++'s conservative slow start).
+            self.cwnd += self.hystart.as_mut().map_or(ack.bytes, |h| h.increase(ack.bytes));
             return;
         }
         let cwnd = self.cwnd;
@@ -276,15 +282,37 @@ impl CongestionController for Cubic {
         self.epoch = Some(e);
     }
 
+    fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
+        // An ACK counts once the path has an RTT sample (latest() is zero before).
+        let open = self.phase == Phase::Open && !ack.app_limited && cx.rtt.has_sample();
+        let in_slow_start = self.cwnd < self.ssthresh && !self.sent_in_recovery(ack.largest_acked_sent_time);
+        if let Some(h) = self.hystart.as_mut() {
+            // RFC 9406 §4.2: CSS_ROUNDS rounds of CSS end slow start: ssthresh = cwnd, and the
+            // first congestion avoidance stage starts with K = 0 (no W_max yet).
+            if open && in_slow_start && h.on_ack_end(cx.now, cx.rtt.latest(), ack.largest_acked_sent_time) {
+                self.ssthresh = self.cwnd;
+            }
+        }
+    }
+
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
         let min_window = cx.window.minimum_window(cx.mds);
         // RFC 9002 §7.3.2: one reduction per recovery period.
         if !self.sent_in_recovery(ev.sent_time) {
             self.recovery_start = Some(cx.now);
             self.phase = Phase::Recovery;
             // RFC 9438 §4.7 fast convergence: W_max = cwnd (1 + beta) / 2 if we lost below it.
+            // "Below" means by at least one segment (RFC 9438 §4.1.2 counts cwnd and W_max in
+            // segments; Linux's integer cwnd reaches W_max exactly at the plateau). Byte
+            // counting approaches the flat plateau asymptotically, so at a loss there the window
+            // is W_max less a few bytes, and a byte-exact test turned that into a 15 % cut of
+            // W_max, after which the flat curve takes tens of epochs to climb back (the CUBIC-
+            // region gap of the RFC 9438 §5 table under periodic loss).
             let p = self.params;
-            self.w_max = if p.fast_convergence && self.cwnd < self.w_max {
+            self.w_max = if p.fast_convergence && self.cwnd + cx.mds <= self.w_max {
                 (u128::from(self.cwnd) * u128::from(p.beta_den + p.beta_num) / (2 * u128::from(p.beta_den)))
                     as u64
             } else {
@@ -541,6 +569,30 @@ mod tests {
     }
 
     #[test]
+    fn fast_convergence_ignores_a_shortfall_within_the_same_segment() {
+        // W_max = 36 000 B = 36 segments of 1000 B. A loss at 35 000 B (a whole segment below):
+        // fast convergence, W_max = 35 000 · 0.85 = 29 750. At 35 001 or 35 999 B (less than a
+        // segment below, the byte-counted window creeping up the flat plateau) it must not fire:
+        // the byte-exact test of earlier versions did.
+        for (cwnd, w_max) in [(35_000, 29_750), (35_001, 35_001), (35_999, 35_999), (36_999, 36_999)] {
+            let mut cc = after_first_loss(Config::default());
+            cc.cwnd = cwnd;
+            cc.phase = Phase::Open;
+            lose(&mut cc, at(1_100), at(1_200));
+            assert_eq!(cc.w_max, w_max, "cwnd {cwnd}");
+            assert_eq!(cc.cwnd_bytes(), cwnd * 7 / 10);
+        }
+        // W_max = 36 500 B: 35 500 B is one segment below (fires: 30 175), 35 501 B is not.
+        for (cwnd, w_max) in [(35_500, 30_175), (35_501, 35_501)] {
+            let mut cc = after_first_loss(Config::default());
+            cc.w_max = 36_500;
+            cc.cwnd = cwnd;
+            lose(&mut cc, at(1_100), at(1_200));
+            assert_eq!(cc.w_max, w_max, "cwnd {cwnd}");
+        }
+    }
+
+    #[test]
     fn recovery_period_and_minimum_window() {
         let mut cc = after_first_loss(Config::default());
         // RFC 9002: losses and acks of packets sent at or before the recovery start are ignored.
@@ -664,4 +716,56 @@ mod tests {
         let e = cc.epoch.unwrap();
         assert_eq!((e.k_us, e.origin), (0, 18_000));
     }
+    /// One ACK of one MDS-sized packet sent at `sent`, acked at `now`, whose RTT sample is
+    /// `rtt_ms`: `on_ack` then `on_ack_end`, as the transports call them.
+    fn hs_ack(cc: &mut Cubic, rtt_ms: u64, sent: SimTime, now: SimTime) {
+        let mut rtt = RttEstimator::new(ms(100));
+        rtt.update(ms(rtt_ms), SimDuration::ZERO, SimDuration::ZERO, true);
+        let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 50_000, window: &WindowRules::RFC9002 };
+        cc.on_ack(&mut cx, &AckEvent { sent_time: sent, bytes: MDS, app_limited: false });
+        let summary = AckSummary {
+            acked_bytes: MDS,
+            acked_packets: 1,
+            largest_acked_sent_time: sent,
+            app_limited: false,
+            rate: None,
+        };
+        cc.on_ack_end(&mut cx, &summary);
+    }
+
+    #[test]
+    fn hystart_leaves_slow_start_through_css() {
+        for hystart in [true, false] {
+            let mut cc = new_cc(Config { hystart, ..Config::default() });
+            // Round 1 (8 ACKs, RTT 100 ms): slow start, 10 000 -> 18 000 B. Round 2 (RTT 150 ms
+            // >= 100 + 12.5): slow start to 26 000 B, and the 8th sample enters CSS.
+            for _ in 0..8 {
+                hs_ack(&mut cc, 100, at(0), at(100));
+            }
+            for _ in 0..8 {
+                hs_ack(&mut cc, 150, at(100), at(250));
+            }
+            assert_eq!(cc.cwnd_bytes(), 26_000);
+            // CSS rounds 1-4 (4 ACKs each, RTT still 150 ms: no return): 250 B per 1000 B acked.
+            for r in 0..4 {
+                for _ in 0..4 {
+                    hs_ack(&mut cc, 150, at(250 + 150 * r), at(400 + 150 * r));
+                }
+            }
+            // The first ACK of round 7 ends the 5th CSS round: ssthresh = cwnd = 30 250 B.
+            hs_ack(&mut cc, 150, at(850), at(1_000));
+            let m = cc.metrics();
+            if hystart {
+                assert_eq!((m.cwnd_bytes, m.ssthresh_bytes), (30_250, 30_250));
+                assert_eq!(m.state, CcState::CongestionAvoidance);
+                // Congestion avoidance starts with no W_max: K = 0 at the next ACK.
+                hs_ack(&mut cc, 150, at(900), at(1_100));
+                assert_eq!(cc.epoch.unwrap().k_us, 0);
+            } else {
+                // Plain slow start: every acked byte, no threshold.
+                assert_eq!((m.cwnd_bytes, m.ssthresh_bytes), (43_000, u64::MAX));
+            }
+        }
+    }
+
 }

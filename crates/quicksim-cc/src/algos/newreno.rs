@@ -1,7 +1,8 @@
 //! NewReno as the INET QUIC model implements it (RFC 9002 §7 plus INET's quirks).
 //!
 //! Follows `NewRenoCongestionController.cc` of INET's `transportlayer/quic` line by line:
-//! - Slow start adds the acked packet size; no ABC limit, no HyStart (RFC 9002 §7.3.1).
+//! - Slow start adds the acked packet size; no ABC limit, no HyStart (RFC 9002 §7.3.1), unless
+//!   `hystart = true` turns on HyStart++ (RFC 9406, [`crate::hystart`]; not in INET).
 //! - Congestion avoidance is either RFC 5681 §3.1 byte counting (INET's default,
 //!   `accurateIncreaseInNewRenoCongestionAvoidance = true`) with INET's `pba > cwnd - MDS`
 //!   test, or the approximate `cwnd += MDS·acked/cwnd` of the RFC 9002 pseudo-code with an
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::registry::Algorithm;
 use crate::{
-    AckEvent, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
+    AckEvent, AckSummary, CcCtx, HyStart, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
 };
 
 /// NewReno settings. `Config::default()` is INET's default.
@@ -35,11 +36,13 @@ pub struct Config {
     /// `accurateIncreaseInNewRenoCongestionAvoidance`), else `cwnd += MDS·acked/cwnd` per ACK.
     /// The scenario's older `quic.exact_increase` key sets it too.
     pub exact_increase: bool,
+    /// HyStart++ (RFC 9406) in slow start (default off, as INET).
+    pub hystart: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { exact_increase: true }
+        Config { exact_increase: true, hystart: false }
     }
 }
 
@@ -59,6 +62,8 @@ pub struct NewReno {
     /// Packets sent strictly before this time belong to the recovery period. `ZERO` = none.
     recovery_start: SimTime,
     phase: Phase,
+    /// HyStart++ state while `config.hystart` (boxed: 8 bytes when off).
+    hystart: Option<Box<HyStart>>,
 }
 
 impl Algorithm for NewReno {
@@ -76,6 +81,7 @@ impl Algorithm for NewReno {
             carry: 0,
             recovery_start: SimTime::ZERO,
             phase: Phase::Open,
+            hystart: config.hystart.then(Box::default),
         }
     }
 }
@@ -111,8 +117,9 @@ impl CongestionController for NewReno {
         }
         self.phase = Phase::Open;
         if self.cwnd < self.ssthresh {
-            // RFC 9002 §7.3.1: slow start adds the acked bytes (no ABC limit in INET).
-            self.cwnd += ack.bytes;
+            // RFC 9002 §7.3.1: slow start adds the acked bytes (no ABC limit in INET); RFC 9406:
+            // a quarter of them in HyStart++'s conservative slow start.
+            self.cwnd += self.hystart.as_mut().map_or(ack.bytes, |h| h.increase(ack.bytes));
             if exact {
                 self.carry = 0;
             }
@@ -136,7 +143,22 @@ impl CongestionController for NewReno {
         }
     }
 
+    fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
+        // An ACK counts once the path has an RTT sample (latest() is zero before).
+        let open = self.phase == Phase::Open && !ack.app_limited && cx.rtt.has_sample();
+        let in_slow_start = self.cwnd < self.ssthresh && !self.sent_in_recovery(ack.largest_acked_sent_time);
+        if let Some(h) = self.hystart.as_mut() {
+            // RFC 9406 §4.2: CSS_ROUNDS rounds of CSS end slow start: ssthresh = cwnd.
+            if open && in_slow_start && h.on_ack_end(cx.now, cx.rtt.latest(), ack.largest_acked_sent_time) {
+                self.ssthresh = self.cwnd;
+            }
+        }
+    }
+
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
         let (mds, rules) = (cx.mds, cx.window);
         // RFC 9002 §7.3.2: one reduction per recovery period. The transport excludes DPLPMTUD
         // probes from the send time, as INET does.
@@ -292,7 +314,7 @@ mod tests {
 
     #[test]
     fn exact_ca_adds_one_mds_per_cwnd_of_acked_bytes() {
-        let mut cc = in_ca(Config { exact_increase: true });
+        let mut cc = in_ca(Config { exact_increase: true, ..Default::default() });
         // Increase when pba > cwnd - MDS = 11268: 9 packets (11268) are not enough, 10 are.
         ack_n(&mut cc, 9, t(250), t(300));
         assert_eq!(cc.cwnd_bytes(), 12_520);
@@ -311,7 +333,7 @@ mod tests {
     #[test]
     fn exact_ca_subtracts_new_cwnd_from_large_pba() {
         // INET: after the increase, pba -= cwnd (the increased one) if cwnd < pba.
-        let mut cc = in_ca(Config { exact_increase: true });
+        let mut cc = in_ca(Config { exact_increase: true, ..Default::default() });
         ack_one(&mut cc, 30_000, t(250), t(300), false);
         assert_eq!(cc.cwnd_bytes(), 13_772);
         assert_eq!(cc.carry, 30_000 - 13_772);
@@ -319,7 +341,7 @@ mod tests {
 
     #[test]
     fn approximate_ca_keeps_integer_remainder() {
-        let mut cc = in_ca(Config { exact_increase: false });
+        let mut cc = in_ca(Config { exact_increase: false, ..Default::default() });
         // 1252 * 1252 = 1_567_504 = 125 * 12520 + 2504
         ack_n(&mut cc, 1, t(250), t(300));
         assert_eq!(cc.cwnd_bytes(), 12_645);
@@ -329,11 +351,11 @@ mod tests {
         assert_eq!(cc.cwnd_bytes(), 12_769);
         assert_eq!(cc.carry, 2_028);
         // The remainder is per controller: a fresh one starts from zero.
-        let mut other = in_ca(Config { exact_increase: false });
+        let mut other = in_ca(Config { exact_increase: false, ..Default::default() });
         ack_n(&mut other, 1, t(250), t(300));
         assert_eq!(other.cwnd_bytes(), 12_645);
         // One cwnd of acks grows the window by about one MDS.
-        let mut cc = in_ca(Config { exact_increase: false });
+        let mut cc = in_ca(Config { exact_increase: false, ..Default::default() });
         ack_n(&mut cc, 10, t(250), t(300));
         assert!((13_600..=13_772).contains(&cc.cwnd_bytes()), "{}", cc.cwnd_bytes());
     }
@@ -395,7 +417,7 @@ mod tests {
         ack_one(&mut ss, MDS, t(0), t(100), true);
         assert_eq!(ss.cwnd_bytes(), 12_520);
         for exact in [true, false] {
-            let mut ca = in_ca(Config { exact_increase: exact });
+            let mut ca = in_ca(Config { exact_increase: exact, ..Default::default() });
             for _ in 0..50 {
                 ack_one(&mut ca, MDS, t(250), t(300), true);
             }
@@ -486,4 +508,54 @@ mod tests {
         ack_one(&mut cc, MDS, t(160), t(250), false);
         assert_eq!(cc.metrics().state, CcState::CongestionAvoidance);
     }
+    /// One ACK of one full packet sent at `sent`, acked at `now`, with RTT sample `rtt_ms`.
+    fn hs_ack(cc: &mut NewReno, rtt_ms: u64, sent: SimTime, now: SimTime) {
+        let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
+        rtt.update(SimDuration::from_millis(rtt_ms), SimDuration::ZERO, SimDuration::ZERO, true);
+        let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 100_000, window: &WindowRules::RFC9002 };
+        cc.on_ack(&mut cx, &AckEvent { sent_time: sent, bytes: MDS, app_limited: false });
+        let summary = AckSummary {
+            acked_bytes: MDS,
+            acked_packets: 1,
+            largest_acked_sent_time: sent,
+            app_limited: false,
+            rate: None,
+        };
+        cc.on_ack_end(&mut cx, &summary);
+    }
+
+    #[test]
+    fn hystart_css_grows_a_quarter_and_a_loss_ends_it() {
+        let mut cc = new_cc(Config { hystart: true, ..Config::default() });
+        // Round 1 at RTT 100 ms, round 2 at 150 ms (>= 100 + 12.5): 16 ACKs of slow start,
+        // 12 520 + 16 · 1252 = 32 552 B, and CSS from the 16th.
+        for _ in 0..8 {
+            hs_ack(&mut cc, 100, t(0), t(100));
+        }
+        for _ in 0..8 {
+            hs_ack(&mut cc, 150, t(100), t(250));
+        }
+        assert_eq!(cc.cwnd_bytes(), 32_552);
+        // CSS: 1252 / 4 = 313 B per packet.
+        for _ in 0..4 {
+            hs_ack(&mut cc, 150, t(250), t(400));
+        }
+        assert_eq!(cc.cwnd_bytes(), 33_804);
+        assert_eq!(cc.hystart.as_ref().unwrap().stage(), crate::hystart::Stage::Css { rounds: 1 });
+        // A loss in CSS: NewReno's halving, and HyStart++ is over.
+        lose(&mut cc, t(300), t(450));
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (16_902, 16_902));
+        assert_eq!(cc.hystart.as_ref().unwrap().stage(), crate::hystart::Stage::Done);
+        // Off (the default): the same ACKs are plain slow start.
+        let mut plain = new_cc(Config::default());
+        for _ in 0..8 {
+            hs_ack(&mut plain, 100, t(0), t(100));
+        }
+        for _ in 0..12 {
+            hs_ack(&mut plain, 150, t(100), t(250));
+        }
+        assert_eq!(plain.cwnd_bytes(), 12_520 + 20 * 1252);
+        assert!(plain.hystart.is_none());
+    }
+
 }

@@ -34,7 +34,7 @@ fn case() -> impl Strategy<Value = Case> {
     let loss = prop_oneof![
         Just(LossModel::None),
         (0.0..0.5f64).prop_map(LossModel::Bernoulli),
-        (1u64..6).prop_map(|every| LossModel::Periodic { every }),
+        (1u64..6, 0u64..6).prop_map(|(every, first)| LossModel::Periodic { every, first: first.min(every) }),
     ];
     let jitter = proptest::option::of(
         (0u64..3000, any::<bool>())

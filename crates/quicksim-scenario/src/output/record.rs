@@ -97,6 +97,10 @@ pub struct Recorder {
     stream_first: Vec<u32>,
     stream_next: Vec<u32>,
     conn_counts: Vec<u64>,
+    /// `run.record.conn_interval` in ps (0: every change), and per flow the latest state not
+    /// yet written, with its time.
+    conn_grid: u64,
+    conn_held: Vec<Option<(u64, ConnSample, ConnCounters)>>,
     pub trace_sel: Vec<bool>,
     trace: Series,
     trace_node: Vec<u32>,
@@ -147,6 +151,8 @@ impl Recorder {
             drops: Series::default(),
             drop_reason: Vec::new(),
             conn_counts: vec![0; conn_sel.len()],
+            conn_grid: 0,
+            conn_held: Vec::new(),
             conn_sel,
             conn_t: Vec::new(),
             conn_flow: Vec::new(),
@@ -165,6 +171,36 @@ impl Recorder {
             nbins: 0,
             bin_cache: (0, 0),
         }
+    }
+
+    /// Record `conn` on a grid of `step` (None: on every change).
+    pub fn set_conn_interval(&mut self, step: Option<SimDuration>) {
+        self.conn_grid = step.map_or(0, |s| s.0);
+        self.conn_held = vec![None; self.conn_sel.len()];
+    }
+
+    /// Writes flow `fi`'s held state at the first grid point at or after it was taken, if that
+    /// point comes before `until` (the state was still in force there).
+    fn flush_held(&mut self, fi: usize, until: u64, inclusive: bool) {
+        if let Some((t, s, c)) = self.conn_held[fi] {
+            let g = t.div_ceil(self.conn_grid) * self.conn_grid;
+            if g < until || (inclusive && g == until) {
+                self.push_conn(SimTime(g), fi as u32, &s, &c);
+            }
+        }
+    }
+
+    fn push_conn(&mut self, t: SimTime, flow: u32, s: &ConnSample, c: &ConnCounters) {
+        let fi = flow as usize;
+        if self.conn_counts[fi] >= self.max_samples {
+            self.note_truncated(Truncated::Conn(flow));
+            return;
+        }
+        self.conn_counts[fi] += 1;
+        self.conn_t.push(t.0);
+        self.conn_flow.push(flow);
+        self.conn_rows.push(*s);
+        self.conn_counters.push(*c);
     }
 
     /// The run ends at `end`: size bin vectors for it.
@@ -552,18 +588,23 @@ impl Sink for Recorder {
         if !self.conn_sel[fi] {
             return;
         }
-        if self.conn_counts[fi] >= self.max_samples {
-            self.note_truncated(Truncated::Conn(flow));
+        if self.conn_grid == 0 {
+            self.push_conn(t, flow, s, c);
             return;
         }
-        self.conn_counts[fi] += 1;
-        self.conn_t.push(t.0);
-        self.conn_flow.push(flow);
-        self.conn_rows.push(*s);
-        self.conn_counters.push(*c);
+        // The held state was in force up to (not including) t.
+        self.flush_held(fi, t.0, false);
+        self.conn_held[fi] = Some((t.0, *s, *c));
     }
 
     fn finish(&mut self, info: &RunInfo<'_>) -> Vec<(String, Table)> {
+        if self.conn_grid != 0 {
+            // Each flow's last state, if a grid point up to the end falls in it (these rows
+            // come after the others, so a flow's rows stay in time order).
+            for fi in 0..self.conn_held.len() {
+                self.flush_held(fi, info.end.0, true);
+            }
+        }
         self.tables(info)
     }
 }
