@@ -10,6 +10,7 @@ pub mod api;
 pub mod hystart;
 pub mod registry;
 mod rtt;
+mod spec;
 pub mod window;
 
 pub use algos::{AnyController, BuiltinConfig, NAMES};
@@ -18,8 +19,9 @@ pub use api::{
     InitCtx, Phase, RateSample, SentPacket,
 };
 pub use hystart::HyStart;
-pub use registry::{Algorithm, CcSpec, ControllerFactory};
+pub use registry::{Algorithm, ControllerFactory};
 pub use rtt::RttEstimator;
+pub use spec::CcSpec;
 pub use window::WindowRules;
 
 /// serde `with` module for a `u64` that is usually `u64::MAX` (an unset ssthresh): encoded as

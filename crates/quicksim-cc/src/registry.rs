@@ -3,20 +3,20 @@
 //! A built-in algorithm is one file in `algos/` implementing [`CongestionController`] and
 //! [`Algorithm`], plus its `module::Type` in the `controllers!` line of `algos/mod.rs`. That
 //! line generates (smoltcp's `AnyController` pattern):
-//! - [`AnyController`]: one variant per algorithm, dispatched by a `match` (no `dyn` call on the
+//! - `AnyController`: one variant per algorithm, dispatched by a `match` (no `dyn` call on the
 //!   per-ACK path), plus `Dyn` for a controller made at run time (a plugin);
-//! - [`BuiltinConfig`]: one variant per algorithm's `Config`, deserialized by name from a
+//! - `BuiltinConfig`: one variant per algorithm's `Config`, deserialized by name from a
 //!   scenario's `cc = { algo = "cubic", beta = 0.7 }`;
-//! - [`NAMES`]: the registered names, which the scenario checks against.
+//! - `NAMES`: the registered names, which the scenario checks against.
 //!
 //! Idle connections are stored encoded (serde, postcard): built-in controllers are encoded with
-//! them; a `Dyn` one cannot be, and [`AnyController::can_park`] says so.
+//! them; a `Dyn` one cannot be, and `AnyController::can_park` says so. What a transport holds
+//! (`CcSpec`) and the generated enum's shared methods are in `spec.rs`.
 
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::algos::{AnyController, BuiltinConfig, NAMES};
 use crate::{CongestionController, InitCtx};
 
 /// What the registry needs from an algorithm besides the controller itself. A built-in one is
@@ -52,91 +52,6 @@ where
 pub struct DynController {
     pub name: Arc<str>,
     pub cc: Box<dyn CongestionController>,
-}
-
-impl AnyController {
-    /// A run-time controller (dispatched dynamically, never encoded).
-    pub fn from_dyn(name: Arc<str>, cc: Box<dyn CongestionController>) -> AnyController {
-        AnyController::Dyn(Box::new(DynController { name, cc }))
-    }
-
-    /// Whether the controller can be encoded with an idle connection (serde): true for the
-    /// built-in algorithms, false for a run-time one.
-    #[inline]
-    pub fn can_park(&self) -> bool {
-        !matches!(self, AnyController::Dyn(_))
-    }
-}
-
-impl fmt::Debug for AnyController {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}(cwnd {})", self.name(), self.cwnd_bytes())
-    }
-}
-
-/// Which controller a connection uses, and its settings: what a transport configuration holds.
-#[derive(Clone)]
-pub enum CcSpec {
-    Builtin(BuiltinConfig),
-    /// Made at run time by a factory registered under `name`.
-    Factory {
-        name: Arc<str>,
-        factory: Arc<dyn ControllerFactory>,
-    },
-}
-
-impl CcSpec {
-    /// The built-in algorithm `name` with its default configuration.
-    pub fn named(name: &str) -> Result<CcSpec, String> {
-        BuiltinConfig::default_for(name).map(CcSpec::Builtin).ok_or_else(|| {
-            format!("congestion control {name:?} is unknown; valid names are: {}", NAMES.join(", "))
-        })
-    }
-
-    /// The registry name.
-    pub fn name(&self) -> &str {
-        match self {
-            CcSpec::Builtin(c) => c.name(),
-            CcSpec::Factory { name, .. } => name,
-        }
-    }
-
-    /// A fresh controller.
-    pub fn build(&self, cx: &InitCtx) -> AnyController {
-        match self {
-            CcSpec::Builtin(c) => c.build(cx),
-            CcSpec::Factory { name, factory } => AnyController::from_dyn(Arc::clone(name), factory.build(cx)),
-        }
-    }
-}
-
-impl Default for CcSpec {
-    /// INET's default: NewReno with byte counting.
-    fn default() -> Self {
-        CcSpec::named("newreno").expect("newreno is registered")
-    }
-}
-
-impl PartialEq for CcSpec {
-    /// Built-in: same algorithm and settings. Factory: the same factory object.
-    fn eq(&self, other: &CcSpec) -> bool {
-        match (self, other) {
-            (CcSpec::Builtin(a), CcSpec::Builtin(b)) => a == b,
-            (CcSpec::Factory { name: a, factory: f }, CcSpec::Factory { name: b, factory: g }) => {
-                a == b && Arc::ptr_eq(f, g)
-            }
-            _ => false,
-        }
-    }
-}
-
-impl fmt::Debug for CcSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CcSpec::Builtin(c) => c.fmt(f),
-            CcSpec::Factory { name, .. } => write!(f, "Factory({name:?})"),
-        }
-    }
 }
 
 /// serde `deserialize_with` checks for configuration fields: a bad value is an error naming the
@@ -181,7 +96,7 @@ pub fn ratio(v: f64) -> (u32, u32) {
 }
 
 /// Generates the registry from the list of built-in algorithms (`module::Type`, each in
-/// `algos/<module>.rs`): the modules, [`AnyController`], [`BuiltinConfig`] and [`NAMES`].
+/// `algos/<module>.rs`): the modules, `AnyController`, `BuiltinConfig` and `NAMES`.
 macro_rules! controllers {
     ($($module:ident :: $ty:ident),+ $(,)?) => {
         $(pub mod $module;)+
@@ -323,7 +238,8 @@ pub(crate) use controllers;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algos::{cubic, newreno};
+    use crate::algos::{cubic, newreno, AnyController, BuiltinConfig, NAMES};
+    use crate::CcSpec;
     use crate::{AckEvent, CcCtx, CongestionCause, CongestionEvent, RttEstimator, SentPacket, WindowRules};
     use proptest::prelude::*;
     use quicksim_engine::{SimDuration, SimTime};

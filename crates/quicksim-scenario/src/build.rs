@@ -2,16 +2,16 @@
 //! of the network, applications and recorders.
 
 use crate::apps::App;
+use crate::cc_config::CcResolver;
 use crate::flows::transport::TransportFlow;
 use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
 use crate::flows::{FlowApp, FlowRt, FlowSpec};
 use crate::output::record::Recorder;
 use crate::output::Sinks;
+use crate::payload::Payload;
 use crate::plugins::Plugins;
 use crate::schema::*;
-use crate::world::Payload;
 use crate::ScenarioError;
-use quicksim_cc::{BuiltinConfig, CcSpec};
 use quicksim_engine::{Rate, RngStreams, SimDuration, SimTime};
 use quicksim_net::model::schedule::{RateSchedule, Spikes};
 use quicksim_net::qdisc::{ConfigError, ConfigSource};
@@ -28,9 +28,6 @@ pub(crate) const DEFAULT_MTU: u64 = 1500;
 pub(crate) const DEFAULT_RECORD_INTERVAL: SimDuration = SimDuration(500_000_000_000);
 /// A dumbbell's access links: 1 Gbit/s, as the INET showcase.
 pub(crate) const DEFAULT_ACCESS_RATE: Rate = Rate { bits_per_s: 1_000_000_000 };
-/// A QUIC flow's application and stream count unless it names them.
-pub(crate) const DEFAULT_QUIC_APP: QuicApp = QuicApp::Saturated;
-pub(crate) const DEFAULT_STREAMS: u32 = 1;
 
 fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path.into(), msg.into())
@@ -264,62 +261,6 @@ fn add_link(
         }
     }
     Ok(())
-}
-
-/// Resolves `cc` settings into controller specs: the built-in algorithms first, then the run's
-/// plugins. Remembers what it resolved, so flows with the same settings share one spec (and a
-/// plugin's factory is made once).
-/// Resolves `cc` settings (a name or a table) into a controller spec, against the built-in
-/// algorithms, then the run's plugins; equal settings resolve once and share their spec.
-pub(crate) struct CcResolver<'a> {
-    plugins: &'a Plugins,
-    done: Vec<(CcCfg, CcSpec)>,
-}
-
-impl CcResolver<'_> {
-    /// The controller of `q` (path `{path}.cc` in errors): its `cc` (default NewReno), with
-    /// the older `exact_increase` key applied to NewReno when the table does not set it.
-    fn spec(&mut self, q: &QuicCfg, path: &str) -> Result<CcSpec, ScenarioError> {
-        let mut cc =
-            q.cc.clone().unwrap_or_else(|| CcCfg { algo: "newreno".into(), params: Default::default() });
-        if let (Some(v), "newreno") = (q.exact_increase, cc.algo.as_str()) {
-            cc.params.entry("exact_increase").or_insert(serde_json::Value::Bool(v));
-        }
-        self.resolve(cc, &format!("{path}.cc"))
-    }
-
-    /// The controller of the `cc` settings at `path` (errors name `path` and the field in it).
-    pub(crate) fn resolve(&mut self, cc: CcCfg, path: &str) -> Result<CcSpec, ScenarioError> {
-        if let Some((_, spec)) = self.done.iter().find(|(c, _)| *c == cc) {
-            return Ok(spec.clone());
-        }
-        let path = path.to_string();
-        let at =
-            |sub: &str| if sub.is_empty() || sub == "." { path.clone() } else { format!("{path}.{sub}") };
-        let params = serde_json::Value::Object(cc.params.clone());
-        let mut track = serde_path_to_error::Track::new();
-        let de = serde_path_to_error::Deserializer::new(params.clone(), &mut track);
-        let spec = match BuiltinConfig::parse(&cc.algo, de) {
-            Ok(Some(c)) => CcSpec::Builtin(c),
-            Err(e) => return Err(err(at(&track.path().to_string()), e.to_string())),
-            Ok(None) => match self.plugins.controller(&cc.algo) {
-                Some(plugin) => {
-                    let factory = plugin(&params).map_err(|e| err(at(&e.path), e.message))?;
-                    CcSpec::Factory { name: cc.algo.as_str().into(), factory }
-                }
-                None => {
-                    let names: Vec<&str> =
-                        quicksim_cc::NAMES.iter().copied().chain(self.plugins.controller_names()).collect();
-                    return Err(err(
-                        path,
-                        format!("{:?} is not a congestion controller; use one of {names:?}", cc.algo),
-                    ));
-                }
-            },
-        };
-        self.done.push((cc, spec.clone()));
-        Ok(spec)
-    }
 }
 
 fn quic_config(

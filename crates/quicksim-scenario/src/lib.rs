@@ -7,16 +7,21 @@
 
 mod apps;
 mod build;
+mod cc_config;
+mod ctx;
+mod event;
 mod flows;
 pub mod normalize;
 pub mod output;
+mod payload;
 pub mod plugins;
 pub mod schema;
 pub mod units;
 mod world;
 
 pub use output::{table_schema, Column, ColumnType, RunOutput, Table};
-pub use world::{Payload, Stop};
+pub use payload::Payload;
+pub use world::Stop;
 
 use std::fmt;
 
@@ -113,7 +118,7 @@ fn run_inner(
     let wall_s = wall.elapsed().as_secs_f64();
     let peak_rss_run_kib = peak_rss_kib();
     let rested = w.rested;
-    let mut out = output::totals::finish(w, &sc, hash_str(json), seed, stop, wall_s);
+    let mut out = world::totals::finish(w, &sc, hash_str(json), seed, stop, wall_s);
     out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
     Ok((out, rested))
 }

@@ -20,9 +20,7 @@
 //! form (name or table) is being reworked. Direction tables (`forward`, `reverse`) are not
 //! filled: they inherit the link's values.
 
-use crate::build::{
-    DEFAULT_ACCESS_RATE, DEFAULT_MTU, DEFAULT_QUIC_APP, DEFAULT_RECORD_INTERVAL, DEFAULT_STREAMS,
-};
+use crate::build::{DEFAULT_ACCESS_RATE, DEFAULT_MTU, DEFAULT_RECORD_INTERVAL};
 use crate::schema::{FlowKind, LinkSpec, QueueCfg, QuicCfg, Scenario, SizeDist, TimeDist};
 use crate::units::{format_bytes, format_duration, Bytes, Dur, RateVal};
 use crate::ScenarioError;
@@ -97,8 +95,8 @@ fn fill_defaults(sc: &mut Scenario) {
         f.start.get_or_insert(Dur(SimDuration::ZERO));
         if matches!(f.kind, FlowKind::Quic | FlowKind::Tcp) {
             any_quic |= f.kind == FlowKind::Quic;
-            f.app.get_or_insert(DEFAULT_QUIC_APP);
-            f.streams.get_or_insert(DEFAULT_STREAMS);
+            f.app.get_or_insert(crate::apps::DEFAULT_APP);
+            f.streams.get_or_insert(crate::apps::DEFAULT_STREAMS);
         }
     }
     if any_quic {

@@ -6,7 +6,7 @@
 //! flow that uses one is never stored compactly (it cannot be encoded).
 
 use crate::output::SinkFactory;
-use crate::world::Payload;
+use crate::payload::Payload;
 use crate::ScenarioError;
 use quicksim_cc::{Algorithm, CongestionController, ControllerFactory, InitCtx};
 use quicksim_net::{Qdisc, QdiscConfig};

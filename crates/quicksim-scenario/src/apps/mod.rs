@@ -9,6 +9,10 @@ use quicksim_engine::{Rng, SimDuration, SimTime};
 use quicksim_transport::Endpoint;
 use serde::{Deserialize, Serialize};
 
+/// A transport flow's application and stream count unless it names them.
+pub(crate) const DEFAULT_APP: AppKind = AppKind::Saturated;
+pub(crate) const DEFAULT_STREAMS: u32 = 1;
+
 /// Which application a transport flow runs (the schema's `app`).
 pub(crate) type AppKind = QuicApp;
 
@@ -60,7 +64,7 @@ impl App {
         rng: Rng,
     ) -> Result<App, ScenarioError> {
         let err = |field: &str, msg: String| ScenarioError::new(format!("{path}.{field}"), msg);
-        let kind = f.app.unwrap_or(crate::build::DEFAULT_QUIC_APP);
+        let kind = f.app.unwrap_or(DEFAULT_APP);
         let message = match kind {
             AppKind::Messages => {
                 let s = f
@@ -92,7 +96,7 @@ impl App {
             (_, Some(_)) => return Err(err("bytes", "only applies to app = \"bulk\"".into())),
             _ => 0,
         };
-        let streams = f.streams.unwrap_or(crate::build::DEFAULT_STREAMS);
+        let streams = f.streams.unwrap_or(DEFAULT_STREAMS);
         if streams == 0 {
             return Err(err("streams", "0: at least 1 stream".into()));
         }

@@ -12,13 +12,15 @@ pub(crate) mod tcp;
 pub(crate) mod transport;
 pub(crate) mod udp;
 
-use crate::world::payload::PacketPool;
-use crate::world::Ctx;
+use crate::payload::{PacketPool, PoolSet};
 use quicksim_engine::SimTime;
 use quicksim_net::NodeId;
 use quicksim_transport::Endpoint;
 use transport::{Parked, Transport, TransportFlow};
 use udp::UdpFlow;
+
+/// The run loop's context with this registry's packet pools.
+pub(crate) type Ctx = crate::ctx::Ctx<Pools>;
 
 /// A flow's endpoints and times (its name is in `Ctx::flow_names`).
 #[derive(Clone, Debug)]
@@ -64,10 +66,10 @@ macro_rules! transports {
             $( $live: PacketPool<<$ty as Endpoint>::Packet>, )*
         }
 
-        impl Pools {
+        impl PoolSet for Pools {
             /// Frees the slot of a packet that left the network (dropped).
             #[inline]
-            pub(crate) fn release(&mut self, tag: u8, slot: u32) {
+            fn release(&mut self, tag: u8, slot: u32) {
                 match tag {
                     $( $tag => self.$live.release(slot), )*
                     _ => unreachable!("no transport has tag {tag}"),

@@ -3,7 +3,7 @@
 //! its configuration from the scenario's `[tcp]` table and a flow's own `tcp` table.
 
 use super::transport::Transport;
-use crate::build::CcResolver;
+use crate::cc_config::CcResolver;
 use crate::schema::CcCfg;
 use crate::ScenarioError;
 use quicksim_engine::SimTime;

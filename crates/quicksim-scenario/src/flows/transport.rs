@@ -3,11 +3,11 @@
 //! new one brings only its [`Transport`] implementation (`flows/<name>.rs`) and a line in
 //! `flows::transports!`; the code here is monomorphised per transport (no dynamic calls).
 
-use super::{FlowSpec, Registered};
+use super::{Ctx, FlowSpec, Registered};
 use crate::apps::App;
+use crate::event::{push_flow_event, Ev};
 use crate::output::{ConnCounters, ConnSample, TransportEvent};
-use crate::world::event::{push_flow_event, Ev};
-use crate::world::{Ctx, Payload};
+use crate::payload::Payload;
 use quicksim_engine::compact::Opt;
 use quicksim_engine::SimTime;
 use quicksim_transport::{AppEvent, WirePacket};

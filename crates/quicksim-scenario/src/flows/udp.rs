@@ -2,11 +2,11 @@
 //! (`kind = "onoff"`, datagrams only during ON periods). No transport: the receiver counts what
 //! arrives. Each source has its own event kinds (`Ev::UdpSend`, `Ev::OnOffToggle`).
 
-use super::FlowSpec;
+use super::{Ctx, FlowSpec};
 use crate::apps::{draw_size, draw_time};
+use crate::event::Ev;
+use crate::payload::Payload;
 use crate::schema::{SizeDist, TimeDist};
-use crate::world::event::Ev;
-use crate::world::{Ctx, Payload};
 use quicksim_engine::{Rate, Rng, SimTime};
 use quicksim_net::{IPV4_HEADER, UDP_HEADER};
 

@@ -8,16 +8,16 @@
 //! boundary (for qlog-like writers), then `finish` to add tables. The built-in tables
 //! ([`record::Recorder`]) are always there and called statically; further sinks (a test's toy,
 //! pcap later) are added through `BUILTIN_SINKS` (selected by the scenario) or
-//! [`crate::plugins::Plugins`] and called dynamically only when present.
+//! `plugins::Plugins` and called dynamically only when present.
 
+mod fanout;
 pub(crate) mod record;
 mod schema;
 mod sinks;
-pub(crate) mod totals;
 
-pub use record::{ConnCounters, ConnSample};
+pub(crate) use fanout::Sinks;
 pub use schema::{check_schema, table_schema, ColumnType, TABLES};
-pub(crate) use sinks::Sinks;
+pub use sinks::{ConnCounters, ConnSample};
 pub use sinks::{PacketInfo, RunInfo, Sink, SinkFactory, TransportEvent};
 
 /// One column of a table.

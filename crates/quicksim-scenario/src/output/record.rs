@@ -2,7 +2,7 @@
 //! sink every run has. Each series is chosen by the scenario's `run.record` table and capped, so
 //! large runs stay light. Columns carry their unit in the name.
 
-use super::sinks::{PacketInfo, RunInfo, Sink};
+use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink};
 use super::{Column, Table};
 use quicksim_engine::{SimDuration, SimTime};
 use quicksim_net::{ChanId, DropReason, NodeId};
@@ -41,29 +41,6 @@ struct Series {
     key: Vec<u32>,
     a: Vec<i64>,
     b: Vec<i64>,
-}
-
-/// Cumulative counters attached to each congestion-state sample (they change with every
-/// packet, so they do not trigger a sample themselves).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ConnCounters {
-    pub packets_sent: u64,
-    pub packets_acked: u64,
-    pub packets_lost: u64,
-    pub retransmitted_bytes: u64,
-    /// ACK frames the receiving end has sent.
-    pub ack_frames_sent: u64,
-}
-
-/// One sample of a sender's congestion state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ConnSample {
-    pub cwnd: u64,
-    pub ssthresh: u64,
-    pub inflight: u64,
-    pub srtt: SimDuration,
-    pub latest_rtt: SimDuration,
-    pub min_rtt: SimDuration,
 }
 
 pub struct Recorder {

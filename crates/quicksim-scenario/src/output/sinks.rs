@@ -1,12 +1,35 @@
-//! The sink interface and the fan-out the run loop calls: the built-in tables first (static
-//! calls), then every added sink in the order it was added.
+//! The sink interface: what an output is told (the `Sink` hooks) and what it is given to name
+//! things (`PacketInfo`, `RunInfo`, `TransportEvent`).
 
-use super::record::Recorder;
-use super::{ConnCounters, ConnSample, Table};
-use crate::world::Payload;
+use super::Table;
+use crate::payload::Payload;
+use quicksim_engine::SimDuration;
 use quicksim_engine::SimTime;
 use quicksim_net::{ChanId, DropReason, NodeId, Packet};
 use quicksim_transport::{AppEvent, TransportMetrics};
+
+/// Cumulative counters attached to each congestion-state sample (they change with every
+/// packet, so they do not trigger a sample themselves).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnCounters {
+    pub packets_sent: u64,
+    pub packets_acked: u64,
+    pub packets_lost: u64,
+    pub retransmitted_bytes: u64,
+    /// ACK frames the receiving end has sent.
+    pub ack_frames_sent: u64,
+}
+
+/// One sample of a sender's congestion state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConnSample {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub inflight: u64,
+    pub srtt: SimDuration,
+    pub latest_rtt: SimDuration,
+    pub min_rtt: SimDuration,
+}
 
 /// A packet as sinks see it.
 #[derive(Clone, Copy, Debug)]
@@ -98,118 +121,5 @@ pub trait SinkFactory: Send + Sync {
 impl<F: Fn(usize) -> Box<dyn Sink> + Send + Sync> SinkFactory for F {
     fn make(&self, nflows: usize) -> Box<dyn Sink> {
         self(nflows)
-    }
-}
-
-/// Every sink of a run, called in order: the built-in tables, then the added ones.
-pub(crate) struct Sinks {
-    pub tables: Recorder,
-    extra: Vec<Box<dyn Sink>>,
-    /// `extra` is not empty.
-    has_extra: bool,
-    /// Some sink wants transport events (checked per packet instead of asking each sink).
-    pub tracing: bool,
-}
-
-/// Calls `$call` on every added sink; nothing when there is none (the usual case: one
-/// predictable branch).
-macro_rules! each_extra {
-    ($self:ident, $s:ident => $call:expr) => {
-        for $s in $self.extra.iter_mut() {
-            $call;
-        }
-    };
-}
-
-/// Like `each_extra!`, with the packet described as a [`PacketInfo`] (built only when a sink is
-/// there to see it: the built-in tables take the packet's fields directly).
-macro_rules! each_extra_packet {
-    ($self:ident, $p:ident, $info:ident, $s:ident => $call:expr) => {
-        if !$self.extra.is_empty() {
-            let $info = PacketInfo::of($p);
-            for $s in $self.extra.iter_mut() {
-                $call;
-            }
-        }
-    };
-}
-
-impl Sinks {
-    pub(crate) fn new(tables: Recorder, extra: Vec<Box<dyn Sink>>) -> Sinks {
-        let tracing = extra.iter().any(|s| s.wants_transport_events());
-        Sinks { tables, has_extra: !extra.is_empty(), extra, tracing }
-    }
-
-    #[inline]
-    pub(crate) fn conn_selected(&self, flow: u32) -> bool {
-        self.tables.conn_sel[flow as usize] || self.has_extra
-    }
-
-    #[inline]
-    pub(crate) fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
-        self.tables.queue_changed(now, chan, packets, bytes);
-        each_extra!(self, s => s.queue_changed(now, chan, packets, bytes));
-    }
-
-    #[inline]
-    pub(crate) fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
-        self.tables.on_dropped(now, chan, p.flow, p.ip_bytes, why);
-        each_extra_packet!(self, p, info, s => s.dropped(now, chan, &info, why));
-    }
-
-    #[inline]
-    pub(crate) fn link_delivered(
-        &mut self,
-        now: SimTime,
-        chan: ChanId,
-        p: &Packet<Payload>,
-        frame_bytes: u64,
-    ) {
-        self.tables.on_link_delivered(now, chan, frame_bytes);
-        each_extra_packet!(self, p, info, s => s.link_delivered(now, chan, &info, frame_bytes));
-    }
-
-    #[inline]
-    pub(crate) fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
-        if p.payload.forward() {
-            self.tables.on_forward_packet(now, p.flow, node, p.uid(), p.ip_bytes, false);
-        }
-        each_extra_packet!(self, p, info, s => s.packet_sent(now, node, &info));
-    }
-
-    #[inline]
-    pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {
-        if p.payload.forward() {
-            self.tables.on_forward_packet(now, p.flow, p.dst, p.uid(), p.ip_bytes, true);
-        }
-        each_extra_packet!(self, p, info, s => s.packet_received(now, &info));
-    }
-
-    #[inline]
-    pub(crate) fn app_sent(&mut self, now: SimTime, flow: u32, bytes: u64) {
-        self.tables.app_sent(now, flow, bytes);
-        each_extra!(self, s => s.app_sent(now, flow, bytes));
-    }
-
-    #[inline]
-    pub(crate) fn app_delivered(&mut self, now: SimTime, flow: u32, stream: Option<u64>, bytes: u64) {
-        self.tables.app_delivered(now, flow, stream, bytes);
-        each_extra!(self, s => s.app_delivered(now, flow, stream, bytes));
-    }
-
-    pub(crate) fn conn_sample(&mut self, now: SimTime, flow: u32, sample: &ConnSample, c: &ConnCounters) {
-        self.tables.conn_sample(now, flow, sample, c);
-        each_extra!(self, s => s.conn_sample(now, flow, sample, c));
-    }
-
-    pub(crate) fn transport_event(&mut self, now: SimTime, flow: u32, side: u8, ev: TransportEvent<'_>) {
-        each_extra!(self, s => s.transport_event(now, flow, side, ev));
-    }
-
-    /// The tables of every sink: the built-in ones first.
-    pub(crate) fn finish(&mut self, info: &RunInfo<'_>) -> Vec<(String, Table)> {
-        let mut out = self.tables.finish(info);
-        each_extra!(self, s => out.extend(s.finish(info)));
-        out
     }
 }

@@ -23,74 +23,15 @@
 //! 5. Every 16384 events or 1/200 of the run, progress is reported; the run stops at its end
 //!    time (events at exactly the end are not processed), its event budget or when cancelled.
 
-pub(crate) mod event;
-pub(crate) mod payload;
-
-pub use payload::Payload;
+pub(crate) mod totals;
 
 use crate::build::Built;
-use crate::flows::{FlowApp, FlowRt, Pools};
-use crate::output::Sinks;
-use event::{sched_net, small_event, Ev};
+use crate::ctx::NetObs;
+use crate::event::{sched_net, small_event, Ev};
+use crate::flows::{Ctx, FlowApp, FlowRt, Pools};
+use crate::payload::Payload;
 use quicksim_engine::{EventQueue, SimTime};
-use quicksim_net::{ChanId, DropReason, NetObserver, Network, NodeId, Packet};
-
-/// Everything a flow acts on: the event queue, the network, the sinks and the packet pools.
-/// Kept apart from the flows themselves so that a flow can borrow it while it is borrowed.
-pub(crate) struct Ctx {
-    pub q: EventQueue<Ev>,
-    pub net: Network<Payload>,
-    /// The network's observer: the sinks, and the pools whose slots a drop frees.
-    pub out: NetObs,
-    pub flow_names: Vec<String>,
-}
-
-impl Ctx {
-    /// Puts an IP packet of `ip_bytes` from `src` to `dst` on the network.
-    #[inline]
-    pub(crate) fn send_packet(
-        &mut self,
-        now: SimTime,
-        src: NodeId,
-        dst: NodeId,
-        flow: u32,
-        ip_bytes: u64,
-        payload: Payload,
-    ) {
-        let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
-        let q = &mut self.q;
-        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.out);
-    }
-}
-
-/// The sinks as the network's observer, plus freeing the pool slot of a dropped packet. One
-/// struct owning both (not one made of two borrows per call), so the network gets one pointer.
-pub(crate) struct NetObs {
-    pub rec: Sinks,
-    pub pools: Pools,
-}
-
-impl NetObserver<Payload> for NetObs {
-    #[inline]
-    fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
-        self.rec.queue_changed(now, chan, packets, bytes);
-    }
-    #[inline]
-    fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
-        if let Some((tag, _, slot)) = p.payload.as_transport() {
-            self.pools.release(tag, slot);
-        }
-        self.rec.dropped(now, chan, p, why);
-    }
-    #[inline]
-    fn delivered(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, frame_bytes: u64) {
-        self.rec.link_delivered(now, chan, p, frame_bytes);
-    }
-    #[inline]
-    fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
-        self.rec.packet_sent(now, node, p);
-    }
-}
+use quicksim_net::Packet;
 
 pub struct World {
     pub(crate) cx: Ctx,

@@ -280,6 +280,15 @@ impl QuicConfig {
     }
 }
 
+/// The configuration a state decoded by serde alone holds until its owner sets the real one
+/// (`Connection::decode`; the simulator's encoded idle flows): one shared default, so decoding
+/// allocates none. Serde `default` of the skipped configuration fields.
+pub fn placeholder_config() -> std::sync::Arc<QuicConfig> {
+    static UNSET: std::sync::LazyLock<std::sync::Arc<QuicConfig>> =
+        std::sync::LazyLock::new(Default::default);
+    std::sync::Arc::clone(&UNSET)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,13 +10,13 @@ use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::ack::{AckManager, AckPolicy, Arrival};
 use super::ack_frequency::AckFreqSender;
+use super::config::placeholder_config;
 use super::flow_control::{ReceiveWindow, SendCredit, WindowRule};
 use super::handshake::Handshake;
 use super::niche::Opt;
 use super::packet::{
     AckFrequencyFrame, Frame, QuicPacket, SpaceId, TransportParams, FLOW_CONTROL_ERROR, NO_ERROR,
 };
-use super::park::placeholder_config;
 use super::per_space::PerSpace;
 use super::rare::{push_event, PendingStreamControl, RareBox};
 use super::recovery::{Recovery, TimeoutAction, TimerCtx, GRANULARITY, WINDOW_RULES};

@@ -33,13 +33,13 @@ use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
 pub use crate::endpoint::{AppEvent as ConnEvent, Role, TransportMetrics as ConnMetrics};
+pub use config::placeholder_config;
 pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::Connection;
 pub use packet::{
     AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame,
     TransportParams,
 };
-pub use park::placeholder_config;
 pub use quicksim_cc::CcSpec;
 pub use quicksim_engine::compact::encode_into;
 pub use streams::{SchedulerKind, StreamScheduler};

@@ -6,14 +6,6 @@ use std::sync::Arc;
 use super::connection::Connection;
 use super::QuicConfig;
 
-/// The configuration a state decoded by serde alone holds until its owner sets the real one
-/// (`Connection::decode`; the simulator's encoded idle flows): one shared default, so decoding
-/// allocates none. Serde `default` of the skipped configuration fields.
-pub fn placeholder_config() -> Arc<QuicConfig> {
-    static UNSET: std::sync::LazyLock<Arc<QuicConfig>> = std::sync::LazyLock::new(Default::default);
-    Arc::clone(&UNSET)
-}
-
 impl Connection {
     /// Nothing is going on (no bytes in flight, no stream data waiting to be sent, no event for
     /// the application) and the connection can be encoded (`can_park`). Decides when to keep the

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::packet::AckFrequencyFrame;
-use super::stats::SUMS;
+use super::stats::{Carries, SUMS};
 use super::{ConnEvent, ConnStats};
 
 /// Pending per-stream and blocked frames (most connections never send one).
@@ -93,4 +93,11 @@ pub(super) fn push_event(first: &mut Option<ConnEvent>, rare: &mut RareBox, e: C
         rest.reserve_exact(1);
     }
     rest.push_back(e);
+}
+
+impl Carries for RareBox {
+    #[inline]
+    fn high(&mut self) -> &mut [u64; SUMS] {
+        &mut self.get_mut().high
+    }
 }

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::niche::Opt;
 use super::packet::{AckFrame, SpaceId};
 use super::per_space::PerSpace;
-pub use super::sent_packets::KeptFrames;
 use super::sent_packets::SentPackets;
+pub use super::sent_packets::{KeptFrames, SentPacket};
 
 /// kGranularity (RFC 9002 §6.1.2): 1 ms.
 pub const GRANULARITY: SimDuration = SimDuration(1_000_000_000);
@@ -44,21 +44,6 @@ macro_rules! cc_ctx {
             window: &WINDOW_RULES,
         }
     };
-}
-
-/// What recovery remembers about a sent packet.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SentPacket {
-    pub pn: u64,
-    pub time_sent: SimTime,
-    /// QUIC packet size (header + frames): what counts in flight.
-    pub size: u64,
-    pub ack_eliciting: bool,
-    pub in_flight: bool,
-    /// Frames whose ack or loss matters (no PADDING, no ACK: see `ack_largest`).
-    pub frames: KeptFrames,
-    /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
-    pub ack_largest: Opt<u64>,
 }
 
 /// Per-space state (RFC 9002 Appendix A.3 per-space variables).

@@ -12,7 +12,6 @@ use quicksim_engine::SimTime;
 
 use super::niche::Opt;
 use super::packet::Frame;
-use super::recovery::SentPacket;
 
 /// The frames recovery keeps of a sent packet (those whose ack or loss matters). Nearly always
 /// one STREAM frame, sometimes none or a few, so the first is stored inline and only the rest
@@ -321,6 +320,21 @@ impl SentPackets {
             self.acks = VecDeque::new();
         }
     }
+}
+
+/// What recovery remembers about a sent packet.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SentPacket {
+    pub pn: u64,
+    pub time_sent: SimTime,
+    /// QUIC packet size (header + frames): what counts in flight.
+    pub size: u64,
+    pub ack_eliciting: bool,
+    pub in_flight: bool,
+    /// Frames whose ack or loss matters (no PADDING, no ACK: see `ack_largest`).
+    pub frames: KeptFrames,
+    /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
+    pub ack_largest: Opt<u64>,
 }
 
 #[cfg(test)]

@@ -10,7 +10,6 @@ use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
 use super::niche::Opt;
-use super::rare::RareBox;
 use super::ConnStats;
 
 /// The counters nearly every connection changes (the meanings are `ConnStats`' fields').
@@ -46,9 +45,14 @@ pub(super) struct Stats {
     pub established_at: Opt<SimTime>,
 }
 
+/// Where the carries past 32 bits go: the connection's rare box (`rare.rs`), made on first use.
+pub(super) trait Carries {
+    fn high(&mut self) -> &mut [u64; SUMS];
+}
+
 /// Adds `n` to counter `c`, carrying past 32 bits into the rare box.
 #[inline]
-pub(super) fn count(stats: &mut Stats, rare: &mut RareBox, c: Sum, n: u64) {
+pub(super) fn count(stats: &mut Stats, rare: &mut impl Carries, c: Sum, n: u64) {
     let t = u64::from(stats.low[c as usize]) + n;
     stats.low[c as usize] = t as u32; // the low 32 bits
     if t > u64::from(u32::MAX) {
@@ -58,8 +62,8 @@ pub(super) fn count(stats: &mut Stats, rare: &mut RareBox, c: Sum, n: u64) {
 
 #[cold]
 #[inline(never)]
-fn carry(rare: &mut RareBox, c: Sum, high: u64) {
-    rare.get_mut().high[c as usize] += high;
+fn carry(rare: &mut impl Carries, c: Sum, high: u64) {
+    rare.high()[c as usize] += high;
 }
 
 impl Stats {
@@ -94,6 +98,7 @@ impl Stats {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rare::RareBox;
     use super::*;
 
     #[test]

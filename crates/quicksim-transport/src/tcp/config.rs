@@ -349,6 +349,14 @@ pub mod units {
     }
 }
 
+/// The configuration a state decoded by serde alone holds until its owner sets the real one
+/// ([`Connection::decode`]): one shared default, so decoding allocates none. Serde `default` of
+/// the skipped configuration field.
+pub fn placeholder_config() -> std::sync::Arc<TcpConfig> {
+    static UNSET: std::sync::LazyLock<std::sync::Arc<TcpConfig>> = std::sync::LazyLock::new(Default::default);
+    std::sync::Arc::clone(&UNSET)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

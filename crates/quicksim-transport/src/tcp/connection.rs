@@ -7,8 +7,8 @@ use std::sync::Arc;
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
+use super::config::placeholder_config;
 use super::config::{TcpConfig, TlsVersion};
-use super::park::placeholder_config;
 use super::receiver::Receiver;
 use super::rto::Rto;
 use super::segment::{TcpSegment, TS_OPTION};

@@ -31,9 +31,9 @@ use quicksim_cc::{AnyController, InitCtx};
 use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
+pub use config::placeholder_config;
 pub use config::{TcpConfig, TlsVersion};
 pub use connection::Connection;
-pub use park::placeholder_config;
 pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
 pub use sender::CaState;
 

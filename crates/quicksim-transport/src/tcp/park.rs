@@ -7,14 +7,6 @@ use std::sync::Arc;
 use super::config::TcpConfig;
 use super::connection::{Connection, State};
 
-/// The configuration a state decoded by serde alone holds until its owner sets the real one
-/// ([`Connection::decode`]): one shared default, so decoding allocates none. Serde `default` of
-/// the skipped configuration field.
-pub fn placeholder_config() -> Arc<TcpConfig> {
-    static UNSET: std::sync::LazyLock<Arc<TcpConfig>> = std::sync::LazyLock::new(Default::default);
-    Arc::clone(&UNSET)
-}
-
 impl Connection {
     /// Nothing is going on and the connection can be encoded (`can_park`): no segment in
     /// flight (data, FIN, or a SYN or SYN-ACK waiting for its answer), nothing in the send

@@ -4,7 +4,7 @@
 //! encoding tricks live here; the run loop schedules through [`sched_net`] and
 //! [`push_flow_event`] and pops with [`small_event`].
 
-use super::Payload;
+use crate::payload::Payload;
 use quicksim_engine::{EventQueue, SimTime};
 use quicksim_net::{ChanId, NetEvent};
 

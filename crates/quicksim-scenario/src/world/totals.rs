@@ -2,10 +2,9 @@
 //! flow's own: completion time, its transport's block), per-queue and per-link totals, and what
 //! made the run (seed, hashes, version, build).
 
-use super::sinks::RunInfo;
-use super::RunOutput;
+use super::{Stop, World};
+use crate::output::{RunInfo, RunOutput};
 use crate::schema::Scenario;
-use crate::world::{Stop, World};
 use serde_json::json;
 
 /// Takes the world apart into the run's output.

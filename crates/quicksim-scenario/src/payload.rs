@@ -45,6 +45,12 @@ impl fmt::Debug for Payload {
     }
 }
 
+/// The transports' packet pools as the network's observer sees them: it frees the slot of a
+/// dropped packet by the transport tag in its payload (`flows::Pools` implements it).
+pub(crate) trait PoolSet {
+    fn release(&mut self, tag: u8, slot: u32);
+}
+
 /// The packets of one transport travelling through the network. Events carry a slot number
 /// instead of the packet: a `QuicPacket` keeps its frames inline (no allocation per packet) and
 /// is large, and every event is moved several times between the queue, the network and the

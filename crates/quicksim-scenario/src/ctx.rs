@@ -1,0 +1,68 @@
+//! What flows act on while the run loop drives them: the event queue, the network, and the
+//! network's observer (the output sinks, and the packet pools a drop frees a slot of). Kept
+//! apart from the flows themselves so that a flow can borrow it while it is borrowed.
+
+use crate::event::{sched_net, Ev};
+use crate::output::Sinks;
+use crate::payload::{Payload, PoolSet};
+use quicksim_engine::{EventQueue, SimTime};
+use quicksim_net::{ChanId, DropReason, NetObserver, Network, NodeId, Packet};
+
+/// Everything a flow acts on: the event queue, the network, the sinks and the packet pools.
+/// Kept apart from the flows themselves so that a flow can borrow it while it is borrowed.
+/// Generic over the pool set (`flows::Pools`, which the transport registry generates), so that
+/// this module does not depend on the flows that use it (`flows::Ctx` names the concrete type).
+pub(crate) struct Ctx<Pl> {
+    pub q: EventQueue<Ev>,
+    pub net: Network<Payload>,
+    /// The network's observer: the sinks, and the pools whose slots a drop frees.
+    pub out: NetObs<Pl>,
+    pub flow_names: Vec<String>,
+}
+
+impl<Pl: PoolSet> Ctx<Pl> {
+    /// Puts an IP packet of `ip_bytes` from `src` to `dst` on the network.
+    #[inline]
+    pub(crate) fn send_packet(
+        &mut self,
+        now: SimTime,
+        src: NodeId,
+        dst: NodeId,
+        flow: u32,
+        ip_bytes: u64,
+        payload: Payload,
+    ) {
+        let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
+        let q = &mut self.q;
+        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.out);
+    }
+}
+
+/// The sinks as the network's observer, plus freeing the pool slot of a dropped packet. One
+/// struct owning both (not one made of two borrows per call), so the network gets one pointer.
+pub(crate) struct NetObs<Pl> {
+    pub rec: Sinks,
+    pub pools: Pl,
+}
+
+impl<Pl: PoolSet> NetObserver<Payload> for NetObs<Pl> {
+    #[inline]
+    fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
+        self.rec.queue_changed(now, chan, packets, bytes);
+    }
+    #[inline]
+    fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
+        if let Some((tag, _, slot)) = p.payload.as_transport() {
+            self.pools.release(tag, slot);
+        }
+        self.rec.dropped(now, chan, p, why);
+    }
+    #[inline]
+    fn delivered(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, frame_bytes: u64) {
+        self.rec.link_delivered(now, chan, p, frame_bytes);
+    }
+    #[inline]
+    fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
+        self.rec.packet_sent(now, node, p);
+    }
+}
