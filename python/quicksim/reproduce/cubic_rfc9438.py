@@ -34,7 +34,7 @@ SEGMENT = {"quic": 1252, "tcp": 1228}
 
 def fluid_cubic(rtt: float, p: float, c: float = 0.4, beta: float = 0.7) -> float:
     """RFC 9438 §5 (Figure 9): AVG_W_cubic = (C (3 + beta) / (4 (1 - beta)))^(1/4) (RTT / p)^(3/4)."""
-    return (c * (3 + beta) / (4 * (1 - beta))) ** 0.25 * (rtt / p) ** 0.75
+    return float((c * (3 + beta) / (4 * (1 - beta))) ** 0.25 * (rtt / p) ** 0.75)
 
 
 def fluid_reno(p: float) -> float:
