@@ -338,7 +338,7 @@ mod tests {
     /// change a code path.
     fn configs() -> Vec<BuiltinConfig> {
         let mut v: Vec<_> = NAMES.iter().map(|n| BuiltinConfig::default_for(n).unwrap()).collect();
-        v.push(BuiltinConfig::NewReno(newreno::Config { exact_increase: false }));
+        v.push(BuiltinConfig::NewReno(newreno::Config { exact_increase: false, ..Default::default() }));
         v.push(BuiltinConfig::Cubic(cubic::Config {
             fast_convergence: false,
             reno_friendly: false,
@@ -405,7 +405,7 @@ mod tests {
         );
         assert_eq!(
             parse("newreno", serde_json::json!({"exact_increase": false})).unwrap(),
-            BuiltinConfig::NewReno(newreno::Config { exact_increase: false })
+            BuiltinConfig::NewReno(newreno::Config { exact_increase: false, ..Default::default() })
         );
         assert_eq!(parse("none", serde_json::json!({})).unwrap(), BuiltinConfig::NoCc(Default::default()));
         // Unknown fields are rejected with their name.
