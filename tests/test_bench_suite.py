@@ -106,3 +106,30 @@ def test_many_flows_tcp_is_many_flows_with_tcp_connections() -> None:
     assert len(baseline) == 100 and {f["kind"] for f in baseline} == {"tcp"}
     with pytest.raises(ValueError, match="kind"):
         bench.many_flows_scenario(kind="sctp")
+
+
+def test_tcp_rows_are_ns3s_programs_with_tcp() -> None:
+    """The *-tcp rows run quicksim's TCP NewReno with ns-3.44's settings on ns-3's scenarios,
+    and the CLI pairs each with the ns-3 program it is timed against."""
+    from quicksim import api
+    from quicksim.cli import bench as cli_bench
+
+    ls = bench.linksharing_tcp_scenario()
+    assert ls["run"]["record"] == bench.NS3_LINKSHARING_RECORD
+    assert [f["kind"] for f in ls["flows"]] == ["tcp", "tcp", "tcp", "udp"]
+    small = bench.scale_100x1g_tcp_scenario(duration_s=2.0, flows=4)
+    assert "quic" not in small and small["tcp"]["cc"]["per_ack_increase"]
+    # ns-3's 2.5 MB FIFO plus its one-packet device queue (a 1280-B datagram).
+    assert small["dumbbell"]["bottleneck"]["queue"]["bytes"] == "2501280B"
+    r = api.run(small)
+    totals = r.totals["flows"]
+    assert {f["kind"] for f in totals.values()} == {"tcp"}
+    # Four flows fill 1 Gbit/s less the headers: 1228 B of payload per 1282-B frame, after
+    # slow start (the last second).
+    f = r.flows
+    late = f[f.t_s >= 1.0].delivered_bytes.sum() * 8 / 1.0
+    assert 0.9 * 1e9 * 1228 / 1282 < late <= 1e9 * 1228 / 1282
+    for name, prog in [("linksharing-tcp", "linksharing"), ("scale-100x1g-tcp", "scale")]:
+        assert cli_bench.NS3_PROGRAMS[name] == prog and cli_bench.protocol(name) == "TCP"
+        assert name in bench.SUITE and name in cli_bench.SCENARIOS
+    assert cli_bench.protocol("scale-100x1g") == "QUIC"

@@ -170,6 +170,48 @@ def linksharing_full_scenario() -> dict[str, Any]:
     return doc
 
 
+def linksharing_tcp_scenario() -> dict[str, Any]:
+    """ns-3's linksharing program itself (the bundled linksharing-tcp.toml: TCP NewReno with
+    ns-3.44's settings), 50 s, recording what the program measures: quicksim's TCP against
+    ns-3's TCP, the like-for-like speed comparison."""
+    from importlib import resources
+
+    from . import api
+
+    doc = api.load_scenario(str(resources.files("quicksim") / "scenarios" / "linksharing-tcp.toml"))
+    doc["name"] = "linksharing-tcp"
+    doc["run"]["record"] = dict(NS3_LINKSHARING_RECORD)
+    return doc
+
+
+#: ns-3.44's TcpNewReno settings as quicksim's `[tcp]` table (see linksharing-tcp.toml).
+NS3_TCP: dict[str, Any] = {
+    "cc": {"algo": "newreno", "per_ack_increase": True, "ssthresh_from_flight": True},
+    "ack_every": 2,
+    "delack_timeout": "200ms",
+    "min_rto": "1s",
+    "initial_rto": "3s",
+    "send_buffer_low_water": 1.0,
+}
+
+
+def scale_100x1g_tcp_scenario(duration_s: float = 30.0, flows: int = 100) -> dict[str, Any]:
+    """ns-3 scale.cc with TCP: 100 TCP NewReno flows (ns-3.44's settings, Snd/RcvBuf 1 MiB),
+    1 Gbit/s, 10 ms one way, a 2.5 MB FIFO plus ns-3's one-packet device queue, 2-B PPP
+    headers, MTU 1280, starts 1 ms apart, 30 s, light recording."""
+    doc = scale_100x1g_scenario(duration_s, flows)
+    doc["name"] = "scale-100x1g-tcp"
+    del doc["quic"]
+    bn, acc = doc["dumbbell"]["bottleneck"], doc["dumbbell"]["access"]
+    bn["queue"] = {"bytes": f"{2_500_000 + 1280}B", "packets": 100_000}
+    bn["overhead"] = acc["overhead"] = "2B"
+    acc["queue"] = {"packets": 100_000}
+    doc["tcp"] = dict(NS3_TCP, send_buffer=1 << 20, recv_buffer=1 << 20)
+    for f in doc["flows"]:
+        f["kind"] = "tcp"
+    return doc
+
+
 def _saturated_dumbbell(
     name: str,
     duration_s: float,
@@ -333,7 +375,9 @@ def sweep_speedup(runs: int = 64, reps: int = 3, duration_s: float = 50.0) -> di
 SUITE: dict[str, Any] = {
     "linksharing": linksharing_scenario,
     "linksharing-full": linksharing_full_scenario,
+    "linksharing-tcp": linksharing_tcp_scenario,
     "scale-100x1g": scale_100x1g_scenario,
+    "scale-100x1g-tcp": scale_100x1g_tcp_scenario,
     "scale-10g": scale_10g_scenario,
     "many-flows": many_flows_scenario,
     "many-flows-tcp": many_flows_tcp_scenario,

@@ -3,16 +3,19 @@
 Scenarios (built in code, `quicksim.bench.SUITE`):
 
   linksharing    the showcase, 50 s, 3 QUIC flows + UDP, recording what ns-3's linksharing
-                 program measures (per-flow bytes per bin, drops): the like-for-like comparison
+                 program measures (per-flow bytes per bin, drops)
   linksharing-full  the same, everything recorded as shipped (queue length and congestion
                  state at every change, link bins): what the showcase's plots cost
-  scale-100x1g   100 flows, 1 Gbit/s, 10 ms one way, BDP queue (2.5 MB), 30 s
+  linksharing-tcp  ns-3's linksharing program itself: 3 TCP NewReno flows with ns-3.44's
+                 settings + UDP (linksharing-tcp.toml), recording what the program measures
+  scale-100x1g   100 QUIC flows, 1 Gbit/s, 10 ms one way, BDP queue (2.5 MB), 30 s
+  scale-100x1g-tcp  ns-3's scale program itself: the same with 100 TCP NewReno flows
   scale-10g      50 flows, 10 Gbit/s, 10 ms one way, BDP queue (25 MB), 10 s
   many-flows     10 000 mostly idle QUIC connections (1 kB every 5 s) + 100 saturated, 10 s;
+                 (many-flows-tcp: the same with TCP flows)
                  also run without the idle ones, for the memory per idle flow
-  many-flows-tcp the same with TCP connections (NewReno, SACK, timestamps, delayed ACKs)
 
-The scale and many-flows(-tcp) runs record only per-flow byte counters per bin
+The scale and many-flows runs record only per-flow byte counters per bin
 (run.record = { queues = false, links = false, conn = false, drops = false }).
 
 Each rep runs in a fresh Python process that calls the core directly (no progress callback),
@@ -22,9 +25,10 @@ simulated s per wall s and peak RSS, as medians; all reps and the load average g
 --vs-ns3 builds the ns-3 anchor programs (linksharing.cc, scale.cc from the directory given by
 --ns3-anchors or $QUICKSIM_NS3_ANCHORS) into a cache directory against the ns-3 of the `ns3`
 PyPI wheel (--ns3-python or $NS3_PYTHON: a Python where `pip install ns3==3.44.post0` was done),
-runs them and prints the wall-time ratio. quicksim's flows are QUIC with NewReno; ns-3's are
-TCP NewReno (quicksim has no TCP yet), so the ratio compares the same scenarios, not the same
-protocol.
+runs them and prints the wall-time ratio. ns-3's flows are TCP NewReno. The *-tcp rows are the
+like-for-like comparison (quicksim's TCP NewReno against ns-3's); the QUIC rows compare the
+same scenarios with another protocol. Rows that share an ns-3 program are measured in one
+alternating loop (quicksim QUIC, quicksim TCP, ns-3, and again), so all see the same load.
 
 --sweep times a 64-run sweep of the showcase (quicksim.sweep) with jobs=1 and jobs=2 and prints
 the speed-up.
@@ -35,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -47,12 +50,31 @@ from typing import Any
 NAME = "bench"
 HELP = "benchmark suite (wall time, events/s, memory), optionally side by side with ns-3"
 
-SCENARIOS = ("linksharing", "linksharing-full", "scale-100x1g", "scale-10g", "many-flows", "many-flows-tcp")
+SCENARIOS = (
+    "linksharing",
+    "linksharing-full",
+    "linksharing-tcp",
+    "scale-100x1g",
+    "scale-100x1g-tcp",
+    "scale-10g",
+    "many-flows",
+    "many-flows-tcp",
+)
 WITH_BASELINE = ("many-flows", "many-flows-tcp")
 """Scenarios also run without their idle flows (`quicksim.bench.BASELINES`): memory per idle flow."""
-NS3_PROGRAMS = {"linksharing": "linksharing", "linksharing-full": "linksharing", "scale-100x1g": "scale"}
+NS3_PROGRAMS = {
+    "linksharing": "linksharing",
+    "linksharing-full": "linksharing",
+    "linksharing-tcp": "linksharing",
+    "scale-100x1g": "scale",
+    "scale-100x1g-tcp": "scale",
+}
 """Suite scenario -> ns-3 anchor program with the same scenario (TCP NewReno)."""
-NS3_SOURCES = ("build.sh", "common.h", "linksharing.cc", "scale.cc", "mathis.cc")
+
+
+def protocol(name: str) -> str:
+    """The protocol of quicksim's flows in suite scenario `name`."""
+    return "TCP" if name.endswith("-tcp") else "QUIC"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,63 +122,34 @@ def main(args: argparse.Namespace) -> int:
     if args.reps < 1:
         raise SystemExit("quicksim bench: --reps must be at least 1")
     report: dict[str, Any] = {"machine": _machine(), "quicksim": {}, "ns3": {}, "ratios": {}}
-    print("quicksim flows are QUIC (NewReno); ns-3 flows are TCP NewReno (quicksim has no TCP yet).")
+    print("ns-3's flows are TCP NewReno; quicksim's are QUIC NewReno, or TCP NewReno in the *-tcp rows.")
     bindir = _build_ns3(args) if args.vs_ns3 else None
+    done: set[str] = set()
     for name in names:
-        # With --vs-ns3 the quicksim and ns-3 reps of a scenario alternate, so both sides see
-        # the same machine load (it drifts by 1.5x and more over minutes on a shared machine).
+        if name in done:
+            continue
+        # With --vs-ns3 the quicksim and ns-3 reps alternate, so both sides see the same machine
+        # load (it drifts by 1.5x and more over minutes on a shared machine); the scenarios that
+        # share an ns-3 program share its reps, in one loop.
         prog = NS3_PROGRAMS.get(name) if bindir is not None else None
+        group = [name] + [m for m in names if prog is not None and m != name and NS3_PROGRAMS.get(m) == prog]
+        done.update(group)
         n3 = 0 if prog is None else (args.ns3_scale_reps if prog == "scale" else args.ns3_reps)
-        reps, reps3 = [], []
+        reps: dict[str, list[dict[str, Any]]] = {m: [] for m in group}
+        reps3: list[dict[str, Any]] = []
         for i in range(max(args.reps, n3)):
-            if i < args.reps:
-                reps.append(_quicksim_rep(name))
+            for m in group:
+                if i < args.reps:
+                    reps[m].append(_quicksim_rep(m))
             if i < n3 and bindir is not None and prog is not None:
                 reps3.append(_ns3_rep(bindir / prog))
-        report["quicksim"][name] = {"median": _median(reps), "reps": reps}
-        if name == names[0]:
-            pgo = reps[0].get("pgo")
-            build = "profile-guided (pgo/quicksim.profdata)" if pgo else "without the PGO profile"
-            print(f"quicksim core: {reps[0].get('build_profile')} build, {build}")
-        _print_row("quicksim", name, report["quicksim"][name]["median"], len(reps))
-        if reps3:
-            report["ns3"][name] = {"median": _median(reps3), "reps": reps3}
-            _print_row("ns-3", name, report["ns3"][name]["median"], len(reps3))
-            q, s3 = report["quicksim"][name]["median"], report["ns3"][name]["median"]
-            ratio = {
-                "run_loop_wall": s3["wall_s"] / q["wall_s"],
-                "process_wall": s3["process_wall_s"] / q["process_wall_s"],
-                "events_per_s": q["events_per_s"] / s3["events_per_s"],
-            }
-            report["ratios"][name] = ratio
-            print(
-                f"  {name}: quicksim is {ratio['run_loop_wall']:.1f}x faster than ns-3 in run-loop wall time "
-                f"({ratio['process_wall']:.1f}x in process wall time, "
-                f"{ratio['events_per_s']:.1f}x in events/s)"
-            )
-        if name in WITH_BASELINE:
-            base = [_quicksim_rep(name + "+baseline") for _ in range(args.reps)]
-            bm, m = _median(base), report["quicksim"][name]["median"]
-            idle = m["flows"] - bm["flows"]
-            per_flow = (m["peak_rss_mib"] - bm["peak_rss_mib"]) * 1024 * 1024 / idle
-            state = None
-            if "peak_rss_run_mib" in m and "peak_rss_run_mib" in bm:
-                state = (m["peak_rss_run_mib"] - bm["peak_rss_run_mib"]) * 1024 * 1024 / idle
-            report["quicksim"][name].update(
-                baseline={"median": bm, "reps": base},
-                bytes_per_idle_flow=per_flow,
-                state_bytes_per_idle_flow=state,
-            )
-            print(
-                f"{'':>8} {'':<13} without the {idle} idle flows: peak {bm['peak_rss_mib']:.1f} MiB; "
-                + (
-                    f"{state / 1024:.1f} kB per idle flow while running (peak RSS at the end of the "
-                    "run loop), "
-                    if state is not None
-                    else ""
-                )
-                + f"{per_flow / 1024:.1f} kB with the outputs (peak RSS of the process)"
-            )
+        if reps3 and prog is not None:
+            report["ns3"][prog] = {"median": _median(reps3), "reps": reps3}
+            _print_row("ns-3", prog, report["ns3"][prog]["median"], len(reps3))
+        for m in group:
+            _report_row(report, m, reps[m], prog if reps3 else None, first=m == names[0])
+            if m in WITH_BASELINE:
+                _many_flows_baseline(report, args, m)
     if args.sweep:
         from ..bench import sweep_speedup
 
@@ -169,6 +162,60 @@ def main(args: argparse.Namespace) -> int:
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
+
+
+def _report_row(
+    report: dict[str, Any], name: str, reps: list[dict[str, Any]], prog: str | None, first: bool
+) -> None:
+    """Store and print scenario `name`'s medians, and its ratio to ns-3's program `prog`."""
+    report["quicksim"][name] = {"median": _median(reps), "reps": reps, "protocol": protocol(name)}
+    if first:
+        pgo = reps[0].get("pgo")
+        build = "profile-guided (pgo/quicksim.profdata)" if pgo else "without the PGO profile"
+        print(f"quicksim core: {reps[0].get('build_profile')} build, {build}")
+    _print_row("quicksim", name, report["quicksim"][name]["median"], len(reps))
+    if prog is None:
+        return
+    q, s3 = report["quicksim"][name]["median"], report["ns3"][prog]["median"]
+    ratio = {
+        "ns3_program": prog,
+        "compares": f"quicksim {protocol(name)} NewReno vs ns-3 TCP NewReno",
+        "run_loop_wall": s3["wall_s"] / q["wall_s"],
+        "process_wall": s3["process_wall_s"] / q["process_wall_s"],
+        "events_per_s": q["events_per_s"] / s3["events_per_s"],
+    }
+    report["ratios"][name] = ratio
+    print(
+        f"  {name} ({ratio['compares']}): quicksim is {ratio['run_loop_wall']:.1f}x faster than ns-3 "
+        f"in run-loop wall time ({ratio['process_wall']:.1f}x in process wall time, "
+        f"{ratio['events_per_s']:.1f}x in events/s)"
+    )
+
+
+def _many_flows_baseline(report: dict[str, Any], args: argparse.Namespace, name: str) -> None:
+    """`name` (many-flows, many-flows-tcp) without its idle flows: the memory one idle connection
+    costs."""
+    base = [_quicksim_rep(name + "+baseline") for _ in range(args.reps)]
+    bm, m = _median(base), report["quicksim"][name]["median"]
+    idle = m["flows"] - bm["flows"]
+    per_flow = (m["peak_rss_mib"] - bm["peak_rss_mib"]) * 1024 * 1024 / idle
+    state = None
+    if "peak_rss_run_mib" in m and "peak_rss_run_mib" in bm:
+        state = (m["peak_rss_run_mib"] - bm["peak_rss_run_mib"]) * 1024 * 1024 / idle
+    report["quicksim"][name].update(
+        baseline={"median": bm, "reps": base},
+        bytes_per_idle_flow=per_flow,
+        state_bytes_per_idle_flow=state,
+    )
+    print(
+        f"{'':>8} {'':<13} without the {idle} idle flows: peak {bm['peak_rss_mib']:.1f} MiB; "
+        + (
+            f"{state / 1024:.1f} kB per idle flow while running (peak RSS at the end of the run loop), "
+            if state is not None
+            else ""
+        )
+        + f"{per_flow / 1024:.1f} kB with the outputs (peak RSS of the process)"
+    )
 
 
 def _loadavg() -> list[float]:
@@ -218,39 +265,12 @@ def _print_row(who: str, name: str, m: dict[str, Any], n: int) -> None:
     )
 
 
-def _anchors_dir(args: argparse.Namespace) -> Path:
-    d = args.ns3_anchors or os.environ.get("QUICKSIM_NS3_ANCHORS")
-    if not d:
-        raise SystemExit("quicksim bench --vs-ns3: give --ns3-anchors DIR or set QUICKSIM_NS3_ANCHORS")
-    d = Path(d)
-    missing = [f for f in NS3_SOURCES if not (d / f).exists()]
-    if missing:
-        raise SystemExit(f"quicksim bench --vs-ns3: {d} has no {missing[0]}")
-    return d
-
-
 def _build_ns3(args: argparse.Namespace) -> Path:
     """Copy the anchor sources into the cache dir and build there (never in the repository)."""
-    src = _anchors_dir(args)
-    cache = (
-        args.cache
-        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "quicksim" / "ns3-anchors"
-    )
-    cache.mkdir(parents=True, exist_ok=True)
-    changed = False
-    for f in NS3_SOURCES:
-        if not (cache / f).exists() or (cache / f).read_bytes() != (src / f).read_bytes():
-            shutil.copy2(src / f, cache / f)
-            changed = True
-    bins = [cache / "bin" / p for p in set(NS3_PROGRAMS.values())]
-    if changed or not all(b.exists() for b in bins):
-        env = dict(os.environ)
-        py = args.ns3_python or os.environ.get("NS3_PYTHON")
-        if py:
-            env["NS3_PYTHON"] = py
-        print(f"building the ns-3 anchors in {cache}", flush=True)
-        subprocess.run(["bash", str(cache / "build.sh")], check=True, env=env, cwd=cache)
-    return cache / "bin"
+    from .. import _ns3
+
+    src = _ns3.anchors_dir(args.ns3_anchors, "quicksim bench --vs-ns3")
+    return _ns3.build(src, args.ns3_python, args.cache)
 
 
 def _ns3_rep(binary: Path) -> dict[str, Any]:

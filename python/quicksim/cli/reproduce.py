@@ -35,6 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scheduler", metavar="tcp://HOST:PORT", help="run the simulations on this Dask scheduler"
     )
     parser.add_argument("--progress", action="store_true", help="progress bars even when not on a terminal")
+    parser.add_argument(
+        "--ns3-python",
+        metavar="PY",
+        help="tcp-vs-ns3: compute ns-3's half fresh with the ns-3 of this Python (a venv with "
+        "`pip install ns3==3.44.post0`; default $NS3_PYTHON, else the committed numbers)",
+    )
+    parser.add_argument(
+        "--ns3-anchors",
+        type=Path,
+        metavar="DIR",
+        help="tcp-vs-ns3 with --ns3-python: the ns-3 anchor sources (default $QUICKSIM_NS3_ANCHORS)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -59,6 +71,8 @@ def main(args: argparse.Namespace) -> int:
         "jobs": args.jobs,
         "scheduler": args.scheduler,
         "progress": args.progress or sys.stderr.isatty(),
+        "ns3_python": args.ns3_python,
+        "ns3_anchors": args.ns3_anchors,
     }
     names = list(rp.REPRODUCTIONS) if args.all else [args.name]
     reports = []

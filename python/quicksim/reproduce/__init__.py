@@ -1,6 +1,6 @@
-"""Reproductions of the published results: the 2020 paper's Figs. 3-7 and the ACK_FREQUENCY study,
-the INET linksharing showcase and the buffer-sizing note, each as a report with plots, numbers
-and pass/fail checks.
+"""Reproductions of the published results: the 2020 paper's Figs. 3-7 and the ACK_FREQUENCY
+study, the INET linksharing showcase, the buffer-sizing note and TCP beside ns-3's TCP, each as a
+report with plots, numbers and pass/fail checks.
 
     >>> from quicksim import reproduce
     >>> report = reproduce.reproduce("paper-fig3", out="out/reproduce", quick=True)
@@ -36,6 +36,7 @@ REPRODUCTIONS: dict[str, str] = {
     "buffer-sizing": "buffer_sizing",
     "quic-tcp-fairness": "quic_tcp_fairness",
     "cubic-rfc9438": "cubic_rfc9438",
+    "tcp-vs-ns3": "tcp_vs_ns3",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"
@@ -61,10 +62,22 @@ def reproduce(
     jobs: int | None = None,
     scheduler: str | None = None,
     progress: bool = False,
+    ns3_python: str | None = None,
+    ns3_anchors: str | os.PathLike[str] | None = None,
 ) -> Report:
-    """Run reproduction `name` into OUT/NAME/ (report.md, PNGs, CSVs) and return its Report."""
+    """Run reproduction `name` into OUT/NAME/ (report.md, PNGs, CSVs) and return its Report.
+    `ns3_python` and `ns3_anchors` reach the reproductions that compare with ns-3."""
     mod = module(name)
-    ctx = Context(name, Path(out) / name, quick=quick, jobs=jobs, scheduler=scheduler, progress=progress)
+    ctx = Context(
+        name,
+        Path(out) / name,
+        quick=quick,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress,
+        ns3_python=ns3_python,
+        ns3_anchors=Path(ns3_anchors) if ns3_anchors is not None else None,
+    )
     ctx.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     report: Report = mod.run(ctx)

@@ -33,6 +33,11 @@ class Context:
     jobs: int | None = None
     scheduler: str | None = None
     progress: bool = False
+    #: For comparisons with ns-3 (`tcp-vs-ns3`): a Python with the `ns3` wheel, to compute
+    #: ns-3's half fresh (else $NS3_PYTHON, else the committed numbers), and the anchor sources
+    #: (else $QUICKSIM_NS3_ANCHORS).
+    ns3_python: str | None = None
+    ns3_anchors: Path | None = None
 
     def sweep(self, scenario: Any, **kwargs: Any) -> SweepResult:
         """`quicksim.sweep` into OUT/sweep[-suffix] with this context's jobs, scheduler and progress."""

@@ -12,6 +12,13 @@
 //!   packet sent at the very instant of the congestion event (e.g. the `allowOnePacket` packet)
 //!   counts as new. We follow INET.
 //!
+//! With `per_ack_increase` the window grows once per ACK instead, as RFC 5681 §3.1 writes it
+//! and ns-3's `TcpNewReno` does it: slow start adds at most one SMSS per ACK (RFC 3465's L = 1),
+//! congestion avoidance adds max(1, ⌊SMSS·SMSS/cwnd⌋) per ACK (eq. 3), whatever the ACK covers.
+//! With delayed ACKs (one ACK per two segments) the window then grows by about half an SMSS
+//! per round trip, and Mathis' formula holds with b = 2 (ns-3's ratio of about 0.70 to the
+//! b = 1 formula).
+//!
 //! The initial, minimum and loss windows are the transport's ([`crate::WindowRules`]: RFC 9002
 //! §7.2 for QUIC). An ECN-CE mark is treated as a loss (RFC 9002 §7.1). An RTO (TCP, not INET's
 //! QUIC) follows RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS), cwnd = the loss window.
@@ -38,11 +45,21 @@ pub struct Config {
     pub exact_increase: bool,
     /// HyStart++ (RFC 9406) in slow start (default off, as INET).
     pub hystart: bool,
+    /// Grow once per ACK (RFC 5681 §3.1 as written; ns-3 `TcpNewReno`): slow start
+    /// +min(acked, SMSS), congestion avoidance +max(1, ⌊SMSS²/cwnd⌋), from `on_ack_end`, so an
+    /// ACK of two segments grows the window as much as an ACK of one. Overrides
+    /// `exact_increase`. Default false (per acknowledged byte, RFC 9002 §7.3, INET).
+    pub per_ack_increase: bool,
+    /// On a loss, ssthresh = max(in-flight bytes / 2, 2·SMSS) from the transport's count
+    /// (RFC 5681 §3.1 eq. 4 FlightSize; TCP reports RFC 6675's `pipe` after the lost segment
+    /// left it, as ns-3's `TcpNewReno::GetSsThresh` gets it), not cwnd / 2 (RFC 9002 §7.3.2,
+    /// INET, Linux). Default false.
+    pub ssthresh_from_flight: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { exact_increase: true, hystart: false }
+        Config { exact_increase: true, hystart: false, per_ack_increase: false, ssthresh_from_flight: false }
     }
 }
 
@@ -116,6 +133,9 @@ impl CongestionController for NewReno {
             return;
         }
         self.phase = Phase::Open;
+        if self.config.per_ack_increase {
+            return; // grows in `on_ack_end`
+        }
         if self.cwnd < self.ssthresh {
             // RFC 9002 §7.3.1: slow start adds the acked bytes (no ABC limit in INET); RFC 9406:
             // a quarter of them in HyStart++'s conservative slow start.
@@ -153,6 +173,29 @@ impl CongestionController for NewReno {
                 self.ssthresh = self.cwnd;
             }
         }
+        // `per_ack_increase`: one increase per ACK (RFC 5681 §3.1), the ACK's packets having
+        // passed the recovery and application-limited tests of `on_ack` (its newest packet decides).
+        if !self.config.per_ack_increase
+            || ack.app_limited
+            || self.sent_in_recovery(ack.largest_acked_sent_time)
+        {
+            return;
+        }
+        let mds = cx.mds;
+        let mut left = ack.acked_bytes;
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1: "increments cwnd by at most SMSS bytes for each ACK" (ns-3
+            // `TcpNewReno::SlowStart`: one segment per ACK). What the ACK covers beyond that
+            // SMSS goes to congestion avoidance if this increase reached ssthresh (as ns-3).
+            let add = left.min(mds);
+            self.cwnd += add;
+            left -= add;
+        }
+        if self.cwnd >= self.ssthresh && left > 0 {
+            // RFC 5681 §3.1 eq. 3: cwnd += SMSS·SMSS/cwnd, in integer bytes, at least 1 byte
+            // ("if the above formula yields 0, the result SHOULD be rounded up to 1 byte").
+            self.cwnd += (mds * mds / self.cwnd).max(1);
+        }
     }
 
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
@@ -168,6 +211,10 @@ impl CongestionController for NewReno {
                 // RFC 5681 §3.1 eq. 4: max(FlightSize / 2, 2·SMSS).
                 CongestionCause::Rto => (ev.lost_bytes / 2).max(rules.minimum_window(mds)),
                 // RFC 9002 §7.3.2 / Appendix B.6: kLossReductionFactor = 0.5 (of cwnd, as INET).
+                // RFC 5681 §3.1 eq. 4 with the transport's in-flight count (ns-3).
+                CongestionCause::Loss | CongestionCause::Ecn if self.config.ssthresh_from_flight => {
+                    (cx.bytes_in_flight / 2).max(rules.minimum_window(mds))
+                }
                 CongestionCause::Loss | CongestionCause::Ecn | CongestionCause::PersistentCongestion => {
                     self.cwnd / 2
                 }
@@ -306,7 +353,13 @@ mod tests {
     /// Enters congestion avoidance at cwnd = ssthresh = 12520 with recovery started at 200 ms.
     fn in_ca(config: Config) -> NewReno {
         let mut cc = new_cc(config);
-        ack_n(&mut cc, 10, t(0), t(100));
+        if config.per_ack_increase {
+            for _ in 0..10 {
+                ack_covering(&mut cc, 1, t(0), t(100));
+            }
+        } else {
+            ack_n(&mut cc, 10, t(0), t(100));
+        }
         lose(&mut cc, t(150), t(200));
         assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (12_520, 12_520));
         cc
@@ -435,6 +488,119 @@ mod tests {
         call(t(300), 0, |cx| cc.on_ack(cx, &last));
         // Reset first, then this ack counts.
         assert_eq!(cc.carry, MDS);
+    }
+
+    /// One ACK of `n` full-size packets sent at `sent` (per-packet calls, then the summary).
+    fn ack_covering(cc: &mut NewReno, n: u64, sent: SimTime, now: SimTime) {
+        ack_n(cc, n, sent, now);
+        let summary = AckSummary {
+            acked_bytes: n * MDS,
+            acked_packets: n,
+            largest_acked_sent_time: sent,
+            app_limited: false,
+            rate: None,
+        };
+        call(now, 100_000, |cx| cc.on_ack_end(cx, &summary));
+    }
+
+    const PER_ACK: Config = Config { exact_increase: true, hystart: false, per_ack_increase: true, ssthresh_from_flight: false };
+
+    #[test]
+    fn per_ack_slow_start_adds_one_mds_per_ack_whatever_it_covers() {
+        // RFC 5681 §3.1 / ns-3: 10 ACKs of one packet and 10 ACKs of two packets both add 10 MDS.
+        let mut one = new_cc(PER_ACK);
+        for _ in 0..10 {
+            ack_covering(&mut one, 1, t(0), t(100));
+        }
+        let mut two = new_cc(PER_ACK);
+        for _ in 0..10 {
+            ack_covering(&mut two, 2, t(0), t(100));
+        }
+        assert_eq!(one.cwnd_bytes(), 12_520 + 10 * MDS);
+        assert_eq!(two.cwnd_bytes(), 12_520 + 10 * MDS);
+        // The per-packet calls alone change nothing in this mode.
+        let mut cc = new_cc(PER_ACK);
+        ack_n(&mut cc, 10, t(0), t(100));
+        assert_eq!(cc.cwnd_bytes(), 12_520);
+    }
+
+    #[test]
+    fn per_ack_congestion_avoidance_is_rfc5681_eq3_in_integer_bytes() {
+        let mut cc = in_ca(PER_ACK);
+        // ⌊1252² / 12520⌋ = ⌊125.2⌋ = 125, then ⌊1_567_504 / 12_645⌋ = 123 (123.96: truncated,
+        // as ns-3's `static_cast<uint32_t>(adder)`).
+        ack_covering(&mut cc, 1, t(250), t(300));
+        assert_eq!(cc.cwnd_bytes(), 12_645);
+        ack_covering(&mut cc, 2, t(250), t(300));
+        assert_eq!(cc.cwnd_bytes(), 12_768);
+        // A huge window still grows by at least one byte per ACK.
+        cc.cwnd = 2 * MDS * MDS;
+        ack_covering(&mut cc, 1, t(250), t(300));
+        assert_eq!(cc.cwnd_bytes(), 2 * MDS * MDS + 1);
+    }
+
+    #[test]
+    fn per_ack_growth_with_delayed_acks_is_half_an_mds_per_window() {
+        // One window of packets (10) acked one by one adds ~1 MDS; acked two by two (delayed
+        // ACKs, b = 2) ~1/2 MDS: Mathis' b.
+        let mut b1 = in_ca(PER_ACK);
+        for _ in 0..10 {
+            ack_covering(&mut b1, 1, t(250), t(300));
+        }
+        let mut b2 = in_ca(PER_ACK);
+        for _ in 0..5 {
+            ack_covering(&mut b2, 2, t(250), t(300));
+        }
+        let (g1, g2) = (b1.cwnd_bytes() - 12_520, b2.cwnd_bytes() - 12_520);
+        assert!((1_150..=MDS).contains(&g1), "{g1}");
+        assert!((600..=626).contains(&g2), "{g2}");
+        // No growth from an ACK of packets sent before the recovery start, nor when app-limited.
+        let mut cc = in_ca(PER_ACK);
+        ack_covering(&mut cc, 2, t(190), t(260));
+        assert_eq!(cc.cwnd_bytes(), 12_520);
+        let summary = AckSummary {
+            acked_bytes: MDS,
+            acked_packets: 1,
+            largest_acked_sent_time: t(250),
+            app_limited: true,
+            rate: None,
+        };
+        call(t(300), 100_000, |cx| cc.on_ack_end(cx, &summary));
+        assert_eq!(cc.cwnd_bytes(), 12_520);
+    }
+
+    #[test]
+    fn per_ack_slow_start_crossing_ssthresh_spends_the_rest_in_ca() {
+        // ns-3 `IncreaseWindow`: SlowStart takes one segment, CongestionAvoidance the rest.
+        let mut cc = in_ca(PER_ACK);
+        cc.ssthresh = 12_520 + MDS; // 13772
+        ack_covering(&mut cc, 2, t(250), t(300));
+        assert_eq!(cc.cwnd_bytes(), 13_772 + 1_567_504 / 13_772);
+        let mut one = in_ca(PER_ACK);
+        one.ssthresh = 12_520 + MDS;
+        ack_covering(&mut one, 1, t(250), t(300));
+        assert_eq!(one.cwnd_bytes(), 13_772);
+    }
+
+    #[test]
+    fn ssthresh_from_flight_halves_the_reported_bytes_in_flight() {
+        // cwnd 25040 after slow start; the transport reports 20000 B in flight (pipe, less the
+        // lost and SACKed segments): ssthresh = 10000, not 12520. Floor 2 MDS.
+        let cfg = Config { ssthresh_from_flight: true, ..Config::default() };
+        let mut cc = new_cc(cfg);
+        ack_n(&mut cc, 10, t(0), t(100));
+        let ev = CongestionEvent { cause: CongestionCause::Loss, sent_time: t(150), lost_bytes: MDS };
+        call(t(200), 20_000, |cx| cc.on_congestion_event(cx, &ev));
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (10_000, 10_000));
+        let mut small = new_cc(cfg);
+        let ev = CongestionEvent { cause: CongestionCause::Loss, sent_time: t(150), lost_bytes: MDS };
+        call(t(200), 3_000, |cx| small.on_congestion_event(cx, &ev));
+        assert_eq!((small.cwnd_bytes(), small.metrics().ssthresh_bytes), (2 * MDS, 2 * MDS));
+        // The default halves cwnd whatever is in flight.
+        let mut dflt = new_cc(Config::default());
+        ack_n(&mut dflt, 10, t(0), t(100));
+        call(t(200), 20_000, |cx| dflt.on_congestion_event(cx, &ev));
+        assert_eq!(dflt.cwnd_bytes(), 12_520);
     }
 
     #[test]
