@@ -246,7 +246,7 @@ impl<E> EventQueue<E> {
     /// is exactly that of `push` (time, then insertion sequence); a lane only saves heap work
     /// when the caller's events in that lane come in time order, as the arrivals on a link
     /// without reordering do. An event earlier than the lane's last one goes to the heap.
-    #[inline]
+    #[inline(always)]
     pub fn push_lane(&mut self, lane: u32, at: SimTime, ev: E) {
         assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
         debug_assert!(lane < LANE_BIT);
