@@ -256,63 +256,21 @@ impl TcpConfig {
     }
 }
 
-/// Deserializers for quantities with units (the same spelling as the scenario files).
+/// Deserializers for quantities with units: the scenario's parsers (`quicksim_engine::units`),
+/// plus one TCP convenience: a size may also be a bare number of bytes (`recv_buffer = 65536`).
 pub mod units {
     use quicksim_engine::SimDuration;
     use serde::de::{self, Deserializer, Visitor};
     use std::fmt;
 
-    /// `(mantissa, decimals, unit)` of "12.5ms".
-    fn split(s: &str) -> Option<(u128, u32, &str)> {
-        let s = s.trim();
-        let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
-        let (num, unit) = s.split_at(end);
-        let num: String = num.chars().filter(|&c| c != '_').collect();
-        let (int, frac) = num.split_once('.').unwrap_or((&num, ""));
-        if (int.is_empty() && frac.is_empty()) || frac.contains('.') {
-            return None;
-        }
-        Some((format!("{int}{frac}").parse().ok()?, frac.len() as u32, unit.trim()))
-    }
+    pub use quicksim_engine::units::parse_duration;
 
-    /// `m · 10^-dec · factor` if it is a whole number.
-    fn exact(m: u128, dec: u32, factor: u128) -> Option<u64> {
-        let p = 10u128.checked_pow(dec)?;
-        let v = m.checked_mul(factor)?;
-        (v % p == 0).then(|| u64::try_from(v / p).ok()).flatten()
-    }
-
-    /// "40ms" → picoseconds (units s, ms, us, ns, ps).
-    pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
-        let bad = || format!("{s:?} is not a duration; try \"40ms\" (units: s, ms, us, ns, ps)");
-        let (m, dec, unit) = split(s).ok_or_else(bad)?;
-        let f: u128 = match unit {
-            "s" => 1_000_000_000_000,
-            "ms" => 1_000_000_000,
-            "us" | "µs" => 1_000_000,
-            "ns" => 1_000,
-            "ps" => 1,
-            "" => return Err(format!("{s:?} needs a unit, e.g. \"{s}ms\"")),
-            _ => return Err(bad()),
-        };
-        exact(m, dec, f).map(SimDuration).ok_or_else(|| format!("{s:?} is not a whole number of ps"))
-    }
-
-    /// "64MiB" → bytes (units B, kB, MB, GB, KiB, MiB, GiB).
+    /// "64MiB" → bytes, as the scenario's sizes; a bare number is bytes.
     pub fn parse_bytes(s: &str) -> Result<u64, String> {
-        let bad = || format!("{s:?} is not a size; try \"1500B\" (units: B, kB, MB, GB, KiB, MiB, GiB)");
-        let (m, dec, unit) = split(s).ok_or_else(bad)?;
-        let f: u128 = match unit {
-            "" | "B" => 1,
-            "kB" | "KB" => 1_000,
-            "MB" => 1_000_000,
-            "GB" => 1_000_000_000,
-            "KiB" => 1 << 10,
-            "MiB" => 1 << 20,
-            "GiB" => 1 << 30,
-            _ => return Err(bad()),
-        };
-        exact(m, dec, f).ok_or_else(|| format!("{s:?} is not a whole number of bytes"))
+        match s.trim().parse::<u64>() {
+            Ok(v) => Ok(v),
+            Err(_) => quicksim_engine::units::parse_bytes(s),
+        }
     }
 
     struct V<T>(fn(&str) -> Result<T, String>, &'static str);
