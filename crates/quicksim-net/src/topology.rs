@@ -4,6 +4,7 @@ use crate::channel::{Channel, ChannelConfig, ChannelRngs};
 use crate::routing::RoutingTable;
 use crate::{ChanId, DropReason, NetEvent, NetObserver, NodeId, Packet};
 use quicksim_engine::{RngStreams, SimTime};
+use std::collections::HashMap;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +36,8 @@ pub struct NetworkBuilder {
     names: Vec<String>,
     kinds: Vec<NodeKind>,
     links: Vec<(String, NodeId, NodeId, ChannelConfig, ChannelConfig)>,
+    /// Name -> id, for lookups only (never iterated, so its order cannot leak into results).
+    index: HashMap<String, NodeId>,
 }
 
 impl Default for NetworkBuilder {
@@ -45,18 +48,41 @@ impl Default for NetworkBuilder {
 
 impl NetworkBuilder {
     pub fn new() -> Self {
-        NetworkBuilder { names: Vec::new(), kinds: Vec::new(), links: Vec::new() }
+        NetworkBuilder { names: Vec::new(), kinds: Vec::new(), links: Vec::new(), index: HashMap::new() }
     }
     pub fn node(&mut self, name: &str, kind: NodeKind) -> Result<NodeId, TopologyError> {
-        if self.names.iter().any(|n| n == name) {
+        if self.index.contains_key(name) {
             return Err(TopologyError::DuplicateNode(name.into()));
         }
+        let id = NodeId(self.names.len() as u32);
         self.names.push(name.into());
         self.kinds.push(kind);
-        Ok(NodeId(self.names.len() as u32 - 1))
+        self.index.insert(name.into(), id);
+        Ok(id)
     }
     pub fn find(&self, name: &str) -> Option<NodeId> {
-        self.names.iter().position(|n| n == name).map(|i| NodeId(i as u32))
+        self.index.get(name).copied()
+    }
+    /// Adjacency lists (neighbour, channel) in link declaration order, and which nodes forward.
+    fn graph(&self) -> (Vec<Vec<(NodeId, ChanId)>>, Vec<bool>) {
+        let mut adj = vec![Vec::new(); self.names.len()];
+        for (i, (_, a, b, _, _)) in self.links.iter().enumerate() {
+            adj[a.0 as usize].push((*b, ChanId(2 * i as u32)));
+            adj[b.0 as usize].push((*a, ChanId(2 * i as u32 + 1)));
+        }
+        (adj, self.kinds.iter().map(|k| *k == NodeKind::Router).collect())
+    }
+    /// Names of the links added so far, in order.
+    pub fn link_names(&self) -> impl Iterator<Item = &str> {
+        self.links.iter().map(|l| l.0.as_str())
+    }
+    pub fn node_count(&self) -> usize {
+        self.names.len()
+    }
+    /// Bytes the routing table of this topology will take (before building it).
+    pub fn routing_bytes(&self) -> u64 {
+        let (adj, forwards) = self.graph();
+        RoutingTable::estimate_bytes(&adj, &forwards)
     }
     /// A full-duplex link; returns the ids of the a->b and b->a channels.
     pub fn link(
@@ -77,22 +103,20 @@ impl NetworkBuilder {
 
     /// Freeze the topology; each channel gets its own RNG streams (see [`ChannelRngs`]).
     pub fn build<P>(self, rng: &RngStreams) -> Network<P> {
-        let n = self.names.len();
         let mut chans = Vec::with_capacity(self.links.len() * 2);
         let mut chan_names = Vec::with_capacity(self.links.len() * 2);
-        let mut adj = vec![Vec::new(); n];
+        let (adj, forwards) = self.graph();
         for (name, a, b, ab, ba) in self.links {
             for (from, to, cfg) in [(a, b, ab), (b, a, ba)] {
                 let id = ChanId(chans.len() as u32);
-                adj[from.0 as usize].push((to, id));
                 chan_names
                     .push(format!("{}:{}->{}", name, self.names[from.0 as usize], self.names[to.0 as usize]));
                 chans.push(Channel::new(id, from, to, cfg, ChannelRngs::derive(rng, id.0)));
             }
         }
-        let forwards: Vec<bool> = self.kinds.iter().map(|k| *k == NodeKind::Router).collect();
         let routes = RoutingTable::compute(&adj, &forwards);
-        Network { names: self.names, kinds: self.kinds, chans, chan_names, routes, next_uid: 0 }
+        let index = self.index;
+        Network { names: self.names, kinds: self.kinds, chans, chan_names, routes, index, next_uid: 0 }
     }
 }
 
@@ -104,6 +128,7 @@ pub struct Network<P> {
     /// "link:from->to" per channel.
     pub chan_names: Vec<String>,
     pub routes: RoutingTable,
+    index: HashMap<String, NodeId>,
     next_uid: u64,
 }
 
@@ -112,7 +137,7 @@ impl<P> Network<P> {
         &self.names[n.0 as usize]
     }
     pub fn find(&self, name: &str) -> Option<NodeId> {
-        self.names.iter().position(|n| n == name).map(|i| NodeId(i as u32))
+        self.index.get(name).copied()
     }
     pub fn reachable(&self, from: NodeId, to: NodeId) -> bool {
         from == to || self.routes.next_hop(from, to).is_some()

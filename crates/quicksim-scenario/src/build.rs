@@ -405,10 +405,24 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     let mut extras = LinkExtras::default();
 
     if let Some(db) = &sc.dumbbell {
+        for (field, given) in [("nodes", !sc.nodes.is_empty()), ("links", !sc.links.is_empty())] {
+            if given {
+                return Err(err(
+                    field,
+                    "a [dumbbell] builds its own nodes and links: give either [dumbbell] or [nodes] and \
+                     [[links]], not both",
+                ));
+            }
+        }
         if db.pairs == 0 {
             return Err(err("dumbbell.pairs", "0: a dumbbell needs at least 1 pair"));
         }
         let mtu = db.mtu.map(|m| m.0).unwrap_or(DEFAULT_MTU);
+        if mtu <= UDP_IP || mtu > u32::MAX as u64 {
+            let why =
+                if mtu <= UDP_IP { "is smaller than the IPv4 + UDP headers (28 B)" } else { "is too large" };
+            return Err(err("dumbbell.mtu", format!("{mtu} B {why}")));
+        }
         for (name, what) in [(&db.bottleneck, "bottleneck"), (&db.access, "access")] {
             for (f, v) in [("name", &name.name), ("a", &name.a), ("b", &name.b)] {
                 if v.is_some() {
@@ -499,6 +513,15 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         }
         add_link(&mut b, l, &name, ends[0], ends[1], &path, DEFAULT_MTU, end, plugins, &mut extras)?;
     }
+    let mut link_names = std::collections::HashSet::new();
+    for (i, name) in b.link_names().enumerate() {
+        if !link_names.insert(name) {
+            let at = i.checked_sub(sc.dumbbell.as_ref().map_or(0, |d| 1 + 2 * d.pairs as usize));
+            let path = at.map_or("dumbbell".to_string(), |k| format!("links[{k}].name"));
+            return Err(err(path, format!("{name:?} is used by two links")));
+        }
+    }
+    estimate(sc, &b, end, bin)?.check(crate::budget::memory_limit()?)?;
     let mut net: Network<Payload> = b.build(&rng);
     for (c, q) in extras.qdiscs {
         net.chans[c.0 as usize].set_qdisc(AnyQdisc::Dyn(q));
@@ -510,6 +533,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     // Flows.
     let mut flows = Vec::with_capacity(sc.flows.len());
     let mut names: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut scratch = Vec::new();
     let mut shared_cfgs: Vec<Arc<QuicConfig>> = Vec::new();
     let mut shared_tcp: Vec<Arc<TcpConfig>> = Vec::new();
@@ -517,7 +541,10 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     for (i, f) in sc.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
         let p = |x: &str| format!("{path}.{x}");
-        if names.contains(&f.name) {
+        if f.name.is_empty() {
+            return Err(err(p("name"), "\"\": a flow needs a name"));
+        }
+        if !seen.insert(f.name.as_str()) {
             return Err(err(p("name"), format!("{:?} is used by two flows", f.name)));
         }
         let node = |field: &str, v: &str| -> Result<NodeId, ScenarioError> {
@@ -703,4 +730,48 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         link_events: extras.events,
         flow_names: names,
     })
+}
+
+/// What the scenario will allocate, from the topology being built and the recording settings.
+fn estimate(
+    sc: &Scenario,
+    b: &NetworkBuilder,
+    end: SimTime,
+    bin: SimDuration,
+) -> Result<crate::budget::Estimate, ScenarioError> {
+    let rc = &sc.run.record;
+    let bins = end.0.div_ceil(bin.0);
+    let channels = 2 * b.link_names().count() as u64;
+    let link_series = 2 * b.link_names().filter(|n| rc.links.includes(n)).count() as u64;
+    let stream_series = sc
+        .flows
+        .iter()
+        .filter(|f| f.kind == FlowKind::Quic)
+        .map(|f| f.streams.unwrap_or(1) as u64)
+        .sum::<u64>();
+    let e = crate::budget::Estimate {
+        run: SimDuration(end.0),
+        bin,
+        bins,
+        flow_series: if rc.flows { sc.flows.len() as u64 } else { 0 },
+        stream_series,
+        link_series,
+        routing: b.routing_bytes(),
+        nodes: b.node_count() as u64,
+        channels,
+        flows: sc.flows.len() as u64,
+        topology_field: if sc.dumbbell.is_some() { "dumbbell.pairs" } else { "links" },
+    };
+    if bins > u32::MAX as u64 {
+        // Bin indices are 32-bit: refuse even when nothing per bin is recorded.
+        return Err(err(
+            "run.record_interval",
+            format!(
+                "\"{}\" on a {} run makes {bins} bins, more than 2^32",
+                crate::units::format_duration(bin),
+                crate::units::format_duration(e.run)
+            ),
+        ));
+    }
+    Ok(e)
 }

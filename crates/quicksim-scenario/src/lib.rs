@@ -6,6 +6,7 @@
 //! extensions. `docs/architecture.md` has the whole picture.
 
 mod apps;
+mod budget;
 mod build;
 mod cc_config;
 mod ctx;

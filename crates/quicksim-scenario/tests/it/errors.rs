@@ -56,7 +56,7 @@ fn unconnected_flow() {
 fn mtu_smaller_than_headers() {
     let mut sc = base();
     sc["dumbbell"]["mtu"] = json!("20B");
-    assert!(err_of(sc).starts_with("dumbbell.bottleneck.mtu: 20 B is smaller than the IPv4 + UDP headers"));
+    assert!(err_of(sc).starts_with("dumbbell.mtu: 20 B is smaller than the IPv4 + UDP headers"));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 mod determinism;
 mod determinism_quic;
 mod errors;
+mod limits;
 mod normalize;
 mod quic;
 mod tcp;
