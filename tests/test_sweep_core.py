@@ -197,7 +197,9 @@ def test_interrupted_sweep_resumes_without_rerunning_finished_runs(
 
     resumed = cli("sweep", str(plan), "--out", str(out), "--jobs", "2", "--no-plots", "--progress")
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{len(finished)} of 16 runs already done, {16 - len(finished)} to run" in resumed.stderr
+    assert (
+        f"reusing {len(finished)} of 16 runs stored in {out}, {16 - len(finished)} to run" in resumed.stderr
+    )
     assert all((runs_dir / name).stat().st_mtime_ns == t for name, t in finished.items())
     assert len(list(runs_dir.glob("*.json"))) == 16
 

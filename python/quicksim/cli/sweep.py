@@ -51,6 +51,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run on this Dask distributed scheduler instead (needs quicksim[dask])",
     )
     parser.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="with --scheduler: stop (exit 1, finished runs kept) when the cluster has had no worker "
+        "this long (default 60)",
+    )
+    parser.add_argument(
         "--repeat", type=positive, metavar="N", help="repetitions per point (overrides sweep.repeat)"
     )
     add_set_option(parser)
@@ -67,12 +75,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Load the plan, run what is missing, print the summary; errors go to cli.handle_errors."""
     from ..sweep import load_plan, run_plan
+    from ..sweep.plan import PlanError
 
     plan = load_plan(args.plan, sets=args.sets, repeat=args.repeat)
     out: Path = args.out if args.out is not None else Path("out") / f"{args.plan.stem}-sweep"
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
+    if not args.worker_timeout > 0 or args.worker_timeout == float("inf"):
+        raise PlanError(f"--worker-timeout: {args.worker_timeout} must be a positive number of seconds")
     result = run_plan(
-        plan, out, jobs=args.jobs, scheduler=args.scheduler, progress=show_bar, retry_failed=args.retry_failed
+        plan,
+        out,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        progress=show_bar,
+        retry_failed=args.retry_failed,
+        worker_timeout=args.worker_timeout,
     )
     if not args.quiet:
         print(format_summary(result))

@@ -13,11 +13,11 @@ from typing import Any
 
 from .. import api
 from ..errors import ScenarioError
-from .execute import _dask, _local, _serial
+from .execute import _dask, _local, _serial, check_address
 from .expand import _toml_value
 from .make import make_plan
 from .plan import MetricSpec, Plan, PlanError
-from .store import _prepare_out, _write_json, _write_tables
+from .store import _prepare_out, _write_json, _write_tables, run_key
 from .tables import SweepResult, _tables
 
 __all__ = ["run_plan", "sweep"]
@@ -32,23 +32,33 @@ def run_plan(
     progress: bool = True,
     retry_failed: bool = False,
     validate: bool = True,
+    worker_timeout: float = 60.0,
 ) -> SweepResult:
     """Execute a plan and return its tables; see `sweep` for the options."""
     runs = plan.runs()
     out_dir = Path(out) if out is not None else None
-    done: dict[str, dict[str, Any]] = {}
-    if out_dir is not None:
-        done = _prepare_out(out_dir, plan)
-        if retry_failed:
-            done = {k: v for k, v in done.items() if not v.get("error")}
-    todo = [r for r in runs if r.run_id not in done]
-
     docs: dict[int, dict[str, Any]] = {}
-    for r in todo:
+    for r in runs:
         if r.point not in docs:
             docs[r.point] = api.apply_overrides(
                 plan.scenario, [f"{p}={_toml_value(v)}" for p, v in r.params.items()]
             )
+    keys = {r.run_id: run_key(docs[r.point], r.seed) for r in runs}
+    done: dict[str, dict[str, Any]] = {}
+    stored = 0
+    if out_dir is not None:
+        done = _prepare_out(out_dir, plan)
+        stored = sum(1 for r in runs if r.run_id in done)
+        # Reuse a stored run only if it ran this very scenario with this seed.
+        done = {k: v for k, v in done.items() if v.get("key") == keys.get(k)}
+        if retry_failed:
+            done = {k: v for k, v in done.items() if not v.get("error")}
+    todo = [r for r in runs if r.run_id not in done]
+
+    validated: set[int] = set()
+    for r in todo:
+        if r.point not in validated:
+            validated.add(r.point)
             if validate:
                 try:
                     api.validate(docs[r.point])
@@ -59,15 +69,19 @@ def run_plan(
         {"run_id": r.run_id, "seed": r.seed, "scenario": docs[r.point], "metrics": metric_specs} for r in todo
     ]
     by_id = {r.run_id: r for r in runs}
-    if progress and done:
+    if out_dir is not None and stored:
+        reused = len(runs) - len(todo)
+        stale = stored - sum(1 for r in runs if r.run_id in done)
+        why = f" ({stale} stored with another scenario, seed or error state: run again)" if stale else ""
         print(
-            f"quicksim sweep: {len(runs) - len(todo)} of {len(runs)} runs already done, {len(todo)} to run",
+            f"quicksim sweep: reusing {reused} of {len(runs)} runs stored in {out_dir}{why}, {len(todo)} to run",
             file=sys.stderr,
         )
 
     jobs = jobs or os.cpu_count() or 1
     if scheduler:
-        stream = _dask(tasks, scheduler, plan.fingerprint())
+        check_address(scheduler)
+        stream = _dask(tasks, scheduler, plan.fingerprint(), worker_timeout)
     elif jobs == 1 or len(tasks) <= 1:
         stream = _serial(tasks)
     else:
@@ -92,6 +106,7 @@ def run_plan(
             r = by_id[task["run_id"]]
             record = {
                 "run_id": r.run_id,
+                "key": keys[r.run_id],
                 "point": r.point,
                 "rep": r.rep,
                 "seed": r.seed,
@@ -134,6 +149,7 @@ def sweep(
     scheduler: str | None = None,
     progress: bool = True,
     retry_failed: bool = False,
+    worker_timeout: float = 60.0,
 ) -> SweepResult:
     """Run a parameter study and return its runs and summary tables.
 
@@ -143,7 +159,8 @@ def sweep(
     `{"name": ..., **params}` or functions of a Result (picklable for jobs > 1; see
     `quicksim.metrics`). `out` stores every run as it finishes and makes the call resumable.
     Runs execute on `jobs` local processes (default: every core; 1 = in this process) or,
-    with `scheduler="tcp://host:port"`, on that Dask cluster.
+    with `scheduler="tcp://host:port"`, on that Dask cluster; a cluster left without workers
+    for `worker_timeout` seconds stops the sweep with a SimulationError (finished runs are kept).
     """
     doc = api.load_scenario(scenario)
     found = doc.get("sweep")
@@ -159,7 +176,15 @@ def sweep(
         sets=sets,
         name=table.get("name") or doc.get("name") or name,
     )
-    return run_plan(plan, out, jobs=jobs, scheduler=scheduler, progress=progress, retry_failed=retry_failed)
+    return run_plan(
+        plan,
+        out,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress,
+        retry_failed=retry_failed,
+        worker_timeout=worker_timeout,
+    )
 
 
 def _point_text(point: Mapping[str, Any]) -> str:

@@ -6,12 +6,15 @@ new pool, up to 3 times) or on a Dask cluster. Each yields (task, record) as run
 from __future__ import annotations
 
 import os
+import re
 import time
 import traceback
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .. import api, metrics
+from ..errors import SimulationError
+from .plan import PlanError
 from .store import _jsonable
 
 
@@ -125,31 +128,74 @@ def _failure(error: str) -> dict[str, Any]:
     return {"values": {}, "series": {}, "error": error, "wall_s": None}
 
 
+_ADDRESS = re.compile(r"^(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$")
+
+
+def check_address(address: str) -> None:
+    """A Dask scheduler address must look like `tcp://HOST:PORT` (or `HOST:PORT`)."""
+    if not _ADDRESS.match(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
+        raise PlanError(f'--scheduler: {address!r} is not a Dask scheduler address; try "tcp://HOST:PORT"')
+
+
 def _dask(
-    tasks: list[dict[str, Any]], address: str, tag: str
+    tasks: list[dict[str, Any]], address: str, tag: str, worker_timeout: float = 60.0
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """Submit every run to an existing Dask cluster; results stream back as they finish."""
+    """Submit every run to an existing Dask cluster; results stream back as they finish.
+
+    When the cluster has had no worker for `worker_timeout` seconds (none ever joined, or all were
+    lost), the sweep stops with a SimulationError; the runs finished until then are kept.
+    """
+    check_address(address)
     try:
         from distributed import Client, as_completed
     except ImportError:
         raise ImportError(
             "running on a Dask cluster needs the optional dependency: pip install 'quicksim[dask]'"
         ) from None
-    with Client(address, set_as_default=False) as client:  # type: ignore[no-untyped-call]
+    try:
+        client = Client(address, set_as_default=False, timeout=f"{max(worker_timeout, 1.0)}s")  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError) as e:
+        raise PlanError(
+            f"--scheduler: cannot reach a Dask scheduler at {address!r} ({type(e).__name__})"
+        ) from None
+    with client:
         # Deterministic keys: resubmitting after an interrupt reuses runs the cluster still holds.
         futures = {
             client.submit(_execute, t, key=f"quicksim-{tag}-{t['run_id']}", pure=False): t for t in tasks
         }
         clean = False
         try:
-            for future in as_completed(list(futures), loop=client.loop):  # type: ignore[no-untyped-call]
-                task = futures[future]
-                try:
-                    record = future.result()
-                except Exception as e:
-                    record = _failure(f"{type(e).__name__}: {e}")
-                yield task, record
-                future.release()
+            pending = as_completed(list(futures), loop=client.loop)  # type: ignore[no-untyped-call]
+            left = len(futures)
+            idle_since: float | None = None
+            checked = 0.0
+            while left:
+                batch = pending.next_batch(block=False)
+                if not batch:
+                    now = time.monotonic()
+                    if now - checked >= 0.5:
+                        checked = now
+                        if client.scheduler_info().get("workers"):
+                            idle_since = None
+                        elif idle_since is None:
+                            idle_since = now
+                        elif now - idle_since >= worker_timeout:
+                            raise SimulationError(
+                                f"the Dask scheduler at {address} has had no worker for {worker_timeout:g} s; "
+                                f"{len(futures) - left} of {len(futures)} runs finished and are kept "
+                                "(start workers and run the same command to resume, or raise --worker-timeout)"
+                            )
+                    time.sleep(0.05)
+                    continue
+                for future in batch:
+                    task = futures[future]
+                    try:
+                        record = future.result()
+                    except Exception as e:
+                        record = _failure(f"{type(e).__name__}: {e}")
+                    left -= 1
+                    yield task, record
+                    future.release()
             clean = True
         finally:
             if not clean:

@@ -4,6 +4,7 @@ the Parquet tables at the end), resuming from it, and reading it back (`load_swe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -31,14 +32,41 @@ def _prepare_out(out: Path, plan: Plan) -> dict[str, dict[str, Any]]:
             )
     # Rewritten each time: the parameters or repetitions may have grown since the last run.
     _write_json(plan_path, plan.describe())
+    # Temporary files of writes a killed sweep left behind (`_io.atomic_write` names them so).
+    for stray in [*out.glob(".*.tmp-*"), *(out / "runs").glob(".*.tmp-*")]:
+        stray.unlink(missing_ok=True)
     done = {}
     for path in sorted((out / "runs").glob("*.json")):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             continue  # cannot happen with atomic writes, but a bad file means "not done"
-        done[str(record.get("run_id", path.stem))] = record
+        if _complete(record) and record["run_id"] == path.stem:
+            done[path.stem] = record
     return done
+
+
+def _complete(record: Any) -> bool:
+    """A stored run record with every field the tables read (else: not done, run it again)."""
+    return (
+        isinstance(record, dict)
+        and isinstance(record.get("run_id"), str)
+        and isinstance(record.get("key"), str)
+        and isinstance(record.get("values"), dict)
+        and isinstance(record.get("series"), dict)
+        and isinstance(record.get("params"), dict)
+        and isinstance(record.get("point"), int)
+        and isinstance(record.get("rep"), int)
+        and isinstance(record.get("seed"), int)
+        and "error" in record
+    )
+
+
+def run_key(scenario: Mapping[str, Any], seed: int) -> str:
+    """What a stored run must match to be reused: its effective scenario (the plan's scenario with
+    the point's overrides applied) and its seed."""
+    text = json.dumps([_jsonable(scenario), seed], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _write_json(path: Path, value: Any) -> None:
@@ -75,7 +103,12 @@ def load_sweep(out: str | os.PathLike[str]) -> SweepResult:
     params = list(plan.get("params") or {})
     records = []
     for path in sorted((out / "runs").glob("*.json")):
-        records.append(json.loads(path.read_text(encoding="utf-8")))
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue
+        if _complete(record):
+            records.append(record)
     # Only the runs of the plan as last written (a directory may hold runs of a larger one).
     wanted = {f"{point_id(p)}-r{rep}" for p in _points_of(plan) for rep in range(int(plan.get("repeat", 1)))}
     records = [r for r in records if r.get("run_id") in wanted]
