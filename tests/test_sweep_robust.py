@@ -80,7 +80,7 @@ def test_damaged_run_files_are_run_again(tmp_path: Path, cli: Cli) -> None:
     whole = _runs(out)
     files = sorted((out / "runs").glob("*.json"))
     files[0].write_text("{}")  # valid JSON, but no run in it
-    files[1].write_text('{"run_id": "%s", "values": {}}' % files[1].stem)  # incomplete
+    files[1].write_text(json.dumps({"run_id": files[1].stem, "values": {}}))  # incomplete
     files[2].write_bytes(b"\xff\xfe not text")
     stray = [out / "runs" / f".{files[3].name}.tmp-4242", out / ".runs.parquet.tmp-4242"]
     for s in stray:
@@ -112,10 +112,10 @@ def lonely_scheduler(tmp_path: Path) -> Iterator[str]:
     if dask is None:
         pytest.skip("the `dask` command is not installed")
     info = tmp_path / "scheduler.json"
+    args = ["--host", "127.0.0.1", "--port", "0", "--dashboard-address", "127.0.0.1:0"]
     with open(tmp_path / "scheduler.log", "w") as log:
         proc = subprocess.Popen(
-            [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", "127.0.0.1:0"]
-            + ["--scheduler-file", str(info)],
+            [dask, "scheduler", *args, "--scheduler-file", str(info)],
             stderr=log,
         )
         try:

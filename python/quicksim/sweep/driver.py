@@ -73,8 +73,9 @@ def run_plan(
         reused = len(runs) - len(todo)
         stale = stored - sum(1 for r in runs if r.run_id in done)
         why = f" ({stale} stored with another scenario, seed or error state: run again)" if stale else ""
+        to_run = f"{len(todo)} to run"
         print(
-            f"quicksim sweep: reusing {reused} of {len(runs)} runs stored in {out_dir}{why}, {len(todo)} to run",
+            f"quicksim sweep: reusing {reused} of {len(runs)} runs stored in {out_dir}{why}, {to_run}",
             file=sys.stderr,
         )
 

@@ -170,7 +170,7 @@ def _dask(
             idle_since: float | None = None
             checked = 0.0
             while left:
-                batch = pending.next_batch(block=False)
+                batch = pending.next_batch(block=False)  # type: ignore[no-untyped-call]
                 if not batch:
                     now = time.monotonic()
                     if now - checked >= 0.5:
@@ -180,11 +180,7 @@ def _dask(
                         elif idle_since is None:
                             idle_since = now
                         elif now - idle_since >= worker_timeout:
-                            raise SimulationError(
-                                f"the Dask scheduler at {address} has had no worker for {worker_timeout:g} s; "
-                                f"{len(futures) - left} of {len(futures)} runs finished and are kept "
-                                "(start workers and run the same command to resume, or raise --worker-timeout)"
-                            )
+                            raise _no_workers(address, worker_timeout, len(futures) - left, len(futures))
                     time.sleep(0.05)
                     continue
                 for future in batch:
@@ -199,4 +195,12 @@ def _dask(
             clean = True
         finally:
             if not clean:
-                client.cancel(list(futures))
+                client.cancel(list(futures))  # type: ignore[no-untyped-call]
+
+
+def _no_workers(address: str, timeout: float, finished: int, total: int) -> SimulationError:
+    return SimulationError(
+        f"the Dask scheduler at {address} has had no worker for {timeout:g} s; {finished} of {total} "
+        "runs finished and are kept (start workers and run the same command to resume, "
+        "or raise --worker-timeout)"
+    )
