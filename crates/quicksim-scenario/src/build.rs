@@ -564,6 +564,16 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         }
         let start = f.start.map(|d| SimTime(d.0 .0)).unwrap_or(SimTime::ZERO);
         let stop = f.stop.map(|d| SimTime(d.0 .0)).unwrap_or(end);
+        if start >= end {
+            let (s, e) = (
+                crate::units::format_duration(SimDuration(start.0)),
+                crate::units::format_duration(SimDuration(end.0)),
+            );
+            return Err(err(
+                p("start"),
+                format!("\"{s}\" is not before the end of the run (run.duration = \"{e}\")"),
+            ));
+        }
         if stop <= start {
             return Err(err(p("stop"), format!("{} is not after start {}", stop, start)));
         }

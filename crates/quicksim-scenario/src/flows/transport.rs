@@ -4,7 +4,7 @@
 //! `flows::transports!`; the code here is monomorphised per transport (no dynamic calls).
 
 use super::{Ctx, FlowSpec, Registered};
-use crate::apps::App;
+use crate::apps::{App, AppKind};
 use crate::event::{push_flow_event, Ev};
 use crate::output::{ConnCounters, ConnSample, TransportEvent};
 use crate::payload::Payload;
@@ -262,6 +262,30 @@ impl<E: Transport> TransportFlow<E> {
         }
         if let Some(c) = &self.ends {
             o[E::KIND] = E::totals(c, &self.common.close_error);
+        }
+        if self.common.app.kind == AppKind::Bulk && self.common.app.completion.is_none() {
+            o["unfinished"] = serde_json::json!(self.unfinished(spec));
+        }
+    }
+
+    /// Why a bulk transfer did not deliver all its bytes.
+    fn unfinished(&self, spec: &FlowSpec) -> String {
+        let app = &self.common.app;
+        let got = format!("{} of {} B delivered", app.delivered, app.bulk_total);
+        let Some(c) = &self.ends else { return format!("never started ({got})") };
+        if let Some(e) = &self.common.close_error {
+            return format!("connection closed: {e} ({got})");
+        }
+        if !c[0].is_established() && !c[0].is_closed() {
+            return format!("connection never established: the handshake did not complete ({got})");
+        }
+        if c[0].is_closed() || c[1].is_closed() {
+            return format!("connection closed before the end ({got})");
+        }
+        if app.active {
+            format!("still sending at the end of the run ({got})")
+        } else {
+            format!("stopped at {} while still sending ({got})", spec.stop)
         }
     }
 }

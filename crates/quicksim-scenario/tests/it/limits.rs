@@ -99,3 +99,37 @@ fn ten_thousand_pairs_build_in_linear_memory_and_time() {
     validate(&sc.to_string()).unwrap();
     assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
 }
+
+#[test]
+fn flow_starting_after_the_end_names_start() {
+    let mut sc = base();
+    sc["flows"][0]["start"] = json!("2s");
+    assert_eq!(err_of(sc), "flows[0].start: \"2s\" is not before the end of the run (run.duration = \"1s\")");
+}
+
+fn bulk(rate: &str, duration: &str) -> serde_json::Value {
+    json!({
+        "run": {"duration": duration},
+        "dumbbell": {"pairs": 1, "bottleneck": {"rate": rate, "delay": "10ms"}},
+        "flows": [{"name": "b", "kind": "quic", "app": "bulk", "bytes": "1MB", "src": "sender1", "dst": "receiver1"}]
+    })
+}
+
+fn unfinished(sc: &serde_json::Value) -> String {
+    let o = quicksim_scenario::run(&sc.to_string(), None, &mut |_, _| true).unwrap();
+    o.totals["flows"]["b"]["unfinished"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn an_unfinished_transfer_says_why() {
+    // 1 MB over 1 Mbit/s takes 8 s: after 2 s it is still sending.
+    let u = unfinished(&bulk("1Mbps", "2s"));
+    assert!(u.starts_with("still sending at the end of the run ("), "{u}");
+    // 1 kbit/s: the handshake's padded 1200 B packets take ~10 s each way.
+    let u = unfinished(&bulk("1kbps", "5s"));
+    assert!(u.starts_with("connection never established"), "{u}");
+    // A finished transfer has no reason.
+    let o = quicksim_scenario::run(&bulk("10Mbps", "5s").to_string(), None, &mut |_, _| true).unwrap();
+    assert!(o.totals["flows"]["b"].get("unfinished").is_none());
+    assert!(o.totals["flows"]["b"]["completion_time_s"].is_f64());
+}
