@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -45,6 +46,7 @@ def load_scenario(source: ScenarioSource) -> dict[str, Any]:
     (quicksim/scenarios/NAME.toml), so `quicksim run linksharing` works anywhere.
     """
     if isinstance(source, Mapping):
+        check_values(source)  # before deepcopy, which would recurse into a too deep nesting
         return copy.deepcopy(dict(source))
     path = Path(source)
     if not path.exists() and path.parent == Path(".") and not path.suffix:
@@ -61,15 +63,59 @@ def load_scenario(source: ScenarioSource) -> dict[str, Any]:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
             raise ScenarioError(f"{path}: invalid JSON: {e}") from None
+        except (ValueError, RecursionError) as e:
+            raise ScenarioError(f"{path}: invalid JSON: {_parse_failure(e)}") from None
     else:
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             # The message already ends in "(at line L, column C)".
             raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+        except (ValueError, RecursionError) as e:
+            raise ScenarioError(f"{path}: invalid TOML: {_parse_failure(e)}") from None
     if not isinstance(doc, dict):
         raise ScenarioError(f"{path}: the top level must be a table, not {_type_name(doc)}")
+    check_values(doc)
     return doc
+
+
+def _parse_failure(e: BaseException) -> str:
+    """What a parser's non-syntax failure means: Python's own limits on huge or deep input."""
+    if isinstance(e, RecursionError):
+        return f"nested more than {MAX_DEPTH} levels deep"
+    if "digits" in str(e):
+        return "an integer with thousands of digits (the largest allowed is 2**64-1)"
+    return str(e)
+
+
+MAX_DEPTH = 64
+"""Deepest nesting of tables and arrays a scenario may have (real ones use fewer than 10)."""
+
+
+def check_values(doc: Mapping[str, Any]) -> None:
+    """Refuse, naming the field, what JSON or the core cannot carry: NaN and infinities, integers
+    beyond 64 bits, nesting deeper than MAX_DEPTH. Iterative, so no input can exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(doc, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        where = path or "the scenario"
+        if depth > MAX_DEPTH:
+            raise ScenarioError(f"{where}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            continue
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ScenarioError(f"{where}: {value} is not a finite number")
+        elif isinstance(value, int):
+            if not -(2**64) < value < 2**64:
+                digits = int(value.bit_length() * math.log10(2)) + 1
+                raise ScenarioError(f"{where}: an integer of about {digits} digits is out of range")
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                stack.append((v, f"{path}.{k}" if path else str(k), depth + 1))
+        elif isinstance(value, list | tuple):
+            for i, v in enumerate(value):
+                stack.append((v, f"{path}[{i}]", depth + 1))
 
 
 def apply_overrides(scenario: Mapping[str, Any], sets: Iterable[str]) -> dict[str, Any]:
@@ -82,14 +128,56 @@ def apply_overrides(scenario: Mapping[str, Any], sets: Iterable[str]) -> dict[st
     Missing tables on the way are created; whether the result is a valid scenario is for the
     core's validator to say.
     """
-    doc = copy.deepcopy(dict(scenario))
-    for raw in sets:
+    doc = load_scenario(scenario)  # checked, then deep-copied
+    for raw in _override_list(sets):
         key, sep, value = raw.partition("=")
         key = key.strip()
         if not sep or not key:
             raise ScenarioError(f"override {raw!r}: expected KEY=VALUE, e.g. flows.0.start=5s")
-        _set_path(doc, _parse_key(key, raw), _parse_value(value.strip()), raw)
+        try:
+            parsed = _parse_value(value.strip())
+        except (ValueError, RecursionError) as e:
+            raise ScenarioError(f"override {_short(raw)}: {_parse_failure(e)}") from None
+        _set_path(doc, _parse_key(key, raw), parsed, raw)
+    check_values(doc)
     return doc
+
+
+def _override_list(sets: Iterable[str] | str) -> list[str]:
+    """`sets` as a list of strings: one string is one override (not its characters)."""
+    if isinstance(sets, str):
+        return [sets]
+    if isinstance(sets, Mapping) or not isinstance(sets, Iterable):
+        raise ScenarioError(f"sets: expected a list of KEY=VALUE strings, not {_type_name(sets)}")
+    items = list(sets)
+    for item in items:
+        if not isinstance(item, str):
+            raise ScenarioError(f"sets: {item!r} is not a KEY=VALUE string")
+    return items
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def check_seed(seed: Any) -> int | None:
+    """A seed must be an integer in 0..2**64-1 (None: the scenario's own)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        try:
+            import operator
+
+            seed = operator.index(seed) if not isinstance(seed, bool) else None
+        except TypeError:
+            seed = None
+        if seed is None:
+            raise ScenarioError("seed: expected an integer in 0..2**64-1") from None
+    if not 0 <= seed < 2**64:
+        digits = int(abs(seed).bit_length() * math.log10(2)) + 1
+        shown = str(seed) if digits < 40 else f"an integer of about {digits} digits"
+        raise ScenarioError(f"seed: {shown} is out of range 0..2**64-1")
+    return int(seed)
 
 
 def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, Any]:
@@ -117,6 +205,7 @@ def run(
     inside the run; returning False stops it early (`result.meta["stopped_early"]`). An exception
     raised by `progress` stops the run and is re-raised here.
     """
+    seed = check_seed(seed)
     doc = apply_overrides(load_scenario(scenario), sets)
     text = _to_json(doc)
     core = _load_core()
@@ -155,8 +244,8 @@ def _parse_key(key: str, raw: str) -> list[str]:
     """Split a dotted key with TOML's own rules, so quoting works exactly as in the file."""
     try:
         node: Any = tomllib.loads(f"{key} = 0")
-    except tomllib.TOMLDecodeError:
-        raise ScenarioError(f"override {raw!r}: {key!r} is not a valid dotted key") from None
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        raise ScenarioError(f"override {_short(raw)}: {_short(key)} is not a valid dotted key") from None
     segments: list[str] = []
     while isinstance(node, dict):
         if len(node) != 1:
@@ -190,7 +279,13 @@ def _has_datetime(value: Any) -> bool:
 
 def _set_path(doc: dict[str, Any], segments: list[str], value: Any, raw: str) -> None:
     node: Any = doc
-    for i, segment in enumerate(segments):
+    segments = list(segments)
+    i = -1
+    while i + 1 < len(segments):
+        i += 1
+        if isinstance(node, list):
+            segments = _join_dotted_name(node, segments, i)
+        segment = segments[i]
         last = i == len(segments) - 1
         where = ".".join(segments[:i])
         if isinstance(node, dict):
@@ -216,6 +311,19 @@ def _set_path(doc: dict[str, Any], segments: list[str], value: Any, raw: str) ->
                 f"override {raw!r}: {where} is {_type_name(node)} ({node!r}), not a table, "
                 f"so it has no {segment!r}"
             )
+
+
+def _join_dotted_name(items: list[Any], segments: list[str], i: int) -> list[str]:
+    """A name with dots (`flows.a.b.start` for the flow named "a.b"): when no element is named
+    `segments[i]`, the longest run of segments from i that joins into an element's name is one."""
+    names = {item.get("name") for item in items if isinstance(item, dict)}
+    if segments[i] in names or segments[i].isdigit():
+        return segments
+    for j in range(len(segments), i + 1, -1):
+        joined = ".".join(segments[i:j])
+        if joined in names:
+            return [*segments[:i], joined, *segments[j:]]
+    return segments
 
 
 def _element_index(items: list[Any], segment: str, where: str, raw: str) -> int:
@@ -254,6 +362,7 @@ def _to_json(doc: Mapping[str, Any]) -> str:
     def refuse(value: Any) -> Any:
         raise TypeError(f"{value!r} ({type(value).__name__}) has no JSON form")
 
+    check_values(doc)
     try:
         return json.dumps(doc, allow_nan=False, default=refuse)
     except (TypeError, ValueError) as e:

@@ -65,6 +65,9 @@ def handle_errors(body: Callable[[], int]) -> int:
     try:
         return int(body() or 0)
     except KeyboardInterrupt:
+        # The process is on its way out: a further Ctrl-C must not interrupt the clean-up at
+        # exit (pool threads, atexit handlers) with an "Exception ignored" traceback.
+        _ignore_sigint()
         print("quicksim: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except ScenarioError as e:
@@ -87,3 +90,11 @@ def handle_errors(body: Callable[[], int]) -> int:
     except OSError as e:
         error(f"{e.strerror or e}: {e.filename}" if e.filename else e)
         return EXIT_ERROR
+
+
+def _ignore_sigint() -> None:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from ..errors import ScenarioError
 from ..units import seconds
 from ._common import EXIT_INTERRUPTED, add_set_option, seed
 
@@ -49,6 +50,8 @@ def main(args: argparse.Namespace) -> int:
     scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
     normalized = api.validate(scenario)  # fail before any output, and learn the duration
     out: Path = args.out if args.out is not None else Path("out") / args.scenario.stem
+    if out.exists() and not out.is_dir():
+        raise ScenarioError(f"--out: {out} exists and is not a directory")
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
 
     with _StopOnInterrupt() as stop, _ProgressBar(_duration_s(normalized), show_bar) as bar:
@@ -79,6 +82,9 @@ def main(args: argparse.Namespace) -> int:
 
         plots = save_standard_plots(result, out)
     if not args.quiet:
+        for name, flow in result.totals.get("flows", {}).items():
+            if flow.get("unfinished"):
+                print(f"quicksim: flow {name} did not finish: {flow['unfinished']}", file=sys.stderr)
         print(f"results: {out}/ (tables, summary.json, scenario.json, {len(plots)} plots)", file=sys.stderr)
     return EXIT_INTERRUPTED if stop.requested else 0
 

@@ -79,6 +79,8 @@ def main(args: argparse.Namespace) -> int:
 
     plan = load_plan(args.plan, sets=args.sets, repeat=args.repeat)
     out: Path = args.out if args.out is not None else Path("out") / f"{args.plan.stem}-sweep"
+    if out.exists() and not out.is_dir():
+        raise PlanError(f"--out: {out} exists and is not a directory")
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
     if not args.worker_timeout > 0 or args.worker_timeout == float("inf"):
         raise PlanError(f"--worker-timeout: {args.worker_timeout} must be a positive number of seconds")

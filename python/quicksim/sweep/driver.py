@@ -5,9 +5,12 @@ builds the plan from a scenario's [sweep] table and arguments first.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +105,7 @@ def run_plan(
         dynamic_ncols=True,
     )
     failures = 0
+    interrupted = False
     try:
         for task, record in stream:
             r = by_id[task["run_id"]]
@@ -121,10 +125,15 @@ def run_plan(
                 failures += 1
                 bar.set_postfix(failed=failures, refresh=False)
             bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
-            close()
+            # After a Ctrl-C, a second one must not break off stopping the workers.
+            with _sigint_ignored(interrupted):
+                close()
         bar.close()
 
     result = _tables([done[r.run_id] for r in runs if r.run_id in done], plan.describe(), list(plan.params))
@@ -186,6 +195,19 @@ def sweep(
         retry_failed=retry_failed,
         worker_timeout=worker_timeout,
     )
+
+
+@contextlib.contextmanager
+def _sigint_ignored(active: bool) -> Iterator[None]:
+    """Ignore SIGINT inside the block when `active` (and in the main thread, where signals go)."""
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _point_text(point: Mapping[str, Any]) -> str:
