@@ -114,6 +114,18 @@ fn round_up_125(ps: u64) -> u64 {
     }
 }
 
+/// Refuse a dumbbell whose nodes and links alone cannot fit, before they are created.
+pub(crate) fn check_pairs(pairs: u64, limit: u64) -> Result<(), ScenarioError> {
+    let need = pairs.saturating_mul(2 * NODE + 4 * CHANNEL);
+    if need > limit {
+        return Err(ScenarioError::new(
+            "dumbbell.pairs".into(),
+            format!("{pairs}: the network needs about {}, more than the {} available", gb(need), gb(limit)),
+        ));
+    }
+    Ok(())
+}
+
 /// The memory limit: `QUICKSIM_MEMORY_LIMIT`, else the system's available memory, else 16 GB.
 pub(crate) fn memory_limit() -> Result<u64, ScenarioError> {
     if let Ok(v) = std::env::var("QUICKSIM_MEMORY_LIMIT") {

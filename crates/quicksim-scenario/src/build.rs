@@ -414,6 +414,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 ));
             }
         }
+        crate::budget::check_pairs(db.pairs as u64, crate::budget::memory_limit()?)?;
         if db.pairs == 0 {
             return Err(err("dumbbell.pairs", "0: a dumbbell needs at least 1 pair"));
         }

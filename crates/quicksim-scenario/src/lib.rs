@@ -44,11 +44,22 @@ impl ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
+    /// One line: control characters a scenario's keys or values may carry (a key with a newline)
+    /// are written escaped.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one_line = |s: &str| -> String {
+            if s.chars().any(char::is_control) {
+                s.chars()
+                    .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+                    .collect()
+            } else {
+                s.to_string()
+            }
+        };
         if self.path.is_empty() {
-            write!(f, "{}", self.message)
+            write!(f, "{}", one_line(&self.message))
         } else {
-            write!(f, "{}: {}", self.path, self.message)
+            write!(f, "{}: {}", one_line(&self.path), one_line(&self.message))
         }
     }
 }

@@ -3,6 +3,7 @@
 mod determinism;
 mod determinism_quic;
 mod errors;
+mod fuzz;
 mod limits;
 mod normalize;
 mod quic;
