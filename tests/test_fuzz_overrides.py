@@ -28,16 +28,18 @@ KEYS = [
     "flows.poisson.name", "flows.9.start", "flows", "links", "nodes.x.kind", "x", 'flows."cbr".stop',
 ]  # fmt: skip
 VALUES = [
-    "1s", "0s", "1ps", "10ns", "-1s", "1e-3s", "10 Mbs", "10Mbps", "0", "-1", "1", "3", "1.5", "nan", "inf",
-    "-inf", "true", '"quoted"', "[1, 2]", "{ kind = \"bernoulli\", p = 0.5 }", "{ kind = \"bernoulli\", p = nan }",
-    "18446744073709551616", "9" * 300, "9" * 5000, "[" * 3000 + "]" * 3000, "{}", "[]", "", "µs", "\x00", "💥",
-    "2000-01-01", "1\nx = 2", "1500B", "20B", "sender1", "router1",
+    "1s", "0s", "1ps", "10ns", "-1s", "1e-3s", "10 Mbs", "10Mbps", "0", "-1", "1", "3", "1.5", "nan",
+    "inf", "-inf", "true", '"quoted"', "[1, 2]", '{ kind = "bernoulli", p = 0.5 }',
+    '{ kind = "bernoulli", p = nan }', "18446744073709551616", "9" * 300, "9" * 5000, "[" * 3000 + "]" * 3000,
+    "{}", "[]", "", "µs", "\x00", "💥", "2000-01-01", "1\nx = 2", "1500B", "20B", "sender1", "router1",
 ]  # fmt: skip
 
 texts = st.one_of(
     st.sampled_from(VALUES),
     st.text(alphabet=st.characters(codec="utf-8"), max_size=12),
-    st.builds(lambda n, u: f"{n}{u}", st.integers(-(10**30), 10**30), st.sampled_from(["", "s", "ms", "Mbps", "B"])),
+    st.builds(
+        lambda n, u: f"{n}{u}", st.integers(-(10**30), 10**30), st.sampled_from(["", "s", "ms", "Mbps", "B"])
+    ),
 )
 keys = st.one_of(
     st.sampled_from(KEYS),

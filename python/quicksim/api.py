@@ -316,7 +316,7 @@ def _set_path(doc: dict[str, Any], segments: list[str], value: Any, raw: str) ->
 def _join_dotted_name(items: list[Any], segments: list[str], i: int) -> list[str]:
     """A name with dots (`flows.a.b.start` for the flow named "a.b"): when no element is named
     `segments[i]`, the longest run of segments from i that joins into an element's name is one."""
-    names = {item.get("name") for item in items if isinstance(item, dict)}
+    names = {item["name"] for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)}
     if segments[i] in names or segments[i].isdigit():
         return segments
     for j in range(len(segments), i + 1, -1):
