@@ -184,7 +184,7 @@ def test_unfinished_flow_says_why_on_the_terminal(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert "quicksim: flow big did not finish: still sending at the end of the run (" in p.stderr
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
-    assert summary["flows"]["big"]["unfinished"].startswith("still sending")
+    assert summary["meta"]["unfinished_flows"]["big"].startswith("still sending")
 
 
 @pytest.mark.slow

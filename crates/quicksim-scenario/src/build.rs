@@ -565,7 +565,10 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         }
         let start = f.start.map(|d| SimTime(d.0 .0)).unwrap_or(SimTime::ZERO);
         let stop = f.stop.map(|d| SimTime(d.0 .0)).unwrap_or(end);
-        if start >= end {
+        if start >= end && f.stop.is_none() {
+            // With no stop of its own the flow would stop at the end, before it starts: say that
+            // the start is the problem. (With a later stop it is accepted and never runs, so a
+            // scenario can be cut short with run.duration.)
             let (s, e) = (
                 crate::units::format_duration(SimDuration(start.0)),
                 crate::units::format_duration(SimDuration(end.0)),

@@ -82,9 +82,8 @@ def main(args: argparse.Namespace) -> int:
 
         plots = save_standard_plots(result, out)
     if not args.quiet:
-        for name, flow in result.totals.get("flows", {}).items():
-            if flow.get("unfinished"):
-                print(f"quicksim: flow {name} did not finish: {flow['unfinished']}", file=sys.stderr)
+        for name, why in (result.meta.get("unfinished_flows") or {}).items():
+            print(f"quicksim: flow {name} did not finish: {why}", file=sys.stderr)
         print(f"results: {out}/ (tables, summary.json, scenario.json, {len(plots)} plots)", file=sys.stderr)
     return EXIT_INTERRUPTED if stop.requested else 0
 

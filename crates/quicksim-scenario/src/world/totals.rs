@@ -21,6 +21,7 @@ pub(crate) fn finish(
     // Each flow's state (connections, send queues) is dropped as soon as its totals are taken,
     // so the outputs do not add to the peak memory of the run on top of the state.
     let mut flows = serde_json::Map::new();
+    let mut unfinished = serde_json::Map::new();
     let flow_states = std::mem::take(&mut w.flows);
     for (i, mut f) in flow_states.into_iter().enumerate() {
         f.app.make_live();
@@ -41,6 +42,11 @@ pub(crate) fn finish(
             "completion_time_s": serde_json::Value::Null,
         });
         f.app.totals(&f.spec, &mut o);
+        // Why a transfer did not finish goes to meta (the summary), not into the flow's totals,
+        // whose contents the determinism pins fix.
+        if let Some(why) = o.as_object_mut().and_then(|m| m.remove("unfinished")) {
+            unfinished.insert(w.cx.flow_names[i].clone(), why);
+        }
         flows.insert(w.cx.flow_names[i].clone(), o);
     }
     let rates: Vec<u64> = w.cx.net.chans.iter().map(|c| c.cfg.rate.bits_per_s).collect();
@@ -105,6 +111,10 @@ pub(crate) fn finish(
         "truncated_series": w.cx.out.rec.tables.truncated(&w.cx.flow_names),
         "name": sc.name,
     });
+    let mut meta = meta;
+    if !unfinished.is_empty() {
+        meta["unfinished_flows"] = serde_json::Value::Object(unfinished);
+    }
     // Move the maps in: `json!` would serialize a deep copy of them first, which doubled the
     // peak memory of runs with many flows.
     let mut totals = serde_json::Map::new();
