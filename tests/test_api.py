@@ -142,7 +142,7 @@ def test_progress_exception_wins_over_the_cores_own_error(core: FakeCore, scenar
 
 def test_unserializable_scenario_is_a_scenario_error(core: FakeCore) -> None:
     # NaN is named with its field (issue 20); a value with no JSON form is still refused whole.
-    with pytest.raises(ScenarioError, match="run.duration: nan is not a finite number"):
+    with pytest.raises(ScenarioError, match=r"run\.duration: nan is not a finite number"):
         quicksim.run({"run": {"duration": float("nan")}})
     with pytest.raises(ScenarioError, match="cannot be passed to the core"):
         quicksim.run({"run": {"duration": object()}})
