@@ -5,19 +5,24 @@
 //!
 //! The expected values are the RFC's printed constants; the RFC computes them from its fluid
 //! model (§5: AVG_W_cubic = (C (3 + beta) / (4 (1 - beta)))^(1/4) (RTT/p)^(3/4), or Reno's
-//! 1.2/√p where that is larger). The 10 % tolerance is issue 14's: the fluid model has no
-//! recovery period and no ACK clock, which together cost the model 1-5 % here (see
-//! `docs/reproductions/cubic-rfc9438/report.md`).
+//! 1.2/√p where that is larger). The 10 % tolerance is issue 14's. The closed forms leave out
+//! what the algorithm does besides: the one-RTT recovery hold, whole packets at small windows,
+//! the larger of the cubic curve and W_est at every instant (not the larger of their means)
+//! and fast convergence where the two regions meet; measured, the cells differ from the table
+//! by -7.2 % (CUBIC, p = 1e-2) to +4.5 % (CUBIC, RTT 0.01 s, p = 1e-6), and from a fluid model
+//! of those rules by less than 0.3 % for p <= 1e-4 (see `docs/reproductions/cubic-rfc9438/`).
 //!
 //! Which cells run by default: the cost of a cell is the number of packets it sends, about
-//! 14/p (3 warm-up and 10 measured loss epochs of 1/p packets each, plus slow start). p = 1e-2,
-//! 1e-3 and 1e-4 send at most 1.4e5 packets per run, all 24 of those runs take a few seconds
-//! in release mode, so they run in `cargo test`. p = 1e-5 (1.4e6 packets per run, 8 runs) and
-//! p = 1e-6 (1.4e7 packets per run, 8 runs, minutes each) are `#[ignore]`d: together they take
-//! far more than the minute or two CI allows for a slow test. Run them with
-//! `cargo test -p quicksim-scenario --release --test it cubic_rfc9438 -- --ignored --nocapture`;
-//! `quicksim reproduce cubic-rfc9438` (full mode) runs the same cells through Python and
-//! reports them.
+//! 14/p (3 warm-up and 10 measured loss epochs of 1/p packets each, plus slow start). p = 1e-2
+//! to 1e-4 send at most 1.4e5 packets per run, and their 24 runs take about 3 s in release mode;
+//! p = 1e-5 (1.4e6 packets per run, 8 runs) adds about 5 s of CPU, split over two tests that run
+//! in parallel. All of these run in `cargo test`. p = 1e-6 (1.4e7 packets per run, 8 runs) is
+//! `#[ignore]`d: it takes about 80 s of CPU (measured: 90 s for p = 1e-5 and 1e-6 together), too
+//! much to add to every `cargo test`; run it with
+//! `cargo test -p quicksim-scenario --release --test it cubic_rfc9438 -- --ignored --nocapture`.
+//! `quicksim reproduce cubic-rfc9438` (full mode) runs every cell through Python, beside a fluid
+//! model of the window rules that explains each cell's difference from the table, and
+//! `docs/reproductions/cubic-rfc9438/` holds its report.
 
 use super::*;
 use serde_json::json;
@@ -192,13 +197,23 @@ fn tcp_mean_window_matches_rfc9438_tables_p_1e2_to_1e4() {
 }
 
 #[test]
-#[ignore = "p = 1e-5 and 1e-6: 1.4e6-1.4e7 packets per run, minutes in all (see the module doc)"]
-fn quic_mean_window_matches_rfc9438_tables_p_1e5_and_1e6() {
-    check_cells(Transport::Quic, &[3, 4]);
+fn quic_mean_window_matches_rfc9438_tables_p_1e5() {
+    check_cells(Transport::Quic, &[3]);
 }
 
 #[test]
-#[ignore = "p = 1e-5 and 1e-6: 1.4e6-1.4e7 packets per run, minutes in all (see the module doc)"]
-fn tcp_mean_window_matches_rfc9438_tables_p_1e5_and_1e6() {
-    check_cells(Transport::Tcp, &[3, 4]);
+fn tcp_mean_window_matches_rfc9438_tables_p_1e5() {
+    check_cells(Transport::Tcp, &[3]);
+}
+
+#[test]
+#[ignore = "p = 1e-6: 1.4e7 packets per run, about 40 s of CPU per transport (see the module doc)"]
+fn quic_mean_window_matches_rfc9438_tables_p_1e6() {
+    check_cells(Transport::Quic, &[4]);
+}
+
+#[test]
+#[ignore = "p = 1e-6: 1.4e7 packets per run, about 40 s of CPU per transport (see the module doc)"]
+fn tcp_mean_window_matches_rfc9438_tables_p_1e6() {
+    check_cells(Transport::Tcp, &[4]);
 }
