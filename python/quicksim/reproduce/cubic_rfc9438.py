@@ -274,8 +274,8 @@ epochs (1/(p·mean) RTTs each); the first 3 epochs after the first drop are warm
 the time-weighted cwnd from the 4th drop to the last one, over whole epochs (about 10). The `conn`
 table is recorded on a grid of RTT/100 (`run.record.conn_interval`), which samples the exact
 window without a row per ACK. The same cells, measured the same way, are the Rust golden test
-`crates/quicksim-scenario/tests/it/cubic_rfc9438.rs` (p = 1e-2 to 1e-4 by default; 1e-5 and 1e-6
-with `--ignored`); it measures the same numbers to the printed digit.
+`crates/quicksim-scenario/tests/it/cubic_rfc9438.rs` (p = 1e-2 to 1e-5 by default, 1e-6 with
+`--ignored`); it measures the same numbers to the printed digit.
 
 **The rules model** (`reproduce/_cubic_fluid.py`, column "rules model"): a fluid model of the
 algorithm as specified rather than of its two closed forms: the window is the larger of the cubic
@@ -288,13 +288,14 @@ same epochs as the runs. With those rules off it gives the closed forms to 0.5 %
 the table are properties of the algorithm under this loss pattern, not of the simulator. Cell by
 cell (full mode):
 
-- **NewReno is +1.9 to +2.1 % above 1.2/√p at p <= 1e-4**: the exact sawtooth mean is
+- **NewReno is +1.2 to +2.1 % above 1.2/√p at p <= 1e-4**: the exact sawtooth mean is
   √(3/2)/√p = 1.2247/√p, and RFC 3649's 1.2 rounds it down by 2.0 %. At p = 1e-2 the windows are
-  12-16 segments, and the one-RTT recovery hold and whole packets pull it to -1.8 % (QUIC) and
-  -3.6 % (TCP). At p = 1e-3 QUIC's NewReno (INET's rules, exact byte-counting increase) is +4.0 %
-  and TCP's -2.3 %: in steady state QUIC's window peaks at 51-52 segments and averages 0.775 of
-  its peak, TCP's at 49-50 and 0.755 (80-epoch runs, unchanged after the first few epochs); the
-  rules model sits between them (37.8). Both are inside the tolerance; not traced further.
+  12-16 segments, and the one-RTT recovery hold and whole packets pull it to -1.8 to -1.9 %
+  (QUIC) and -3.6 to -3.7 % (TCP). At p = 1e-3 QUIC's NewReno (INET's rules, exact
+  byte-counting increase) is +4.0 % and TCP's -2.3 %: in steady state QUIC's window peaks at
+  51-52 segments and averages 0.775 of its peak, TCP's at 49-50 and 0.755 (80-epoch runs,
+  unchanged after the first few epochs); the rules model sits between them (37.8). Both are
+  inside the tolerance; not traced further.
 - **CUBIC's Reno-friendly region** (RTT 0.01 s, p = 1e-3 to 1e-5): -1.4 to +2.0 %. There the
   window is W_est, an AIMD(9/17, 0.7) sawtooth whose mean is again √(3/2)/√p (alpha_cubic is
   chosen for that), so +2 % where the windows are large.
