@@ -15,7 +15,7 @@
 //! Which cells run by default: the cost of a cell is the number of packets it sends, about
 //! 14/p (3 warm-up and 10 measured loss epochs of 1/p packets each, plus slow start). p = 1e-2
 //! to 1e-4 send at most 1.4e5 packets per run, and their 24 runs take about 3 s in release mode;
-//! p = 1e-5 (1.4e6 packets per run, 8 runs) adds about 5 s of CPU, split over two tests that run
+//! p = 1e-5 (1.4e6 packets per run, 8 runs) adds about 7.5 s of CPU, split over two tests that run
 //! in parallel. All of these run in `cargo test`. p = 1e-6 (1.4e7 packets per run, 8 runs) is
 //! `#[ignore]`d: it takes about 80 s of CPU (measured: 90 s for p = 1e-5 and 1e-6 together), too
 //! much to add to every `cargo test`; run it with
