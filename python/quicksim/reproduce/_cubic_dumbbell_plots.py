@@ -25,6 +25,7 @@ STYLE = {
 
 def _errorbar(ax: Axes, part: pd.DataFrame, x: str, y: str, case: str, scale: float = 1.0, **kw: Any) -> None:
     color, marker, label = STYLE[case]
+    color = kw.pop("color", color)
     part = part.sort_values(x)
     mean = part[y] * scale
     lo = (part[y] - part[f"{y}_lo"]).fillna(0.0) * scale
@@ -83,26 +84,34 @@ def fig_capacity(cap: pd.DataFrame) -> Figure:
 
 
 def fig_sensitivity(cap: pd.DataFrame) -> Figure:
-    """Utilization vs capacity for three base RTTs, with each one's slow-start bound."""
+    """Utilization vs capacity for three base RTTs (with each one's slow-start bound) and for
+    three buffer sizes."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 4.6), layout="constrained")
-    ax = fig.subplots()
+    fig = Figure(figsize=(11, 4.6), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    base = cap[(cap.case == "quic") & (cap.rtt_ms == cd.BASE_RTT_MS)]
     for case in ("quic-rtt2", "quic", "quic-rtt50"):
-        part = cap[cap.case == case]
-        if case == "quic":
-            part = part[part.rtt_ms == cd.BASE_RTT_MS]
+        part = base if case == "quic" else cap[cap.case == case]
         rtt = float(part.rtt_ms.iloc[0])
-        _errorbar(ax, part, "rate_mbps", "util", case, scale=100, label=f"QUIC IW 1, base RTT {rtt:g} ms")
+        _errorbar(left, part, "rate_mbps", "util", case, scale=100, label=f"base RTT {rtt:g} ms")
         part = part.sort_values("rate_mbps")
-        ax.plot(part.rate_mbps, part.util_bound * 100, color=STYLE[case][0], linestyle="--", linewidth=0.9)
-    ax.plot([], [], color="gray", linestyle="--", label="slow-start bound (each RTT)")
-    ax.set_ylim(0, 100)
+        left.plot(part.rate_mbps, part.util_bound * 100, color=STYLE[case][0], linestyle="--", linewidth=0.9)
+    left.plot([], [], color="gray", linestyle="--", label="slow-start bound (each RTT)")
+    buffers = [c for c in dict.fromkeys(cap.case) if str(c).startswith("quic-buf")]
+    for case, color in zip(["quic", *buffers], ["tab:blue", "tab:cyan", "tab:olive"], strict=False):
+        part = base if case == "quic" else cap[cap.case == case]
+        bdp = float(part.buffer_bdp.iloc[0])
+        _errorbar(
+            right, part, "rate_mbps", "util", "quic", scale=100, label=f"buffer {bdp:g} BDP", color=color
+        )
+    for ax in (left, right):
+        ax.set_ylim(0, 100)
     _finish(
-        ax,
-        "bottleneck capacity (Mbit/s)",
-        "link utilization (%)",
-        "Sensitivity to the base RTT (the seed does not give it)",
+        left, "bottleneck capacity (Mbit/s)", "link utilization (%)", "QUIC IW 1: base RTT (buffer 1 BDP)"
+    )
+    _finish(
+        right, "bottleneck capacity (Mbit/s)", "link utilization (%)", "QUIC IW 1: buffer (base RTT 20 ms)"
     )
     return fig
 
@@ -199,10 +208,38 @@ def fig_background(bg: pd.DataFrame, cap: pd.DataFrame) -> Figure:
     return fig
 
 
+def fig_timeseries(ts: pd.DataFrame) -> Figure:
+    """The mechanism at 1 Gbit/s: slow start, its overshoot and the loss burst, IW 1 vs IW 10."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 6.5), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    colors = {"flow1": "tab:blue", "flow2": "tab:orange"}
+    for (iw, series, flow), part in ts.groupby(["iw", "series", "flow"], sort=True):
+        ax = top if series == "received_mbps" else bottom
+        ax.plot(
+            part.t_s + (0.02 if series == "received_mbps" else 0.0),
+            part.value,
+            color=colors.get(str(flow), "gray"),
+            linestyle="-" if iw == 1 else "--",
+            drawstyle="steps-post" if series == "cwnd_packets" else "default",
+            label=f"{flow}, IW {iw}",
+        )
+    pipe = (2 * cd.bdp_bytes(cd.MECH_RATE_MBPS, cd.BASE_RTT_MS)) / cd.FRAME["quic"]
+    bottom.axhline(pipe / 2, color="black", linewidth=0.8, linestyle=":", label="(BDP + buffer) / 2 flows")
+    top.axhline(cd.MECH_RATE_MBPS / 2, color="gray", linewidth=0.8, linestyle=":", label="half the link")
+    title = (
+        f"{cd.MECH_RATE_MBPS:g} Mbit/s, RTT {cd.BASE_RTT_MS:g} ms, buffer 1 BDP, 2 x 32.3 MB: one run each"
+    )
+    _finish(top, "", "received (Mbit/s, 40 ms bins)", title, legend="upper right")
+    _finish(bottom, "time (s)", "congestion window (packets)", "", legend="upper right")
+    return fig
+
+
 def figures(data: dict[str, pd.DataFrame], quick: bool) -> dict[str, tuple[Figure, str]]:
     """file name -> (figure, caption), in the report's order."""
     del quick
-    return {
+    out = {
         "fig1_capacity.png": (
             fig_capacity(data["capacity"]),
             "Seed Fig. 1: JFI (left) and link utilization (right) vs bottleneck capacity; dashed: the "
@@ -210,7 +247,8 @@ def figures(data: dict[str, pd.DataFrame], quick: bool) -> dict[str, tuple[Figur
         ),
         "fig1_sensitivity_rtt.png": (
             fig_sensitivity(data["capacity"]),
-            "Utilization vs capacity for base RTTs of 2, 20 and 50 ms (QUIC, IW 1), with each bound",
+            "Sensitivity to the values the seed leaves open: utilization vs capacity for base RTTs of "
+            "2, 20 and 50 ms with each one's bound (left), and for buffers of 0.25, 1 and 4 BDP (right)",
         ),
         "fig2_loss.png": (
             fig_loss(data["loss"]),
@@ -220,8 +258,14 @@ def figures(data: dict[str, pd.DataFrame], quick: bool) -> dict[str, tuple[Figur
             fig_rtt(data["rtt"]),
             "Seed Fig. 3: JFI vs client 2's extra delay (left) and each flow's throughput (right)",
         ),
+        "fig5_timeseries_1g.png": (
+            fig_timeseries(data["timeseries_1g"]),
+            "At 1 Gbit/s: each flow's received rate and window, IW 1 (solid) and IW 10 (dashed): "
+            "slow start, the overshoot to twice the pipe, the loss burst, then CUBIC",
+        ),
         "fig4_background.png": (
             fig_background(data["background"], data["capacity"]),
             "Seed Fig. 4: utilization (left) and JFI (right) vs the UDP background's mean OFF time",
         ),
     }
+    return {name: out[name] for name in sorted(out)}

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from ._common import Context
 
 RATE, DELAY = "dumbbell.bottleneck.rate", "dumbbell.bottleneck.delay"
+#: Bin of the 1 Gbit/s time series' received rate (s).
+TS_BIN_S = 0.04
 
 
 def _rate_points(rates: Sequence[float], rtt: float = cd.BASE_RTT_MS) -> list[dict[str, Any]]:
@@ -92,6 +94,13 @@ def run_all(ctx: Context) -> tuple[dict[str, pd.DataFrame], list[Check]]:
             cd.study(ctx, f"capacity-rtt{rtt:g}", _rate_points(sens_rates, rtt)),
             (cap_cols, f"quic-rtt{rtt:g}", "capacity"),
         )
+    buf_rates = (cd.MECH_RATE_MBPS,) if quick else caps
+    for bdps in cd.SENSITIVITY_BUFFERS:
+        add(
+            "capacity",
+            cd.study(ctx, f"capacity-buf{bdps:g}", [cd._points_sets(r, bdps=bdps) for r in buf_rates]),
+            (cap_cols, f"quic-buf{bdps:g}", "capacity"),
+        )
     # The file-size mechanism at 1 Gbit/s: a file LONG_FILE_FACTOR times as long.
     long_bytes = cd.FILE_BYTES * cd.LONG_FILE_FACTOR
     long_sets = {
@@ -146,6 +155,14 @@ def run_all(ctx: Context) -> tuple[dict[str, pd.DataFrame], list[Check]]:
         )
 
     data = {name: pd.concat(frames, ignore_index=True) for name, frames in tables.items()}
+    data["capacity"].insert(
+        4,
+        "buffer_bdp",
+        [
+            float(c.removeprefix("quic-buf")) if c.startswith("quic-buf") else cd.BUFFER_BDP
+            for c in data["capacity"].case
+        ],
+    )
     data["capacity"]["util_bound"] = [
         cd.utilization_bound(
             r.rate_mbps,
@@ -161,6 +178,7 @@ def run_all(ctx: Context) -> tuple[dict[str, pd.DataFrame], list[Check]]:
         for r in data["loss"].itertuples()
     ]
     data["runs"] = pd.concat(all_runs, ignore_index=True)
+    data["timeseries_1g"] = timeseries()
     checks.extend(_checks(data))
     return data, checks
 
@@ -280,3 +298,48 @@ def _checks(data: dict[str, pd.DataFrame]) -> list[Check]:
         )
     )
     return checks
+
+
+def timeseries() -> pd.DataFrame:
+    """One run each of IW 1 and IW 10 at 1 Gbit/s (flow 2 starting with the first repetition's
+    offset): each flow's received rate per 40 ms and its congestion window every 5 ms."""
+    import pandas as pd
+
+    from .. import api
+
+    frames = []
+    for iw in (1, cd.IW_RFC):
+        doc = cd.scenario()
+        for path, value in cd._points_sets(cd.MECH_RATE_MBPS).items():
+            _put(doc, path, value)
+        doc["quic"]["initial_window"] = iw
+        doc["flows"][1]["start"] = f"{cd.offsets_ms(1)[0]:g}ms"
+        doc["run"]["record"] = {"queues": False, "links": False, "conn": True, "conn_interval": "5ms"}
+        r = api.run(doc)
+        # Received on the wire (bounded by the link), not delivered in order: after a loss burst
+        # the in-order delivery releases the held data at once.
+        # 40 ms bins (two RTTs): ack-clocked windows arrive as trains of about one RTT, so
+        # 10 ms bins alternate between the two flows.
+        f = r.flows[["t_s", "flow", "wire_recv_bytes"]].copy()
+        f["t_s"] = (f["t_s"] / TS_BIN_S + 1e-9).astype(int) * TS_BIN_S
+        f = f.groupby(["t_s", "flow"], observed=True, as_index=False)["wire_recv_bytes"].sum()
+        f["value"] = f.pop("wire_recv_bytes") * 8 / TS_BIN_S / 1e6
+        f["series"] = "received_mbps"
+        c = r.conn[["t_s", "flow", "cwnd_bytes"]].copy()
+        c["value"] = c.pop("cwnd_bytes") / cd.QUIC_PACKET
+        c["series"] = "cwnd_packets"
+        both = pd.concat([f, c], ignore_index=True)
+        both.insert(0, "iw", iw)
+        end = max(float(v["start_s"]) + float(v["completion_time_s"]) for v in r.totals["flows"].values())
+        frames.append(both[both.t_s <= end + 0.05])
+    out = pd.concat(frames, ignore_index=True)
+    out["flow"] = out["flow"].astype(str)
+    return out
+
+
+def _put(doc: dict[str, Any], path: str, value: Any) -> None:
+    """Set `a.b.c` in a nested dict (the sweep's `--set` paths, for a single run)."""
+    *head, last = path.split(".")
+    for key in head:
+        doc = doc.setdefault(key, {})
+    doc[last] = value

@@ -20,6 +20,8 @@ CSV_DOC = {
     "rtt": "experiment 3 per transport and client 2's extra one-way delay",
     "background": "experiment 4 per transport and mean OFF time; `udp_util` = the UDP's share",
     "runs": "every run: experiment, case, parameters, repetition (flow 2's start offset) and metrics",
+    "timeseries_1g": "one run each of IW 1 and IW 10 at 1 Gbit/s: received rate per 40 ms and "
+    "congestion window (packets) every 5 ms, per flow",
 }
 
 
@@ -40,6 +42,10 @@ def _ci(frame: pd.DataFrame, case: str, col: str, scale: float = 1.0, digits: in
     return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
+def _rtt_ratio(extra_delay_ms: float) -> float:
+    return (cd.BASE_RTT_MS + 2 * extra_delay_ms) / cd.BASE_RTT_MS
+
+
 def sections(data: dict[str, pd.DataFrame]) -> list[str]:
     """One table per experiment: mean [95 % CI] per point."""
     cap, loss, rtt, bg = data["capacity"], data["loss"], data["rtt"], data["background"]
@@ -49,6 +55,7 @@ def sections(data: dict[str, pd.DataFrame]) -> list[str]:
             r.case,
             f"{r.rate_mbps:g}",
             f"{r.rtt_ms:g}",
+            f"{r.buffer_bdp:g}",
             _ci(cap, r.case, "jfi", 1, 4, rate_mbps=r.rate_mbps, rtt_ms=r.rtt_ms),
             _ci(cap, r.case, "util", 100, 1, rate_mbps=r.rate_mbps, rtt_ms=r.rtt_ms),
             f"{r.util_bound * 100:.1f}",
@@ -58,12 +65,13 @@ def sections(data: dict[str, pd.DataFrame]) -> list[str]:
         for r in cap.itertuples()
     ]
     out.append(
-        "## Experiment 1: capacity (and the mechanisms, and the base-RTT sensitivity)\n\n"
+        "## Experiment 1: capacity (with the mechanisms and the sensitivity to RTT and buffer)\n\n"
         + md_table(
             [
                 "case",
                 "capacity (Mbit/s)",
                 "base RTT (ms)",
+                "buffer (BDP)",
                 "JFI",
                 "utilization (%)",
                 "bound (%)",
@@ -96,6 +104,8 @@ def sections(data: dict[str, pd.DataFrame]) -> list[str]:
             _ci(rtt, r.case, "jfi", 1, 4, extra_delay_ms=r.extra_delay_ms),
             _ci(rtt, r.case, "util", 100, 1, extra_delay_ms=r.extra_delay_ms),
             f"{r.thr1_mbps:.1f} / {r.thr2_mbps:.1f}",
+            f"{r.shared_ratio:.2f}",
+            f"{_rtt_ratio(r.extra_delay_ms):.2f} / {_rtt_ratio(r.extra_delay_ms) ** 2:.2f}",
             f"{r.util_seed * 100:.1f}",
         ]
         for r in rtt.itertuples()
@@ -110,6 +120,8 @@ def sections(data: dict[str, pd.DataFrame]) -> list[str]:
                 "JFI",
                 "utilization (%)",
                 "throughput 1 / 2 (Mbit/s)",
+                "rate ratio while both send",
+                "RTT2/RTT1 / its square",
                 "seed's formula (%)",
             ],
             rows,
@@ -151,6 +163,10 @@ def explanation(data: dict[str, pd.DataFrame], quick: bool) -> str:
         g(cap, "quic-longfile", "util_bound", rate_mbps=hi),
     )
     r2, r50 = g(cap, "quic-rtt2", "util", rate_mbps=hi), g(cap, "quic-rtt50", "util", rate_mbps=hi)
+    small, big = cd.SENSITIVITY_BUFFERS
+    u_small = g(cap, f"quic-buf{small:g}", "util", rate_mbps=hi)
+    u_big = g(cap, f"quic-buf{big:g}", "util", rate_mbps=hi)
+    d_big = g(cap, f"quic-buf{big:g}", "drops", rate_mbps=hi)
     tcp_hi = g(cap, "tcp", "util", rate_mbps=hi, rtt_ms=cd.BASE_RTT_MS)
     jmin = float(cap[cap.rtt_ms == cd.BASE_RTT_MS].query("case in ['quic', 'tcp']").jfi.min())
     l1 = (
@@ -165,6 +181,9 @@ def explanation(data: dict[str, pd.DataFrame], quick: bool) -> str:
         rtt, "quic", "thr2_mbps", extra_delay_ms=dmax
     )
     useed = g(rtt, "quic", "util_seed", extra_delay_ms=dmax)
+    shared = g(rtt, "quic", "shared_ratio", extra_delay_ms=dmax)
+    rr = _rtt_ratio(dmax)
+    u_rtt = g(rtt, "quic", "util", extra_delay_ms=dmax)
     off_lo, off_hi = float(bg.off_mean_s.min()), float(bg.off_mean_s.max())
     bgu = {o: g(bg, "quic", "util", off_mean_s=o) for o in (off_lo, off_hi)}
     bgt = {
@@ -230,14 +249,21 @@ pairs on a Mininet dumbbell, one file of about 32.3 MB per flow. Its numbers cam
    model reaches {u_hi / b_hi:.0%} of it. **Two mechanisms, one run each, at {hi:g} Mbit/s:**
    a {cd.LONG_FILE_FACTOR}x longer file (bound {b_lng:.1%}) reaches {lng:.1%}: the file size is what
    limits. An initial window of {cd.IW_RFC} (RFC 9002) raises the bound only to {b_iw10:.1%} (log2 10 =
-   3.3 round trips saved) and measures {iw10:.1%}: slow start without HyStart overshoots the
-   BDP + buffer by up to a factor of two either way, and the resulting loss burst (thousands of
-   drops) and the unequal window cuts that follow it, not the first round trips, decide the
-   makespan. So a testbed without any CPU limit would have seen the same fall; the seed's CPU
-   explanation is not needed. The base RTT is the open value that matters most
-   (fig1_sensitivity_rtt.png): at {hi:g} Mbit/s the utilization is {r2:.1%} with a 2 ms RTT and
-   {r50:.1%} with 50 ms, because every slow-start round costs one RTT; the buffer size matters
-   much less here (it moves the overshoot's size, not the number of rounds).
+   3.3 round trips saved) and measures {iw10:.1%}: slow start without HyStart overshoots to about
+   twice what the path holds (fig5_timeseries_1g.png), and the loss burst that follows, not the
+   first round trips, decides the makespan: with IW 10 one flow's window was cut three times in
+   the burst and CUBIC regrows a window of ~1000 packets only over K = cbrt(W_max (1 - beta) / C)
+   of several seconds, longer than the rest of the transfer. So a testbed without any CPU limit
+   would have seen the same fall; the seed's CPU explanation is not needed.
+   **Sensitivity** (fig1_sensitivity_rtt.png). The base RTT sets the slow-start bound itself: at
+   {hi:g} Mbit/s the utilization is {r2:.1%} with a 2 ms RTT and {r50:.1%} with 50 ms (bounds
+   dashed), because every slow-start round costs one RTT. The buffer acts only below one BDP: with
+   {big:g} BDP nothing is dropped ({d_big:.0f} drops) and the utilization stays {u_big:.1%}, at the
+   same slow-start ceiling; with {small:g} BDP the overshoot is cut several times, to windows well
+   below the pipe that regrow by about one packet per RTT, and it falls to {u_small:.1%}. So the
+   base RTT is the open value that moves the seed's finding at every buffer size; a buffer under a
+   BDP (Mininet's default queue of 1000 packets is 0.6 BDP at 1 Gbit/s and 20 ms) adds a second
+   loss of its own at high capacity.
 3. **"Utilization drops rapidly with small random loss; under 30 % at 1 %."** The model agrees,
    and more steeply: {l1:.1%} at {l1_at} (QUIC). Both flows sit in CUBIC's TCP-friendly region
    (at RTT {cd.BASE_RTT_MS:g} ms the cubic curve grows slower than the Reno-friendly estimate), where the mean
@@ -247,14 +273,24 @@ pairs on a Mininet dumbbell, one file of about 32.3 MB per flow. Its numbers cam
    as 1/RTT) or a loss process that is not per packet.
 4. **"Fairness stays high for small RTT differences; JFI about 0.94 at 25 ms."** The model is
    much less RTT-fair: JFI {j_rtt:.3f} at +{dmax:g} ms one way (RTT {cd.BASE_RTT_MS:g} vs
-   {cd.BASE_RTT_MS + 2 * dmax:g} ms), flow 1 {ratio:.1f}x as fast as flow 2. In the TCP-friendly region both
-   flows add about one segment per RTT, so the shorter-RTT flow grows faster and, with
-   synchronized DropTail losses, gets a share up to (RTT2/RTT1)^2 as in Reno; CUBIC's
-   RTT-independent cubic curve only takes over at far larger windows (BDPs of thousands of
-   packets). After flow 1 finishes, flow 2 has the link alone, which bounds the seed's JFI of two
-   equal files from below (JFI >= 0.9 when flow 2 then runs at line rate). The seed's 0.94 fits
-   a much smaller RTT ratio: with a base RTT of 100 ms, +25 ms is a ratio of 1.25, not 3.5. The
-   check asserts the direction theory gives (the shorter RTT is never slower).
+   {cd.BASE_RTT_MS + 2 * dmax:g} ms, a ratio of {rr:.1f}); flow 1's file goes {ratio:.1f}x as fast,
+   and while both send, flow 1 gets {shared:.0f}x flow 2's rate, far beyond the RTT ratio ({rr:.1f})
+   or its square ({rr**2:.1f}), the steady-state RTT unfairness of AIMD flows with synchronized
+   losses. The transfers never reach a steady state: flow 1, with the shorter RTT, finishes its
+   slow start first and overshoots the buffer while flow 2 is still in slow start, so flow 2 takes
+   losses at a window of a few packets while flow 1's is hundreds, and CUBIC regrows a small
+   window slowly, by one packet per RTT in its
+   TCP-friendly region and 0.4 t^3 packets along the cubic curve: seconds, longer than flow 1's
+   whole transfer. Even at equal RTTs the overshoot splits the link unevenly (rate ratio
+   {g(rtt, "quic", "shared_ratio", extra_delay_ms=0.0):.2f}, JFI of the files still
+   {g(rtt, "quic", "jfi", extra_delay_ms=0.0):.3f}). Once flow 1 is done, flow 2 would need to fill the
+   link for the JFI of two equal files to stay >= 0.9; its small window regrows slowly instead,
+   and the link is underused ({u_rtt:.1%}). The seed's 0.94 fits a much smaller RTT ratio: if
+   its 25 ms were the RTT difference on a base RTT of 100 ms, the ratio would be 1.25. The seed
+   also saw utilization rise with the asymmetry: its
+   formula (thr1 + thr2) / C does exactly that ({useed:.0%} at +{dmax:g} ms here), because the fast
+   flow's short transfer time enters it while the link idles after it. The check asserts the
+   direction theory gives (the shorter RTT is never slower).
 5. **"Heavier bursty UDP load lowers fairness slightly; utilization rises (more bytes overall)."**
    JFI stays at or above {bgj:.3f}: both flows see the same bursts at the same queue. The files'
    own utilization falls with heavier background ({bgu[off_lo]:.1%} at a mean OFF of {off_lo:g} s,

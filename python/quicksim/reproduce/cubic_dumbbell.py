@@ -46,6 +46,8 @@ QUICK_CAPACITIES = (100.0, 300.0, 1000.0)
 #: Sensitivity of experiment 1 to the base RTT (ms), the open value that matters most.
 SENSITIVITY_RTTS = (2.0, 50.0)
 QUICK_SENSITIVITY_RATES = (100.0, 1000.0)
+#: ... and to the buffer (in BDPs at the base RTT), to show it matters less.
+SENSITIVITY_BUFFERS = (0.25, 4.0)
 #: 2. random loss on the bottleneck's data direction (fraction).
 LOSSES = (0.0, 0.001, 0.0025, 0.005, 0.01, 0.015, 0.02)
 QUICK_LOSSES = (0.0, 0.005, 0.02)
@@ -88,9 +90,9 @@ def bdp_bytes(rate_mbps: float, rtt_ms: float) -> int:
     return int(rate_mbps * 1e6 * rtt_ms / 1e3 / 8)
 
 
-def buffer_bytes(rate_mbps: float, rtt_ms: float = BASE_RTT_MS) -> int:
-    """The bottleneck's DropTail buffer: BUFFER_BDP x BDP, at least 10 full frames."""
-    return max(10 * FRAME["quic"], int(BUFFER_BDP * bdp_bytes(rate_mbps, rtt_ms)))
+def buffer_bytes(rate_mbps: float, rtt_ms: float = BASE_RTT_MS, bdps: float = BUFFER_BDP) -> int:
+    """The bottleneck's DropTail buffer: `bdps` x BDP, at least 10 full frames."""
+    return max(10 * FRAME["quic"], int(bdps * bdp_bytes(rate_mbps, rtt_ms)))
 
 
 def scenario(transport: str = "quic", *, background: bool = False) -> dict[str, Any]:
@@ -236,7 +238,8 @@ def transfer_metrics(result: Result) -> dict[str, float]:
     utilization is both files over the capacity times the makespan (first start to last
     delivered byte), which the seed's (thr1 + thr2) / C equals when both finish together
     (`util_seed` keeps that formula; it exceeds 1 when one flow finishes long before the other).
-    `udp_util`: the background's delivered bytes in the makespan over its capacity."""
+    `shared_ratio`: flow 1's over flow 2's delivery rate while both transfer. `udp_util`: the
+    background's delivered bytes in the makespan over the capacity."""
     from ..stats import jain
     from ..units import bits_per_s, bytes_
 
@@ -268,29 +271,51 @@ def transfer_metrics(result: Result) -> dict[str, float]:
         "util_seed": sum(thr) / rate,
         "drops": float(sum((totals[f["name"]].get("packets_dropped") or 0) for f in files)),
     }
+    # While both transfer: each flow's delivered bytes over [last start, first end], from the
+    # record_interval bins (a bin that straddles an edge counts pro rata).
+    a, b = max(starts), min(ends)
+    shared = [_delivered(result, [f["name"]], a, b) / (b - a) for f in files] if b > a else [math.nan] * 2
+    out["shared_ratio"] = shared[0] / shared[1] if shared[1] > 0 else math.nan
     others = [f["name"] for f in doc["flows"] if f["kind"] not in ("quic", "tcp")]
     if others:
-        fl = result.flows
-        fl = fl[fl["flow"].astype(str).isin(others)]
-        ri = result.record_interval_s
-        start = fl["t_s"].to_numpy(dtype=float)
-        overlap = ((start + ri).clip(max=t1) - start.clip(min=t0)).clip(min=0.0) / ri
-        udp_bytes = float((fl["delivered_bytes"].to_numpy(dtype=float) * overlap).sum())
-        out["udp_util"] = udp_bytes * 8 / (rate * (t1 - t0))
+        out["udp_util"] = _delivered(result, others, t0, t1) * 8 / (rate * (t1 - t0))
     return out
 
 
+def _delivered(result: Result, names: list[str], t0: float, t1: float) -> float:
+    """Bytes the flows `names` delivered in [t0, t1], from the binned flow table."""
+    fl = result.flows
+    fl = fl[fl["flow"].astype(str).isin(names)]
+    ri = result.record_interval_s
+    start = fl["t_s"].to_numpy(dtype=float)
+    overlap = ((start + ri).clip(max=t1) - start.clip(min=t0)).clip(min=0.0) / ri
+    return float((fl["delivered_bytes"].to_numpy(dtype=float) * overlap).sum())
+
+
 METRIC = {"name": "m", "fn": transfer_metrics}
-METRICS = ("thr1_mbps", "thr2_mbps", "ct1_s", "ct2_s", "jfi", "util", "util_seed", "drops", "udp_util")
+METRICS = (
+    "thr1_mbps",
+    "thr2_mbps",
+    "ct1_s",
+    "ct2_s",
+    "jfi",
+    "util",
+    "util_seed",
+    "shared_ratio",
+    "drops",
+    "udp_util",
+)
 #: Metrics that are fractions: their confidence intervals are clipped to [0, 1].
 FRACTIONS = ("jfi", "util")
 
 
-def _points_sets(rate: float, rtt: float = BASE_RTT_MS, loss: float = 0.0) -> dict[str, Any]:
+def _points_sets(
+    rate: float, rtt: float = BASE_RTT_MS, loss: float = 0.0, bdps: float = BUFFER_BDP
+) -> dict[str, Any]:
     return {
         "dumbbell.bottleneck.rate": f"{rate:g}Mbps",
         "dumbbell.bottleneck.delay": f"{rtt / 2:g}ms",
-        "dumbbell.bottleneck.queue.bytes": f"{buffer_bytes(rate, rtt)}B",
+        "dumbbell.bottleneck.queue.bytes": f"{buffer_bytes(rate, rtt, bdps)}B",
         "run.duration": f"{duration_s(rate, loss, rtt):g}s",
     }
 
