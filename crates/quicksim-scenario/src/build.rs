@@ -354,6 +354,12 @@ fn quic_config(
     if let Some(v) = q.initial_rtt {
         c.initial_rtt = v.0;
     }
+    if let Some(v) = q.initial_window {
+        if v == 0 {
+            return Err(err(p("initial_window"), "0 packets: the initial window is at least 1 packet"));
+        }
+        c.initial_window = Some(v);
+    }
     if let Some(v) = q.max_ack_delay {
         c.max_ack_delay = v.0;
     }

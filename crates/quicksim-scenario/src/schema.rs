@@ -510,6 +510,8 @@ pub struct QuicCfg {
     pub round_consumed_data: Option<bool>,
     /// Largest QUIC packet; default path MTU - 28 (1252 B at MTU 1280).
     pub max_packet_size: Option<Bytes>,
+    /// Initial congestion window in packets; default RFC 9002 §7.2's formula.
+    pub initial_window: Option<u64>,
 }
 
 /// `cc = "name"` or `cc = { algo = "name", ...settings }`: a controller's registry name and its
@@ -598,7 +600,8 @@ impl QuicCfg {
             send_queue_limit,
             send_queue_low_water,
             round_consumed_data,
-            max_packet_size
+            max_packet_size,
+            initial_window
         )
     }
 }

@@ -36,6 +36,7 @@ REPRODUCTIONS: dict[str, str] = {
     "buffer-sizing": "buffer_sizing",
     "quic-tcp-fairness": "quic_tcp_fairness",
     "cubic-rfc9438": "cubic_rfc9438",
+    "cubic-dumbbell": "cubic_dumbbell",
     "tcp-vs-ns3": "tcp_vs_ns3",
 }
 

@@ -138,7 +138,9 @@ impl Connection {
     pub fn new(role: Role, cfg: impl Into<Arc<QuicConfig>>, now: SimTime) -> Result<Connection, String> {
         let cfg: Arc<QuicConfig> = cfg.into();
         cfg.validate()?;
-        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &WINDOW_RULES });
+        // A configured initial window replaces RFC 9002's; the controller reads it only here.
+        let rules = cfg.initial_window.map_or(WINDOW_RULES, |n| WINDOW_RULES.with_initial_segments(n));
+        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &rules });
         let peer =
             if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
