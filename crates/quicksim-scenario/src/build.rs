@@ -542,7 +542,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         }
         let connect = f.connect.map_or(start, |d| SimTime(d.0 .0));
         if connect > start {
-            return Err(err(p("connect"), format!("{connect} is after start {start}")));
+            let fmt = |t: SimTime| crate::units::format_duration(quicksim_engine::SimDuration(t.0));
+            return Err(err(p("connect"), format!("{} is after start {}", fmt(connect), fmt(start))));
         }
         let mtu = net.path_mtu(src, dst).expect("reachable") as u64;
         let forbid = |field: &str, set: bool, kind: &str| -> Result<(), ScenarioError> {
