@@ -101,14 +101,17 @@ def mathis_duration_s(rtt_s: float, p: float, cycles: int = 24) -> float:
 def mathis(rtt_ms: float, p: float) -> list[Check]:
     """Throughput after slow start within 5 % of MSS/RTT x sqrt(3/(2p)), MSS = 1252 B.
 
-    Periodic loss: `every` = 1/p - 1 delivered, then 1 dropped, so p is exact. Throughput is
+    Periodic loss as in the paper's runs (the 2020 model's `sendLossRate` with
+    `periodicSendLoss`, like INET's `PeriodicLossChannel`, counts packets and drops one when the
+    count exceeds 1/p): `every` = 1/p delivered, then 1 dropped, so one packet in 1/p + 1 is lost
+    (p = 0.1 %: one in 1001) and the theory is evaluated at that rate, 1/(1/p + 1). Throughput is
     measured over whole loss cycles (the second half of them, from a loss to the last loss), so
     neither the sawtooth's phase at the window edges nor the slow-start overshoot, which takes
     several halvings to decay, biases it.
     """
     from .theory import mathis_mbps
 
-    every = round(1.0 / p) - 1
+    every = round(1.0 / p)
     p_eff = 1.0 / (every + 1)
     rtt_s = rtt_ms / 1000.0
     dur = mathis_duration_s(rtt_s, p_eff)

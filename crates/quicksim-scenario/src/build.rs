@@ -546,6 +546,11 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         if stop <= start {
             return Err(err(p("stop"), format!("{} is not after start {}", stop, start)));
         }
+        let connect = f.connect.map_or(start, |d| SimTime(d.0 .0));
+        if connect > start {
+            let fmt = |t: SimTime| crate::units::format_duration(quicksim_engine::SimDuration(t.0));
+            return Err(err(p("connect"), format!("{} is after start {}", fmt(connect), fmt(start))));
+        }
         let mtu = net.path_mtu(src, dst).expect("reachable") as u64;
         let forbid = |field: &str, set: bool, kind: &str| -> Result<(), ScenarioError> {
             if set {
@@ -560,6 +565,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("app", f.app.is_some(), kind)?;
                 forbid("bytes", f.bytes.is_some(), kind)?;
                 forbid("streams", f.streams.is_some(), kind)?;
+                forbid("connect", f.connect.is_some(), kind)?;
+                forbid("write_size", f.write_size.is_some(), kind)?;
                 forbid("quic", f.quic.is_some(), kind)?;
                 forbid("tcp", f.tcp.is_some(), kind)?;
                 let size = f
@@ -654,7 +661,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             FlowKind::Quic => "quic",
             FlowKind::Tcp => "tcp",
         };
-        flows.push(FlowRt { spec: FlowSpec { kind, src, dst, start, stop }, app });
+        flows.push(FlowRt { spec: FlowSpec { kind, src, dst, connect, start, stop }, app });
     }
 
     let rc = &sc.run.record;

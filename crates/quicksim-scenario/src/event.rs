@@ -13,6 +13,8 @@ pub enum Ev {
     Net(NetEvent<Payload>),
     FlowStart(u32),
     FlowStop(u32),
+    /// A transport flow opens its connection before its start (`FlowSpec::connect`).
+    FlowConnect(u32),
     /// Next datagram of a UDP source; the generation discards sends of an earlier ON period.
     UdpSend(u32, u32),
     OnOffToggle(u32),
@@ -39,6 +41,7 @@ impl Ev {
             Ev::OnOffToggle(f) => 8 + ((*f as u64) << 8),
             Ev::FlowTimer(f, s) => 9 + ((*f as u64) << 8) + ((*s as u64) << 40),
             Ev::AppMessage(f) => 10 + ((*f as u64) << 8),
+            Ev::FlowConnect(f) => 12 + ((*f as u64) << 8),
         }
     }
 }

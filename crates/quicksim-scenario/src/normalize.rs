@@ -13,7 +13,8 @@
 //!   fields below.
 //!
 //! Left out on purpose, because their value depends on other fields and writing it down would
-//! pin it when those fields are later overridden (`--set`): a flow's `stop` (the run's end), the
+//! pin it when those fields are later overridden (`--set`): a flow's `stop` (the run's end) and
+//! `connect` (its `start`; unset, moving `start` moves the connect time with it), the
 //! `mtu` of a dumbbell's own links (`dumbbell.mtu`), `quic.max_packet_size` (path MTU - 28 B),
 //! `quic.initial_window` (RFC 9002's formula of the packet size), `quic.dcid_len` (only with the "rfc9000" header) and the ACK-frequency fields that apply to
 //! one `ack_policy` only (setting them for another is an error). `quic.cc` is left out while its

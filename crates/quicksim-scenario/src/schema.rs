@@ -429,6 +429,15 @@ pub struct FlowCfg {
     pub start: Option<Dur>,
     #[serde(default)]
     pub stop: Option<Dur>,
+    /// QUIC/TCP: when the connection is opened (the handshake), if before `start` (when the
+    /// application starts handing over data); unset: at `start`. INET's `connectTime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Dur>,
+    /// QUIC/TCP saturated or bulk: hand the transport whole writes of this size while its send
+    /// queue is below the limit (INET's generator with `packetInterval = 0`: the queue then holds
+    /// up to limit + write_size); unset: fill the queue to exactly its limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_size: Option<Bytes>,
     /// UDP/ON-OFF: payload size per datagram. QUIC messages: message size.
     #[serde(default)]
     pub size: Option<SizeDist>,

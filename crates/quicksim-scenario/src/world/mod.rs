@@ -74,6 +74,9 @@ impl World {
         };
         w.cx.out.rec.tables.set_horizon(w.end);
         for (i, f) in w.flows.iter().enumerate() {
+            if f.spec.connect < f.spec.start && f.spec.connect < w.end {
+                w.cx.q.push(f.spec.connect, Ev::FlowConnect(i as u32));
+            }
             if f.spec.start < w.end {
                 w.cx.q.push(f.spec.start, Ev::FlowStart(i as u32));
             }
@@ -141,6 +144,12 @@ impl World {
                 let fl = &mut self.flows[f as usize];
                 fl.app.make_live();
                 fl.app.start(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+            Ev::FlowConnect(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.connect(cx, now, f, &fl.spec);
                 self.rest(f);
             }
             Ev::FlowStop(f) => {

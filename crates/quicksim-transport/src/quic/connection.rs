@@ -363,11 +363,24 @@ impl Connection {
     /// Queues `len` abstract bytes on a stream; returns the bytes accepted (bounded by the
     /// send-queue space).
     pub fn stream_send(&mut self, now: SimTime, stream_id: u64, len: u64) -> u64 {
+        self.enqueue(now, stream_id, len, len.min(self.send_queue_space()))
+    }
+
+    /// Queues a whole message of `len` bytes as INET's QUIC takes an application's message: all
+    /// of it while the send queues are below their limit (they may then exceed it by up to one
+    /// message), nothing once they reach it. Returns the bytes accepted (`len` or 0).
+    pub fn stream_send_whole(&mut self, now: SimTime, stream_id: u64, len: u64) -> u64 {
+        let accepted = if self.send_queue_space() > 0 { len } else { 0 };
+        self.enqueue(now, stream_id, len, accepted)
+    }
+
+    /// Queues `accepted` of the `len` bytes the application offered on a stream.
+    #[inline]
+    fn enqueue(&mut self, now: SimTime, stream_id: u64, len: u64, accepted: u64) -> u64 {
         self.advance(now);
         if !matches!(self.state, State::Handshaking | State::Established) {
             return 0;
         }
-        let accepted = len.min(self.send_queue_space());
         if accepted < len || self.queued_bytes + accepted >= self.low_water_bytes() {
             self.low_water_armed = true;
         }
