@@ -37,6 +37,7 @@ REPRODUCTIONS: dict[str, str] = {
     "quic-tcp-fairness": "quic_tcp_fairness",
     "cubic-rfc9438": "cubic_rfc9438",
     "tcp-vs-ns3": "tcp_vs_ns3",
+    "quic-vs-tcp": "quic_vs_tcp",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"
