@@ -127,3 +127,15 @@ def test_quick_reproduction(tmp_path: Path) -> None:
         assert (out / filename).is_file(), filename
     text = (out / "report.md").read_text(encoding="utf-8")
     assert "The seed's conclusions, one by one" in text
+
+
+def test_series_are_thinned_per_repetition_keeping_the_last_point() -> None:
+    import pandas as pd
+
+    from quicksim.reproduce import _quic_vs_tcp_plots as pl
+
+    f = pd.DataFrame({"rep": [0] * 1000 + [1] * 10, "t_s": [*range(1000), *range(10)]})
+    kept = f[pl._thin(f)]
+    sizes = kept.groupby("rep").size()
+    assert sizes[0] <= pl.MAX_POINTS + 1 and sizes[1] == 10
+    assert kept[kept["rep"] == 0]["t_s"].iloc[-1] == 999

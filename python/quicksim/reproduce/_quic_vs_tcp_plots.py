@@ -35,18 +35,34 @@ def series_frame(
     s = sw.series
     frames = []
     for p in points:
-        part = s
+        # The point's runs by their parameters (few rows), then their series by run id.
+        runs = sw.runs
         for k, v in point(**p).items():
-            part = part[part[k].astype(str) == str(v)]
+            runs = runs[runs[k].astype(str) == str(v)]
+        part = s[s["run_id"].isin(set(runs["run_id"]))]
         f = part[["rep", "t_s", "value"]].rename(columns={"value": "received_bytes"}).copy()
         # Up to the bin where the whole file has arrived (the run goes on, idle, after it).
         last = f.groupby("rep")["received_bytes"].transform("max")
         first_full = f[f["received_bytes"] >= last].groupby("rep")["t_s"].transform("min")
         f = f[f["t_s"] <= first_full.reindex(f.index).fillna(f["t_s"].max())]
+        # At most ~MAX_POINTS points per run (a 1000 s transfer has 20 000 bins of 50 ms): every
+        # k-th bin and the last, enough for a line plot and a CSV of a few hundred kB.
+        f = f[_thin(f)]
         f.insert(0, "protocol", p["protocol"])
         f.insert(1, "condition", condition(p))
         frames.append(f)
     return pd.concat(frames, ignore_index=True)
+
+
+MAX_POINTS = 300
+
+
+def _thin(f: pd.DataFrame) -> pd.Series:
+    """Rows to keep: every k-th row of each repetition (k so that ~MAX_POINTS remain) and its last."""
+    pos = f.groupby("rep").cumcount()
+    n = f.groupby("rep")["t_s"].transform("size")
+    k = (n + MAX_POINTS - 1) // MAX_POINTS
+    return (pos % k == 0) | (pos == n - 1)
 
 
 def condition(p: dict[str, Any]) -> str:

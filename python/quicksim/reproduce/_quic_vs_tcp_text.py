@@ -39,7 +39,9 @@ spikes off and on; and jitter.
 packet number, 16 B AEAD tag), CUBIC, the 1-RTT handshake, ACK every second packet (RFC 9000),
 RFC 9002 loss detection (packet threshold 3, time threshold 9/8 RTT). TCP: CUBIC, SACK with
 RFC 6675 recovery and PRR, timestamps, delayed ACKs (every second segment, 40 ms), minimum RTO
-200 ms (Linux), with TLS 1.2 (the seed's era: Apache 2.4 on Ubuntu 16.04, two round trips) as
+200 ms (Linux), receive and send buffers of 6 MiB and 4 MiB (the seed's Linux 4.4
+autotuning limits, `tcp_rmem[2]` and `tcp_wmem[2]`: they bound TCP's data in flight as QUIC's
+flow-control windows, 15 MB per connection and 6 MB per stream as in Chromium, bound QUIC's), with TLS 1.2 (the seed's era: Apache 2.4 on Ubuntu 16.04, two round trips) as
 the default and TLS 1.3 (one round trip) as the variant, 16 kB records. The model's
 applications write on the side that opens the connection, so the server opens it and sends the
 file: the handshake round trips are those of a download, and the HTTP request's round trip,

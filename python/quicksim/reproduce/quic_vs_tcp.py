@@ -80,6 +80,12 @@ TLS_OVERHEAD = {"1.2": 29, "1.3": 22}
 #: packet (QUIC ack_ratio 2, TCP delayed ACKs), so there are at least n/2 of them.
 QUIC_ACK_MIN = IP_UDP + QUIC_SHORT_MIN + 5
 TCP_ACK_MIN = IP_TCP_TS
+#: The seed's hosts (Linux 4.4): receive and send buffers autotune up to tcp_rmem[2] = 6 MiB
+#: and tcp_wmem[2] = 4 MiB, which bound TCP's data in flight (the model's defaults, 64 MB,
+#: never do). QUIC keeps the model's flow-control windows, Chromium's: 15 MB per connection,
+#: 6 MB per stream.
+LINUX_RMEM_MAX = 6 * 1024 * 1024
+LINUX_WMEM_MAX = 4 * 1024 * 1024
 #: The handshake probe: a transfer of one packet's worth, timed at two delays.
 PROBE_BYTES = 1000
 PROBE_DELAYS_MS = (10, 50)
@@ -148,7 +154,13 @@ def scenario(record_interval: str = "1s") -> dict[str, Any]:
             },
         ],
         "quic": {"header": "rfc9000", "cc": "cubic", "handshake": True},
-        "tcp": {"cc": "cubic", "sack": True, "tls": "1.2"},
+        "tcp": {
+            "cc": "cubic",
+            "sack": True,
+            "tls": "1.2",
+            "recv_buffer": f"{LINUX_RMEM_MAX}B",
+            "send_buffer": f"{LINUX_WMEM_MAX}B",
+        },
         "flows": [
             {
                 "name": "download",
