@@ -44,6 +44,11 @@ pub struct ChannelConfig {
     pub qdisc: QdiscConfig,
     pub loss: LossModel,
     pub jitter: Option<Jitter>,
+    /// Most packets this direction holds in all (waiting, in transmission and propagating);
+    /// one offered beyond it is dropped (`Overflow`). netem's `limit`: an emulator that delays
+    /// packets keeps the delayed ones in its queue, so the delay line itself is bounded (Linux
+    /// netem's default: 1000 packets). None: only the queue discipline limits.
+    pub hold_limit: Option<u64>,
 }
 
 impl ChannelConfig {
@@ -57,6 +62,7 @@ impl ChannelConfig {
             qdisc: QdiscConfig::DropTail(droptail::Config::unlimited()),
             loss: LossModel::None,
             jitter: None,
+            hold_limit: None,
         }
     }
 }
@@ -299,6 +305,11 @@ impl<P> Channel<P> {
         }
         if !self.up {
             return self.drop_pkt(now, &p, DropReason::Down, obs);
+        }
+        if self.cfg.hold_limit.is_some_and(|n| self.held_packets() >= n) {
+            // Counted as offered (enqueued) and dropped, as a queue discipline's tail drop is.
+            self.stats.enqueued_packets += 1;
+            return self.drop_pkt(now, &p, DropReason::Overflow, obs);
         }
         self.stats.enqueued_packets += 1;
         if self.tx.is_none() && self.qlen.0 == 0 {

@@ -193,6 +193,12 @@ fn direction(
     cfg.qdisc = qdisc;
     cfg.loss = loss;
     cfg.jitter = jitter;
+    if let Some(n) = d.hold_limit.or(spec.hold_limit) {
+        if n == 0 {
+            return Err(err(format!("{}.hold_limit", pick(d.hold_limit.is_some())), "0 must be at least 1 (packets)"));
+        }
+        cfg.hold_limit = Some(n);
+    }
 
     // Rate steps first, then down/up changes: the order they are queued in, which breaks ties
     // between changes at the same time.

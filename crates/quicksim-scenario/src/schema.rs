@@ -214,6 +214,9 @@ pub struct DirCfg {
     pub loss: Option<LossCfg>,
     #[serde(default)]
     pub jitter: Option<JitterCfg>,
+    /// Most packets the direction holds in all, propagating ones included (netem's `limit`).
+    #[serde(default)]
+    pub hold_limit: Option<u64>,
     #[serde(default)]
     pub schedule: Option<Vec<RateStep>>,
     #[serde(default)]
@@ -249,6 +252,9 @@ pub struct LinkSpec {
     pub loss: Option<LossCfg>,
     #[serde(default)]
     pub jitter: Option<JitterCfg>,
+    /// Most packets the direction holds in all, propagating ones included (netem's `limit`).
+    #[serde(default)]
+    pub hold_limit: Option<u64>,
     #[serde(default)]
     pub schedule: Option<Vec<RateStep>>,
     #[serde(default)]

@@ -38,6 +38,7 @@ REPRODUCTIONS: dict[str, str] = {
     "cubic-rfc9438": "cubic_rfc9438",
     "cubic-dumbbell": "cubic_dumbbell",
     "tcp-vs-ns3": "tcp_vs_ns3",
+    "quic-vs-tcp": "quic_vs_tcp",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"
