@@ -86,6 +86,12 @@ pub(crate) fn push_flow_event(q: &mut EventQueue<Ev>, t: SimTime, ev: Ev) {
     }
 }
 
+/// The channel of a small-event code that is an end of transmission.
+#[inline(always)]
+pub(crate) fn small_tx_done(code: u32) -> Option<ChanId> {
+    (code >> SMALL_KIND_SHIFT == SMALL_TX_DONE).then_some(ChanId(code & (SMALL_MAX - 1)))
+}
+
 /// The event of a small-event code (`sched_net`, `push_flow_event`).
 #[inline]
 pub(crate) fn small_event(code: u32) -> Ev {
