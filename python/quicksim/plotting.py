@@ -8,7 +8,7 @@ render with Agg, never touch the user's interactive backend and need no `plt.clo
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "DISPLAY_POINTS",
+    "MAX_SERIES",
     "STANDARD_PLOTS",
     "plot_cwnd",
     "plot_drops",
@@ -31,6 +33,8 @@ __all__ = [
     "plot_throughput",
     "plot_zoom",
     "save_standard_plots",
+    "thin",
+    "truncated_series",
 ]
 
 # Seconds before and after a flow's start shown by plot_zoom; the showcase zooms on
@@ -78,23 +82,40 @@ def plot_queue(
     queues: Iterable[str] | None = None,
     title: str | None = None,
 ) -> Figure:
-    """Queue length over time, in packets (top) and kB (bottom), as steps."""
+    """Queue length over time, in packets (top) and kB (bottom), as steps.
+
+    Queues that stayed empty are left out (a dumbbell has many idle interfaces), and so are all
+    but the `MAX_SERIES` busiest; the title says how many are shown. A series whose recording was
+    cut at `run.record.max_samples` ends at its last sample, marked, instead of being held flat to
+    the end of the run. Long series are thinned for display (`thin`), not for the data.
+    """
     df, end = (data.queues, data.sim_end_s) if isinstance(data, Result) else (data, None)
+    cut = truncated_series(data, "queue") if isinstance(data, Result) else {}
     df = _pick(df, "queue", queues)
+    groups = _split(df, "queue")
+    busy = {n: g for n, g in groups.items() if len(g) and float(g["packets"].max()) > 0}
+    shown = _largest(busy, lambda g: float(g["bytes"].max()), order=sorted(busy))
     fig, (top, bottom) = _figure(2, height=5.5)
-    for name in _groups(df, "queue"):
-        g = df[df["queue"].astype(str) == name]
-        x, y = _hold_until(g["t_s"], g["packets"], end)
-        top.step(x, y, where="post", label=name)
-        x, y = _hold_until(g["t_s"], g["bytes"] / 1e3, end)
-        bottom.step(x, y, where="post", label=name)
+    for name in shown:
+        g = groups[name]
+        stop = cut.get(name, end)
+        x, y = _hold_until(g["t_s"], g["packets"], stop)
+        top.step(*thin(x, y), where="post", label=name)
+        x, y = _hold_until(g["t_s"], g["bytes"] / 1e3, stop)
+        bottom.step(*thin(x, y), where="post", label=name)
+        if name in cut:
+            _mark_cut(top, cut[name])
+            _mark_cut(bottom, cut[name])
     top.set_ylabel("queue length (packets)")
     bottom.set_ylabel("queue length (kB)")
-    bottom.set_xlim(left=0)
+    if end:
+        bottom.set_xlim(0, end)
+    else:
+        bottom.set_xlim(left=0)
     for ax in (top, bottom):
         ax.set_ylim(bottom=0)
     _finish(bottom, "time (s)")
-    _finish(top, None, title or "Queue length")
+    _finish(top, None, (title or "Queue length") + _shown_note(len(shown), len(groups), "queues", len(busy)))
     return fig
 
 
@@ -115,15 +136,18 @@ def plot_drops(
     rates = binned_rate(df, "queue", step, end, weight="bytes" if unit == "bits" else None)
     scale, ylabel = (8e-3, "drop data rate (kbit/s)") if unit == "bits" else (1.0, "drops (packets/s)")
     fig, (ax,) = _figure(1)
-    for name in _groups(rates, "queue"):
-        g = rates[rates["queue"].astype(str) == name]
+    groups = _split(rates, "queue")
+    shown = _largest(groups, lambda g: float(g["rate"].sum()), order=_groups(rates, "queue"))
+    for name in shown:
+        g = groups[name]
         last = float(g["t_s"].max()) + step
         x, y = _hold_until(g["t_s"], g["rate"] * scale, last if end is None else min(last, end))
-        ax.step(x, y, where="post", label=name)
+        ax.step(*thin(x, y), where="post", label=name)
     ax.set_ylabel(ylabel)
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    _finish(ax, "time (s)", title or f"Packet drops ({step:g} s bins)")
+    note = _shown_note(len(shown), len(groups), "queues")
+    _finish(ax, "time (s)", (title or f"Packet drops ({step:g} s bins)") + note)
     return fig
 
 
@@ -133,16 +157,26 @@ def plot_cwnd(
     flows: Iterable[str] | None = None,
     title: str | None = None,
 ) -> Figure:
-    """Congestion window per QUIC flow in kB, as steps."""
+    """Congestion window per QUIC or TCP flow in kB, as steps.
+
+    At most `MAX_SERIES` flows (those with the largest windows); a series cut at
+    `run.record.max_samples` ends at its last sample, marked.
+    """
     df = data.conn if isinstance(data, Result) else data
+    cut = truncated_series(data, "conn") if isinstance(data, Result) else {}
     df = _pick(df, "flow", flows)
+    groups = _split(df, "flow")
+    order = _groups(df, "flow", data.flow_names if isinstance(data, Result) else None)
+    shown = _largest(groups, lambda g: float(g["cwnd_bytes"].max()), order=order)
     fig, (ax,) = _figure(1)
-    for name in _groups(df, "flow", data.flow_names if isinstance(data, Result) else None):
-        g = df[df["flow"].astype(str) == name]
-        ax.step(g["t_s"], g["cwnd_bytes"] / 1e3, where="post", label=name)
+    for name in shown:
+        g = groups[name]
+        ax.step(*thin(g["t_s"].to_numpy(dtype=float), g["cwnd_bytes"].to_numpy(dtype=float) / 1e3), where="post", label=name)
+        if name in cut:
+            _mark_cut(ax, cut[name])
     ax.set_ylabel("congestion window (kB)")
     ax.set_xlim(left=0)
-    _finish(ax, "time (s)", title or "Congestion window")
+    _finish(ax, "time (s)", (title or "Congestion window") + _shown_note(len(shown), len(groups), "flows"))
     return fig
 
 
@@ -183,8 +217,11 @@ def plot_zoom(
 
     if queue is not None:
         q = result.queues[result.queues["queue"].astype(str) == queue]
-        x, y = _window_steps(q["t_s"], q["bytes"] / 1e3, t0, t1)
+        cut = truncated_series(result, "queue").get(queue)
+        x, y = _window_steps(q["t_s"], q["bytes"] / 1e3, t0, t1 if cut is None else min(t1, cut))
         ax_queue.step(x, y, where="post", color="tab:orange", label=f"queue {queue}")
+        if cut is not None and t0 <= cut <= t1:
+            _mark_cut(ax_queue, cut)
     ax_queue.set_ylabel("kB")
 
     drops = result.drops
@@ -242,6 +279,99 @@ def save_standard_plots(result: Result, outdir: str | os.PathLike[str], *, dpi: 
 
 # --- helpers ----------------------------------------------------------------------------------
 
+MAX_SERIES = 20
+"""Series drawn per plot at most (the largest ones); the title says when some are left out."""
+_LEGEND_INSIDE = 6  # up to this many legend entries inside the axes, more beside them
+_LEGEND_ROWS = 20
+DISPLAY_POINTS = 2000
+"""Horizontal resolution of `thin`: a series with more points is reduced, per column of this
+many, to its first, last, lowest and highest point (M4), which draws the same picture."""
+
+
+def thin(x: np.ndarray, y: np.ndarray, columns: int = DISPLAY_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a line that are visible at `columns` horizontal pixels (M4 decimation).
+
+    Per column: the first, last, minimum and maximum point, in time order. The envelope, the
+    extremes and every step's start and end value per column are kept, so a plot of the result
+    looks like a plot of the whole series at that resolution; only the drawing gets cheaper.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) <= 4 * columns:
+        return x, y
+    lo, hi = float(x[0]), float(x[-1])
+    col = np.minimum(((x - lo) / ((hi - lo) or 1.0) * columns).astype(np.int64), columns - 1)
+    starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])  # x is sorted: columns are runs
+    ends = np.r_[starts[1:], len(x)] - 1
+    keep = [starts, ends]
+    for pick in (np.argmin, np.argmax):
+        keep.append(np.array([s + pick(y[s : e + 1]) for s, e in zip(starts, ends, strict=True)]))
+    idx = np.unique(np.concatenate(keep))
+    return x[idx], y[idx]
+
+
+def truncated_series(result: Result, table: str) -> dict[str, float]:
+    """{series name: time of its last sample} of the `table` ("queue" or "conn") series whose
+    recording stopped at `run.record.max_samples` (`meta["truncated_series"]`)."""
+    out: dict[str, float] = {}
+    frame = result.queues if table == "queue" else result.conn
+    key = "queue" if table == "queue" else "flow"
+    for entry in result.meta.get("truncated_series") or []:
+        if isinstance(entry, dict):
+            kind, name, last = entry.get("table"), str(entry.get("name")), entry.get("last_t_s")
+        else:  # results saved before the entries carried the time: "conn:<flow>"
+            kind, _, name = str(entry).partition(":")
+            last = None
+        if kind != table:
+            continue
+        if last is None:
+            rows = frame[frame[key].astype(str) == name]
+            if not len(rows):
+                continue
+            last = float(rows["t_s"].max())
+        out[name] = float(last)
+    return out
+
+
+def _mark_cut(ax: Axes, t: float) -> None:
+    ax.axvline(t, color="0.3", linestyle="--", linewidth=0.8)
+    ax.annotate(
+        f"recording stopped at {t:.3g} s\n(run.record.max_samples)",
+        (t, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(4, -4),
+        textcoords="offset points",
+        va="top",
+        fontsize="x-small",
+        color="0.3",
+    )
+
+
+def _split(df: pd.DataFrame, column: str) -> dict[str, pd.DataFrame]:
+    """The rows of each value of `column`, in one pass (not one filter per value)."""
+    if not len(df):
+        return {}
+    return {str(k): g for k, g in df.groupby(df[column].astype(str), sort=False, observed=True)}
+
+
+def _largest(
+    groups: Mapping[str, pd.DataFrame], size: Callable[[pd.DataFrame], float], order: Sequence[str]
+) -> list[str]:
+    """The names in `order` that have a group, at most MAX_SERIES of them: the largest by `size`."""
+    names = [n for n in order if n in groups] + sorted(set(groups) - set(order))
+    if len(names) <= MAX_SERIES:
+        return names
+    keep = set(sorted(names, key=lambda n: -size(groups[n]))[:MAX_SERIES])
+    return [n for n in names if n in keep]
+
+
+def _shown_note(shown: int, total: int, what: str, nonidle: int | None = None) -> str:
+    if shown == total:
+        return ""
+    if nonidle is not None and shown == nonidle:
+        return f" ({total - shown} idle {what} not shown)"
+    return f" ({shown} largest of {total} {what} shown)"
+
+
 
 def _png_writer(fig: Figure, dpi: int) -> Callable[[Path], object]:
     return lambda path: fig.savefig(path, format="png", dpi=dpi)
@@ -261,8 +391,19 @@ def _finish(ax: Axes, xlabel: str | None, title: str | None = None) -> None:
     if title:
         ax.set_title(title)
     ax.grid(True, alpha=0.4)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper right", fontsize="small")
+    entries = len(ax.get_legend_handles_labels()[0])
+    if entries > _LEGEND_INSIDE:
+        # Many entries: beside the axes, in columns, so it never covers the data or squashes
+        # the axes (the figure is widened by the legend instead).
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            fontsize="x-small",
+            ncols=1 + (entries - 1) // _LEGEND_ROWS,
+            borderaxespad=0.0,
+        )
+    elif entries:
+        ax.legend(loc="best", fontsize="small")
 
 
 def _rates(
@@ -280,18 +421,20 @@ def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
     fig, (ax,) = _figure(1)
     step = float(np.diff(np.unique(df["t_s"])).min()) if df["t_s"].nunique() > 1 else 0.5
     names = _groups(df, "flow")
-    for name in names:
-        g = df[df["flow"].astype(str) == name]
+    groups = _split(df, "flow")
+    shown = _largest(groups, lambda g: float(g["mbps"].sum()), order=names)
+    for name in shown:
+        g = groups[name]
         x, y = _hold_until(g["t_s"], g["mbps"], float(g["t_s"].max()) + step if len(g) else None)
-        ax.step(x, y, where="post", label=name)
+        ax.step(*thin(x, y), where="post", label=name)
     if total and len(names) > 1:
         tot = df.groupby("t_s")["mbps"].sum()
         x, y = _hold_until(tot.index.to_series(), tot, float(tot.index.max()) + step)
-        ax.step(x, y, where="post", color="black", linestyle=":", label="total")
+        ax.step(*thin(x, y), where="post", color="black", linestyle=":", label="total" if len(shown) == len(names) else f"total (all {len(names)} flows)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    _finish(ax, "time (s)", title)
+    _finish(ax, "time (s)", title + _shown_note(len(shown), len(names), "flows"))
     return fig
 
 

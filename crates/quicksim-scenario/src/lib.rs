@@ -53,7 +53,7 @@ impl fmt::Display for ScenarioError {
 }
 impl std::error::Error for ScenarioError {}
 
-/// FNV-1a of the scenario text, so every result carries what made it.
+/// FNV-1a of a text.
 fn hash_str(s: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in s.bytes() {
@@ -61,6 +61,22 @@ fn hash_str(s: &str) -> String {
         h = h.wrapping_mul(0x100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+/// The scenario's identity, so every result carries what made it: FNV-1a of the normalized
+/// scenario (defaults filled in, every quantity in its canonical unit, keys sorted) without
+/// `run.seed` (the seed is recorded beside it) and the label `name`. So `"1s"` and `"1000ms"`, a
+/// default written out or left implicit, and tables in another order give the same hash; any
+/// change to what is simulated gives another.
+fn scenario_hash(sc: &schema::Scenario) -> Result<String, ScenarioError> {
+    let mut v = normalize::normalized(sc)?;
+    if let Some(run) = v.get_mut("run").and_then(|r| r.as_object_mut()) {
+        run.remove("seed");
+    }
+    if let Some(top) = v.as_object_mut() {
+        top.remove("name");
+    }
+    Ok(hash_str(&v.to_string()))
 }
 
 /// Check a scenario completely (schema and semantics) without running it; returns it
@@ -109,6 +125,7 @@ fn run_inner(
     let mut sc = schema::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(DEFAULT_SEED);
     let built = build::build(&sc, seed, plugins)?;
+    let hash = scenario_hash(&sc)?;
     // The parsed flows (~600 B each) are not needed once built.
     sc.flows = Vec::new();
     let mut w = world::World::new(built);
@@ -118,7 +135,7 @@ fn run_inner(
     let wall_s = wall.elapsed().as_secs_f64();
     let peak_rss_run_kib = peak_rss_kib();
     let rested = w.rested;
-    let mut out = world::totals::finish(w, &sc, hash_str(json), seed, stop, wall_s);
+    let mut out = world::totals::finish(w, &sc, hash, seed, stop, wall_s);
     out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
     Ok((out, rested))
 }

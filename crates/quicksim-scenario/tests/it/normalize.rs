@@ -106,3 +106,21 @@ fn a_run_writes_the_tables_of_the_schema() {
         assert!(!o.table(t).unwrap()[0].1.is_empty(), "{t} is empty");
     }
 }
+
+/// `meta.scenario_hash` identifies what is simulated, not how it was spelled: another unit for the
+/// same quantity, a default written out, another key order, another seed or name give the same
+/// hash; another value gives another.
+#[test]
+fn the_scenario_hash_is_that_of_the_normalized_scenario() {
+    let hash = |doc: &serde_json::Value, seed: Option<u64>| go(doc, seed).meta["scenario_hash"].clone();
+    let base = hash(&sparse(), None);
+    let mut respelled = sparse();
+    respelled["run"]["duration"] = json!("2000ms");
+    respelled["dumbbell"]["bottleneck"]["delay"] = json!("0.01s");
+    respelled["run"]["record_interval"] = json!("0.5s"); // the default, written out
+    respelled["name"] = json!("another label");
+    assert_eq!(hash(&respelled, Some(7)), base);
+    let mut other = sparse();
+    other["dumbbell"]["bottleneck"]["delay"] = json!("11ms");
+    assert_ne!(hash(&other, None), base);
+}
