@@ -20,7 +20,16 @@ from typing import Any
 
 from . import api
 
-__all__ = ["BASELINES", "SUITE", "measure", "scenario", "suite_worker", "sweep_speedup"]
+__all__ = [
+    "BASELINES",
+    "SUITE",
+    "measure",
+    "outputs",
+    "scenario",
+    "short_flows_scenario",
+    "suite_worker",
+    "sweep_speedup",
+]
 
 
 def scenario(duration_s: float = 10.0) -> dict[str, Any]:
@@ -328,6 +337,65 @@ def many_flows_tcp_scenario(
 ) -> dict[str, Any]:
     """many-flows with TCP connections (NewReno) instead of QUIC ones."""
     return many_flows_scenario(idle, active, duration_s, kind="tcp")
+
+
+def short_flows_scenario(flows: int = 10_000, duration_s: float = 3.0) -> dict[str, Any]:
+    """`flows` short QUIC bulk transfers (20 kB each) over a 100-pair dumbbell (1 Gbit/s, 10 ms),
+    starting 2 s / `flows` apart, everything recorded: a run whose outputs (tables, summary,
+    Parquet, plots), not its simulation, take the time. Flow k uses pair k mod 100."""
+    pairs = 100
+    return {
+        "name": "short-flows",
+        "run": {"duration": _seconds(duration_s), "seed": 1, "record_interval": "0.1s"},
+        "dumbbell": {
+            "pairs": pairs,
+            "mtu": "1500B",
+            "bottleneck": {"rate": "1Gbps", "delay": "10ms", "queue": {"packets": 1000}},
+            "access": {"rate": "1Gbps", "delay": "0s"},
+        },
+        "flows": [
+            {
+                "name": f"f{i + 1}",
+                "kind": "quic",
+                "src": f"sender{i % pairs + 1}",
+                "dst": f"receiver{i % pairs + 1}",
+                "start": _seconds(round(i * 2.0 / flows, 9)),
+                "app": "bulk",
+                "bytes": "20kB",
+            }
+            for i in range(flows)
+        ],
+    }
+
+
+def outputs(flows: int = 10_000, plots: bool = True) -> dict[str, Any]:
+    """Wall time of each output step of a `short_flows_scenario(flows)` run, as `quicksim run`
+    does them: simulate (with the conversion to Python), tables (DataFrames), summary, save
+    (Parquet + JSON) and, with `plots`, the standard PNGs. Every step must stay linear in flows."""
+    import tempfile
+
+    from .plotting import save_standard_plots
+
+    times: dict[str, float] = {}
+    started = time.perf_counter()
+    result = api.run(short_flows_scenario(flows))
+    times["simulate_s"] = time.perf_counter() - started
+    step = time.perf_counter()
+    rows = sum(len(df) for df in result.tables.values())
+    times["tables_s"] = time.perf_counter() - step
+    step = time.perf_counter()
+    result.summary()
+    times["summary_s"] = time.perf_counter() - step
+    with tempfile.TemporaryDirectory() as tmp:
+        step = time.perf_counter()
+        result.save(tmp)
+        times["save_s"] = time.perf_counter() - step
+        if plots:
+            step = time.perf_counter()
+            save_standard_plots(result, tmp)
+            times["plots_s"] = time.perf_counter() - step
+    times["total_s"] = time.perf_counter() - started
+    return {"scenario": "short-flows", "flows": flows, "rows": rows, "core_wall_s": result.meta.get("wall_s"), **times}
 
 
 BASELINES: dict[str, Any] = {

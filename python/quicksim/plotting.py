@@ -92,12 +92,9 @@ def plot_queue(
     df, end = (data.queues, data.sim_end_s) if isinstance(data, Result) else (data, None)
     cut = truncated_series(data, "queue") if isinstance(data, Result) else {}
     df = _pick(df, "queue", queues)
-    groups = _split(df, "queue")
-    busy = {n: g for n, g in groups.items() if len(g) and float(g["packets"].max()) > 0}
-    shown = _largest(busy, lambda g: float(g["bytes"].max()), order=sorted(busy))
+    shown, total, busy = _series(df, "queue", [], "bytes", keep=lambda v: v > 0)
     fig, (top, bottom) = _figure(2, height=5.5)
-    for name in shown:
-        g = groups[name]
+    for name, g in shown.items():
         stop = cut.get(name, end)
         x, y = _hold_until(g["t_s"], g["packets"], stop)
         top.step(*thin(x, y), where="post", label=name)
@@ -115,7 +112,7 @@ def plot_queue(
     for ax in (top, bottom):
         ax.set_ylim(bottom=0)
     _finish(bottom, "time (s)")
-    _finish(top, None, (title or "Queue length") + _shown_note(len(shown), len(groups), "queues", len(busy)))
+    _finish(top, None, (title or "Queue length") + _shown_note(len(shown), total, "queues", busy))
     return fig
 
 
@@ -136,17 +133,15 @@ def plot_drops(
     rates = binned_rate(df, "queue", step, end, weight="bytes" if unit == "bits" else None)
     scale, ylabel = (8e-3, "drop data rate (kbit/s)") if unit == "bits" else (1.0, "drops (packets/s)")
     fig, (ax,) = _figure(1)
-    groups = _split(rates, "queue")
-    shown = _largest(groups, lambda g: float(g["rate"].sum()), order=_groups(rates, "queue"))
-    for name in shown:
-        g = groups[name]
+    shown, total, _ = _series(rates, "queue", [], "rate", agg="sum")
+    for name, g in shown.items():
         last = float(g["t_s"].max()) + step
         x, y = _hold_until(g["t_s"], g["rate"] * scale, last if end is None else min(last, end))
         ax.step(*thin(x, y), where="post", label=name)
     ax.set_ylabel(ylabel)
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    note = _shown_note(len(shown), len(groups), "queues")
+    note = _shown_note(len(shown), total, "queues")
     _finish(ax, "time (s)", (title or f"Packet drops ({step:g} s bins)") + note)
     return fig
 
@@ -165,18 +160,16 @@ def plot_cwnd(
     df = data.conn if isinstance(data, Result) else data
     cut = truncated_series(data, "conn") if isinstance(data, Result) else {}
     df = _pick(df, "flow", flows)
-    groups = _split(df, "flow")
-    order = _groups(df, "flow", data.flow_names if isinstance(data, Result) else None)
-    shown = _largest(groups, lambda g: float(g["cwnd_bytes"].max()), order=order)
+    order = data.flow_names if isinstance(data, Result) else []
+    shown, total, _ = _series(df, "flow", order, "cwnd_bytes")
     fig, (ax,) = _figure(1)
-    for name in shown:
-        g = groups[name]
+    for name, g in shown.items():
         ax.step(*thin(g["t_s"].to_numpy(dtype=float), g["cwnd_bytes"].to_numpy(dtype=float) / 1e3), where="post", label=name)
         if name in cut:
             _mark_cut(ax, cut[name])
     ax.set_ylabel("congestion window (kB)")
     ax.set_xlim(left=0)
-    _finish(ax, "time (s)", (title or "Congestion window") + _shown_note(len(shown), len(groups), "flows"))
+    _finish(ax, "time (s)", (title or "Congestion window") + _shown_note(len(shown), total, "flows"))
     return fig
 
 
@@ -283,7 +276,7 @@ MAX_SERIES = 20
 """Series drawn per plot at most (the largest ones); the title says when some are left out."""
 _LEGEND_INSIDE = 6  # up to this many legend entries inside the axes, more beside them
 _LEGEND_ROWS = 20
-DISPLAY_POINTS = 2000
+DISPLAY_POINTS = 1000
 """Horizontal resolution of `thin`: a series with more points is reduced, per column of this
 many, to its first, last, lowest and highest point (M4), which draws the same picture."""
 
@@ -296,16 +289,14 @@ def thin(x: np.ndarray, y: np.ndarray, columns: int = DISPLAY_POINTS) -> tuple[n
     looks like a plot of the whole series at that resolution; only the drawing gets cheaper.
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) <= 4 * columns:
+    if len(x) <= 2 * columns:
         return x, y
     lo, hi = float(x[0]), float(x[-1])
     col = np.minimum(((x - lo) / ((hi - lo) or 1.0) * columns).astype(np.int64), columns - 1)
     starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])  # x is sorted: columns are runs
     ends = np.r_[starts[1:], len(x)] - 1
-    keep = [starts, ends]
-    for pick in (np.argmin, np.argmax):
-        keep.append(np.array([s + pick(y[s : e + 1]) for s, e in zip(starts, ends, strict=True)]))
-    idx = np.unique(np.concatenate(keep))
+    by_value = np.lexsort((y, col))  # within each column (a run of indices), by value
+    idx = np.unique(np.concatenate([starts, ends, by_value[starts], by_value[ends]]))
     return x[idx], y[idx]
 
 
@@ -346,22 +337,37 @@ def _mark_cut(ax: Axes, t: float) -> None:
     )
 
 
-def _split(df: pd.DataFrame, column: str) -> dict[str, pd.DataFrame]:
-    """The rows of each value of `column`, in one pass (not one filter per value)."""
+def _series(
+    df: pd.DataFrame,
+    column: str,
+    order: Sequence[str],
+    size: str,
+    *,
+    agg: str = "max",
+    keep: Callable[[float], bool] | None = None,
+) -> tuple[dict[str, pd.DataFrame], int, int]:
+    """The rows of each series (value of `column`) to draw, in one pass over `df`.
+
+    Series whose `size` aggregate fails `keep` are left out; of the rest, at most MAX_SERIES, the
+    largest by that aggregate, in `order`. Returns ({name: rows}, number of series, number kept
+    by `keep`); the work is linear in rows, however many series there are.
+    """
     if not len(df):
-        return {}
-    return {str(k): g for k, g in df.groupby(df[column].astype(str), sort=False, observed=True)}
-
-
-def _largest(
-    groups: Mapping[str, pd.DataFrame], size: Callable[[pd.DataFrame], float], order: Sequence[str]
-) -> list[str]:
-    """The names in `order` that have a group, at most MAX_SERIES of them: the largest by `size`."""
-    names = [n for n in order if n in groups] + sorted(set(groups) - set(order))
-    if len(names) <= MAX_SERIES:
-        return names
-    keep = set(sorted(names, key=lambda n: -size(groups[n]))[:MAX_SERIES])
-    return [n for n in names if n in keep]
+        return {}, 0, 0
+    keys = df[column].astype(str)
+    sizes = df[size].groupby(keys, sort=False).agg(agg)
+    total = len(sizes)
+    if keep is not None:
+        sizes = sizes[[keep(float(v)) for v in sizes.to_numpy()]]
+    kept = len(sizes)
+    present = set(sizes.index)
+    names = [n for n in order if n in present] + sorted(present - set(order))
+    if len(names) > MAX_SERIES:
+        top = set(sizes.sort_values(ascending=False, kind="stable").index[:MAX_SERIES])
+        names = [n for n in names if n in top]
+    chosen = keys.isin(names).to_numpy()
+    rows = {str(k): g for k, g in df[chosen].groupby(keys[chosen], sort=False, observed=True)}
+    return {n: rows[n] for n in names}, total, kept
 
 
 def _shown_note(shown: int, total: int, what: str, nonidle: int | None = None) -> str:
@@ -421,10 +427,8 @@ def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
     fig, (ax,) = _figure(1)
     step = float(np.diff(np.unique(df["t_s"])).min()) if df["t_s"].nunique() > 1 else 0.5
     names = _groups(df, "flow")
-    groups = _split(df, "flow")
-    shown = _largest(groups, lambda g: float(g["mbps"].sum()), order=names)
-    for name in shown:
-        g = groups[name]
+    shown, _, _ = _series(df, "flow", names, "mbps", agg="sum")
+    for name, g in shown.items():
         x, y = _hold_until(g["t_s"], g["mbps"], float(g["t_s"].max()) + step if len(g) else None)
         ax.step(*thin(x, y), where="post", label=name)
     if total and len(names) > 1:
@@ -439,12 +443,12 @@ def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
 
 
 def _groups(df: pd.DataFrame, column: str, order: Sequence[str] | None = None) -> list[str]:
-    present = [str(v) for v in pd.unique(df[column].dropna().astype(str))] if len(df) else []
+    present = {str(v) for v in pd.unique(df[column].dropna())} if len(df) else set()
     if isinstance(df[column].dtype, pd.CategoricalDtype) and order is None:
         order = [str(c) for c in df[column].cat.categories]
     if order is None:
         return sorted(present)
-    return [n for n in order if n in present] + sorted(set(present) - set(order))
+    return [n for n in order if n in present] + sorted(present - set(order))
 
 
 def _pick(df: pd.DataFrame, column: str, wanted: Iterable[str] | None) -> pd.DataFrame:

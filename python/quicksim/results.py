@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import _native
-from ._io import atomic_write, atomic_write_text, parquet_writer
+from ._io import atomic_write, atomic_write_text, dumps_readable, parquet_writer
 
 __all__ = ["SCHEMA", "TABLES", "Layer", "Result", "binned_rate", "winavg"]
 
@@ -76,6 +76,7 @@ class Result:
         self._hash: str | None = None
         self._flow_names: list[str] | None = None
         self._flow_index: dict[str, np.ndarray] | None = None
+        self._flow_arrays: dict[str, np.ndarray] = {}
         self.name: str = name or "scenario"
 
     def __repr__(self) -> str:
@@ -210,6 +211,12 @@ class Result:
             }
         return self._flow_index
 
+    def _flow_column(self, column: str) -> np.ndarray:
+        """A column of `flows` as floats (cached: per-flow figures index it many times)."""
+        if column not in self._flow_arrays:
+            self._flow_arrays[column] = self.flows[column].to_numpy(dtype=float)
+        return self._flow_arrays[column]
+
     def active_window(self, flow: str) -> tuple[float, float] | None:
         """(start, end) of a flow's configured activity, clipped to the end of the run."""
         info = (self._totals.get("flows") or {}).get(flow) or {}
@@ -282,7 +289,7 @@ class Result:
 
         Bins that straddle t0 or t1 contribute in proportion to their overlap.
         """
-        column = _layer_column(layer)
+        _layer_column(layer)  # checks the name
         if t0 is None or t1 is None:
             window = self.active_window(flow)
             if window is None:
@@ -291,17 +298,23 @@ class Result:
             t1 = window[1] if t1 is None else t1
         if not t1 > t0:
             raise ValueError(f"empty window: t0={t0} t1={t1}")
-        rows = self._flow_rows().get(flow)
-        if rows is None:
+        if flow not in self._flow_rows():
             _select_flows(self.flows, flow, self.flow_names)  # raises for an unknown flow
-            return 0.0
-        if not len(rows):
-            return 0.0
-        b0 = self.flows["t_s"].to_numpy(dtype=float)[rows]
+        return self._mean_rates(flow, t0, t1, (layer,))[layer]
+
+    def _mean_rates(self, flow: str, t0: float, t1: float, layers: Iterable[Layer]) -> dict[str, float]:
+        """`mean_throughput` of several layers of one flow, sharing the bins' overlap with [t0, t1)."""
+        rows = self._flow_rows().get(flow)
+        if rows is None or not len(rows):
+            return {layer: 0.0 for layer in layers}
+        b0 = self._flow_column("t_s")[rows]
         width = _bin_widths(b0, self.record_interval_s, self.sim_end_s)
         overlap = np.clip(np.minimum(t1, b0 + width) - np.maximum(t0, b0), 0.0, None)
-        nbytes = float((self.flows[column].to_numpy(dtype=float)[rows] * overlap / width).sum())
-        return nbytes * 8.0 / (t1 - t0)
+        out = {}
+        for layer in layers:
+            nbytes = float((self._flow_column(_layer_column(layer))[rows] * overlap / width).sum())
+            out[layer] = nbytes * 8.0 / (t1 - t0)
+        return out
 
     # --- summary and persistence ----------------------------------------------------------
 
@@ -326,7 +339,7 @@ class Result:
             "tables_sha256": self.hash(),
             "totals": self._totals,
         }
-        return dict(_sanitize(summary))
+        return dict(_json_safe(summary))
 
     def _flow_summary(self, flow: str) -> dict[str, Any]:
         out: dict[str, Any] = dict((self._totals.get("flows") or {}).get(flow) or {})
@@ -334,16 +347,32 @@ class Result:
         out["active_s"] = None if window is None else window[1] - window[0]
         has_rows = len(self._flow_rows().get(flow, ())) > 0
         layers: tuple[Layer, ...] = ("delivered", "wire", "app")
+        rates = self._mean_rates(flow, window[0], window[1], layers) if window and has_rows else {}
         for layer in layers:
             key = f"mean_{layer}_bps"
             if window is None:
                 out[key] = None
             elif has_rows:
-                out[key] = self.mean_throughput(flow, window[0], window[1], layer)
+                out[key] = rates[layer]
             else:  # no time series recorded: fall back to the end-of-run byte counters
                 nbytes = out.get(_layer_column(layer))
                 out[key] = None if nbytes is None else nbytes * 8.0 / (window[1] - window[0])
         return out
+
+    def provenance(self) -> dict[str, Any]:
+        """What made this run, as stored in every Parquet file's metadata (`_io.PARQUET_KEY`):
+        scenario name and hash, seed, trace hash, quicksim and core versions."""
+        return _sanitize(
+            {
+                "scenario": self.name,
+                "scenario_hash": self._meta.get("scenario_hash"),
+                "seed": self._meta.get("seed"),
+                "trace_hash": self._meta.get("trace_hash"),
+                "quicksim": self._quicksim_version,
+                "core": self._meta.get("version"),
+                "format": FORMAT_VERSION,
+            }
+        )
 
     def hash(self) -> str:
         """SHA-256 over every table's contents (not meta: it holds wall-clock times).
@@ -361,17 +390,21 @@ class Result:
             self._hash = h.hexdigest()
         return self._hash
 
-    def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write <table>.parquet for every table, scenario.json and summary.json into `directory`."""
+    def save(self, directory: str | os.PathLike[str], summary: Mapping[str, Any] | None = None) -> Path:
+        """Write <table>.parquet for every table, scenario.json and summary.json into `directory`.
+
+        `summary` is this result's `summary()` when the caller has it already (it is not
+        computed twice)."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        summary = self.summary()
+        summary = self.summary() if summary is None else summary
         # Without summary.json the directory reads as incomplete until this save has finished.
         (out / "summary.json").unlink(missing_ok=True)
+        provenance = self.provenance()
         for name in self._names:
-            atomic_write(out / f"{name}.parquet", parquet_writer(self.table(name)))
-        atomic_write_text(out / "scenario.json", json.dumps(self._scenario, indent=2) + "\n")
-        atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
+            atomic_write(out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name}))
+        atomic_write_text(out / "scenario.json", dumps_readable(self._scenario) + "\n")
+        atomic_write_text(out / "summary.json", dumps_readable(summary) + "\n")
         return out
 
     @classmethod
@@ -391,6 +424,7 @@ class Result:
         for name in names:
             result._frames[name] = _conform(name, pd.read_parquet(src / f"{name}.parquet"))
         result._flow_names = result._flow_index = None  # derived from the tables just read
+        result._flow_arrays = {}
         result._quicksim_version = (summary.get("version") or {}).get("quicksim", result._quicksim_version)
         return result
 
@@ -554,14 +588,34 @@ def _raw(values: Any, dtype: str) -> bytes:
     return np.asarray(values, dtype=dtype).tobytes()
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` itself when it is strict JSON already (checked by the C encoder: fast), else
+    `_sanitize(value)`."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return _sanitize(value)
+    return value
+
+
 def _sanitize(value: Any) -> Any:
-    """Make a structure strict-JSON safe: NaN/inf become None, numpy scalars become Python ones."""
+    """Make a structure strict-JSON safe: NaN/inf become None, numpy scalars become Python ones.
+
+    Plain leaves are copied inline, so the cost is one call per container, not per value."""
     if isinstance(value, Mapping):
-        return {str(k): _sanitize(v) for k, v in value.items()}
+        return {str(k): v if _plain(v) else _sanitize(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_sanitize(v) for v in value]
+        return [v if _plain(v) else _sanitize(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _plain(v: Any) -> bool:
+    kind = type(v)
+    return kind in _PLAIN or (kind is float and math.isfinite(v))

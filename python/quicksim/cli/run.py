@@ -71,8 +71,8 @@ def main(args: argparse.Namespace) -> int:
             f"quicksim: interrupted at t = {result.meta.get('sim_end_s')} s; saving the partial results",
             file=sys.stderr,
         )
-    result.save(out)
     summary = result.summary()
+    result.save(out, summary)
     if args.json:
         print(json.dumps(summary, indent=2))
     elif not args.quiet:
