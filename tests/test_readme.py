@@ -51,6 +51,7 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim bench --vs-ns3 --ns3-anchors ../shared/anchors/ns3 --ns3-python "
     "/path/to/venv-with-ns3/bin/python": ("skip", "needs a Python with the ns-3 wheel (the user's path)"),
     "python -m quicksim.bench": (AS_WRITTEN, ""),
+    "python -m quicksim.bench --outputs 10000": (AS_WRITTEN, "slow"),
     "cargo run --release --example queue_bench -p quicksim-engine": (AS_WRITTEN, "slow"),
 }
 

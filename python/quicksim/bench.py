@@ -1,6 +1,7 @@
 """Core throughput benchmark: a UDP dumbbell that keeps a 1 Gbit/s bottleneck busy.
 
     python -m quicksim.bench [--duration 10] [--seed 1] [--json]
+    python -m quicksim.bench --outputs 10000     # the output steps of 10 000 short flows
 
 Two constant-rate UDP flows of 1472 B payloads (1500 B IP packets) at 600 Mbit/s each offer
 1.2 Gbit/s to a 1 Gbit/s, 10 ms bottleneck with a 100-packet drop-tail queue, so the bottleneck
@@ -92,15 +93,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--outputs",
+        type=int,
+        metavar="FLOWS",
+        help="instead: time each output step (tables, summary, Parquet, plots) of a run of FLOWS "
+        "short bulk flows, as `quicksim run` does them",
+    )
     args = parser.parse_args(argv)
     if not args.duration > 0:
         parser.error("--duration must be positive")
+    if args.outputs is not None and args.outputs < 1:
+        parser.error("--outputs must be at least 1")
     from .cli._common import handle_errors
 
     return handle_errors(lambda: _report(args))
 
 
 def _report(args: argparse.Namespace) -> int:
+    if args.outputs is not None:
+        o = outputs(args.outputs)
+        if args.json:
+            print(json.dumps(o, indent=2))
+            return 0
+        print(f"short-flows: {o['flows']:,} flows, {o['rows']:,} table rows")
+        for key in ("simulate_s", "tables_s", "summary_s", "save_s", "plots_s", "total_s"):
+            print(f"  {key[:-2]:<9} {o[key]:7.2f} s")
+        return 0
     m = measure(args.duration, args.seed)
     if args.json:
         print(json.dumps(m, indent=2))
