@@ -414,7 +414,13 @@ def outputs(flows: int = 10_000, plots: bool = True) -> dict[str, Any]:
             save_standard_plots(result, tmp)
             times["plots_s"] = time.perf_counter() - step
     times["total_s"] = time.perf_counter() - started
-    return {"scenario": "short-flows", "flows": flows, "rows": rows, "core_wall_s": result.meta.get("wall_s"), **times}
+    return {
+        "scenario": "short-flows",
+        "flows": flows,
+        "rows": rows,
+        "core_wall_s": result.meta.get("wall_s"),
+        **times,
+    }
 
 
 BASELINES: dict[str, Any] = {

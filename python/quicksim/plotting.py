@@ -111,7 +111,7 @@ def plot_queue(
         bottom.set_xlim(left=0)
     for ax in (top, bottom):
         ax.set_ylim(bottom=0)
-    _finish(bottom, "time (s)")
+    _finish(bottom, "time (s)", legend=False)  # the same series as the top panel's legend
     _finish(top, None, (title or "Queue length") + _shown_note(len(shown), total, "queues", busy))
     return fig
 
@@ -164,7 +164,11 @@ def plot_cwnd(
     shown, total, _ = _series(df, "flow", order, "cwnd_bytes")
     fig, (ax,) = _figure(1)
     for name, g in shown.items():
-        ax.step(*thin(g["t_s"].to_numpy(dtype=float), g["cwnd_bytes"].to_numpy(dtype=float) / 1e3), where="post", label=name)
+        ax.step(
+            *thin(g["t_s"].to_numpy(dtype=float), g["cwnd_bytes"].to_numpy(dtype=float) / 1e3),
+            where="post",
+            label=name,
+        )
         if name in cut:
             _mark_cut(ax, cut[name])
     ax.set_ylabel("congestion window (kB)")
@@ -272,10 +276,10 @@ def save_standard_plots(result: Result, outdir: str | os.PathLike[str], *, dpi: 
 
 # --- helpers ----------------------------------------------------------------------------------
 
-MAX_SERIES = 20
+MAX_SERIES = 10  # the distinct colours of the default cycle (tab10)
 """Series drawn per plot at most (the largest ones); the title says when some are left out."""
 _LEGEND_INSIDE = 6  # up to this many legend entries inside the axes, more beside them
-_LEGEND_ROWS = 20
+_LEGEND_ROWS = 12
 DISPLAY_POINTS = 1000
 """Horizontal resolution of `thin`: a series with more points is reduced, per column of this
 many, to its first, last, lowest and highest point (M4), which draws the same picture."""
@@ -378,7 +382,6 @@ def _shown_note(shown: int, total: int, what: str, nonidle: int | None = None) -
     return f" ({shown} largest of {total} {what} shown)"
 
 
-
 def _png_writer(fig: Figure, dpi: int) -> Callable[[Path], object]:
     return lambda path: fig.savefig(path, format="png", dpi=dpi)
 
@@ -391,13 +394,13 @@ def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
     return fig, list(axes)
 
 
-def _finish(ax: Axes, xlabel: str | None, title: str | None = None) -> None:
+def _finish(ax: Axes, xlabel: str | None, title: str | None = None, *, legend: bool = True) -> None:
     if xlabel:
         ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title)
     ax.grid(True, alpha=0.4)
-    entries = len(ax.get_legend_handles_labels()[0])
+    entries = len(ax.get_legend_handles_labels()[0]) if legend else 0
     if entries > _LEGEND_INSIDE:
         # Many entries: beside the axes, in columns, so it never covers the data or squashes
         # the axes (the figure is widened by the legend instead).
@@ -434,7 +437,13 @@ def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
     if total and len(names) > 1:
         tot = df.groupby("t_s")["mbps"].sum()
         x, y = _hold_until(tot.index.to_series(), tot, float(tot.index.max()) + step)
-        ax.step(*thin(x, y), where="post", color="black", linestyle=":", label="total" if len(shown) == len(names) else f"total (all {len(names)} flows)")
+        ax.step(
+            *thin(x, y),
+            where="post",
+            color="black",
+            linestyle=":",
+            label="total" if len(shown) == len(names) else f"total (all {len(names)} flows)",
+        )
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)

@@ -402,7 +402,9 @@ class Result:
         (out / "summary.json").unlink(missing_ok=True)
         provenance = self.provenance()
         for name in self._names:
-            atomic_write(out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name}))
+            atomic_write(
+                out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name})
+            )
         atomic_write_text(out / "scenario.json", dumps_readable(self._scenario) + "\n")
         atomic_write_text(out / "summary.json", dumps_readable(summary) + "\n")
         return out

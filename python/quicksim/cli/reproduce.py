@@ -28,7 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="run every reproduction and write DIR/index.md")
     parser.add_argument("--list", action="store_true", help="list the reproductions and exit")
     parser.add_argument("--quick", action="store_true", help="fewer points and repetitions (for CI)")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/reproduce, with --quick out/reproduce-quick)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output directory (default: out/reproduce, with --quick out/reproduce-quick)",
+    )
     parser.add_argument(
         "--jobs", "-j", type=positive, metavar="N", help="local worker processes (default: all cores)"
     )

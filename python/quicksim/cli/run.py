@@ -71,6 +71,7 @@ def main(args: argparse.Namespace) -> int:
             f"quicksim: interrupted at t = {result.meta.get('sim_end_s')} s; saving the partial results",
             file=sys.stderr,
         )
+    _warn_truncated(result)
     summary = result.summary()
     result.save(out, summary)
     if args.json:
@@ -86,6 +87,22 @@ def main(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"results: {out}/ (tables, summary.json, scenario.json, {len(plots)} plots)", file=sys.stderr)
     return EXIT_INTERRUPTED if stop.requested else 0
+
+
+def _warn_truncated(result: Any) -> None:
+    """One warning line per series whose recording stopped at run.record.max_samples."""
+    from ..plotting import truncated_series
+
+    record = (result.scenario.get("run") or {}).get("record") or {}
+    limit = record.get("max_samples", "its limit") if isinstance(record, dict) else "its limit"
+    for table, what in (("queue", "queue"), ("conn", "congestion state of flow")):
+        for name, last in truncated_series(result, table).items():
+            print(
+                f"quicksim: warning: the {what} {name} was recorded only until t = {last:.6g} s "
+                f"(run.record.max_samples = {limit} samples); its series and plot end there. "
+                "Raise run.record.max_samples or record less (run.record).",
+                file=sys.stderr,
+            )
 
 
 def default_out(scenario: Path, sets: list[str], seed: int | None) -> Path:
