@@ -45,7 +45,7 @@ def load_scenario(source: ScenarioSource) -> dict[str, Any]:
     (quicksim/scenarios/NAME.toml), so `quicksim run linksharing` works anywhere.
     """
     if isinstance(source, Mapping):
-        return _copy_doc(dict(source))
+        return dict(_copy_doc(dict(source)))
     path = Path(source)
     if not path.exists() and path.parent == Path(".") and not path.suffix:
         bundled = Path(__file__).parent / "scenarios" / f"{path.name}.toml"
@@ -82,7 +82,7 @@ def apply_overrides(scenario: Mapping[str, Any], sets: Iterable[str]) -> dict[st
     Missing tables on the way are created; whether the result is a valid scenario is for the
     core's validator to say.
     """
-    doc = _copy_doc(dict(scenario))
+    doc: dict[str, Any] = _copy_doc(dict(scenario))
     for raw in sets:
         key, sep, value = raw.partition("=")
         key = key.strip()

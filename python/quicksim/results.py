@@ -310,7 +310,7 @@ class Result:
         b0 = self._flow_column("t_s")[rows]
         width = _bin_widths(b0, self.record_interval_s, self.sim_end_s)
         overlap = np.clip(np.minimum(t1, b0 + width) - np.maximum(t0, b0), 0.0, None)
-        out = {}
+        out: dict[str, float] = {}
         for layer in layers:
             nbytes = float((self._flow_column(_layer_column(layer))[rows] * overlap / width).sum())
             out[layer] = nbytes * 8.0 / (t1 - t0)
@@ -362,16 +362,18 @@ class Result:
     def provenance(self) -> dict[str, Any]:
         """What made this run, as stored in every Parquet file's metadata (`_io.PARQUET_KEY`):
         scenario name and hash, seed, trace hash, quicksim and core versions."""
-        return _sanitize(
-            {
-                "scenario": self.name,
-                "scenario_hash": self._meta.get("scenario_hash"),
-                "seed": self._meta.get("seed"),
-                "trace_hash": self._meta.get("trace_hash"),
-                "quicksim": self._quicksim_version,
-                "core": self._meta.get("version"),
-                "format": FORMAT_VERSION,
-            }
+        return dict(
+            _sanitize(
+                {
+                    "scenario": self.name,
+                    "scenario_hash": self._meta.get("scenario_hash"),
+                    "seed": self._meta.get("seed"),
+                    "trace_hash": self._meta.get("trace_hash"),
+                    "quicksim": self._quicksim_version,
+                    "core": self._meta.get("version"),
+                    "format": FORMAT_VERSION,
+                }
+            )
         )
 
     def hash(self) -> str:
