@@ -48,6 +48,7 @@ class SweepResult:
 def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[str]) -> SweepResult:
     import pandas as pd
 
+    from ..metrics import bounds
     from ..stats import summarize
 
     metric_columns: list[str] = []
@@ -86,7 +87,7 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
         }
     )
     runs = runs.sort_values(["point", "rep"], kind="stable").reset_index(drop=True)
-    summary = summarize(runs, params, metric_columns)
+    summary = summarize(runs, params, metric_columns, bounds=bounds)
     summary["metric"] = summary["metric"].astype("string")
     if series_frames:
         series = pd.concat(series_frames, ignore_index=True)
