@@ -25,7 +25,7 @@ SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "linksharing.t
     ],
 )
 def test_bad_metric_parameters_fail_the_plan(metric: dict[str, object], fragment: str) -> None:
-    with pytest.raises(PlanError, match="sweep.metrics") as e:
+    with pytest.raises(PlanError, match=r"sweep\.metrics") as e:
         make_plan(SCENARIO, {"quic.ack_ratio": [1, 2]}, metrics=[metric])
     assert fragment in str(e.value)
 
