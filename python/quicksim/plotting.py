@@ -2,7 +2,10 @@
 
 Each function takes a Result (or the matching DataFrame) and returns a matplotlib Figure; none
 calls `plt.show()`. Figures are built with `matplotlib.figure.Figure` rather than pyplot, so they
-render with Agg, never touch the user's interactive backend and need no `plt.close()`.
+render with Agg, never touch the user's interactive backend and need no `plt.close()`; they
+display in a notebook without `%matplotlib inline` (`new_figure`). Long series are thinned for
+display (`thin`), at most `MAX_SERIES` series are drawn, and a series whose recording stopped
+at `run.record.max_samples` ends there (`truncated_series`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ __all__ = [
     "DISPLAY_POINTS",
     "MAX_SERIES",
     "STANDARD_PLOTS",
+    "new_figure",
     "plot_cwnd",
     "plot_drops",
     "plot_queue",
@@ -386,10 +390,37 @@ def _png_writer(fig: Figure, dpi: int) -> Callable[[Path], object]:
     return lambda path: fig.savefig(path, format="png", dpi=dpi)
 
 
-def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
-    from matplotlib.figure import Figure
+def new_figure(**kwargs: Any) -> Figure:
+    """A matplotlib Figure that a notebook displays as an image by itself.
 
-    fig = Figure(figsize=(8.0, height), layout="constrained")
+    Figures are built without pyplot (no global state, no backend), and IPython shows such a
+    Figure as its repr text unless `%matplotlib inline` registered its formatter; the
+    `_repr_png_` method added here makes the returned figure display in any notebook.
+    """
+    global _NOTEBOOK_FIGURE
+    if _NOTEBOOK_FIGURE is None:  # made once, on first use: matplotlib loads only when plotting
+        from matplotlib.figure import Figure
+
+        class NotebookFigure(Figure):
+            """A Figure with a PNG repr for IPython."""
+
+            def _repr_png_(self) -> bytes:
+                import io
+
+                buffer = io.BytesIO()
+                self.savefig(buffer, format="png", dpi=100)
+                return buffer.getvalue()
+
+        _NOTEBOOK_FIGURE = NotebookFigure
+    fig: Figure = _NOTEBOOK_FIGURE(**kwargs)
+    return fig
+
+
+_NOTEBOOK_FIGURE: Any = None
+
+
+def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
+    fig = new_figure(figsize=(8.0, height), layout="constrained")
     axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
     return fig, list(axes)
 

@@ -221,9 +221,9 @@ def plot_series(
 def _axes(ax: Axes | None) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax  # type: ignore[return-value]
-    from matplotlib.figure import Figure
+    from .plotting import new_figure
 
-    fig = Figure(figsize=(8, 4.5), layout="constrained")
+    fig = new_figure(figsize=(8, 4.5), layout="constrained")
     return fig, fig.add_subplot()
 
 

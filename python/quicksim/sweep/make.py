@@ -84,7 +84,7 @@ def _check_metric_params(metric: _Metric, doc: Mapping[str, Any], swept: Mapping
         wanted = [named] if isinstance(named, str) else list(metric.params.get("flows") or [])
         unknown = [n for n in wanted if n not in known]
         if unknown:
-            raise PlanError(f"{where}: no flow named {unknown[0]!r} (flows: {', '.join(known)})")
+            raise PlanError(f"{where}: no flow named {unknown[0]!r} (flows: {', '.join(map(str, known))})")
 
 
 def _get_metric(name: str) -> Callable[..., Any]:
