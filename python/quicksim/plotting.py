@@ -210,7 +210,7 @@ def plot_zoom(
     fig, (ax_cwnd, ax_queue, ax_drops) = _figure(3, height=7.0)
     x, y = _window_steps(mine["t_s"], mine["cwnd_bytes"] / 1e3, t0, t1)
     ax_cwnd.step(x, y, where="post", label=f"cwnd {flow}")
-    ss = mine[mine["ssthresh_bytes"] >= 0]
+    ss = mine[mine["ssthresh_bytes"].notna().to_numpy()]  # null while unset
     if len(ss):
         x, y = _window_steps(ss["t_s"], ss["ssthresh_bytes"] / 1e3, t0, t1)
         ax_cwnd.step(x, y, where="post", linestyle="--", label="ssthresh")

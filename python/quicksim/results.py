@@ -93,7 +93,7 @@ class Result:
         if name not in self._names:
             raise KeyError(f"no table {name!r}; tables: {', '.join(self._names)}")
         if name not in self._frames:
-            self._frames[name] = _frame(name, self._raw_tables.get(name))
+            self._frames[name] = _nulls(name, _frame(name, self._raw_tables.get(name)))
         return self._frames[name]
 
     @property
@@ -126,7 +126,8 @@ class Result:
 
     @property
     def conn(self) -> pd.DataFrame:
-        """QUIC congestion state on change: cwnd, ssthresh (-1 unset), inflight, RTTs, plus the
+        """QUIC congestion state on change: cwnd, ssthresh (null while unset), inflight, RTTs
+        (latest and min null before the first RTT sample; srtt starts at the initial RTT), plus the
         sender's cumulative packets sent/acked/lost, retransmitted bytes and the receiver's ACK
         frames at that moment."""
         return self.table("conn")
@@ -426,7 +427,8 @@ class Result:
         names = list(summary.get("tables") or TABLES)
         result._names = tuple(sorted(set(TABLES) | set(names)))
         for name in names:
-            result._frames[name] = _conform(name, pd.read_parquet(src / f"{name}.parquet"))
+            # _nulls: results saved before the conn table had nulls hold the core's stand-ins.
+            result._frames[name] = _nulls(name, _conform(name, pd.read_parquet(src / f"{name}.parquet")))
         result._flow_names = result._flow_index = None  # derived from the tables just read
         result._flow_arrays = {}
         result._quicksim_version = (summary.get("version") or {}).get("quicksim", result._quicksim_version)
@@ -547,8 +549,29 @@ def _frame(name: str, columns: Mapping[str, Any] | None) -> pd.DataFrame:
     return pd.DataFrame({c: _column(columns.get(c, []), schema.get(c)) for c in order})
 
 
+_NO_VALUE = {"conn": {"ssthresh_bytes": -1, "latest_rtt_s": 0.0, "min_rtt_s": 0.0}}
+"""The core's stand-ins for "no value yet" (ssthresh unset, no RTT sample yet) per table and
+column; the DataFrames hold nulls there instead (a nullable Int64, NaN), so `min()` and means
+are not pulled to -1 or 0."""
+
+
+def _nulls(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    for column, sentinel in _NO_VALUE.get(name, {}).items():
+        if column not in df.columns:
+            continue
+        if isinstance(sentinel, int):
+            df[column] = df[column].astype("Int64").mask(df[column] == sentinel)
+        else:
+            df[column] = df[column].mask(df[column] == sentinel)
+    return df
+
+
 def _conform(name: str, df: pd.DataFrame) -> pd.DataFrame:
-    """Restore schema dtypes Parquet does not keep (an empty categorical comes back as object)."""
+    """Restore schema dtypes Parquet does not keep (an empty categorical comes back as object;
+    an all-null nullable integer may come back as float)."""
+    for column, sentinel in _NO_VALUE.get(name, {}).items():
+        if column in df.columns and isinstance(sentinel, int) and str(df[column].dtype) != "Int64":
+            df[column] = df[column].astype("Int64")
     for column, dtype in SCHEMA.get(name, {}).items():
         if (
             column in df.columns
