@@ -10,7 +10,8 @@
 //!   (7 B, PPP) and `queue` (10000 packets);
 //! - QUIC flows: `start` (0 s), `app` ("saturated"), `streams` (1);
 //! - with any QUIC flow, the top-level `[quic]` table from `QuicConfig::default()`, except the
-//!   fields below.
+//!   fields below; with any TCP flow, the `[tcp]` table from `TcpConfig::default()` (but `mtu`,
+//!   `mss` and `cc`).
 //!
 //! Left out on purpose, because their value depends on other fields and writing it down would
 //! pin it when those fields are later overridden (`--set`): a flow's `stop` (the run's end), the
@@ -27,6 +28,7 @@ use crate::ScenarioError;
 use quicksim_engine::SimDuration;
 use quicksim_net::PPP_OVERHEAD;
 use quicksim_transport::quic::{AckFreqPolicy, HeaderProfile, QuicConfig};
+use quicksim_transport::tcp::TcpConfig;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// A constant is its quantity ("1000B"); a distribution is the table it was read from.
@@ -102,6 +104,49 @@ fn fill_defaults(sc: &mut Scenario) {
     if any_quic {
         sc.quic = quic_defaults().overlay(&sc.quic);
     }
+    if sc.flows.iter().any(|f| f.kind == FlowKind::Tcp) {
+        for (key, value) in tcp_defaults() {
+            sc.tcp.entry(key).or_insert(value);
+        }
+    }
+}
+
+/// `TcpConfig::default()` as the `[tcp]` table's keys, every field but `mtu` (the path's),
+/// `mss` (from the MTU) and `cc` (left open, as QUIC's). A flow's own `tcp` table still
+/// overrides these key by key, as it does the user's `[tcp]` values.
+fn tcp_defaults() -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
+    let c = TcpConfig::default();
+    let dur = |d: SimDuration| json!(format_duration(d));
+    let pairs = [
+        ("timestamps", json!(c.timestamps)),
+        ("window_scaling", json!(c.window_scaling)),
+        ("sack", json!(c.sack)),
+        ("prr", json!(c.prr)),
+        ("dupthresh", json!(c.dupthresh)),
+        ("initial_rto", dur(c.initial_rto)),
+        ("min_rto", dur(c.min_rto)),
+        ("max_rto", dur(c.max_rto)),
+        ("clock_granularity", dur(c.clock_granularity)),
+        ("syn_retries", json!(c.syn_retries)),
+        ("max_retries", json!(c.max_retries)),
+        ("delack_timeout", dur(c.delack_timeout)),
+        ("ack_every", json!(c.ack_every)),
+        ("recv_buffer", json!(c.recv_buffer)),
+        ("send_buffer", json!(c.send_buffer)),
+        ("send_buffer_low_water", json!(c.send_buffer_low_water)),
+        ("nagle", json!(c.nagle)),
+        ("pacing", json!(c.pacing)),
+        ("manual_read", json!(c.manual_read)),
+        ("tls", json!(c.tls)),
+        ("tls_record_size", json!(c.tls_record_size)),
+        ("tls_client_hello", json!(c.tls_client_hello)),
+        ("tls_server_flight", json!(c.tls_server_flight)),
+        ("tls13_client_finished", json!(c.tls13_client_finished)),
+        ("tls12_client_flight", json!(c.tls12_client_flight)),
+        ("tls12_server_finished", json!(c.tls12_server_finished)),
+    ];
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 fn fill_link(l: &mut LinkSpec) {

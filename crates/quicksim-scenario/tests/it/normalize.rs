@@ -78,9 +78,15 @@ fn the_normalized_scenario_holds_the_defaults() {
 
 #[test]
 fn the_normalized_scenario_runs_bit_identically() {
-    for (name, doc) in
-        [("sparse", sparse()), ("custom", custom()), ("linksharing", determinism_quic::linksharing())]
-    {
+    let mut tcp = sparse();
+    tcp["flows"][0]["kind"] = json!("tcp");
+    tcp["tcp"] = json!({"cc": "newreno", "min_rto": "1s"});
+    for (name, doc) in [
+        ("sparse", sparse()),
+        ("custom", custom()),
+        ("linksharing", determinism_quic::linksharing()),
+        ("tcp", tcp.clone()),
+    ] {
         let n = validate(&doc.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
         same_run(&go(&doc, None), &go(&n, None));
         // A fixed point: normalizing again changes nothing.
@@ -95,6 +101,12 @@ fn the_normalized_scenario_runs_bit_identically() {
         (&json!("cubic"), &json!(true), &json!(true))
     );
     assert_eq!(n["flows"][0]["quic"], json!({"initial_rtt": "100ms"}));
+    // TCP: TcpConfig's defaults written out beside the user's values, which stay.
+    let n = validate(&tcp.to_string()).unwrap();
+    assert_eq!((&n["tcp"]["min_rto"], &n["tcp"]["cc"]), (&json!("1s"), &json!("newreno")));
+    assert_eq!((&n["tcp"]["delack_timeout"], &n["tcp"]["sack"]), (&json!("40ms"), &json!(true)));
+    assert_eq!(n["tcp"]["tls"], "none");
+    assert!(n["tcp"].get("mss").is_none() && n["tcp"].get("mtu").is_none(), "from the path MTU");
 }
 
 #[test]
