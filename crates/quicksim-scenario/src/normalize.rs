@@ -22,7 +22,7 @@
 //! filled: they inherit the link's values.
 
 use crate::build::{DEFAULT_ACCESS_RATE, DEFAULT_MTU, DEFAULT_RECORD_INTERVAL};
-use crate::schema::{FlowKind, LinkSpec, QueueCfg, QuicCfg, Scenario, SizeDist, TimeDist};
+use crate::schema::{FlowCfg, FlowKind, LinkSpec, QueueCfg, QuicCfg, Scenario, SizeDist, TimeDist};
 use crate::units::{format_bytes, format_duration, Bytes, Dur, RateVal};
 use crate::ScenarioError;
 use quicksim_engine::SimDuration;
@@ -72,14 +72,57 @@ impl Serialize for TimeDist {
 pub fn normalized(sc: &Scenario) -> Result<serde_json::Value, ScenarioError> {
     let mut sc = sc.clone();
     fill_defaults(&mut sc);
-    let mut v = serde_json::to_value(&sc).map_err(|e| {
+    to_json(&sc)
+}
+
+/// The normalized scenario in parts, for hashing without building it whole: `part` gets the
+/// scenario without its flows (`"flows": []`), then each flow, normalized as in `normalized`.
+/// One flow's JSON exists at a time, so a run of 10 000 flows does not hold a second copy of
+/// them while it starts (that raised the peak memory of many idle flows by 3.5 kB each).
+pub fn normalized_parts(
+    sc: &mut Scenario,
+    mut part: impl FnMut(&serde_json::Value),
+) -> Result<(), ScenarioError> {
+    let flows = std::mem::take(&mut sc.flows);
+    let kinds =
+        (flows.iter().any(|f| f.kind == FlowKind::Quic), flows.iter().any(|f| f.kind == FlowKind::Tcp));
+    let mut head = sc.clone();
+    sc.flows = flows;
+    fill_head(&mut head, kinds);
+    part(&to_json(&head)?);
+    for f in &sc.flows {
+        let mut f = f.clone();
+        fill_flow(&mut f);
+        part(&to_json(&f)?);
+    }
+    Ok(())
+}
+
+fn to_json<T: Serialize>(x: &T) -> Result<serde_json::Value, ScenarioError> {
+    let mut v = serde_json::to_value(x).map_err(|e| {
         ScenarioError::new(String::new(), format!("internal error writing the scenario: {e}"))
     })?;
     drop_nulls(&mut v);
     Ok(v)
 }
 
+fn fill_flow(f: &mut FlowCfg) {
+    f.start.get_or_insert(Dur(SimDuration::ZERO));
+    if matches!(f.kind, FlowKind::Quic | FlowKind::Tcp) {
+        f.app.get_or_insert(crate::apps::DEFAULT_APP);
+        f.streams.get_or_insert(crate::apps::DEFAULT_STREAMS);
+    }
+}
+
 fn fill_defaults(sc: &mut Scenario) {
+    let kinds =
+        (sc.flows.iter().any(|f| f.kind == FlowKind::Quic), sc.flows.iter().any(|f| f.kind == FlowKind::Tcp));
+    sc.flows.iter_mut().for_each(fill_flow);
+    fill_head(sc, kinds);
+}
+
+/// Everything but the flows; `(any QUIC flow, any TCP flow)` decide the transport tables.
+fn fill_head(sc: &mut Scenario, (any_quic, any_tcp): (bool, bool)) {
     sc.run.seed.get_or_insert(crate::DEFAULT_SEED);
     sc.run.record_interval.get_or_insert(Dur(DEFAULT_RECORD_INTERVAL));
     if let Some(db) = &mut sc.dumbbell {
@@ -92,19 +135,10 @@ fn fill_defaults(sc: &mut Scenario) {
         l.mtu.get_or_insert(Bytes(DEFAULT_MTU));
         fill_link(l);
     }
-    let mut any_quic = false;
-    for f in &mut sc.flows {
-        f.start.get_or_insert(Dur(SimDuration::ZERO));
-        if matches!(f.kind, FlowKind::Quic | FlowKind::Tcp) {
-            any_quic |= f.kind == FlowKind::Quic;
-            f.app.get_or_insert(crate::apps::DEFAULT_APP);
-            f.streams.get_or_insert(crate::apps::DEFAULT_STREAMS);
-        }
-    }
     if any_quic {
         sc.quic = quic_defaults().overlay(&sc.quic);
     }
-    if sc.flows.iter().any(|f| f.kind == FlowKind::Tcp) {
+    if any_tcp {
         for (key, value) in tcp_defaults() {
             sc.tcp.entry(key).or_insert(value);
         }

@@ -135,4 +135,10 @@ fn the_scenario_hash_is_that_of_the_normalized_scenario() {
     let mut other = sparse();
     other["dumbbell"]["bottleneck"]["delay"] = json!("11ms");
     assert_ne!(hash(&other, None), base);
+    let mut renamed = sparse();
+    renamed["flows"][0]["name"] = json!("q2");
+    assert_ne!(hash(&renamed, None), base, "a flow's name is in its outputs");
+    let mut started = sparse();
+    started["flows"][1]["start"] = json!("0s"); // the default, written out
+    assert_eq!(hash(&started, None), base);
 }
