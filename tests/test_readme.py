@@ -123,7 +123,9 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
         return
     if how == "dask":
         distributed = pytest.importorskip("distributed")
-        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
+        with distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1"
+        ) as cluster:
             address = str(cluster.scheduler_address)
             argv = [a if not a.startswith("tcp://") else address for a in argv]
             proc = _run([*argv, "--repeat", "1", "--out", str(workdir / "out" / "dask")], workdir)
