@@ -150,9 +150,17 @@ def test_json_output_is_the_saved_summary(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_default_output_directory(cli: Cli, tmp_path: Path) -> None:
-    proc = cli("run", str(SCENARIO), "--quiet", "--no-plots", "--set", SHORT[0], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "out" / "udp-bottleneck" / "summary.json").is_file()
+    """out/<stem>; --seed and --set variants each get their own folder, so none overwrites another."""
+    short = tmp_path / "udp-bottleneck.toml"
+    short.write_text(SCENARIO.read_text(encoding="utf-8").replace('duration = "', 'duration = "2s" #'))
+    variants = [(), ("--seed", "4"), ("--set", "flows.0.start=1s"), ("--set", "flows.0.start=0.5s")]
+    dirs = set()
+    for extra in variants:
+        proc = cli("run", str(short), "--quiet", "--no-plots", *extra, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        dirs |= {p.parent.name for p in (tmp_path / "out").glob("*/summary.json")}
+    assert "udp-bottleneck" in dirs and "udp-bottleneck-seed4" in dirs
+    assert len(dirs) == len(variants), dirs
 
 
 def test_validate_prints_the_normalized_scenario(cli: Cli) -> None:

@@ -200,16 +200,18 @@ def test_interrupted_save_never_leaves_half_files(
     result.save(tmp_path)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     calls = {"n": 0}
-    real = pd.DataFrame.to_parquet
+    import pyarrow.parquet as pq
 
-    def failing(self: pd.DataFrame, path: Any, *args: Any, **kwargs: Any) -> Any:
+    real = pq.write_table
+
+    def failing(table: Any, path: Any, *args: Any, **kwargs: Any) -> Any:
         calls["n"] += 1
         if calls["n"] == 3:
             Path(path).write_bytes(b"half a file")  # the writer dies midway
             raise KeyboardInterrupt
-        return real(self, path, *args, **kwargs)
+        return real(table, path, *args, **kwargs)
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", failing)
+    monkeypatch.setattr(pq, "write_table", failing)
     with pytest.raises(KeyboardInterrupt):
         result.save(tmp_path)
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}

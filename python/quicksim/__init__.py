@@ -30,11 +30,20 @@ __all__ = [
     "SimulationError",
     "__version__",
     "apply_overrides",
+    "load",
     "load_scenario",
     "run",
     "sweep",
     "validate",
 ]
+
+
+def load(directory: Any) -> Result:
+    """Read a run saved by `Result.save` (or `quicksim run --out DIR`) back into the same
+    `Result`: tables, meta, totals, the scenario, and the same `hash()`."""
+    from .results import Result
+
+    return Result.load(directory)
 
 
 def _version() -> str:

@@ -1,6 +1,7 @@
 """Core throughput benchmark: a UDP dumbbell that keeps a 1 Gbit/s bottleneck busy.
 
     python -m quicksim.bench [--duration 10] [--seed 1] [--json]
+    python -m quicksim.bench --outputs 10000     # the output steps of 10 000 short flows
 
 Two constant-rate UDP flows of 1472 B payloads (1500 B IP packets) at 600 Mbit/s each offer
 1.2 Gbit/s to a 1 Gbit/s, 10 ms bottleneck with a 100-packet drop-tail queue, so the bottleneck
@@ -20,7 +21,16 @@ from typing import Any
 
 from . import api
 
-__all__ = ["BASELINES", "SUITE", "measure", "scenario", "suite_worker", "sweep_speedup"]
+__all__ = [
+    "BASELINES",
+    "SUITE",
+    "measure",
+    "outputs",
+    "scenario",
+    "short_flows_scenario",
+    "suite_worker",
+    "sweep_speedup",
+]
 
 
 def scenario(duration_s: float = 10.0) -> dict[str, Any]:
@@ -83,15 +93,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--outputs",
+        type=int,
+        metavar="FLOWS",
+        help="instead: time each output step (tables, summary, Parquet, plots) of a run of FLOWS "
+        "short bulk flows, as `quicksim run` does them",
+    )
     args = parser.parse_args(argv)
     if not args.duration > 0:
         parser.error("--duration must be positive")
+    if args.outputs is not None and args.outputs < 1:
+        parser.error("--outputs must be at least 1")
     from .cli._common import handle_errors
 
     return handle_errors(lambda: _report(args))
 
 
 def _report(args: argparse.Namespace) -> int:
+    if args.outputs is not None:
+        o = outputs(args.outputs)
+        if args.json:
+            print(json.dumps(o, indent=2))
+            return 0
+        print(f"short-flows: {o['flows']:,} flows, {o['rows']:,} table rows")
+        for key in ("simulate_s", "tables_s", "summary_s", "save_s", "plots_s", "total_s"):
+            print(f"  {key[:-2]:<9} {o[key]:7.2f} s")
+        return 0
     m = measure(args.duration, args.seed)
     if args.json:
         print(json.dumps(m, indent=2))
@@ -328,6 +356,71 @@ def many_flows_tcp_scenario(
 ) -> dict[str, Any]:
     """many-flows with TCP connections (NewReno) instead of QUIC ones."""
     return many_flows_scenario(idle, active, duration_s, kind="tcp")
+
+
+def short_flows_scenario(flows: int = 10_000, duration_s: float = 3.0) -> dict[str, Any]:
+    """`flows` short QUIC bulk transfers (20 kB each) over a 100-pair dumbbell (1 Gbit/s, 10 ms),
+    starting 2 s / `flows` apart, everything recorded: a run whose outputs (tables, summary,
+    Parquet, plots), not its simulation, take the time. Flow k uses pair k mod 100."""
+    pairs = 100
+    return {
+        "name": "short-flows",
+        "run": {"duration": _seconds(duration_s), "seed": 1, "record_interval": "0.1s"},
+        "dumbbell": {
+            "pairs": pairs,
+            "mtu": "1500B",
+            "bottleneck": {"rate": "1Gbps", "delay": "10ms", "queue": {"packets": 1000}},
+            "access": {"rate": "1Gbps", "delay": "0s"},
+        },
+        "flows": [
+            {
+                "name": f"f{i + 1}",
+                "kind": "quic",
+                "src": f"sender{i % pairs + 1}",
+                "dst": f"receiver{i % pairs + 1}",
+                "start": _seconds(round(i * 2.0 / flows, 9)),
+                "app": "bulk",
+                "bytes": "20kB",
+            }
+            for i in range(flows)
+        ],
+    }
+
+
+def outputs(flows: int = 10_000, plots: bool = True) -> dict[str, Any]:
+    """Wall time of each output step of a `short_flows_scenario(flows)` run, as `quicksim run`
+    does them: simulate (with the conversion to Python), tables (DataFrames), summary, save
+    (Parquet + JSON) and, with `plots`, the standard PNGs. Every step must stay linear in flows."""
+    import tempfile
+
+    from .plotting import save_standard_plots
+
+    times: dict[str, float] = {}
+    started = time.perf_counter()
+    result = api.run(short_flows_scenario(flows))
+    times["simulate_s"] = time.perf_counter() - started
+    step = time.perf_counter()
+    rows = sum(len(df) for df in result.tables.values())
+    times["tables_s"] = time.perf_counter() - step
+    step = time.perf_counter()
+    result.summary()
+    times["summary_s"] = time.perf_counter() - step
+    with tempfile.TemporaryDirectory() as tmp:
+        step = time.perf_counter()
+        result.save(tmp)
+        times["save_s"] = time.perf_counter() - step
+        if plots:
+            step = time.perf_counter()
+            save_standard_plots(result, tmp)
+            times["plots_s"] = time.perf_counter() - step
+    times["total_s"] = time.perf_counter() - started
+    return {
+        "scenario": "short-flows",
+        "flows": flows,
+        "rows": rows,
+        "core_wall_s": result.meta.get("wall_s"),
+        **times,
+    }
 
 
 BASELINES: dict[str, Any] = {

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from .results import Result
 
-__all__ = ["METRICS", "MetricFn", "compute", "get", "label", "register", "seconds"]
+__all__ = ["BOUNDS", "METRICS", "MetricFn", "bounds", "compute", "get", "label", "register", "seconds"]
 
 MetricFn = Callable[..., Any]
 """`fn(result, **params)` returning a float, a dict of floats, or a t_s/key/value DataFrame."""
@@ -42,21 +42,51 @@ MetricFn = Callable[..., Any]
 METRICS: dict[str, MetricFn] = {}
 """The registry: built-ins plus whatever `register` added."""
 
+Bound = tuple[float | None, float | None]
+
+BOUNDS: dict[str, Bound] = {
+    "goodput_mbps": (0.0, None),
+    "phase_goodput_mbps": (0.0, None),
+    "jain": (0.0, 1.0),
+    "utilization": (0.0, 1.0),
+    "drops": (0.0, None),
+    "loss_rate": (0.0, 1.0),
+    "completion_time_s": (0.0, None),
+    "cwnd_bytes": (0.0, None),
+    "queue_delay_s": (0.0, None),
+}
+"""The physical range of each metric's values: (lowest, highest), None = unbounded. A sweep's
+confidence intervals are clipped to it (a goodput interval never goes below 0). `register(...,
+bounds=...)` adds to it."""
+
+
+def bounds(column: str) -> Bound:
+    """The range of the metric a result column belongs to (`goodput_mbps[flow=a].a` ->
+    goodput_mbps's); (None, None) when the metric declared none."""
+    return BOUNDS.get(column.split("[", 1)[0].split(".", 1)[0], (None, None))
+
 
 _F = TypeVar("_F", bound=MetricFn)
 
 
 @overload
-def register(name: str, fn: None = None, *, replace: bool = False) -> Callable[[_F], _F]: ...
+def register(
+    name: str, fn: None = None, *, replace: bool = False, bounds: Bound | None = None
+) -> Callable[[_F], _F]: ...
 @overload
-def register(name: str, fn: _F, *, replace: bool = False) -> _F: ...
-def register(name: str, fn: Any = None, *, replace: bool = False) -> Any:
-    """Register `fn` as metric `name`; usable as `register("x", fn)` or as `@register("x")`."""
+def register(name: str, fn: _F, *, replace: bool = False, bounds: Bound | None = None) -> _F: ...
+def register(name: str, fn: Any = None, *, replace: bool = False, bounds: Bound | None = None) -> Any:
+    """Register `fn` as metric `name`; usable as `register("x", fn)` or as `@register("x")`.
+
+    `bounds` = (lowest, highest) is the range its values can physically take (None: open), to
+    which confidence intervals are clipped, e.g. (0, None) for a rate, (0, 1) for a fraction."""
 
     def add(f: _F) -> _F:
         if name in METRICS and not replace and METRICS[name] is not f:
             raise ValueError(f"metric {name!r} is already registered; pass replace=True to override it")
         METRICS[name] = f
+        if bounds is not None:
+            BOUNDS[name] = bounds
         return f
 
     return add if fn is None else add(fn)
@@ -288,21 +318,56 @@ def jain(
     t1: Any = None,
     flows: Iterable[str] | None = None,
     layer: str = "delivered",
+    settle: Any = "1s",
 ) -> float:
-    """Jain's fairness index of the flows' mean rates over [t0, t1) (default: the whole run).
+    """Jain's fairness index of the flows' mean rates.
 
-    By default it covers the flows active during the whole window (all flows when no window).
+    With a window [t0, t1): over it, for the flows active during the whole window (or `flows`).
+    Without one (the default): per phase, as the phase table of `quicksim run` reports it, then
+    averaged weighted by the phases' lengths. A phase runs between consecutive starts and stops
+    of the congestion-controlled (QUIC, TCP) flows (all flows if there are none; `flows` if
+    given), minus its first `settle` (the transient after a flow joins or leaves); its index
+    covers the flows of that set active through it. So background traffic (UDP) and flows that
+    are not running do not count as unfairness: the showcase gives 0.99, not the 0.5 of all
+    flows over the whole run.
     """
-    a, b = _window(result, t0, t1)
+    if t0 is not None or t1 is not None:
+        a, b = _window(result, t0, t1)
+        if flows is not None:
+            names = _flows(result, list(flows))
+        else:
+            names = [
+                n for n in result.flow_names if (w := result.active_window(n)) and w[0] <= a and w[1] >= b
+            ]
+        if not b > a:
+            return math.nan
+        return _jain(result.mean_throughput(n, a, b, layer) for n in names)  # type: ignore[arg-type]
+    return _phase_jain(result, flows, layer, seconds(settle, "settle"))
+
+
+def _phase_jain(result: Result, flows: Iterable[str] | None, layer: str, settle: float) -> float:
+    from .analysis import RESPONSIVE
+
+    totals = result.totals.get("flows") or {}
     if flows is not None:
         names = _flows(result, list(flows))
-    elif t0 is None and t1 is None:
-        names = result.flow_names
     else:
-        names = [n for n in result.flow_names if (w := result.active_window(n)) and w[0] <= a and w[1] >= b]
-    if not b > a:
-        return math.nan
-    return _jain(result.mean_throughput(n, a, b, layer) for n in names)  # type: ignore[arg-type]
+        names = [n for n in result.flow_names if (totals.get(n) or {}).get("kind") in RESPONSIVE]
+        names = names or result.flow_names
+    windows = {n: w for n in names if (w := result.active_window(n)) is not None}
+    cuts = sorted({t for w in windows.values() for t in w})
+    weighted, total_s = 0.0, 0.0
+    for a, b in itertools.pairwise(cuts):
+        start = a + settle if b - a > settle else a
+        active = [n for n, w in windows.items() if w[0] <= a and w[1] >= b]
+        if not active or not b > start:
+            continue
+        index = _jain(result.mean_throughput(n, start, b, layer) for n in active)  # type: ignore[arg-type]
+        if math.isnan(index):
+            continue
+        weighted += index * (b - start)
+        total_s += b - start
+    return weighted / total_s if total_s > 0 else math.nan
 
 
 @register("utilization")

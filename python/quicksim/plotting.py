@@ -2,7 +2,10 @@
 
 Each function takes a Result (or the matching DataFrame) and returns a matplotlib Figure; none
 calls `plt.show()`. Figures are built with `matplotlib.figure.Figure` rather than pyplot, so they
-render with Agg, never touch the user's interactive backend and need no `plt.close()`.
+render with Agg, never touch the user's interactive backend and need no `plt.close()`; they
+display in a notebook without `%matplotlib inline` (`new_figure`). Long series are thinned for
+display (`thin`), at most `MAX_SERIES` series are drawn, and a series whose recording stopped
+at `run.record.max_samples` ends there (`truncated_series`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "DISPLAY_POINTS",
+    "MAX_SERIES",
     "STANDARD_PLOTS",
+    "new_figure",
     "plot_cwnd",
     "plot_drops",
     "plot_queue",
@@ -31,6 +37,8 @@ __all__ = [
     "plot_throughput",
     "plot_zoom",
     "save_standard_plots",
+    "thin",
+    "truncated_series",
 ]
 
 # Seconds before and after a flow's start shown by plot_zoom; the showcase zooms on
@@ -78,23 +86,37 @@ def plot_queue(
     queues: Iterable[str] | None = None,
     title: str | None = None,
 ) -> Figure:
-    """Queue length over time, in packets (top) and kB (bottom), as steps."""
+    """Queue length over time, in packets (top) and kB (bottom), as steps.
+
+    Queues that stayed empty are left out (a dumbbell has many idle interfaces), and so are all
+    but the `MAX_SERIES` busiest; the title says how many are shown. A series whose recording was
+    cut at `run.record.max_samples` ends at its last sample, marked, instead of being held flat to
+    the end of the run. Long series are thinned for display (`thin`), not for the data.
+    """
     df, end = (data.queues, data.sim_end_s) if isinstance(data, Result) else (data, None)
+    cut = truncated_series(data, "queue") if isinstance(data, Result) else {}
     df = _pick(df, "queue", queues)
+    shown, total, busy = _series(df, "queue", [], "bytes", keep=lambda v: v > 0)
     fig, (top, bottom) = _figure(2, height=5.5)
-    for name in _groups(df, "queue"):
-        g = df[df["queue"].astype(str) == name]
-        x, y = _hold_until(g["t_s"], g["packets"], end)
-        top.step(x, y, where="post", label=name)
-        x, y = _hold_until(g["t_s"], g["bytes"] / 1e3, end)
-        bottom.step(x, y, where="post", label=name)
+    for name, g in shown.items():
+        stop = cut.get(name, end)
+        x, y = _hold_until(g["t_s"], g["packets"], stop)
+        top.step(*thin(x, y), where="post", label=name)
+        x, y = _hold_until(g["t_s"], g["bytes"] / 1e3, stop)
+        bottom.step(*thin(x, y), where="post", label=name)
+        if name in cut:
+            _mark_cut(top, cut[name])
+            _mark_cut(bottom, cut[name])
     top.set_ylabel("queue length (packets)")
     bottom.set_ylabel("queue length (kB)")
-    bottom.set_xlim(left=0)
+    if end:
+        bottom.set_xlim(0, end)
+    else:
+        bottom.set_xlim(left=0)
     for ax in (top, bottom):
         ax.set_ylim(bottom=0)
-    _finish(bottom, "time (s)")
-    _finish(top, None, title or "Queue length")
+    _finish(bottom, "time (s)", legend=False)  # the same series as the top panel's legend
+    _finish(top, None, (title or "Queue length") + _shown_note(len(shown), total, "queues", busy))
     return fig
 
 
@@ -115,15 +137,16 @@ def plot_drops(
     rates = binned_rate(df, "queue", step, end, weight="bytes" if unit == "bits" else None)
     scale, ylabel = (8e-3, "drop data rate (kbit/s)") if unit == "bits" else (1.0, "drops (packets/s)")
     fig, (ax,) = _figure(1)
-    for name in _groups(rates, "queue"):
-        g = rates[rates["queue"].astype(str) == name]
+    shown, total, _ = _series(rates, "queue", [], "rate", agg="sum")
+    for name, g in shown.items():
         last = float(g["t_s"].max()) + step
         x, y = _hold_until(g["t_s"], g["rate"] * scale, last if end is None else min(last, end))
-        ax.step(x, y, where="post", label=name)
+        ax.step(*thin(x, y), where="post", label=name)
     ax.set_ylabel(ylabel)
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    _finish(ax, "time (s)", title or f"Packet drops ({step:g} s bins)")
+    note = _shown_note(len(shown), total, "queues")
+    _finish(ax, "time (s)", (title or f"Packet drops ({step:g} s bins)") + note)
     return fig
 
 
@@ -133,16 +156,28 @@ def plot_cwnd(
     flows: Iterable[str] | None = None,
     title: str | None = None,
 ) -> Figure:
-    """Congestion window per QUIC flow in kB, as steps."""
+    """Congestion window per QUIC or TCP flow in kB, as steps.
+
+    At most `MAX_SERIES` flows (those with the largest windows); a series cut at
+    `run.record.max_samples` ends at its last sample, marked.
+    """
     df = data.conn if isinstance(data, Result) else data
+    cut = truncated_series(data, "conn") if isinstance(data, Result) else {}
     df = _pick(df, "flow", flows)
+    order = data.flow_names if isinstance(data, Result) else []
+    shown, total, _ = _series(df, "flow", order, "cwnd_bytes")
     fig, (ax,) = _figure(1)
-    for name in _groups(df, "flow", data.flow_names if isinstance(data, Result) else None):
-        g = df[df["flow"].astype(str) == name]
-        ax.step(g["t_s"], g["cwnd_bytes"] / 1e3, where="post", label=name)
+    for name, g in shown.items():
+        ax.step(
+            *thin(g["t_s"].to_numpy(dtype=float), g["cwnd_bytes"].to_numpy(dtype=float) / 1e3),
+            where="post",
+            label=name,
+        )
+        if name in cut:
+            _mark_cut(ax, cut[name])
     ax.set_ylabel("congestion window (kB)")
     ax.set_xlim(left=0)
-    _finish(ax, "time (s)", title or "Congestion window")
+    _finish(ax, "time (s)", (title or "Congestion window") + _shown_note(len(shown), total, "flows"))
     return fig
 
 
@@ -175,7 +210,7 @@ def plot_zoom(
     fig, (ax_cwnd, ax_queue, ax_drops) = _figure(3, height=7.0)
     x, y = _window_steps(mine["t_s"], mine["cwnd_bytes"] / 1e3, t0, t1)
     ax_cwnd.step(x, y, where="post", label=f"cwnd {flow}")
-    ss = mine[mine["ssthresh_bytes"] >= 0]
+    ss = mine[mine["ssthresh_bytes"].notna().to_numpy()]  # null while unset
     if len(ss):
         x, y = _window_steps(ss["t_s"], ss["ssthresh_bytes"] / 1e3, t0, t1)
         ax_cwnd.step(x, y, where="post", linestyle="--", label="ssthresh")
@@ -183,8 +218,11 @@ def plot_zoom(
 
     if queue is not None:
         q = result.queues[result.queues["queue"].astype(str) == queue]
-        x, y = _window_steps(q["t_s"], q["bytes"] / 1e3, t0, t1)
+        cut = truncated_series(result, "queue").get(queue)
+        x, y = _window_steps(q["t_s"], q["bytes"] / 1e3, t0, t1 if cut is None else min(t1, cut))
         ax_queue.step(x, y, where="post", color="tab:orange", label=f"queue {queue}")
+        if cut is not None and t0 <= cut <= t1:
+            _mark_cut(ax_queue, cut)
     ax_queue.set_ylabel("kB")
 
     drops = result.drops
@@ -242,27 +280,170 @@ def save_standard_plots(result: Result, outdir: str | os.PathLike[str], *, dpi: 
 
 # --- helpers ----------------------------------------------------------------------------------
 
+MAX_SERIES = 10  # the distinct colours of the default cycle (tab10)
+"""Series drawn per plot at most (the largest ones); the title says when some are left out."""
+_LEGEND_INSIDE = 6  # up to this many legend entries inside the axes, more beside them
+_LEGEND_ROWS = 12
+DISPLAY_POINTS = 1000
+"""Horizontal resolution of `thin`: a series with more points is reduced, per column of this
+many, to its first, last, lowest and highest point (M4), which draws the same picture."""
+
+
+def thin(x: np.ndarray, y: np.ndarray, columns: int = DISPLAY_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a line that are visible at `columns` horizontal pixels (M4 decimation).
+
+    Per column: the first, last, minimum and maximum point, in time order. The envelope, the
+    extremes and every step's start and end value per column are kept, so a plot of the result
+    looks like a plot of the whole series at that resolution; only the drawing gets cheaper.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) <= 2 * columns:
+        return x, y
+    lo, hi = float(x[0]), float(x[-1])
+    col = np.minimum(((x - lo) / ((hi - lo) or 1.0) * columns).astype(np.int64), columns - 1)
+    starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])  # x is sorted: columns are runs
+    ends = np.r_[starts[1:], len(x)] - 1
+    by_value = np.lexsort((y, col))  # within each column (a run of indices), by value
+    idx = np.unique(np.concatenate([starts, ends, by_value[starts], by_value[ends]]))
+    return x[idx], y[idx]
+
+
+def truncated_series(result: Result, table: str) -> dict[str, float]:
+    """{series name: time of its last sample} of the `table` ("queue" or "conn") series whose
+    recording stopped at `run.record.max_samples` (`meta["truncated_series"]`)."""
+    out: dict[str, float] = {}
+    frame = result.queues if table == "queue" else result.conn
+    key = "queue" if table == "queue" else "flow"
+    for entry in result.meta.get("truncated_series") or []:
+        if isinstance(entry, dict):
+            kind, name, last = entry.get("table"), str(entry.get("name")), entry.get("last_t_s")
+        else:  # results saved before the entries carried the time: "conn:<flow>"
+            kind, _, name = str(entry).partition(":")
+            last = None
+        if kind != table:
+            continue
+        if last is None:
+            rows = frame[frame[key].astype(str) == name]
+            if not len(rows):
+                continue
+            last = float(rows["t_s"].max())
+        out[name] = float(last)
+    return out
+
+
+def _mark_cut(ax: Axes, t: float) -> None:
+    ax.axvline(t, color="0.3", linestyle="--", linewidth=0.8)
+    ax.annotate(
+        f"recording stopped at {t:.3g} s\n(run.record.max_samples)",
+        (t, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(4, -4),
+        textcoords="offset points",
+        va="top",
+        fontsize="x-small",
+        color="0.3",
+    )
+
+
+def _series(
+    df: pd.DataFrame,
+    column: str,
+    order: Sequence[str],
+    size: str,
+    *,
+    agg: str = "max",
+    keep: Callable[[float], bool] | None = None,
+) -> tuple[dict[str, pd.DataFrame], int, int]:
+    """The rows of each series (value of `column`) to draw, in one pass over `df`.
+
+    Series whose `size` aggregate fails `keep` are left out; of the rest, at most MAX_SERIES, the
+    largest by that aggregate, in `order`. Returns ({name: rows}, number of series, number kept
+    by `keep`); the work is linear in rows, however many series there are.
+    """
+    if not len(df):
+        return {}, 0, 0
+    keys = df[column].astype(str)
+    sizes = df[size].groupby(keys, sort=False).agg(agg)
+    total = len(sizes)
+    if keep is not None:
+        sizes = sizes[[keep(float(v)) for v in sizes.to_numpy()]]
+    kept = len(sizes)
+    present = set(sizes.index)
+    names = [n for n in order if n in present] + sorted(present - set(order))
+    if len(names) > MAX_SERIES:
+        top = set(sizes.sort_values(ascending=False, kind="stable").index[:MAX_SERIES])
+        names = [n for n in names if n in top]
+    chosen = keys.isin(names).to_numpy()
+    rows = {str(k): g for k, g in df[chosen].groupby(keys[chosen], sort=False, observed=True)}
+    return {n: rows[n] for n in names}, total, kept
+
+
+def _shown_note(shown: int, total: int, what: str, nonidle: int | None = None) -> str:
+    if shown == total:
+        return ""
+    if nonidle is not None and shown == nonidle:
+        return f" ({total - shown} idle {what} not shown)"
+    return f" ({shown} largest of {total} {what} shown)"
+
 
 def _png_writer(fig: Figure, dpi: int) -> Callable[[Path], object]:
     return lambda path: fig.savefig(path, format="png", dpi=dpi)
 
 
-def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
-    from matplotlib.figure import Figure
+def new_figure(**kwargs: Any) -> Figure:
+    """A matplotlib Figure that a notebook displays as an image by itself.
 
-    fig = Figure(figsize=(8.0, height), layout="constrained")
+    Figures are built without pyplot (no global state, no backend), and IPython shows such a
+    Figure as its repr text unless `%matplotlib inline` registered its formatter; the
+    `_repr_png_` method added here makes the returned figure display in any notebook.
+    """
+    global _NOTEBOOK_FIGURE
+    if _NOTEBOOK_FIGURE is None:  # made once, on first use: matplotlib loads only when plotting
+        from matplotlib.figure import Figure
+
+        class NotebookFigure(Figure):
+            """A Figure with a PNG repr for IPython."""
+
+            def _repr_png_(self) -> bytes:
+                import io
+
+                buffer = io.BytesIO()
+                self.savefig(buffer, format="png", dpi=100)
+                return buffer.getvalue()
+
+        _NOTEBOOK_FIGURE = NotebookFigure
+    fig: Figure = _NOTEBOOK_FIGURE(**kwargs)
+    return fig
+
+
+_NOTEBOOK_FIGURE: Any = None
+
+
+def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
+    fig = new_figure(figsize=(8.0, height), layout="constrained")
     axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
     return fig, list(axes)
 
 
-def _finish(ax: Axes, xlabel: str | None, title: str | None = None) -> None:
+def _finish(ax: Axes, xlabel: str | None, title: str | None = None, *, legend: bool = True) -> None:
     if xlabel:
         ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title)
     ax.grid(True, alpha=0.4)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper right", fontsize="small")
+    entries = len(ax.get_legend_handles_labels()[0]) if legend else 0
+    if entries > _LEGEND_INSIDE:
+        # Many entries: beside the axes, in columns, so it never covers the data or squashes
+        # the axes (the figure is widened by the legend instead).
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            fontsize="x-small",
+            ncols=1 + (entries - 1) // _LEGEND_ROWS,
+            borderaxespad=0.0,
+        )
+    elif entries:
+        ax.legend(loc="best", fontsize="small")
 
 
 def _rates(
@@ -280,28 +461,34 @@ def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
     fig, (ax,) = _figure(1)
     step = float(np.diff(np.unique(df["t_s"])).min()) if df["t_s"].nunique() > 1 else 0.5
     names = _groups(df, "flow")
-    for name in names:
-        g = df[df["flow"].astype(str) == name]
+    shown, _, _ = _series(df, "flow", names, "mbps", agg="sum")
+    for name, g in shown.items():
         x, y = _hold_until(g["t_s"], g["mbps"], float(g["t_s"].max()) + step if len(g) else None)
-        ax.step(x, y, where="post", label=name)
+        ax.step(*thin(x, y), where="post", label=name)
     if total and len(names) > 1:
         tot = df.groupby("t_s")["mbps"].sum()
         x, y = _hold_until(tot.index.to_series(), tot, float(tot.index.max()) + step)
-        ax.step(x, y, where="post", color="black", linestyle=":", label="total")
+        ax.step(
+            *thin(x, y),
+            where="post",
+            color="black",
+            linestyle=":",
+            label="total" if len(shown) == len(names) else f"total (all {len(names)} flows)",
+        )
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    _finish(ax, "time (s)", title)
+    _finish(ax, "time (s)", title + _shown_note(len(shown), len(names), "flows"))
     return fig
 
 
 def _groups(df: pd.DataFrame, column: str, order: Sequence[str] | None = None) -> list[str]:
-    present = [str(v) for v in pd.unique(df[column].dropna().astype(str))] if len(df) else []
+    present = {str(v) for v in pd.unique(df[column].dropna())} if len(df) else set()
     if isinstance(df[column].dtype, pd.CategoricalDtype) and order is None:
         order = [str(c) for c in df[column].cat.categories]
     if order is None:
         return sorted(present)
-    return [n for n in order if n in present] + sorted(set(present) - set(order))
+    return [n for n in order if n in present] + sorted(present - set(order))
 
 
 def _pick(df: pd.DataFrame, column: str, wanted: Iterable[str] | None) -> pd.DataFrame:

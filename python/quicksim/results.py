@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import _native
-from ._io import atomic_write, atomic_write_text, parquet_writer
+from ._io import atomic_write, atomic_write_text, dumps_readable, parquet_writer
 
 __all__ = ["SCHEMA", "TABLES", "Layer", "Result", "binned_rate", "winavg"]
 
@@ -74,6 +74,9 @@ class Result:
         self._scenario: dict[str, Any] = dict(scenario or {})
         self._quicksim_version = __version__
         self._hash: str | None = None
+        self._flow_names: list[str] | None = None
+        self._flow_index: dict[str, np.ndarray] | None = None
+        self._flow_arrays: dict[str, np.ndarray] = {}
         self.name: str = name or "scenario"
 
     def __repr__(self) -> str:
@@ -90,7 +93,7 @@ class Result:
         if name not in self._names:
             raise KeyError(f"no table {name!r}; tables: {', '.join(self._names)}")
         if name not in self._frames:
-            self._frames[name] = _frame(name, self._raw_tables.get(name))
+            self._frames[name] = _nulls(name, _frame(name, self._raw_tables.get(name)))
         return self._frames[name]
 
     @property
@@ -123,7 +126,8 @@ class Result:
 
     @property
     def conn(self) -> pd.DataFrame:
-        """QUIC congestion state on change: cwnd, ssthresh (-1 unset), inflight, RTTs, plus the
+        """QUIC congestion state on change: cwnd, ssthresh (null while unset), inflight, RTTs
+        (latest and min null before the first RTT sample; srtt starts at the initial RTT), plus the
         sender's cumulative packets sent/acked/lost, retransmitted bytes and the receiver's ACK
         frames at that moment."""
         return self.table("conn")
@@ -177,17 +181,42 @@ class Result:
 
     @property
     def flow_names(self) -> list[str]:
-        """Flow names in scenario order, then any others found in the results."""
-        names: list[str] = []
-        for item in self._scenario.get("flows") or []:
-            if isinstance(item, Mapping) and isinstance(item.get("name"), str):
-                names.append(item["name"])
-        names += [n for n in (self._totals.get("flows") or {}) if n not in names]
-        for table in ("flows", "conn", "drops"):
-            found = self.table(table).get("flow")
-            if found is not None:
-                names += sorted(str(f) for f in pd.unique(found.dropna()) if str(f) not in names)
-        return names
+        """Flow names in scenario order, then any others found in the results (computed once)."""
+        if self._flow_names is None:
+            names: list[str] = []
+            for item in self._scenario.get("flows") or []:
+                if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                    names.append(item["name"])
+            seen = set(names)
+            extra = [n for n in (self._totals.get("flows") or {}) if n not in seen]
+            names += extra
+            seen.update(extra)
+            for table in ("flows", "conn", "drops"):
+                found = self.table(table).get("flow")
+                if found is not None:
+                    new = sorted({str(f) for f in pd.unique(found.dropna())} - seen)
+                    names += new
+                    seen.update(new)
+            self._flow_names = names
+        return list(self._flow_names)
+
+    def _flow_rows(self) -> dict[str, np.ndarray]:
+        """Row positions of each flow in `flows`, ascending (one pass over the table, cached), so
+        per-flow figures cost O(rows) in total instead of O(rows) per flow."""
+        if self._flow_index is None:
+            codes, uniques = pd.factorize(self.flows["flow"].astype(object), use_na_sentinel=True)
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+            self._flow_index = {
+                str(u): order[bounds[i] : bounds[i + 1]] for i, u in enumerate(uniques) if u is not None
+            }
+        return self._flow_index
+
+    def _flow_column(self, column: str) -> np.ndarray:
+        """A column of `flows` as floats (cached: per-flow figures index it many times)."""
+        if column not in self._flow_arrays:
+            self._flow_arrays[column] = self.flows[column].to_numpy(dtype=float)
+        return self._flow_arrays[column]
 
     def active_window(self, flow: str) -> tuple[float, float] | None:
         """(start, end) of a flow's configured activity, clipped to the end of the run."""
@@ -218,7 +247,8 @@ class Result:
         """
         column = _layer_column(layer)
         df = _select_flows(self.flows, flow, self.flow_names)
-        names = [n for n in self.flow_names if n in set(df["flow"].astype(str))]
+        present = {str(f) for f in pd.unique(df["flow"].dropna())}
+        names = [n for n in self.flow_names if n in present]
         ri = self.record_interval_s
         step, factor = _rebin(ri, interval)
         if df.empty:
@@ -260,7 +290,7 @@ class Result:
 
         Bins that straddle t0 or t1 contribute in proportion to their overlap.
         """
-        column = _layer_column(layer)
+        _layer_column(layer)  # checks the name
         if t0 is None or t1 is None:
             window = self.active_window(flow)
             if window is None:
@@ -269,14 +299,23 @@ class Result:
             t1 = window[1] if t1 is None else t1
         if not t1 > t0:
             raise ValueError(f"empty window: t0={t0} t1={t1}")
-        df = _select_flows(self.flows, flow, self.flow_names)
-        if df.empty:
-            return 0.0
-        b0 = df["t_s"].to_numpy(dtype=float)
+        if flow not in self._flow_rows():
+            _select_flows(self.flows, flow, self.flow_names)  # raises for an unknown flow
+        return self._mean_rates(flow, t0, t1, (layer,))[layer]
+
+    def _mean_rates(self, flow: str, t0: float, t1: float, layers: Iterable[Layer]) -> dict[str, float]:
+        """`mean_throughput` of several layers of one flow, sharing the bins' overlap with [t0, t1)."""
+        rows = self._flow_rows().get(flow)
+        if rows is None or not len(rows):
+            return {layer: 0.0 for layer in layers}
+        b0 = self._flow_column("t_s")[rows]
         width = _bin_widths(b0, self.record_interval_s, self.sim_end_s)
         overlap = np.clip(np.minimum(t1, b0 + width) - np.maximum(t0, b0), 0.0, None)
-        nbytes = float((df[column].to_numpy(dtype=float) * overlap / width).sum())
-        return nbytes * 8.0 / (t1 - t0)
+        out: dict[str, float] = {}
+        for layer in layers:
+            nbytes = float((self._flow_column(_layer_column(layer))[rows] * overlap / width).sum())
+            out[layer] = nbytes * 8.0 / (t1 - t0)
+        return out
 
     # --- summary and persistence ----------------------------------------------------------
 
@@ -301,24 +340,42 @@ class Result:
             "tables_sha256": self.hash(),
             "totals": self._totals,
         }
-        return dict(_sanitize(summary))
+        return dict(_json_safe(summary))
 
     def _flow_summary(self, flow: str) -> dict[str, Any]:
         out: dict[str, Any] = dict((self._totals.get("flows") or {}).get(flow) or {})
         window = self.active_window(flow)
         out["active_s"] = None if window is None else window[1] - window[0]
-        has_rows = bool((self.flows["flow"].astype(str) == flow).any())
+        has_rows = len(self._flow_rows().get(flow, ())) > 0
         layers: tuple[Layer, ...] = ("delivered", "wire", "app")
+        rates = self._mean_rates(flow, window[0], window[1], layers) if window and has_rows else {}
         for layer in layers:
             key = f"mean_{layer}_bps"
             if window is None:
                 out[key] = None
             elif has_rows:
-                out[key] = self.mean_throughput(flow, window[0], window[1], layer)
+                out[key] = rates[layer]
             else:  # no time series recorded: fall back to the end-of-run byte counters
                 nbytes = out.get(_layer_column(layer))
                 out[key] = None if nbytes is None else nbytes * 8.0 / (window[1] - window[0])
         return out
+
+    def provenance(self) -> dict[str, Any]:
+        """What made this run, as stored in every Parquet file's metadata (`_io.PARQUET_KEY`):
+        scenario name and hash, seed, trace hash, quicksim and core versions."""
+        return dict(
+            _sanitize(
+                {
+                    "scenario": self.name,
+                    "scenario_hash": self._meta.get("scenario_hash"),
+                    "seed": self._meta.get("seed"),
+                    "trace_hash": self._meta.get("trace_hash"),
+                    "quicksim": self._quicksim_version,
+                    "core": self._meta.get("version"),
+                    "format": FORMAT_VERSION,
+                }
+            )
+        )
 
     def hash(self) -> str:
         """SHA-256 over every table's contents (not meta: it holds wall-clock times).
@@ -336,17 +393,23 @@ class Result:
             self._hash = h.hexdigest()
         return self._hash
 
-    def save(self, directory: str | os.PathLike[str]) -> Path:
-        """Write <table>.parquet for every table, scenario.json and summary.json into `directory`."""
+    def save(self, directory: str | os.PathLike[str], summary: Mapping[str, Any] | None = None) -> Path:
+        """Write <table>.parquet for every table, scenario.json and summary.json into `directory`.
+
+        `summary` is this result's `summary()` when the caller has it already (it is not
+        computed twice)."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        summary = self.summary()
+        summary = self.summary() if summary is None else summary
         # Without summary.json the directory reads as incomplete until this save has finished.
         (out / "summary.json").unlink(missing_ok=True)
+        provenance = self.provenance()
         for name in self._names:
-            atomic_write(out / f"{name}.parquet", parquet_writer(self.table(name)))
-        atomic_write_text(out / "scenario.json", json.dumps(self._scenario, indent=2) + "\n")
-        atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False) + "\n")
+            atomic_write(
+                out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name})
+            )
+        atomic_write_text(out / "scenario.json", dumps_readable(self._scenario) + "\n")
+        atomic_write_text(out / "summary.json", dumps_readable(summary) + "\n")
         return out
 
     @classmethod
@@ -364,7 +427,10 @@ class Result:
         names = list(summary.get("tables") or TABLES)
         result._names = tuple(sorted(set(TABLES) | set(names)))
         for name in names:
-            result._frames[name] = _conform(name, pd.read_parquet(src / f"{name}.parquet"))
+            # _nulls: results saved before the conn table had nulls hold the core's stand-ins.
+            result._frames[name] = _nulls(name, _conform(name, pd.read_parquet(src / f"{name}.parquet")))
+        result._flow_names = result._flow_index = None  # derived from the tables just read
+        result._flow_arrays = {}
         result._quicksim_version = (summary.get("version") or {}).get("quicksim", result._quicksim_version)
         return result
 
@@ -483,8 +549,29 @@ def _frame(name: str, columns: Mapping[str, Any] | None) -> pd.DataFrame:
     return pd.DataFrame({c: _column(columns.get(c, []), schema.get(c)) for c in order})
 
 
+_NO_VALUE = {"conn": {"ssthresh_bytes": -1, "latest_rtt_s": 0.0, "min_rtt_s": 0.0}}
+"""The core's stand-ins for "no value yet" (ssthresh unset, no RTT sample yet) per table and
+column; the DataFrames hold nulls there instead (a nullable Int64, NaN), so `min()` and means
+are not pulled to -1 or 0."""
+
+
+def _nulls(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    for column, sentinel in _NO_VALUE.get(name, {}).items():
+        if column not in df.columns:
+            continue
+        if isinstance(sentinel, int):
+            df[column] = df[column].astype("Int64").mask(df[column] == sentinel)
+        else:
+            df[column] = df[column].mask(df[column] == sentinel)
+    return df
+
+
 def _conform(name: str, df: pd.DataFrame) -> pd.DataFrame:
-    """Restore schema dtypes Parquet does not keep (an empty categorical comes back as object)."""
+    """Restore schema dtypes Parquet does not keep (an empty categorical comes back as object;
+    an all-null nullable integer may come back as float)."""
+    for column, sentinel in _NO_VALUE.get(name, {}).items():
+        if column in df.columns and isinstance(sentinel, int) and str(df[column].dtype) != "Int64":
+            df[column] = df[column].astype("Int64")
     for column, dtype in SCHEMA.get(name, {}).items():
         if (
             column in df.columns
@@ -528,14 +615,34 @@ def _raw(values: Any, dtype: str) -> bytes:
     return np.asarray(values, dtype=dtype).tobytes()
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
+def _json_safe(value: Any) -> Any:
+    """`value` itself when it is strict JSON already (checked by the C encoder: fast), else
+    `_sanitize(value)`."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return _sanitize(value)
+    return value
+
+
 def _sanitize(value: Any) -> Any:
-    """Make a structure strict-JSON safe: NaN/inf become None, numpy scalars become Python ones."""
+    """Make a structure strict-JSON safe: NaN/inf become None, numpy scalars become Python ones.
+
+    Plain leaves are copied inline, so the cost is one call per container, not per value."""
     if isinstance(value, Mapping):
-        return {str(k): _sanitize(v) for k, v in value.items()}
+        return {str(k): v if _plain(v) else _sanitize(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_sanitize(v) for v in value]
+        return [v if _plain(v) else _sanitize(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _plain(v: Any) -> bool:
+    kind = type(v)
+    return kind in _PLAIN or (kind is float and math.isfinite(v))

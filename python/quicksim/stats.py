@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -116,10 +116,17 @@ def t_quantile(p: float, df: float) -> float:
     return t
 
 
-def mean_ci(values: Iterable[float], level: float = 0.95) -> dict[str, float]:
+def mean_ci(
+    values: Iterable[float],
+    level: float = 0.95,
+    bounds: tuple[float | None, float | None] = (None, None),
+) -> dict[str, float]:
     """n, mean, std (sample, ddof=1), sem and the two-sided Student t interval of the mean.
 
     NaN values (failed runs, undefined metrics) are left out; with n < 2 the spread is NaN.
+    `bounds` = (lowest, highest) is the range the quantity can take: the interval is clipped to
+    it (the mean of a rate is never negative, whatever t * sem says with n = 2). With few values
+    (n < 5, `FEW`) the interval also rests on the normality of the values: callers say so.
     """
     xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
     n = len(xs)
@@ -132,7 +139,17 @@ def mean_ci(values: Iterable[float], level: float = 0.95) -> dict[str, float]:
     std = statistics.stdev(xs)
     sem = std / math.sqrt(n)
     half = t_quantile(0.5 + level / 2.0, n - 1) * sem
-    return {"n": n, "mean": mean, "std": std, "sem": sem, "ci_low": mean - half, "ci_high": mean + half}
+    low, high = mean - half, mean + half
+    if bounds[0] is not None:
+        low = max(low, bounds[0])
+    if bounds[1] is not None:
+        high = min(high, bounds[1])
+    return {"n": n, "mean": mean, "std": std, "sem": sem, "ci_low": low, "ci_high": high}
+
+
+FEW = 5
+"""Below this many values a t interval is wide and depends on the values being normal: the
+sweep summary warns."""
 
 
 def jain(values: Iterable[float]) -> float:
@@ -152,10 +169,12 @@ def summarize(
     by: Sequence[str],
     metrics: Sequence[str],
     level: float = 0.95,
+    bounds: Callable[[str], tuple[float | None, float | None]] | None = None,
 ) -> pd.DataFrame:
     """Aggregate a table of runs: one row per group of `by` and metric (tidy, long form).
 
-    Columns: *by, metric, n, mean, std, sem, ci_low, ci_high (interval at `level`).
+    Columns: *by, metric, n, mean, std, sem, ci_low, ci_high (interval at `level`, clipped to
+    `bounds(metric)`, e.g. `quicksim.metrics.bounds`).
     """
     import pandas as pd
 
@@ -170,8 +189,9 @@ def summarize(
         key_values = key if isinstance(key, tuple) else (key,)
         for metric in metrics:
             values = group.get(metric, [])
+            limits = bounds(metric) if bounds is not None else (None, None)
             rows.append(
-                {**dict(zip(by, key_values, strict=True)), "metric": metric, **mean_ci(values, level)}
+                {**dict(zip(by, key_values, strict=True)), "metric": metric, **mean_ci(values, level, limits)}
             )
     out = pd.DataFrame(rows, columns=columns)
     out["n"] = out["n"].astype("int64")

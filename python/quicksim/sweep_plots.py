@@ -130,6 +130,14 @@ def plot_metric(
     return fig
 
 
+_SERIES_OF = {
+    "throughput_series": "goodput_mbps",
+    "cwnd_series": "cwnd_bytes",
+    "queue_series": "queue_delay_s",
+}
+"""The scalar metric whose range each built-in series shares (all three: never negative)."""
+
+
 def series_mean(
     series: pd.DataFrame, name: str | None = None, by: Sequence[str] = (), level: float = 0.95
 ) -> pd.DataFrame:
@@ -139,9 +147,14 @@ def series_mean(
         raise ValueError(f"no series {name!r}" if name else "the series table is empty")
     if name is None and df["series"].nunique() > 1:
         raise ValueError(f"several series ({', '.join(df['series'].unique())}); pass name=")
+    from .metrics import bounds
+
+    # Series of rates, windows and queue lengths are never negative: their intervals are
+    # clipped to the metric's range (throughput_series -> goodput_mbps's).
+    limits = bounds(_SERIES_OF.get(str(df["series"].iloc[0]).split("[", 1)[0], ""))
     rows = []
     for key, group in df.groupby([*by, "key", "t_s"], sort=True, dropna=False):
-        stats = mean_ci(group["value"], level)
+        stats = mean_ci(group["value"], level, limits)
         rows.append({**dict(zip([*by, "key", "t_s"], key, strict=True)), **stats})
     return pd.DataFrame(rows)
 
@@ -208,9 +221,9 @@ def plot_series(
 def _axes(ax: Axes | None) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax  # type: ignore[return-value]
-    from matplotlib.figure import Figure
+    from .plotting import new_figure
 
-    fig = Figure(figsize=(8, 4.5), layout="constrained")
+    fig = new_figure(figsize=(8, 4.5), layout="constrained")
     return fig, fig.add_subplot()
 
 

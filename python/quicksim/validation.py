@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHECKS", "Check", "run_checks", "scenario_path"]
+__all__ = ["CHECKS", "Check", "UnknownCheck", "run_checks", "scenario_path"]
 
 
 @dataclass
@@ -33,25 +33,40 @@ class Check:
 
     @property
     def passed(self) -> bool:
+        """Whether the measurement is within the tolerance (a plain bool, JSON-ready even when
+        `measured` is a numpy scalar)."""
         if any(isinstance(v, float) and math.isnan(v) for v in (self.measured, self.expected)):
             return False
         if self.kind == "rel":
-            return abs(self.measured / self.expected - 1.0) <= self.tolerance
+            return bool(abs(self.measured / self.expected - 1.0) <= self.tolerance)
         if self.kind == "min":
-            return self.measured >= self.expected
+            return bool(self.measured >= self.expected)
         if self.kind == "max":
-            return self.measured <= self.expected
-        return self.measured == self.expected
+            return bool(self.measured <= self.expected)
+        return bool(self.measured == self.expected)
 
     @property
     def error(self) -> float:
         return self.measured / self.expected - 1.0 if self.expected else float("nan")
 
     def as_dict(self) -> dict[str, Any]:
+        """The check as plain JSON values (numpy scalars become Python ones; NaN becomes None)."""
         d = asdict(self)
         d["passed"] = self.passed
         d["relative_error"] = self.error
-        return d
+        return {k: _plain(v) for k, v in d.items()}
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item") and not isinstance(value, str | bytes):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class UnknownCheck(ValueError):
+    """`run_checks` was given a name that is not in `CHECKS`."""
 
 
 def scenario_path(name: str) -> Path:
@@ -101,14 +116,17 @@ def mathis_duration_s(rtt_s: float, p: float, cycles: int = 24) -> float:
 def mathis(rtt_ms: float, p: float) -> list[Check]:
     """Throughput after slow start within 5 % of MSS/RTT x sqrt(3/(2p)), MSS = 1252 B.
 
-    Periodic loss: `every` = 1/p - 1 delivered, then 1 dropped, so p is exact. Throughput is
+    Periodic loss as in the paper's runs (the 2020 model's `sendLossRate` with
+    `periodicSendLoss`, like INET's `PeriodicLossChannel`, counts packets and drops one when the
+    count exceeds 1/p): `every` = 1/p delivered, then 1 dropped, so one packet in 1/p + 1 is lost
+    (p = 0.1 %: one in 1001) and the theory is evaluated at that rate, 1/(1/p + 1). Throughput is
     measured over whole loss cycles (the second half of them, from a loss to the last loss), so
     neither the sawtooth's phase at the window edges nor the slow-start overshoot, which takes
     several halvings to decay, biases it.
     """
     from .theory import mathis_mbps
 
-    every = round(1.0 / p) - 1
+    every = round(1.0 / p)
     p_eff = 1.0 / (every + 1)
     rtt_s = rtt_ms / 1000.0
     dur = mathis_duration_s(rtt_s, p_eff)
@@ -423,9 +441,11 @@ CHECKS: dict[str, tuple[list[CheckFn], list[CheckFn]]] = {
 def run_checks(names: Iterable[str] | None = None, quick: bool = False) -> list[Check]:
     """Run the named groups of checks (all by default)."""
     out: list[Check] = []
-    for name in names or CHECKS:
+    names = list(names or CHECKS)
+    for name in names:  # every name is checked before the first (slow) check runs
         if name not in CHECKS:
-            raise ValueError(f"unknown check {name!r}; choose from {', '.join(CHECKS)}")
+            raise UnknownCheck(f"--check: unknown check {name!r}; checks: {', '.join(CHECKS)}")
+    for name in names:
         for fn in CHECKS[name][1 if quick else 0]:
             out.extend(fn())
     return out

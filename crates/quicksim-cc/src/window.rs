@@ -44,6 +44,16 @@ impl WindowRules {
         loss_window_segments: 1,
     };
 
+    /// These rules with an initial window of exactly `segments` segments (at least 1), for a
+    /// sender configured with a fixed IW instead of the RFC's formula (RFC 3390 and RFC 6928
+    /// both let a stack choose a smaller one; some studies start from 1 segment, RFC 5681 §3.1's
+    /// original IW). The minimum and loss windows stay the transport's.
+    #[must_use]
+    pub const fn with_initial_segments(self, segments: u64) -> WindowRules {
+        let n = if segments == 0 { 1 } else { segments };
+        WindowRules { initial_segments: n, initial_floor_segments: n, initial_cap_bytes: 0, ..self }
+    }
+
     /// The initial congestion window in bytes for segments of `mds` bytes.
     #[inline]
     pub fn initial_window(&self, mds: u64) -> u64 {
@@ -96,5 +106,20 @@ mod tests {
         assert_eq!(w.minimum_window(1460), 2_920);
         // RFC 5681 §3.1: LW = 1 SMSS after an RTO.
         assert_eq!(w.loss_window(1460), 1_460);
+    }
+
+    #[test]
+    fn a_fixed_initial_window_is_exactly_that_many_segments() {
+        for base in [WindowRules::RFC9002, WindowRules::RFC5681] {
+            let one = base.with_initial_segments(1);
+            assert_eq!(one.initial_window(1201), 1_201);
+            // No 14720 B cap and no 2-segment floor: 40 segments of 1500 B are 60 000 B.
+            assert_eq!(base.with_initial_segments(40).initial_window(1500), 60_000);
+            // 0 is read as 1 (the scenario rejects it before it gets here).
+            assert_eq!(base.with_initial_segments(0).initial_window(1180), 1_180);
+            // Only the initial window changes.
+            assert_eq!(one.minimum_window(1460), base.minimum_window(1460));
+            assert_eq!(one.loss_window(1460), base.loss_window(1460));
+        }
     }
 }

@@ -37,6 +37,14 @@ impl Key {
     }
 }
 
+/// A popped event (`EventQueue::pop_split`): a small event's code (`push_small`), or an event
+/// with a body.
+#[derive(Debug)]
+pub enum Popped<E> {
+    Small(u32),
+    Event(E),
+}
+
 /// Scheduling an event before the current time is a bug in the caller, never a silent clamp.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PastEventError {
@@ -324,6 +332,16 @@ impl<E> EventQueue<E> {
     /// from its code (`push_small`).
     #[inline]
     pub fn pop_with(&mut self, small: impl FnOnce(u32) -> E) -> Option<(SimTime, E)> {
+        self.pop_split().map(|(t, p)| match p {
+            Popped::Event(ev) => (t, ev),
+            Popped::Small(code) => (t, small(code)),
+        })
+    }
+    /// Pop the next event and advance the clock to its time, a small event as its code: the
+    /// caller can handle a kind of small event on a path of its own instead of rebuilding the
+    /// full event and merging it with the others (see `World::run`).
+    #[inline]
+    pub fn pop_split(&mut self) -> Option<(SimTime, Popped<E>)> {
         self.fill_hole();
         let k = *self.heap.peek()?;
         let slot = k.slot as u32;
@@ -341,7 +359,9 @@ impl<E> EventQueue<E> {
             ev
         } else if slot & SMALL_BIT != 0 {
             self.hole = true;
-            small(slot & !SMALL_BIT)
+            self.now = k.time;
+            self.popped += 1;
+            return Some((k.time, Popped::Small(slot & !SMALL_BIT)));
         } else {
             self.hole = true;
             let ev = self.slots[slot as usize].take().expect("a queued slot holds its event");
@@ -350,7 +370,7 @@ impl<E> EventQueue<E> {
         };
         self.now = k.time;
         self.popped += 1;
-        Some((k.time, ev))
+        Some((k.time, Popped::Event(ev)))
     }
 }
 
@@ -406,6 +426,24 @@ mod tests {
         let b: Vec<_> = std::iter::from_fn(|| mixed.pop_with(|c| c)).collect();
         assert_eq!(a, b);
         assert!(mixed.is_empty());
+    }
+
+    #[test]
+    fn pop_split_tells_small_events_from_bodies_and_advances_the_clock() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(3), 30u32);
+        q.push_small(SimTime(1), 7);
+        q.push_lane(0, SimTime(2), 20);
+        let mut got = Vec::new();
+        while let Some((t, p)) = q.pop_split() {
+            assert_eq!(q.now(), t);
+            got.push(match p {
+                Popped::Small(c) => (t.0, "small", c),
+                Popped::Event(e) => (t.0, "event", e),
+            });
+        }
+        assert_eq!(got, vec![(1, "small", 7), (2, "event", 20), (3, "event", 30)]);
+        assert_eq!(q.events_processed(), 3);
     }
 
     #[test]

@@ -12,10 +12,38 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 /// Split "12.5Mbps" into the decimal number (as mantissa, decimal exponent) and the unit.
+/// The number may carry a power of ten, as Python and TOML write floats ("1e-3s", "1.5e7bps",
+/// "2E3ms"): the value stays exact decimal (1.5e7 is 15 * 10^6).
 fn split(s: &str) -> Option<(u128, u32, &str)> {
     let s = s.trim();
     let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(end);
+    let (num, rest) = s.split_at(end);
+    let (exp, unit) = split_exponent(rest);
+    let (m, dec, unit) = split_plain(num, unit)?;
+    let Some(exp) = exp else { return Some((m, dec, unit)) };
+    let shift = exp? - i64::from(dec);
+    if shift >= 0 {
+        let m = m.checked_mul(10u128.checked_pow(u32::try_from(shift).ok()?)?)?;
+        Some((m, 0, unit))
+    } else {
+        Some((m, u32::try_from(-shift).ok()?, unit))
+    }
+}
+
+/// An exponent "e-3"/"E+7" at the start of `rest` (then Some(Some(e)), or Some(None) when it is
+/// malformed), and the text after it; (None, rest) when `rest` does not start with one.
+fn split_exponent(rest: &str) -> (Option<Option<i64>>, &str) {
+    let Some(after) = rest.strip_prefix(['e', 'E']) else { return (None, rest) };
+    let sign_len = usize::from(after.starts_with(['+', '-']));
+    let digits = after[sign_len..].find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len() - sign_len);
+    if digits == 0 {
+        return (None, rest); // not an exponent: "e" starts the unit (none does today)
+    }
+    let (text, unit) = after.split_at(sign_len + digits);
+    (Some(text.parse::<i64>().ok().filter(|e| e.abs() <= 40)), unit)
+}
+
+fn split_plain<'a>(num: &str, unit: &'a str) -> Option<(u128, u32, &'a str)> {
     let num: String = num.chars().filter(|&c| c != '_').collect();
     if num.is_empty() || num.matches('.').count() > 1 {
         return None;
@@ -195,6 +223,23 @@ unit_type!(Bytes, u64, parse_bytes, format_bytes, "size");
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Powers of ten, as Python and TOML write floats; the same cases as the Python side's
+    /// `tests/test_unit_grammar.py`.
+    #[test]
+    fn exponents() {
+        assert_eq!(parse_duration("1e-3s").unwrap(), parse_duration("1ms").unwrap());
+        assert_eq!(parse_duration("2E3ms").unwrap(), parse_duration("2s").unwrap());
+        assert_eq!(parse_duration("2.5e+1ms").unwrap(), parse_duration("25ms").unwrap());
+        assert_eq!(parse_rate("1.5e7bps").unwrap(), parse_rate("15Mbps").unwrap());
+        assert_eq!(parse_rate("1e1Gbps").unwrap(), parse_rate("10Gbps").unwrap());
+        assert_eq!(parse_bytes("1.5e3B").unwrap(), 1500);
+        assert!(parse_duration("1e-13s").is_err()); // below a picosecond: not exact
+        assert!(parse_duration("1e99s").is_err());
+        assert!(parse_duration("1es").is_err());
+        assert!(parse_duration("1e").is_err());
+        assert!(parse_rate("1e-1bps").is_err());
+    }
 
     #[test]
     fn durations() {

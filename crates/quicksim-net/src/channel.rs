@@ -1,8 +1,8 @@
 //! One direction of a point-to-point link: output queue (a queue discipline), serializer (a
 //! link model), propagation delay and impairments (loss, jitter, rate changes, down/up).
 
-use crate::model::{fixed_rate, AnyLinkModel, LinkModel, LinkModelConfig};
-use crate::qdisc::{droptail, AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QdiscSink, Queued, Verdict};
+use crate::model::{fixed_rate, AnyLinkModel, LinkModelConfig, Serializer};
+use crate::qdisc::{droptail, AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QdiscSink, QueueLen, Verdict};
 use crate::{ChanId, NetEvent, NetObserver, NodeId, Packet};
 use quicksim_engine::{Rate, Rng, RngStreams, SimDuration, SimTime};
 
@@ -44,6 +44,11 @@ pub struct ChannelConfig {
     pub qdisc: QdiscConfig,
     pub loss: LossModel,
     pub jitter: Option<Jitter>,
+    /// Most packets this direction holds in all (waiting, in transmission and propagating);
+    /// one offered beyond it is dropped (`Overflow`). netem's `limit`: an emulator that delays
+    /// packets keeps the delayed ones in its queue, so the delay line itself is bounded (Linux
+    /// netem's default: 1000 packets). None: only the queue discipline limits.
+    pub hold_limit: Option<u64>,
 }
 
 impl ChannelConfig {
@@ -57,6 +62,7 @@ impl ChannelConfig {
             qdisc: QdiscConfig::DropTail(droptail::Config::unlimited()),
             loss: LossModel::None,
             jitter: None,
+            hold_limit: None,
         }
     }
 }
@@ -139,8 +145,9 @@ pub struct Channel<P> {
     pub cfg: ChannelConfig,
     pub up: bool,
     qdisc: AnyQdisc<P>,
-    /// Decides serialization times; private so that every rate change goes through `set_rate`.
-    model: AnyLinkModel,
+    /// Decides serialization times (the link model, with the time of the last frame size
+    /// remembered); private so that every rate change goes through `set_rate`.
+    model: Serializer,
     tx: Option<Packet<P>>,
     last_arrival: SimTime,
     last_queue_change: SimTime,
@@ -149,7 +156,7 @@ pub struct Channel<P> {
     /// The discipline's length (packets, bytes) after its last operation: what the next
     /// operation compares with, and the emptiness check of every offered packet, without asking
     /// the discipline (a dispatch each) on the per-packet path.
-    qlen: (usize, u64),
+    qlen: QueueLen,
     /// The discipline may ask for timers (`Qdisc::uses_timers`; DropTail never does).
     qdisc_timers: bool,
     periodic_count: u64,
@@ -190,9 +197,11 @@ impl<P> Channel<P> {
             id,
             from,
             to,
-            model: AnyLinkModel::new(&LinkModelConfig::FixedRate(fixed_rate::Config { rate: cfg.rate })),
+            model: Serializer::new(AnyLinkModel::new(&LinkModelConfig::FixedRate(fixed_rate::Config {
+                rate: cfg.rate,
+            }))),
             qdisc: AnyQdisc::new(&cfg.qdisc),
-            qlen: (0, 0),
+            qlen: QueueLen::default(),
             qdisc_timers: true,
             cfg,
             up: true,
@@ -218,14 +227,14 @@ impl<P> Channel<P> {
     pub fn set_qdisc(&mut self, q: AnyQdisc<P>) {
         assert!(self.held_packets() == 0, "queue discipline replaced on a channel in use");
         self.qdisc_timers = q.uses_timers();
-        self.qlen = (q.len_packets(), q.len_bytes());
+        self.qlen = QueueLen::of(&q);
         self.qdisc = q;
     }
 
     /// Replace the link model before the run (a model supplied at run time: `AnyLinkModel::Dyn`).
     pub fn set_link_model(&mut self, m: AnyLinkModel) {
         assert!(self.tx.is_none(), "link model replaced during a transmission");
-        self.model = m;
+        self.model = Serializer::new(m);
     }
 
     /// The current rate.
@@ -258,22 +267,22 @@ impl<P> Channel<P> {
         obs.dropped(now, self.id, p, why);
     }
 
-    /// After a queue operation: account and report a changed length (`qlen` is the length the
-    /// queue had since its last change), and schedule the timer the discipline asks for if it is
-    /// new (only a discipline that `uses_timers`).
+    /// After a queue operation that left the discipline at `len`: account and report a changed
+    /// length (`qlen` is the length the queue had since its last change), and schedule the
+    /// timer the discipline asks for if it is new (only a discipline that `uses_timers`).
     #[inline(always)]
-    fn after_qdisc_op<S, O>(&mut self, now: SimTime, sched: &mut S, obs: &mut O)
+    fn after_qdisc_op<S, O>(&mut self, now: SimTime, len: QueueLen, sched: &mut S, obs: &mut O)
     where
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
-        let before = self.qlen;
-        let (n, b) = (self.qdisc.len_packets(), self.qdisc.len_bytes());
-        if (n, b) != before {
-            self.qlen = (n, b);
+        let before = self.qlen.packets;
+        if len != self.qlen {
+            self.qlen = len;
+            let (n, b) = (len.packets, len.bytes);
             // Before the queue disciplines, a dequeue was accounted at the length after it
             // (one packet short over the interval): kept until that fix is made on its own.
-            self.account_queue(now, if n < before.0 { n } else { before.0 });
+            self.account_queue(now, if n < before { n } else { before });
             self.stats.max_queue_packets = self.stats.max_queue_packets.max(n as u64);
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(b);
             obs.queue_changed(now, self.id, n, b);
@@ -300,18 +309,23 @@ impl<P> Channel<P> {
         if !self.up {
             return self.drop_pkt(now, &p, DropReason::Down, obs);
         }
+        if self.cfg.hold_limit.is_some_and(|n| self.held_packets() >= n) {
+            // Counted as offered (enqueued) and dropped, as a queue discipline's tail drop is.
+            self.stats.enqueued_packets += 1;
+            return self.drop_pkt(now, &p, DropReason::Overflow, obs);
+        }
         self.stats.enqueued_packets += 1;
-        if self.tx.is_none() && self.qlen.0 == 0 {
+        if self.tx.is_none() && self.qlen.packets == 0 {
             self.start_tx(now, p, sched);
             return;
         }
         let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
-        let q = Queued { pkt: p, enqueued_at: now };
-        match self.qdisc.enqueue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o }, q) {
-            Verdict::Queued => {}
-            Verdict::Dropped(p, why) => self.drop_pkt(now, &p, why, obs),
+        let (verdict, len) =
+            self.qdisc.enqueue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o }, p);
+        if let Verdict::Dropped(p, why) = verdict {
+            self.drop_pkt(now, &p, why, obs);
         }
-        self.after_qdisc_op(now, sched, obs);
+        self.after_qdisc_op(now, len, sched, obs);
     }
 
     /// Always inlined, as the code it replaced was: as a call it cost 2 % more instructions on
@@ -328,12 +342,13 @@ impl<P> Channel<P> {
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
-        if !self.up || self.tx.is_some() || self.qlen.0 == 0 {
+        if !self.up || self.tx.is_some() || self.qlen.packets == 0 {
             return;
         }
         let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
-        let next = self.qdisc.dequeue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o });
-        self.after_qdisc_op(now, sched, obs);
+        let (next, len) =
+            self.qdisc.dequeue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o });
+        self.after_qdisc_op(now, len, sched, obs);
         if let Some(p) = next {
             self.start_tx(now, p, sched);
         }
@@ -352,7 +367,7 @@ impl<P> Channel<P> {
         let mut sink = Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
         let mut cx = QdiscCtx::new(now, &mut self.rngs.queue, &mut sink);
         self.qdisc.on_timer(&mut cx);
-        self.after_qdisc_op(now, sched, obs);
+        self.after_qdisc_op(now, QueueLen::of(&self.qdisc), sched, obs);
         self.start_next(now, sched, obs);
     }
 

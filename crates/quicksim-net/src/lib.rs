@@ -12,7 +12,7 @@ mod routing;
 mod topology;
 
 pub use channel::{Channel, ChannelConfig, ChannelRngs, ChannelStats, DropReason, Jitter, LossModel};
-pub use qdisc::{AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, Queued, Verdict};
+pub use qdisc::{AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QueueLen, Queued, Verdict};
 pub use routing::RoutingTable;
 pub use topology::{Network, NetworkBuilder, NodeKind, TopologyError};
 

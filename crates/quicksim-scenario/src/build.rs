@@ -193,6 +193,12 @@ fn direction(
     cfg.qdisc = qdisc;
     cfg.loss = loss;
     cfg.jitter = jitter;
+    if let Some(n) = d.hold_limit.or(spec.hold_limit) {
+        if n == 0 {
+            return Err(err(format!("{}.hold_limit", pick(d.hold_limit.is_some())), "0 must be at least 1 (packets)"));
+        }
+        cfg.hold_limit = Some(n);
+    }
 
     // Rate steps first, then down/up changes: the order they are queued in, which breaks ties
     // between changes at the same time.
@@ -353,6 +359,12 @@ fn quic_config(
     }
     if let Some(v) = q.initial_rtt {
         c.initial_rtt = v.0;
+    }
+    if let Some(v) = q.initial_window {
+        if v == 0 {
+            return Err(err(p("initial_window"), "0 packets: the initial window is at least 1 packet"));
+        }
+        c.initial_window = Some(v);
     }
     if let Some(v) = q.max_ack_delay {
         c.max_ack_delay = v.0;
@@ -581,6 +593,11 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         if stop <= start {
             return Err(err(p("stop"), format!("{} is not after start {}", stop, start)));
         }
+        let connect = f.connect.map_or(start, |d| SimTime(d.0 .0));
+        if connect > start {
+            let fmt = |t: SimTime| crate::units::format_duration(quicksim_engine::SimDuration(t.0));
+            return Err(err(p("connect"), format!("{} is after start {}", fmt(connect), fmt(start))));
+        }
         let mtu = net.path_mtu(src, dst).expect("reachable") as u64;
         let forbid = |field: &str, set: bool, kind: &str| -> Result<(), ScenarioError> {
             if set {
@@ -595,6 +612,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("app", f.app.is_some(), kind)?;
                 forbid("bytes", f.bytes.is_some(), kind)?;
                 forbid("streams", f.streams.is_some(), kind)?;
+                forbid("connect", f.connect.is_some(), kind)?;
+                forbid("write_size", f.write_size.is_some(), kind)?;
                 forbid("quic", f.quic.is_some(), kind)?;
                 forbid("tcp", f.tcp.is_some(), kind)?;
                 let size = f
@@ -689,7 +708,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             FlowKind::Quic => "quic",
             FlowKind::Tcp => "tcp",
         };
-        flows.push(FlowRt { spec: FlowSpec { kind, src, dst, start, stop }, app });
+        flows.push(FlowRt { spec: FlowSpec { kind, src, dst, connect, start, stop }, app });
     }
 
     let rc = &sc.run.record;

@@ -13,6 +13,8 @@ pub enum Ev {
     Net(NetEvent<Payload>),
     FlowStart(u32),
     FlowStop(u32),
+    /// A transport flow opens its connection before its start (`FlowSpec::connect`).
+    FlowConnect(u32),
     /// Next datagram of a UDP source; the generation discards sends of an earlier ON period.
     UdpSend(u32, u32),
     OnOffToggle(u32),
@@ -39,6 +41,7 @@ impl Ev {
             Ev::OnOffToggle(f) => 8 + ((*f as u64) << 8),
             Ev::FlowTimer(f, s) => 9 + ((*f as u64) << 8) + ((*s as u64) << 40),
             Ev::AppMessage(f) => 10 + ((*f as u64) << 8),
+            Ev::FlowConnect(f) => 12 + ((*f as u64) << 8),
         }
     }
 }
@@ -81,6 +84,12 @@ pub(crate) fn push_flow_event(q: &mut EventQueue<Ev>, t: SimTime, ev: Ev) {
         Ev::AppMessage(f) if f < SMALL_MAX => q.push_small(t, SMALL_APP_MESSAGE << SMALL_KIND_SHIFT | f),
         ev => q.push(t, ev),
     }
+}
+
+/// The channel of a small-event code that is an end of transmission.
+#[inline(always)]
+pub(crate) fn small_tx_done(code: u32) -> Option<ChanId> {
+    (code >> SMALL_KIND_SHIFT == SMALL_TX_DONE).then_some(ChanId(code & (SMALL_MAX - 1)))
 }
 
 /// The event of a small-event code (`sched_net`, `push_flow_event`).

@@ -65,14 +65,58 @@ impl fmt::Display for ScenarioError {
 }
 impl std::error::Error for ScenarioError {}
 
-/// FNV-1a of the scenario text, so every result carries what made it.
-fn hash_str(s: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100_0000_01b3);
+/// FNV-1a, fed in pieces.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
     }
-    format!("{h:016x}")
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+impl std::io::Write for Fnv {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.feed(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The scenario's identity, so every result carries what made it: FNV-1a of the normalized
+/// scenario (defaults filled in, every quantity in its canonical unit, keys sorted; written
+/// flow by flow, `normalize::normalized_parts`) without `run.seed` (the seed is recorded beside
+/// it) and the label `name`. So `"1s"` and `"1000ms"`, a default written out or left implicit,
+/// and tables in another order give the same hash; any change to what is simulated gives
+/// another.
+fn scenario_hash(sc: &mut schema::Scenario) -> Result<String, ScenarioError> {
+    let mut h = Fnv::new();
+    let mut first = true;
+    normalize::normalized_parts(sc, |part| {
+        // Writing a Value into a hasher cannot fail; a separator keeps the parts apart.
+        if std::mem::take(&mut first) {
+            // The scenario without its flows: its label and seed are not what is simulated.
+            let mut head = part.clone();
+            if let Some(top) = head.as_object_mut() {
+                top.remove("name");
+                if let Some(run) = top.get_mut("run").and_then(|r| r.as_object_mut()) {
+                    run.remove("seed");
+                }
+            }
+            let _ = serde_json::to_writer(&mut h, &head);
+        } else {
+            let _ = serde_json::to_writer(&mut h, part);
+        }
+        h.feed(b"\n");
+    })?;
+    Ok(format!("{:016x}", h.0))
 }
 
 /// Check a scenario completely (schema and semantics) without running it; returns it
@@ -121,6 +165,7 @@ fn run_inner(
     let mut sc = schema::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(DEFAULT_SEED);
     let built = build::build(&sc, seed, plugins)?;
+    let hash = scenario_hash(&mut sc)?;
     // The parsed flows (~600 B each) are not needed once built.
     sc.flows = Vec::new();
     let mut w = world::World::new(built);
@@ -130,7 +175,7 @@ fn run_inner(
     let wall_s = wall.elapsed().as_secs_f64();
     let peak_rss_run_kib = peak_rss_kib();
     let rested = w.rested;
-    let mut out = world::totals::finish(w, &sc, hash_str(json), seed, stop, wall_s);
+    let mut out = world::totals::finish(w, &sc, hash, seed, stop, wall_s);
     out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
     Ok((out, rested))
 }

@@ -214,6 +214,9 @@ pub struct DirCfg {
     pub loss: Option<LossCfg>,
     #[serde(default)]
     pub jitter: Option<JitterCfg>,
+    /// Most packets the direction holds in all, propagating ones included (netem's `limit`).
+    #[serde(default)]
+    pub hold_limit: Option<u64>,
     #[serde(default)]
     pub schedule: Option<Vec<RateStep>>,
     #[serde(default)]
@@ -249,6 +252,9 @@ pub struct LinkSpec {
     pub loss: Option<LossCfg>,
     #[serde(default)]
     pub jitter: Option<JitterCfg>,
+    /// Most packets the direction holds in all, propagating ones included (netem's `limit`).
+    #[serde(default)]
+    pub hold_limit: Option<u64>,
     #[serde(default)]
     pub schedule: Option<Vec<RateStep>>,
     #[serde(default)]
@@ -429,6 +435,15 @@ pub struct FlowCfg {
     pub start: Option<Dur>,
     #[serde(default)]
     pub stop: Option<Dur>,
+    /// QUIC/TCP: when the connection is opened (the handshake), if before `start` (when the
+    /// application starts handing over data); unset: at `start`. INET's `connectTime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Dur>,
+    /// QUIC/TCP saturated or bulk: hand the transport whole writes of this size while its send
+    /// queue is below the limit (INET's generator with `packetInterval = 0`: the queue then holds
+    /// up to limit + write_size); unset: fill the queue to exactly its limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_size: Option<Bytes>,
     /// UDP/ON-OFF: payload size per datagram. QUIC messages: message size.
     #[serde(default)]
     pub size: Option<SizeDist>,
@@ -510,6 +525,8 @@ pub struct QuicCfg {
     pub round_consumed_data: Option<bool>,
     /// Largest QUIC packet; default path MTU - 28 (1252 B at MTU 1280).
     pub max_packet_size: Option<Bytes>,
+    /// Initial congestion window in packets; default RFC 9002 §7.2's formula.
+    pub initial_window: Option<u64>,
 }
 
 /// `cc = "name"` or `cc = { algo = "name", ...settings }`: a controller's registry name and its
@@ -598,7 +615,8 @@ impl QuicCfg {
             send_queue_limit,
             send_queue_low_water,
             round_consumed_data,
-            max_packet_size
+            max_packet_size,
+            initial_window
         )
     }
 }

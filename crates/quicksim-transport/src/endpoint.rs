@@ -105,6 +105,10 @@ pub trait Endpoint {
     fn send_space(&self) -> u64;
     /// Hands `len` bytes of stream `stream` to the transport; returns the bytes accepted.
     fn write(&mut self, now: SimTime, stream: u64, len: u64) -> u64;
+    /// Hands a whole message of `len` bytes to the transport, as INET's QUIC takes an
+    /// application's message: accepted in full while the send buffer is below its limit (it may
+    /// then exceed the limit by up to one message), refused (0) once it is at the limit.
+    fn write_whole(&mut self, now: SimTime, stream: u64, len: u64) -> u64;
     /// Closes the connection (the application is done, or its stop time came).
     fn close(&mut self, now: SimTime);
     fn metrics(&self) -> TransportMetrics;

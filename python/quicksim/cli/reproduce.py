@@ -1,6 +1,7 @@
 """Reproduce a published result: run it, plot it, and compare it with the theory.
 
-`quicksim reproduce NAME` writes DIR/NAME/ (default out/reproduce/NAME): the PNGs, CSVs of the
+`quicksim reproduce NAME` writes DIR/NAME/ (default out/reproduce/NAME, out/reproduce-quick/NAME
+with --quick, which never overwrites a full-mode report): the PNGs, CSVs of the
 numbers, checks.csv and report.md with measured and expected side by side and pass/fail.
 `--all` runs every reproduction and also writes DIR/index.md; `--list` names them.
 Simulations run in parallel on all cores (or on a Dask cluster with --scheduler) and are kept in
@@ -27,7 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="run every reproduction and write DIR/index.md")
     parser.add_argument("--list", action="store_true", help="list the reproductions and exit")
     parser.add_argument("--quick", action="store_true", help="fewer points and repetitions (for CI)")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="output directory (default: out/reproduce)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output directory (default: out/reproduce, with --quick out/reproduce-quick)",
+    )
     parser.add_argument(
         "--jobs", "-j", type=positive, metavar="N", help="local worker processes (default: all cores)"
     )
@@ -65,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from ..validation import format_checks
 
-    out = args.out if args.out is not None else rp.DEFAULT_OUT
+    out = args.out if args.out is not None else rp.default_out(args.quick)
     options = {
         "quick": args.quick,
         "jobs": args.jobs,

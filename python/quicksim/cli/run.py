@@ -1,7 +1,8 @@
 """Run one scenario and save its results.
 
 Writes DIR/<table>.parquet, DIR/scenario.json, DIR/summary.json and the standard plots
-DIR/*.png (DIR defaults to out/<scenario stem>), and prints a summary of flows, queues and links.
+DIR/*.png (DIR defaults to out/<scenario stem>, with -seedN / -set-<hash> for --seed / --set
+variants), and prints a summary of flows, queues and links.
 
 Ctrl-C stops the simulation at its next progress report, saves what was simulated so far and
 exits with status 130; a second Ctrl-C aborts without saving.
@@ -31,7 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", type=Path, metavar="SCENARIO.toml", help="scenario file")
     parser.add_argument("--seed", type=seed, metavar="N", help="master seed (overrides run.seed)")
     parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="output directory (default: out/<scenario stem>)"
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output directory (default: out/<scenario stem>, plus -seedN and -set-<hash of the "
+        "overrides> when --seed or --set is given, so variants never overwrite each other)",
     )
     add_set_option(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
@@ -49,7 +54,7 @@ def main(args: argparse.Namespace) -> int:
 
     scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
     normalized = api.validate(scenario)  # fail before any output, and learn the duration
-    out: Path = args.out if args.out is not None else Path("out") / args.scenario.stem
+    out: Path = args.out if args.out is not None else default_out(args.scenario, args.sets, args.seed)
     if out.exists() and not out.is_dir():
         raise ScenarioError(f"--out: {out} exists and is not a directory")
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
@@ -69,8 +74,9 @@ def main(args: argparse.Namespace) -> int:
             f"quicksim: interrupted at t = {result.meta.get('sim_end_s')} s; saving the partial results",
             file=sys.stderr,
         )
-    result.save(out)
+    _warn_truncated(result)
     summary = result.summary()
+    result.save(out, summary)
     if args.json:
         print(json.dumps(summary, indent=2))
     elif not args.quiet:
@@ -86,6 +92,35 @@ def main(args: argparse.Namespace) -> int:
             print(f"quicksim: flow {name} did not finish: {why}", file=sys.stderr)
         print(f"results: {out}/ (tables, summary.json, scenario.json, {len(plots)} plots)", file=sys.stderr)
     return EXIT_INTERRUPTED if stop.requested else 0
+
+
+def _warn_truncated(result: Any) -> None:
+    """One warning line per series whose recording stopped at run.record.max_samples."""
+    from ..plotting import truncated_series
+
+    record = (result.scenario.get("run") or {}).get("record") or {}
+    limit = record.get("max_samples", "its limit") if isinstance(record, dict) else "its limit"
+    for table, what in (("queue", "queue"), ("conn", "congestion state of flow")):
+        for name, last in truncated_series(result, table).items():
+            print(
+                f"quicksim: warning: the {what} {name} was recorded only until t = {last:.6g} s "
+                f"(run.record.max_samples = {limit} samples); its series and plot end there. "
+                "Raise run.record.max_samples or record less (run.record).",
+                file=sys.stderr,
+            )
+
+
+def default_out(scenario: Path, sets: list[str], seed: int | None) -> Path:
+    """out/<stem>, with `-seed<N>` for --seed and `-set-<8 hex digits>` (SHA-256 of the overrides
+    in order) for --set: each variant of a scenario gets its own folder."""
+    import hashlib
+
+    name = scenario.stem
+    if seed is not None:
+        name += f"-seed{seed}"
+    if sets:
+        name += "-set-" + hashlib.sha256("\n".join(sets).encode()).hexdigest()[:8]
+    return Path("out") / name
 
 
 def _print_phases(result: Any) -> None:

@@ -116,7 +116,10 @@ def _varied(result: SweepResult) -> list[str]:
 
 
 def format_summary(result: SweepResult) -> str:
-    """The summary as text: one line per point and metric, mean and 95 % interval."""
+    """The summary as text: one line per point and metric, mean and 95 % interval, and a note
+    when intervals rest on fewer than `stats.FEW` runs."""
+    from ..stats import FEW
+
     s = result.summary
     if s.empty:
         return "no results"
@@ -126,6 +129,13 @@ def format_summary(result: SweepResult) -> str:
         point = " ".join(f"{p}={row[p]}" for p in varied)
         ci = "" if row["n"] < 2 else f"  95% CI [{row['ci_low']:.6g}, {row['ci_high']:.6g}]"
         lines.append(f"{point + '  ' if point else ''}{row['metric']}: {row['mean']:.6g}{ci}  (n={row['n']})")
+    few = int(((s["n"] >= 2) & (s["n"] < FEW)).sum())
+    if few:
+        lines.append(
+            f"note: {few} interval(s) from fewer than {FEW} runs: wide, and only as good as the "
+            "assumption that the runs' values are normal (--repeat more for a usable interval); "
+            "intervals are clipped to each metric's physical range"
+        )
     return "\n".join(lines)
 
 

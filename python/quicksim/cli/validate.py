@@ -41,11 +41,15 @@ def main(args: argparse.Namespace) -> int:
     from .. import api
 
     if args.scenario is None:
-        from ..validation import format_checks, run_checks
+        from ..errors import ScenarioError
+        from ..validation import UnknownCheck, format_checks, run_checks
 
-        checks = run_checks(args.check, quick=args.quick)
+        try:
+            checks = run_checks(args.check, quick=args.quick)
+        except UnknownCheck as e:  # bad input: one line and exit 2, like a bad scenario
+            raise ScenarioError(str(e)) from None
         if args.json:
-            print(json.dumps([c.as_dict() for c in checks], indent=2))
+            print(json.dumps([c.as_dict() for c in checks], indent=2, allow_nan=False))
         else:
             print(format_checks(checks))
         return 0 if all(c.passed for c in checks) else 1

@@ -13,6 +13,7 @@ Each reproduction is one module with NAME, TITLE and `run(ctx) -> Report`, liste
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import time
@@ -36,10 +37,19 @@ REPRODUCTIONS: dict[str, str] = {
     "buffer-sizing": "buffer_sizing",
     "quic-tcp-fairness": "quic_tcp_fairness",
     "cubic-rfc9438": "cubic_rfc9438",
+    "cubic-dumbbell": "cubic_dumbbell",
     "tcp-vs-ns3": "tcp_vs_ns3",
+    "quic-vs-tcp": "quic_vs_tcp",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"
+DEFAULT_QUICK_OUT = Path("out") / "reproduce-quick"
+"""Quick mode writes elsewhere by default, so it never replaces a full-mode report."""
+
+
+def default_out(quick: bool) -> Path:
+    """The default output folder of a full (`out/reproduce`) or quick (`out/reproduce-quick`) run."""
+    return DEFAULT_QUICK_OUT if quick else DEFAULT_OUT
 
 
 def module(name: str) -> ModuleType:
@@ -78,6 +88,8 @@ def reproduce(
         ns3_python=ns3_python,
         ns3_anchors=Path(ns3_anchors) if ns3_anchors is not None else None,
     )
+    if quick:
+        _refuse_to_replace_full(ctx.out / "report.md")
     ctx.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     report: Report = mod.run(ctx)
@@ -86,6 +98,21 @@ def reproduce(
 
     write_report(report, ctx.out)
     return report
+
+
+def _refuse_to_replace_full(report: Path) -> None:
+    """A quick run must not overwrite a full-mode report (it took much longer to make)."""
+    try:
+        text = report.read_text(encoding="utf-8")
+    except OSError:
+        return
+    if "Mode: full" in text:
+        raise FileExistsError(
+            errno.EEXIST,
+            "holds a full-mode report that a quick run would overwrite; choose another --out "
+            f"(quick runs default to {DEFAULT_QUICK_OUT}) or delete it",
+            str(report.parent),
+        )
 
 
 def reproduce_all(

@@ -159,7 +159,10 @@ def tidy(sw: SweepResult, metric: str, variants: Variants) -> pd.DataFrame:
             {"p": float(r[p_col]), "delay_ms": d, "policy": key, "label": variants[key][0]},
         )
         row[f"{value}"] = r["mean"]
-        row[f"{value}_lo"] = r["ci_low"]
+        # Every per-policy value (throughput, ACKs per data packet, reverse rate, loss events) is
+        # a count or a rate, never negative: its interval is clipped at 0 (n = 2 in quick mode
+        # gave negative lower bounds). `rel` is a signed difference and keeps its interval.
+        row[f"{value}_lo"] = 0.0 if value != "rel" and r["ci_low"] < 0 else r["ci_low"]
         row[f"{value}_hi"] = r["ci_high"]
         row["n"] = int(r["n"])
     return (

@@ -257,6 +257,8 @@ the ACKs).
 
 # --- plots ---------------------------------------------------------------------------------------
 
+# One colour per policy across every figure: a hue per base policy, its light tint for the same
+# policy with an immediate-ACK signal (I-Bit, IMMEDIATE_ACK). No two policies share a colour.
 _COLORS = {
     "r1": "tab:blue",
     "r2": "tab:red",
@@ -264,13 +266,17 @@ _COLORS = {
     "r1i": "lightsteelblue",
     "r2i": "lightcoral",
     "r10i": "lightgreen",
+    "af10": "tab:purple",
+    "af10imm": "plum",
+    "afcwnd": "tab:orange",
+    "afcwndimm": "navajowhite",
 }
+_SPARE = ("tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray", "black")
 
 
-def _color(key: str, i: int) -> str | tuple[float, float, float, float]:
-    import matplotlib
-
-    return _COLORS.get(key) or matplotlib.colormaps["tab20"](i % 20)
+def _color(key: str, i: int) -> str:
+    """The policy's colour; a policy without one takes a spare colour no listed policy uses."""
+    return _COLORS.get(key) or _SPARE[i % len(_SPARE)]
 
 
 def bar_figure(grid: Any, variants: Any, title: str) -> Any:
@@ -308,8 +314,9 @@ def bar_figure(grid: Any, variants: Any, title: str) -> Any:
         top = float(np.nanmax(part["tput_mbps_hi"]))
         ax.set_ylim(0, top * 1.15)
     axes[-1].set_xlabel("RTT (ms)")
-    axes[0].legend(ncols=min(len(keys), 4), fontsize="small", loc="upper right")
     fig.suptitle(title)
+    # Below the panels, not over the bars.
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize="small")
     return fig
 
 
@@ -345,8 +352,14 @@ def relative_figure(grid: Any, variants: Any, paper: Any, keys: list[str]) -> An
         ax.set_xlabel("RTT (ms)")
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("throughput vs 1:1 (%)")
-    axes[0].legend(fontsize="small", loc="lower left")
-    fig.suptitle("Relative difference to ack ratio 1:1 (paired, 95 % CI); dashed: paper; grey: ±1 %")
+    dashed = "; dashed: paper" if any(paper.get(p) for p in losses) else ""
+    fig.suptitle(f"Relative difference to ack ratio 1:1 (paired, 95 % CI){dashed}; grey: ±1 %")
+    fig.legend(
+        *axes[0].get_legend_handles_labels(),
+        loc="outside lower center",
+        ncols=min(len(keys), 4),
+        fontsize="small",
+    )
     return fig
 
 

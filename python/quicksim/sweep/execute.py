@@ -56,11 +56,33 @@ def _serial(tasks: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], dict[
         yield task, _execute(task)
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C goes to the whole process group; only the parent should react (and stop the pool).
+def _init_worker() -> None:
+    """Set up a pool worker: ignore Ctrl-C, and exit when the sweep's process dies.
+
+    Ctrl-C goes to the whole process group; only the parent should react (and stop the pool).
+    A parent killed outright (SIGKILL, OOM killer) cannot stop its pool, and the workers would
+    live on, parentless, holding their memory: a watchdog thread checks every
+    `_WATCHDOG_S` whether the parent is still there and ends the worker when it is not (the
+    run in progress releases the GIL, so the thread runs during a simulation too).
+    """
     import signal
+    import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The process that started this worker: the sweep's (fork) or its fork server (forkserver,
+    # spawn), which itself exits with the sweep's process.
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(_WATCHDOG_S)
+
+    threading.Thread(target=watch, name="quicksim-parent-watchdog", daemon=True).start()
+
+
+_WATCHDOG_S = 0.5
 
 
 def _local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
@@ -77,7 +99,7 @@ def _local(tasks: list[dict[str, Any]], jobs: int) -> Iterator[tuple[dict[str, A
 def _start_pool(tasks: list[dict[str, Any]], jobs: int) -> tuple[Any, dict[Any, dict[str, Any]]]:
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_init_worker)
     return pool, {pool.submit(_execute, t): t for t in tasks}
 
 

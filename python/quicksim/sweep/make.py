@@ -51,6 +51,42 @@ def _resolve_metric(spec: MetricSpec) -> _Metric:
     raise PlanError(f"metric {spec!r}: expected a name, a table or a function")
 
 
+_TIME_PARAMS = ("t0", "t1", "settle", "interval")
+"""Metric parameters that are times (seconds or a string with a unit)."""
+
+
+def _check_metric_params(metric: _Metric, doc: Mapping[str, Any], swept: Mapping[str, Any]) -> None:
+    """The metric accepts these parameter names, its times parse and the flow it names exists,
+    so a typo fails the plan at once instead of every run after its simulation."""
+    import inspect
+
+    where = f"sweep.metrics: {metric.label}"
+    try:
+        signature = inspect.signature(metric.fn)
+    except (TypeError, ValueError):  # a builtin or C function: nothing to check against
+        return
+    try:
+        signature.bind(None, **metric.params)
+    except TypeError as e:
+        accepted = [p for p in list(signature.parameters)[1:] if p not in ("args", "kwargs")]
+        raise PlanError(f"{where}: {e} (its parameters: {', '.join(accepted) or 'none'})") from None
+    for key in _TIME_PARAMS:
+        value = metric.params.get(key)
+        if value is not None and key in signature.parameters:
+            try:
+                metrics.seconds(value, key)
+            except ValueError as e:
+                raise PlanError(f"{where}: {e}") from None
+    flows = doc.get("flows")
+    known = [f.get("name") for f in flows if isinstance(f, Mapping)] if isinstance(flows, list) else []
+    if known and all(isinstance(n, str) for n in known) and not any(p.startswith("flows") for p in swept):
+        named = metric.params.get("flow")
+        wanted = [named] if isinstance(named, str) else list(metric.params.get("flows") or [])
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            raise PlanError(f"{where}: no flow named {unknown[0]!r} (flows: {', '.join(map(str, known))})")
+
+
 def _get_metric(name: str) -> Callable[..., Any]:
     try:
         return metrics.get(name)
@@ -91,6 +127,8 @@ def make_plan(
             detail = ", ".join(f"{p} has {len(expanded[p])}" for p in group)
             raise PlanError(f"sweep.zip: parameters varied together need equally many values ({detail})")
     resolved = tuple(_resolve_metric(m) for m in metrics)
+    for m in resolved:  # the whole plan is checked before the first run, not in every run
+        _check_metric_params(m, doc, expanded)
     labels = [m.label for m in resolved]
     duplicates = sorted({x for x in labels if labels.count(x) > 1})
     if duplicates:

@@ -48,6 +48,7 @@ class SweepResult:
 def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[str]) -> SweepResult:
     import pandas as pd
 
+    from ..metrics import bounds
     from ..stats import summarize
 
     metric_columns: list[str] = []
@@ -75,6 +76,7 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
     runs = pd.DataFrame(rows, columns=columns)
     for p in params:
         runs[p] = _uniform(runs[p])
+    runs = _with_numbers(runs, params)
     runs = runs.astype(
         {
             "run_id": "string",
@@ -86,7 +88,7 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
         }
     )
     runs = runs.sort_values(["point", "rep"], kind="stable").reset_index(drop=True)
-    summary = summarize(runs, params, metric_columns)
+    summary = summarize(runs, params, metric_columns, bounds=bounds)
     summary["metric"] = summary["metric"].astype("string")
     if series_frames:
         series = pd.concat(series_frames, ignore_index=True)
@@ -96,6 +98,37 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
     else:
         series = pd.DataFrame(columns=["run_id", "point", "rep", *params, "series", "t_s", "key", "value"])
     return SweepResult(runs, summary, series, params, metric_columns, plan=plan)
+
+
+_UNIT_COLUMNS = (("_s", "seconds"), ("_bps", "bits_per_s"), ("_bytes", "bytes_"))
+"""Suffix of the numeric column beside a parameter with units, and the parser that reads it."""
+
+
+def _with_numbers(runs: pd.DataFrame, params: list[str]) -> pd.DataFrame:
+    """Beside each parameter whose values are quantities with a unit ("3ms", "10Mbps", "25kB"),
+    a numeric column in the base unit (`<param>_s`, `_bps`, `_bytes`), right after it, so that
+    the values can be plotted and compared as numbers."""
+    from .. import units
+
+    for p in params:
+        values = runs[p]
+        if values.dtype.kind in "biuf" or not len(values):
+            continue
+        for suffix, parser in _UNIT_COLUMNS:
+            parse = getattr(units, parser)
+            try:
+                numbers = [float(parse(str(v))) if isinstance(v, str) else math.nan for v in values]
+            except (ValueError, TypeError):  # ScenarioError is a ValueError
+                continue
+            if parser == "seconds" and not all(
+                isinstance(v, str) and (units.split_number(v) or (0, ""))[1] for v in values
+            ):
+                continue  # bare numbers are not durations with a unit
+            column = f"{p}{suffix}"
+            if column not in runs.columns:
+                runs.insert(runs.columns.get_loc(p) + 1, column, numbers)
+            break
+    return runs
 
 
 def _uniform(column: pd.Series) -> pd.Series:

@@ -10,28 +10,23 @@ pub struct Config {
     pub rate: Rate,
 }
 
+/// The time of a frame depends on its size alone until the next rate change, so the channel
+/// remembers the last one ([`super::Serializer`]) and asks only when the size changes.
 #[derive(Debug)]
 pub struct FixedRate {
     rate: Rate,
-    /// (frame bytes, serialization time) of the last frame at the current rate: most frames
-    /// on a link have the size of the one before (full-size data, same-size ACKs), and this
-    /// saves a 64-bit division per packet and hop. (0, 0) is right at every rate.
-    memo: (u64, SimDuration),
 }
 
 impl FixedRate {
     pub fn new(cfg: &Config) -> Self {
-        FixedRate { rate: cfg.rate, memo: (0, SimDuration::ZERO) }
+        FixedRate { rate: cfg.rate }
     }
 }
 
 impl LinkModel for FixedRate {
     #[inline]
     fn tx_time(&mut self, _now: SimTime, frame_bytes: u64) -> SimDuration {
-        if self.memo.0 != frame_bytes {
-            self.memo = (frame_bytes, self.rate.tx_time(frame_bytes));
-        }
-        self.memo.1
+        self.rate.tx_time(frame_bytes)
     }
     #[inline]
     fn rate(&self) -> Rate {
@@ -39,25 +34,8 @@ impl LinkModel for FixedRate {
     }
     fn set_rate(&mut self, rate: Rate) {
         self.rate = rate;
-        // The memo holds a time at the old rate.
-        self.memo = (0, SimDuration::ZERO);
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memo_is_cleared_by_a_rate_change() {
-        let mut m = FixedRate::new(&Config { rate: Rate::mbps(10) });
-        // 1007 B frame: 805.6 us at 10 Mbit/s, 8.056 ms at 1 Mbit/s.
-        assert_eq!(m.tx_time(SimTime::ZERO, 1007), SimDuration(805_600_000));
-        assert_eq!(m.tx_time(SimTime::ZERO, 1007), SimDuration(805_600_000));
-        m.set_rate(Rate::mbps(1));
-        assert_eq!(m.tx_time(SimTime::ZERO, 1007), SimDuration(8_056_000_000));
-        assert_eq!(m.rate(), Rate::mbps(1));
-        // 0 B at any rate is 0: the empty memo is never wrong.
-        assert_eq!(m.tx_time(SimTime::ZERO, 0), SimDuration::ZERO);
+    fn size_only(&self) -> bool {
+        true
     }
 }

@@ -73,6 +73,20 @@ impl<'a, P> QdiscCtx<'a, P> {
     }
 }
 
+/// A discipline's length: waiting packets and their IP bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueLen {
+    pub packets: usize,
+    pub bytes: u64,
+}
+
+impl QueueLen {
+    #[inline(always)]
+    pub fn of<P, Q: Qdisc<P> + ?Sized>(q: &Q) -> Self {
+        QueueLen { packets: q.len_packets(), bytes: q.len_bytes() }
+    }
+}
+
 /// A queue discipline. Lengths count waiting packets only: the frame being serialized has
 /// left the queue (as in INET and Linux).
 pub trait Qdisc<P> {
@@ -193,28 +207,43 @@ macro_rules! qdiscs {
                 }
             }
 
-            // The channel's entry points: the context is built inside each arm, so that a
+            // The channel's entry points: one dispatch per operation, which also reads the
+            // discipline's length after it (asked through the trait, the two lengths were two
+            // more dispatches per packet). The context is built inside each arm, so that a
             // discipline that ignores it (DropTail) does not pay for building it once inlined
             // (built before the `match`, the `Dyn` arm kept it alive: 0.6 % of the showcase's
-            // instructions).
+            // instructions); the sink is made by `sink` inside each arm too (`Channel` passes a
+            // closure), so that its parts are not gathered into a struct on the stack for a
+            // discipline that never reports outside its verdicts.
 
-            /// [`Qdisc::enqueue`] with a context made of these parts.
+            /// [`Qdisc::enqueue`] of `p` offered at `now`, with a context made of these parts;
+            /// returns the verdict and the discipline's length after it.
             #[inline(always)]
-            /// The sink is made by `sink` inside each arm too (`Channel` passes a closure), so that
-            /// its parts are not gathered into a struct on the stack for a discipline that never
-            /// reports outside its verdicts.
-            pub fn enqueue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K, p: Queued<P>) -> Verdict<P> {
+            pub fn enqueue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K, p: Packet<P>) -> (Verdict<P>, QueueLen) {
                 match self {
-                    $(AnyQdisc::$t(q) => q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), p),)*
-                    AnyQdisc::Dyn(q) => q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), p),
+                    $(AnyQdisc::$t(q) => {
+                        let v = q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), Queued { pkt: p, enqueued_at: now });
+                        (v, QueueLen::of(q))
+                    })*
+                    AnyQdisc::Dyn(q) => {
+                        let v = q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), Queued { pkt: p, enqueued_at: now });
+                        (v, QueueLen::of(&**q))
+                    }
                 }
             }
-            /// [`Qdisc::dequeue`] with a context made of these parts.
+            /// [`Qdisc::dequeue`] with a context made of these parts; returns the packet and the
+            /// discipline's length after it.
             #[inline(always)]
-            pub fn dequeue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K) -> Option<Packet<P>> {
+            pub fn dequeue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K) -> (Option<Packet<P>>, QueueLen) {
                 match self {
-                    $(AnyQdisc::$t(q) => q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink())),)*
-                    AnyQdisc::Dyn(q) => q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink())),
+                    $(AnyQdisc::$t(q) => {
+                        let p = q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink()));
+                        (p, QueueLen::of(q))
+                    })*
+                    AnyQdisc::Dyn(q) => {
+                        let p = q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink()));
+                        (p, QueueLen::of(&**q))
+                    }
                 }
             }
         }

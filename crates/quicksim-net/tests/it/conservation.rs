@@ -1,6 +1,7 @@
-//! Property: whatever the packets, queue limits, loss and jitter, every channel accounts for
-//! every packet it was offered (offered = delivered + dropped + held), time never goes back,
-//! and without reordering a path delivers in sending order.
+//! Property: whatever the packets, queue limits, hold limits, loss and jitter, every channel
+//! accounts for every packet it was offered (offered = delivered + dropped + held), never holds
+//! more than its hold limit, time never goes back, and without reordering a path delivers in
+//! sending order.
 
 use proptest::prelude::*;
 use quicksim_engine::{EventQueue, Rate, RngStreams, SimDuration, SimTime};
@@ -26,6 +27,7 @@ struct Case {
     limit_bytes: Option<u64>,
     loss: LossModel,
     jitter: Option<Jitter>,
+    hold_limit: Option<u64>,
     bottleneck_mbps: u64,
     seed: u64,
 }
@@ -46,15 +48,17 @@ fn case() -> impl Strategy<Value = Case> {
         proptest::option::of(1500u64..20_000),
         loss,
         jitter,
+        proptest::option::of(1u64..30),
         1u64..50,
         any::<u64>(),
     )
-        .prop_map(|(packets, limit_packets, limit_bytes, loss, jitter, bottleneck_mbps, seed)| Case {
+        .prop_map(|(packets, limit_packets, limit_bytes, loss, jitter, hold_limit, bottleneck_mbps, seed)| Case {
             packets,
             limit_packets,
             limit_bytes,
             loss,
             jitter,
+            hold_limit,
             bottleneck_mbps,
             seed,
         })
@@ -75,6 +79,7 @@ fn network(c: &Case) -> Network<()> {
     });
     bn.loss = c.loss.clone();
     bn.jitter = c.jitter;
+    bn.hold_limit = c.hold_limit;
     b.link("a", s, r1, acc.clone(), acc.clone()).unwrap();
     b.link("bn", r1, r2, bn.clone(), bn).unwrap();
     b.link("e", r2, d, acc.clone(), acc).unwrap();
@@ -126,6 +131,7 @@ proptest! {
                 prop_assert_eq!(st.enqueued_packets, st.delivered_packets + st.dropped_packets + ch.held_packets(),
                     "channel {}", i);
                 prop_assert_eq!(st.dropped_packets, drops.0[i]);
+                prop_assert!(ch.held_packets() <= ch.cfg.hold_limit.unwrap_or(u64::MAX), "channel {} over its hold limit", i);
             }
         }
         // At the end nothing is held, and the path's hops chain: what a hop delivered is what

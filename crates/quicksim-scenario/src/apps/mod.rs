@@ -1,7 +1,10 @@
 //! The applications on top of a transport flow, transport-neutral: what bytes a flow's client
 //! hands its endpoint and when. Saturated (keeps the send buffer full), bulk (a number of bytes
 //! as fast as possible, completion time recorded) and messages (a size every interval, INET's
-//! generator). They talk to the transport only through [`Endpoint`]'s `send_space`/`write`.
+//! generator). Saturated and bulk either fill the send buffer to exactly its limit or, with a
+//! `write_size`, hand it whole writes of that size while it is below the limit (INET's generator
+//! with no gap between messages). They talk to the transport only through [`Endpoint`]'s
+//! `send_space`/`write`/`write_whole`.
 
 use crate::schema::{FlowCfg, QuicApp, SizeDist, TimeDist};
 use crate::ScenarioError;
@@ -27,6 +30,9 @@ pub(crate) struct App {
     /// Bulk: bytes the application has still to hand over, and all of them.
     pub bulk_left: u64,
     pub bulk_total: u64,
+    /// Saturated/bulk: the size of each whole write (`Endpoint::write_whole`); None: fill the
+    /// send buffer to its limit.
+    pub write_size: Option<u64>,
     /// Bytes delivered in order to the receiving application.
     pub delivered: u64,
     /// Bulk: when the last byte was delivered.
@@ -96,6 +102,16 @@ impl App {
             (_, Some(_)) => return Err(err("bytes", "only applies to app = \"bulk\"".into())),
             _ => 0,
         };
+        let write_size = match (kind, f.write_size) {
+            (AppKind::Messages, Some(_)) => {
+                return Err(err(
+                    "write_size",
+                    "does not apply to app = \"messages\" (its messages are `size`)".into(),
+                ))
+            }
+            (_, Some(b)) if b.0 == 0 => return Err(err("write_size", "0 B: a write needs bytes".into())),
+            (_, w) => w.map(|b| b.0),
+        };
         let streams = f.streams.unwrap_or(DEFAULT_STREAMS);
         if streams == 0 {
             return Err(err("streams", "0: at least 1 stream".into()));
@@ -106,6 +122,7 @@ impl App {
             next_stream: 0,
             bulk_left: bulk,
             bulk_total: bulk,
+            write_size,
             delivered: 0,
             completion: None,
             message,
@@ -122,8 +139,9 @@ impl App {
         s
     }
 
-    /// Saturated and bulk applications hand the transport as much as its send buffer takes.
-    /// Returns the bytes handed over.
+    /// Saturated and bulk applications hand the transport as much as its send buffer takes:
+    /// up to its limit, or whole writes of `write_size` while it is below the limit. Returns the
+    /// bytes handed over.
     pub(crate) fn refill<E: Endpoint>(&mut self, now: SimTime, conn: &mut E) -> u64 {
         if !self.active || self.message.is_some() {
             return 0;
@@ -137,10 +155,17 @@ impl App {
             if space == 0 {
                 break;
             }
-            // Spread over the streams in chunks, round robin.
-            let chunk = if self.streams > 1 { space.min(16_384) } else { space };
-            let s = self.next_stream_id::<E>();
-            let acc = conn.write(now, s, chunk);
+            let acc = if let Some(w) = self.write_size {
+                // Whole writes, each to the next stream (INET: one generator per stream).
+                let n = if self.kind == AppKind::Bulk { w.min(self.bulk_left) } else { w };
+                let s = self.next_stream_id::<E>();
+                conn.write_whole(now, s, n)
+            } else {
+                // Spread over the streams in chunks, round robin.
+                let chunk = if self.streams > 1 { space.min(16_384) } else { space };
+                let s = self.next_stream_id::<E>();
+                conn.write(now, s, chunk)
+            };
             if acc == 0 {
                 break;
             }

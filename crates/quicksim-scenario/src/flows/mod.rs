@@ -29,6 +29,11 @@ pub struct FlowSpec {
     pub kind: &'static str,
     pub src: NodeId,
     pub dst: NodeId,
+    /// When a transport flow opens its connection: `start` unless the scenario gives an earlier
+    /// `connect` (then the run loop has a `FlowConnect` event for it).
+    pub connect: SimTime,
+    /// When the application starts (a UDP source sends; a transport flow's application hands
+    /// over data, opening the connection first if `connect` is `start`).
     pub start: SimTime,
     pub stop: SimTime,
 }
@@ -124,6 +129,17 @@ macro_rules! transports {
                         },
                     )*
                     _ => false,
+                }
+            }
+
+            /// A transport flow opens its connection before its application starts.
+            pub(crate) fn connect(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+                match self {
+                    FlowApp::Udp(_) => unreachable!("flow {f}: a UDP source has no connection"),
+                    $(
+                        FlowApp::$live(t) => t.connect(cx, now, f, spec),
+                        FlowApp::$parked(_) => unreachable!("flow {f} woken before its connect"),
+                    )*
                 }
             }
 

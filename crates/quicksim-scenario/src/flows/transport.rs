@@ -78,9 +78,20 @@ impl<E: Transport> TransportFlow<E> {
         self.ends.as_ref().is_none_or(|c| c[0].is_quiet() && c[1].is_quiet())
     }
 
-    /// The flow starts: a new connection, the application starts writing.
-    pub(crate) fn start(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+    /// The flow's connect time, before its start: a new connection, whose handshake runs while
+    /// the application has nothing to send yet (INET's `connectTime`).
+    pub(crate) fn connect(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
         self.ends = Some(E::pair(&self.cfg, now));
+        self.pump(cx, now, f, spec, 0);
+        self.pump(cx, now, f, spec, 1);
+    }
+
+    /// The flow starts: a new connection unless it was opened at an earlier connect time, and
+    /// the application starts writing.
+    pub(crate) fn start(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
+        if self.ends.is_none() {
+            self.ends = Some(E::pair(&self.cfg, now));
+        }
         self.common.app.active = true;
         if self.common.app.message.is_some() {
             push_flow_event(&mut cx.q, now, Ev::AppMessage(f));

@@ -236,13 +236,27 @@ impl Recorder {
         *sparse_bin(&mut self.stream_bins[i as usize], b, self.nbins) += bytes;
     }
 
-    /// The names of the series cut at `max_samples` (`meta.truncated_series`).
-    pub fn truncated(&self, flow_names: &[String]) -> Vec<String> {
-        let name = |t: &Truncated| match *t {
-            Truncated::Conn(f) => format!("conn:{}", flow_names[f as usize]),
-            Truncated::Queue(c) => format!("queue:{c}"),
+    /// The series cut at `max_samples` (`meta.truncated_series`): `conn:<flow>` or
+    /// `queue:<queue>`, named as in the tables, each with the time of its last recorded sample.
+    pub fn truncated(&self, flow_names: &[String], chan_names: &[String]) -> Vec<serde_json::Value> {
+        let entry = |t: &Truncated| {
+            let (table, name, last_ps) = match *t {
+                Truncated::Conn(f) => {
+                    let last = self.conn_flow.iter().rposition(|&x| x == f).map(|i| self.conn_t[i]);
+                    ("conn", flow_names[f as usize].as_str(), last)
+                }
+                Truncated::Queue(c) => {
+                    let last = self.queues.key.iter().rposition(|&x| x == c).map(|i| self.queues.t_ps[i]);
+                    ("queue", chan_names[c as usize].as_str(), last)
+                }
+            };
+            serde_json::json!({
+                "table": table,
+                "name": name,
+                "last_t_s": last_ps.map(|ps| ps as f64 * 1e-12),
+            })
         };
-        self.truncated.iter().map(name).collect()
+        self.truncated.iter().map(entry).collect()
     }
 
     /// One packet event of a traced flow; `uid` identifies the packet network-wide.

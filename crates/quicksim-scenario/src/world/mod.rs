@@ -27,11 +27,11 @@ pub(crate) mod totals;
 
 use crate::build::Built;
 use crate::ctx::NetObs;
-use crate::event::{sched_net, small_event, Ev};
+use crate::event::{sched_net, small_event, small_tx_done, Ev};
 use crate::flows::{Ctx, FlowApp, FlowRt, Pools};
 use crate::payload::Payload;
-use quicksim_engine::{EventQueue, SimTime};
-use quicksim_net::Packet;
+use quicksim_engine::{EventQueue, Popped, SimTime};
+use quicksim_net::{NetEvent, Packet};
 
 pub struct World {
     pub(crate) cx: Ctx,
@@ -74,6 +74,9 @@ impl World {
         };
         w.cx.out.rec.tables.set_horizon(w.end);
         for (i, f) in w.flows.iter().enumerate() {
+            if f.spec.connect < f.spec.start && f.spec.connect < w.end {
+                w.cx.q.push(f.spec.connect, Ev::FlowConnect(i as u32));
+            }
             if f.spec.start < w.end {
                 w.cx.q.push(f.spec.start, Ev::FlowStart(i as u32));
             }
@@ -102,10 +105,32 @@ impl World {
             if t >= self.end {
                 break;
             }
-            let (now, ev) = self.cx.q.pop_with(small_event).expect("peeked");
-            self.trace_hash =
-                (self.trace_hash ^ now.0 ^ ev.code().rotate_left(29)).wrapping_mul(0x100_0000_01b3);
-            self.handle(now, ev);
+            let (now, popped) = self.cx.q.pop_split().expect("peeked");
+            // An end of transmission (a small event, half the network's events) goes straight
+            // to its channel. Rebuilt as a full event and merged with the others before the
+            // match, every event was assembled on the stack (+4 M instructions and +2.4 M stores
+            // on the showcase against round 4, which kept it in registers).
+            let ev = match popped {
+                Popped::Small(code) => match small_tx_done(code) {
+                    Some(c) => Err(c),
+                    None => Ok(small_event(code)),
+                },
+                Popped::Event(ev) => Ok(ev),
+            };
+            match ev {
+                Ok(ev) => {
+                    self.trace_hash = trace_step(self.trace_hash, now, ev.code());
+                    self.handle(now, ev);
+                }
+                Err(c) => {
+                    self.trace_hash = trace_step(self.trace_hash, now, Ev::Net(NetEvent::TxDone(c)).code());
+                    let cx = &mut self.cx;
+                    let q = &mut cx.q;
+                    let got =
+                        cx.net.handle(now, NetEvent::TxDone(c), &mut |t, e| sched_net(q, t, e), &mut cx.out);
+                    debug_assert!(got.is_none(), "an end of transmission delivers nothing");
+                }
+            }
             let n = self.cx.q.events_processed();
             if self.max_events.is_some_and(|m| n >= m) {
                 stop = Stop::EventBudget;
@@ -141,6 +166,12 @@ impl World {
                 let fl = &mut self.flows[f as usize];
                 fl.app.make_live();
                 fl.app.start(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+            Ev::FlowConnect(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.connect(cx, now, f, &fl.spec);
                 self.rest(f);
             }
             Ev::FlowStop(f) => {
@@ -203,4 +234,10 @@ impl World {
             }
         }
     }
+}
+
+/// The run's trace hash after an event of `code` at `now` (FNV-style).
+#[inline(always)]
+fn trace_step(h: u64, now: SimTime, code: u64) -> u64 {
+    (h ^ now.0 ^ code.rotate_left(29)).wrapping_mul(0x100_0000_01b3)
 }

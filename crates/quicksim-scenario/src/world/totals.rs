@@ -57,6 +57,8 @@ pub(crate) fn finish(
         node_names: &w.cx.net.names,
         chan_rate_bps: &rates,
     };
+    // Before `finish` moves the recorded series out: each cut series' last sample time.
+    let truncated = w.cx.out.rec.tables.truncated(&w.cx.flow_names, &w.cx.net.chan_names);
     let tables = w.cx.out.rec.finish(&info);
     let mut queues = serde_json::Map::new();
     let mut links = serde_json::Map::new();
@@ -108,7 +110,7 @@ pub(crate) fn finish(
         "stop_reason": match stop { Stop::Finished => "finished", Stop::EventBudget => "event budget", Stop::Cancelled => "cancelled" },
         "record_interval_s": w.cx.out.rec.tables.bin.as_secs_f64(),
         "packets_in_network_at_end": held,
-        "truncated_series": w.cx.out.rec.tables.truncated(&w.cx.flow_names),
+        "truncated_series": truncated,
         "name": sc.name,
     });
     let mut meta = meta;

@@ -8,11 +8,24 @@
 use super::*;
 use serde_json::json;
 
-/// The bundled showcase `python/quicksim/scenarios/linksharing.toml`, converted by hand.
+/// The bundled showcase `python/quicksim/scenarios/linksharing.toml`, converted by hand: INET's
+/// application (connections opened at 0 s, 100 kB whole writes).
 pub fn linksharing() -> serde_json::Value {
+    linksharing_with(true)
+}
+
+/// The showcase with `inet_app` false: without `connect` and `write_size`, so each connection
+/// opens at its start and the application fills the send queue to exactly its limit (the
+/// defaults, and the showcase as it was before those options existed).
+pub fn linksharing_with(inet_app: bool) -> serde_json::Value {
     let quic = |name: &str, pair: u32, start: &str, stop: &str| {
-        json!({"name": name, "kind": "quic", "src": format!("sender{pair}"), "dst": format!("receiver{pair}"),
-               "start": start, "stop": stop})
+        let mut f = json!({"name": name, "kind": "quic", "src": format!("sender{pair}"),
+                           "dst": format!("receiver{pair}"), "start": start, "stop": stop});
+        if inet_app {
+            f["connect"] = json!("0s");
+            f["write_size"] = json!("100kB");
+        }
+        f
     };
     json!({
         "name": "linksharing",
@@ -135,7 +148,14 @@ fn check(doc: serde_json::Value, want: (&str, u64, &str)) {
 // Pinned before the transport optimisation (BTreeMap sent packets, Vec frames).
 #[test]
 fn quic_linksharing_is_pinned() {
-    check(linksharing(), ("0272a58027eeb791", 364329, "d3225a9739a8019f"));
+    check(linksharing(), ("4461dc7026c14755", 364026, "67e484dbf4e0dfa2"));
+}
+
+/// The defaults (connect at start, fill to the limit) leave every result as it was before the
+/// `connect` and `write_size` options: this is the showcase's pin from before them, unchanged.
+#[test]
+fn quic_linksharing_with_default_app_is_pinned() {
+    check(linksharing_with(false), ("0272a58027eeb791", 364329, "d3225a9739a8019f"));
 }
 
 // Re-pinned when each link got one random stream per purpose (loss, jitter, queue): the

@@ -130,3 +130,23 @@ fn congestion_control_settings() {
     let e = err_of(sc);
     assert!(e.starts_with("flows[0].quic.cc.c: -1 is not in [1e-6, 1000]"), "{e}");
 }
+
+#[test]
+fn connect_and_write_size_name_their_field() {
+    let quic = |extra: serde_json::Value| {
+        let mut sc = base();
+        let mut f = json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1", "start": "0.5s"});
+        f.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        sc["flows"] = json!([f]);
+        err_of(sc)
+    };
+    assert_eq!(quic(json!({"connect": "0.6s"})), "flows[0].connect: 600ms is after start 500ms");
+    assert_eq!(quic(json!({"write_size": "0B"})), "flows[0].write_size: 0 B: a write needs bytes");
+    let e = quic(json!({"app": "messages", "size": "1kB", "interval": "1ms", "write_size": "1kB"}));
+    assert!(e.starts_with("flows[0].write_size: does not apply to app = \"messages\""), "{e}");
+    for field in ["connect", "write_size"] {
+        let mut sc = base();
+        sc["flows"][0][field] = json!(if field == "connect" { "0s" } else { "1kB" });
+        assert_eq!(err_of(sc), format!("flows[0].{field}: does not apply to a udp flow"));
+    }
+}

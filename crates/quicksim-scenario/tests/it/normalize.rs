@@ -78,9 +78,15 @@ fn the_normalized_scenario_holds_the_defaults() {
 
 #[test]
 fn the_normalized_scenario_runs_bit_identically() {
-    for (name, doc) in
-        [("sparse", sparse()), ("custom", custom()), ("linksharing", determinism_quic::linksharing())]
-    {
+    let mut tcp = sparse();
+    tcp["flows"][0]["kind"] = json!("tcp");
+    tcp["tcp"] = json!({"cc": "newreno", "min_rto": "1s"});
+    for (name, doc) in [
+        ("sparse", sparse()),
+        ("custom", custom()),
+        ("linksharing", determinism_quic::linksharing()),
+        ("tcp", tcp.clone()),
+    ] {
         let n = validate(&doc.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
         same_run(&go(&doc, None), &go(&n, None));
         // A fixed point: normalizing again changes nothing.
@@ -95,6 +101,12 @@ fn the_normalized_scenario_runs_bit_identically() {
         (&json!("cubic"), &json!(true), &json!(true))
     );
     assert_eq!(n["flows"][0]["quic"], json!({"initial_rtt": "100ms"}));
+    // TCP: TcpConfig's defaults written out beside the user's values, which stay.
+    let n = validate(&tcp.to_string()).unwrap();
+    assert_eq!((&n["tcp"]["min_rto"], &n["tcp"]["cc"]), (&json!("1s"), &json!("newreno")));
+    assert_eq!((&n["tcp"]["delack_timeout"], &n["tcp"]["sack"]), (&json!("40ms"), &json!(true)));
+    assert_eq!(n["tcp"]["tls"], "none");
+    assert!(n["tcp"].get("mss").is_none() && n["tcp"].get("mtu").is_none(), "from the path MTU");
 }
 
 #[test]
@@ -105,4 +117,28 @@ fn a_run_writes_the_tables_of_the_schema() {
     for t in ["flows", "links", "queues", "conn", "streams", "packets"] {
         assert!(!o.table(t).unwrap()[0].1.is_empty(), "{t} is empty");
     }
+}
+
+/// `meta.scenario_hash` identifies what is simulated, not how it was spelled: another unit for the
+/// same quantity, a default written out, another key order, another seed or name give the same
+/// hash; another value gives another.
+#[test]
+fn the_scenario_hash_is_that_of_the_normalized_scenario() {
+    let hash = |doc: &serde_json::Value, seed: Option<u64>| go(doc, seed).meta["scenario_hash"].clone();
+    let base = hash(&sparse(), None);
+    let mut respelled = sparse();
+    respelled["run"]["duration"] = json!("2000ms");
+    respelled["dumbbell"]["bottleneck"]["delay"] = json!("0.01s");
+    respelled["run"]["record_interval"] = json!("0.5s"); // the default, written out
+    respelled["name"] = json!("another label");
+    assert_eq!(hash(&respelled, Some(7)), base);
+    let mut other = sparse();
+    other["dumbbell"]["bottleneck"]["delay"] = json!("11ms");
+    assert_ne!(hash(&other, None), base);
+    let mut renamed = sparse();
+    renamed["flows"][0]["name"] = json!("q2");
+    assert_ne!(hash(&renamed, None), base, "a flow's name is in its outputs");
+    let mut started = sparse();
+    started["flows"][1]["start"] = json!("0s"); // the default, written out
+    assert_eq!(hash(&started, None), base);
 }

@@ -222,3 +222,40 @@ fn jitter_keeps_fifo_order_unless_reordering_is_allowed() {
         assert_eq!(inversions > 0, expect_reordered, "reorder={reorder}: {inversions} inversions");
     }
 }
+
+#[test]
+fn hold_limit_bounds_the_packets_in_the_delay_line() {
+    // netem's `limit`: at most 100 packets held by the 1 Gbit/s, 10 ms direction, propagating
+    // ones included. A 1000 B datagram (IP 1028 B, frame 1035 B) is held for its serialization
+    // (8.28 us) plus 10 ms, so the direction carries at most 100 packets per 10.00828 ms, and at
+    // least 100 per (10.00828 ms + one sending interval): a freed place waits for the next
+    // datagram, at most 80 us (100 Mbit/s of 1000 B payloads) later.
+    let sc = |hold: Option<u64>| {
+        let mut bn = json!({"rate": "1Gbps", "delay": "10ms"});
+        if let Some(n) = hold {
+            bn["hold_limit"] = json!(n);
+        }
+        json!({
+            "run": {"duration": "10s"},
+            "dumbbell": {"pairs": 1, "mtu": "1500B", "bottleneck": bn, "access": {"rate": "10Gbps", "delay": "0s"}},
+            "flows": [{"name": "cbr", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "1000B", "rate": "100Mbps"}]
+        })
+    };
+    let per_s = |o: &RunOutput| {
+        let t = col_f64(o, "flows", "t_s");
+        let d = col_i64(o, "flows", "delivered_bytes");
+        let bytes: i64 = t.iter().zip(d).filter(|(t, _)| **t >= 2.0).map(|(_, d)| *d).sum();
+        bytes as f64 / 1000.0 / 8.0
+    };
+    let held = 10e-3 + 8.28e-6;
+    let o = go(&sc(Some(100)), None);
+    let got = per_s(&o);
+    let (lo, hi) = (100.0 / (held + 80e-6), 100.0 / held);
+    assert!(lo <= got && got <= hi, "{got} packets/s, expected [{lo}, {hi}]");
+    let reasons = col_str(&o, "drops", "reason");
+    assert!(!reasons.is_empty() && reasons.iter().all(|r| r == "overflow"));
+    // Without the limit the direction carries all 12 500 datagrams per second.
+    let free = go(&sc(None), None);
+    assert!((per_s(&free) - 12_500.0).abs() < 1.0, "{}", per_s(&free));
+    assert!(col_str(&free, "drops", "reason").is_empty());
+}

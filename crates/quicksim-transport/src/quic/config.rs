@@ -49,6 +49,9 @@ pub struct QuicConfig {
     /// factory. Default NewReno with byte counting (INET "NewReno" with
     /// `accurateIncreaseInNewRenoCongestionAvoidance = true`).
     pub cc: CcSpec,
+    /// Initial congestion window in packets of `max_packet_size`. Default None = RFC 9002 §7.2's
+    /// min(10·MDS, max(14720, 2·MDS)); Some(n) = exactly n packets (at least 1).
+    pub initial_window: Option<u64>,
     /// false (default, INET): send only while a full-size packet fits into cwnd − in_flight.
     /// true: also fill the remaining window with a smaller packet (never exceeding cwnd,
     /// RFC 9002 §7).
@@ -140,6 +143,7 @@ impl Default for QuicConfig {
             handshake: true,
             peer_params: None,
             cc: CcSpec::default(),
+            initial_window: None,
             partial_window: false,
             allow_one_packet: true,
             pacing: false,
@@ -210,6 +214,9 @@ impl QuicConfig {
             if dcid_len > 20 {
                 return Err(format!("header.dcid_len: {dcid_len} exceeds 20 (RFC 9000 §17.2)"));
             }
+        }
+        if self.initial_window == Some(0) {
+            return Err("initial_window: 0 packets is invalid; at least 1".into());
         }
         if self.ack_ratio == 0 {
             return Err("ack_ratio: 0 is invalid; it must be at least 1".into());
@@ -299,6 +306,13 @@ mod tests {
         c.validate().unwrap();
         assert_eq!(c.max_packet_size, 1252);
         assert_eq!(c.local_params().encoded_len(), 16);
+    }
+
+    #[test]
+    fn initial_window_of_zero_packets_is_rejected() {
+        let c = QuicConfig { initial_window: Some(0), ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("initial_window: 0"));
+        QuicConfig { initial_window: Some(1), ..Default::default() }.validate().unwrap();
     }
 
     #[test]

@@ -138,7 +138,9 @@ impl Connection {
     pub fn new(role: Role, cfg: impl Into<Arc<QuicConfig>>, now: SimTime) -> Result<Connection, String> {
         let cfg: Arc<QuicConfig> = cfg.into();
         cfg.validate()?;
-        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &WINDOW_RULES });
+        // A configured initial window replaces RFC 9002's; the controller reads it only here.
+        let rules = cfg.initial_window.map_or(WINDOW_RULES, |n| WINDOW_RULES.with_initial_segments(n));
+        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &rules });
         let peer =
             if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
@@ -361,11 +363,24 @@ impl Connection {
     /// Queues `len` abstract bytes on a stream; returns the bytes accepted (bounded by the
     /// send-queue space).
     pub fn stream_send(&mut self, now: SimTime, stream_id: u64, len: u64) -> u64 {
+        self.enqueue(now, stream_id, len, len.min(self.send_queue_space()))
+    }
+
+    /// Queues a whole message of `len` bytes as INET's QUIC takes an application's message: all
+    /// of it while the send queues are below their limit (they may then exceed it by up to one
+    /// message), nothing once they reach it. Returns the bytes accepted (`len` or 0).
+    pub fn stream_send_whole(&mut self, now: SimTime, stream_id: u64, len: u64) -> u64 {
+        let accepted = if self.send_queue_space() > 0 { len } else { 0 };
+        self.enqueue(now, stream_id, len, accepted)
+    }
+
+    /// Queues `accepted` of the `len` bytes the application offered on a stream.
+    #[inline]
+    fn enqueue(&mut self, now: SimTime, stream_id: u64, len: u64, accepted: u64) -> u64 {
         self.advance(now);
         if !matches!(self.state, State::Handshaking | State::Established) {
             return 0;
         }
-        let accepted = len.min(self.send_queue_space());
         if accepted < len || self.queued_bytes + accepted >= self.low_water_bytes() {
             self.low_water_armed = true;
         }

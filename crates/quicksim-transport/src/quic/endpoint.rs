@@ -51,6 +51,10 @@ impl Endpoint for Connection {
         self.stream_send(now, stream, len)
     }
     #[inline]
+    fn write_whole(&mut self, now: SimTime, stream: u64, len: u64) -> u64 {
+        self.stream_send_whole(now, stream, len)
+    }
+    #[inline]
     fn close(&mut self, now: SimTime) {
         Connection::close(self, now)
     }

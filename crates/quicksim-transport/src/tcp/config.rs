@@ -54,6 +54,9 @@ pub struct TcpConfig {
     /// `cc = { algo = "name", ... }` against the registry and the run's plugins, as for QUIC.
     #[serde(skip, default = "default_cc")]
     pub cc: CcSpec,
+    /// Initial congestion window in segments (SMSS). Default None = RFC 6928's
+    /// min(10·SMSS, max(2·SMSS, 14600)); Some(n) = exactly n segments (at least 1).
+    pub initial_window: Option<u64>,
     /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u64,
     /// RTO before the first RTT sample, also the SYN timeout. Default 1 s (RFC 6298 §2.1).
@@ -135,6 +138,7 @@ impl Default for TcpConfig {
             sack: true,
             prr: true,
             cc: default_cc(),
+            initial_window: None,
             dupthresh: 3,
             initial_rto: SimDuration::from_secs(1),
             min_rto: SimDuration::from_millis(200),
@@ -193,6 +197,9 @@ impl TcpConfig {
                  (now {} B)",
                 self.mtu
             ));
+        }
+        if self.initial_window == Some(0) {
+            return Err("initial_window: 0 segments is invalid; at least 1".into());
         }
         if self.dupthresh == 0 {
             return Err("dupthresh: 0 is invalid; at least 1 duplicate ACK".into());
@@ -330,6 +337,8 @@ mod tests {
 
     #[test]
     fn errors_name_the_field_and_value() {
+        let c = TcpConfig { initial_window: Some(0), ..Default::default() };
+        assert!(c.validate().unwrap_err().starts_with("initial_window: 0"));
         let c = TcpConfig { mss: Some(1461), ..Default::default() };
         let e = c.validate().unwrap_err();
         assert!(e.starts_with("mss: 1461 B does not fit the MTU of 1500 B"), "{e}");

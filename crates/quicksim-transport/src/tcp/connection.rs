@@ -130,11 +130,24 @@ impl Connection {
     // ----- the application's side -----
 
     /// Queues `len` application bytes; returns the bytes accepted (bounded by the send buffer).
-    pub fn write(&mut self, _now: SimTime, len: u64) -> u64 {
+    pub fn write(&mut self, now: SimTime, len: u64) -> u64 {
+        self.enqueue(now, len, len.min(self.send_space()))
+    }
+
+    /// Queues a whole write of `len` bytes: all of it while the send buffer is below its size
+    /// (it may then exceed the size by up to one write), nothing once it is full. Returns the
+    /// bytes accepted (`len` or 0).
+    pub fn write_whole(&mut self, now: SimTime, len: u64) -> u64 {
+        let accepted = if self.send_space() > 0 { len } else { 0 };
+        self.enqueue(now, len, accepted)
+    }
+
+    /// Queues `accepted` of the `len` bytes the application offered.
+    #[inline]
+    fn enqueue(&mut self, _now: SimTime, len: u64, accepted: u64) -> u64 {
         if self.fin_queued || self.state == State::Closed {
             return 0;
         }
-        let accepted = len.min(self.send_space());
         if accepted < len || self.queued_bytes() + accepted >= self.low_water_bytes() {
             self.low_water_armed = true;
         }

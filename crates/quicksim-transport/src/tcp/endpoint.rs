@@ -39,6 +39,10 @@ impl Endpoint for Connection {
         Connection::write(self, now, len)
     }
     #[inline]
+    fn write_whole(&mut self, now: SimTime, _stream: u64, len: u64) -> u64 {
+        Connection::write_whole(self, now, len)
+    }
+    #[inline]
     fn close(&mut self, now: SimTime) {
         Connection::close(self, now)
     }

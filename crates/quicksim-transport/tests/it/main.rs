@@ -371,6 +371,25 @@ fn send_queue_low_water_event_refills() {
     assert!(sim.low_events[0] >= 40, "{}", sim.low_events[0]);
 }
 
+/// INET's QUIC takes an application's message whole while its send queues are below the limit
+/// (and refuses it once they reach it), so a 100 kB message against a 100 kB limit with 30 kB
+/// queued leaves 130 kB queued; the bounded `stream_send` takes only the 70 kB that fit.
+#[test]
+fn whole_writes_may_pass_the_send_queue_limit_as_inet() {
+    let c = QuicConfig { send_queue_limit: 100_000, send_queue_low_water: 0.8, ..Default::default() };
+    let (c, s) = pair_no_hs(c, QuicConfig::default());
+    let sim = |c: &QuicConfig, s: &QuicConfig| Sim::new(c.clone(), s.clone(), ms(10), None);
+    let (mut whole, mut bounded) = (sim(&c, &s), sim(&c, &s));
+    let t = whole.now;
+    assert_eq!(whole.conns[0].stream_send_whole(t, 0, 30_000), 30_000);
+    assert_eq!(whole.conns[0].stream_send_whole(t, 0, 100_000), 100_000);
+    assert_eq!(whole.conns[0].metrics().send_queue_bytes, 130_000);
+    assert_eq!(whole.conns[0].stream_send_whole(t, 0, 100_000), 0, "at the limit: refused");
+    assert_eq!(bounded.conns[0].stream_send(t, 0, 30_000), 30_000);
+    assert_eq!(bounded.conns[0].stream_send(t, 0, 100_000), 70_000);
+    assert_eq!(bounded.conns[0].metrics().send_queue_bytes, 100_000);
+}
+
 #[test]
 fn same_inputs_same_trace() {
     let run = || {

@@ -473,3 +473,17 @@ fn config_from_a_tcp_table() {
     let e = serde_json::from_str::<TcpConfig>(r#"{"delack_timeout": "40"}"#).unwrap_err().to_string();
     assert!(e.contains("needs a unit"), "{e}");
 }
+
+/// A whole write is taken in full while the send buffer is below its size and refused once it
+/// is full (the buffer may pass its size by up to one write); `write` takes only what fits.
+#[test]
+fn whole_writes_may_pass_the_send_buffer() {
+    let c = TcpConfig { send_buffer: 100_000, ..cfg() };
+    let mut a = Connection::new(Role::Client, Arc::new(c.clone()), SimTime::ZERO).unwrap();
+    let mut b = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO).unwrap();
+    assert_eq!((a.write_whole(SimTime::ZERO, 30_000), a.write_whole(SimTime::ZERO, 100_000)), (30_000, 100_000));
+    assert_eq!((a.queued_bytes(), a.send_space()), (130_000, 0));
+    assert_eq!(a.write_whole(SimTime::ZERO, 100_000), 0, "full: refused");
+    assert_eq!((b.write(SimTime::ZERO, 30_000), b.write(SimTime::ZERO, 100_000)), (30_000, 70_000));
+    assert_eq!(b.queued_bytes(), 100_000);
+}
