@@ -6,9 +6,11 @@
 //! The limit is `QUICKSIM_MEMORY_LIMIT` (a size, e.g. "8GB") if set, else the memory the system
 //! reports available (`MemAvailable` of `/proc/meminfo`), else 16 GB.
 
+use crate::schema::{FlowKind, Scenario};
 use crate::units::{format_duration, parse_bytes};
 use crate::ScenarioError;
-use quicksim_engine::SimDuration;
+use quicksim_engine::{SimDuration, SimTime};
+use quicksim_net::NetworkBuilder;
 
 /// Bytes per row of the per-bin tables, as the core builds them (a time, the series name's
 /// string, the counters) and as the Python side holds them again (Arrow and pandas): measured
@@ -140,6 +142,50 @@ fn available() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// What the scenario will allocate, from the topology being built and the recording settings.
+pub(crate) fn estimate(
+    sc: &Scenario,
+    b: &NetworkBuilder,
+    end: SimTime,
+    bin: SimDuration,
+) -> Result<Estimate, ScenarioError> {
+    let rc = &sc.run.record;
+    let bins = end.0.div_ceil(bin.0);
+    let channels = 2 * b.link_names().count() as u64;
+    let link_series = 2 * b.link_names().filter(|n| rc.links.includes(n)).count() as u64;
+    let stream_series = sc
+        .flows
+        .iter()
+        .filter(|f| f.kind == FlowKind::Quic)
+        .map(|f| f.streams.unwrap_or(1) as u64)
+        .sum::<u64>();
+    let e = Estimate {
+        run: SimDuration(end.0),
+        bin,
+        bins,
+        flow_series: if rc.flows { sc.flows.len() as u64 } else { 0 },
+        stream_series,
+        link_series,
+        routing: b.routing_bytes(),
+        nodes: b.node_count() as u64,
+        channels,
+        flows: sc.flows.len() as u64,
+        topology_field: if sc.dumbbell.is_some() { "dumbbell.pairs" } else { "links" },
+    };
+    if bins > u32::MAX as u64 {
+        // Bin indices are 32-bit: refuse even when nothing per bin is recorded.
+        return Err(ScenarioError::new(
+            "run.record_interval".into(),
+            format!(
+                "\"{}\" on a {} run makes {bins} bins, more than 2^32",
+                crate::units::format_duration(bin),
+                crate::units::format_duration(e.run)
+            ),
+        ));
+    }
+    Ok(e)
 }
 
 #[cfg(test)]

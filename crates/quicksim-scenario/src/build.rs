@@ -195,7 +195,10 @@ fn direction(
     cfg.jitter = jitter;
     if let Some(n) = d.hold_limit.or(spec.hold_limit) {
         if n == 0 {
-            return Err(err(format!("{}.hold_limit", pick(d.hold_limit.is_some())), "0 must be at least 1 (packets)"));
+            return Err(err(
+                format!("{}.hold_limit", pick(d.hold_limit.is_some())),
+                "0 must be at least 1 (packets)",
+            ));
         }
         cfg.hold_limit = Some(n);
     }
@@ -534,7 +537,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             return Err(err(path, format!("{name:?} is used by two links")));
         }
     }
-    estimate(sc, &b, end, bin)?.check(crate::budget::memory_limit()?)?;
+    crate::budget::estimate(sc, &b, end, bin)?.check(crate::budget::memory_limit()?)?;
     let mut net: Network<Payload> = b.build(&rng);
     for (c, q) in extras.qdiscs {
         net.chans[c.0 as usize].set_qdisc(AnyQdisc::Dyn(q));
@@ -763,48 +766,4 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         link_events: extras.events,
         flow_names: names,
     })
-}
-
-/// What the scenario will allocate, from the topology being built and the recording settings.
-fn estimate(
-    sc: &Scenario,
-    b: &NetworkBuilder,
-    end: SimTime,
-    bin: SimDuration,
-) -> Result<crate::budget::Estimate, ScenarioError> {
-    let rc = &sc.run.record;
-    let bins = end.0.div_ceil(bin.0);
-    let channels = 2 * b.link_names().count() as u64;
-    let link_series = 2 * b.link_names().filter(|n| rc.links.includes(n)).count() as u64;
-    let stream_series = sc
-        .flows
-        .iter()
-        .filter(|f| f.kind == FlowKind::Quic)
-        .map(|f| f.streams.unwrap_or(1) as u64)
-        .sum::<u64>();
-    let e = crate::budget::Estimate {
-        run: SimDuration(end.0),
-        bin,
-        bins,
-        flow_series: if rc.flows { sc.flows.len() as u64 } else { 0 },
-        stream_series,
-        link_series,
-        routing: b.routing_bytes(),
-        nodes: b.node_count() as u64,
-        channels,
-        flows: sc.flows.len() as u64,
-        topology_field: if sc.dumbbell.is_some() { "dumbbell.pairs" } else { "links" },
-    };
-    if bins > u32::MAX as u64 {
-        // Bin indices are 32-bit: refuse even when nothing per bin is recorded.
-        return Err(err(
-            "run.record_interval",
-            format!(
-                "\"{}\" on a {} run makes {bins} bins, more than 2^32",
-                crate::units::format_duration(bin),
-                crate::units::format_duration(e.run)
-            ),
-        ));
-    }
-    Ok(e)
 }

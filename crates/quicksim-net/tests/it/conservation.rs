@@ -52,16 +52,18 @@ fn case() -> impl Strategy<Value = Case> {
         1u64..50,
         any::<u64>(),
     )
-        .prop_map(|(packets, limit_packets, limit_bytes, loss, jitter, hold_limit, bottleneck_mbps, seed)| Case {
-            packets,
-            limit_packets,
-            limit_bytes,
-            loss,
-            jitter,
-            hold_limit,
-            bottleneck_mbps,
-            seed,
-        })
+        .prop_map(
+            |(packets, limit_packets, limit_bytes, loss, jitter, hold_limit, bottleneck_mbps, seed)| Case {
+                packets,
+                limit_packets,
+                limit_bytes,
+                loss,
+                jitter,
+                hold_limit,
+                bottleneck_mbps,
+                seed,
+            },
+        )
 }
 
 /// s -> r1 -> r2 -> d; the r1 -> r2 bottleneck has the case's queue, loss and jitter.

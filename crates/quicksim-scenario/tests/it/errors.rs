@@ -135,7 +135,8 @@ fn congestion_control_settings() {
 fn connect_and_write_size_name_their_field() {
     let quic = |extra: serde_json::Value| {
         let mut sc = base();
-        let mut f = json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1", "start": "0.5s"});
+        let mut f =
+            json!({"name": "q", "kind": "quic", "src": "sender1", "dst": "receiver1", "start": "0.5s"});
         f.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         sc["flows"] = json!([f]);
         err_of(sc)

@@ -481,7 +481,10 @@ fn whole_writes_may_pass_the_send_buffer() {
     let c = TcpConfig { send_buffer: 100_000, ..cfg() };
     let mut a = Connection::new(Role::Client, Arc::new(c.clone()), SimTime::ZERO).unwrap();
     let mut b = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO).unwrap();
-    assert_eq!((a.write_whole(SimTime::ZERO, 30_000), a.write_whole(SimTime::ZERO, 100_000)), (30_000, 100_000));
+    assert_eq!(
+        (a.write_whole(SimTime::ZERO, 30_000), a.write_whole(SimTime::ZERO, 100_000)),
+        (30_000, 100_000)
+    );
     assert_eq!((a.queued_bytes(), a.send_space()), (130_000, 0));
     assert_eq!(a.write_whole(SimTime::ZERO, 100_000), 0, "full: refused");
     assert_eq!((b.write(SimTime::ZERO, 30_000), b.write(SimTime::ZERO, 100_000)), (30_000, 70_000));
