@@ -192,8 +192,8 @@ def test_ctrl_c_twice_during_a_sweep_prints_no_traceback(tmp_path: Path) -> None
     plan = _write(
         tmp_path,
         "plan.toml",
-        f'scenario = {str(SCENARIO)!r}\n[sweep]\nrepeat = 8\nmetrics = ["goodput"]\n'
-        '[sweep.params]\n"run.duration" = ["60s"]\n',
+        f'scenario = {str(SCENARIO)!r}\n[sweep]\nrepeat = 4\nmetrics = ["goodput"]\n'
+        '[sweep.params]\n"run.duration" = ["3000s"]\n"flows.poisson.stop" = ["3000s"]\n',
     )
     out = tmp_path / "out"
     proc = subprocess.Popen(
@@ -205,7 +205,8 @@ def test_ctrl_c_twice_during_a_sweep_prints_no_traceback(tmp_path: Path) -> None
         while not (out / "plan.json").exists():
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        time.sleep(1.0)  # the pool is running
+        time.sleep(0.5)  # the pool is running (each run takes seconds)
+        assert proc.poll() is None, "the sweep ended before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
