@@ -141,6 +141,22 @@ def test_python_seed_is_checked(seed: Any) -> None:
         quicksim.run(SCENARIO, seed=seed, sets=["run.duration=3s"])
 
 
+@pytest.mark.parametrize("seed", [-1, 2**64, "3", 1.5, True], ids=["-1", "2^64", "str", "float", "bool"])
+def test_python_sweep_seed_is_checked(seed: Any) -> None:
+    # As strict as quicksim.run: refused before any run, naming the argument or the [sweep] key.
+    with pytest.raises(quicksim.ScenarioError, match=r"^seed: "):
+        quicksim.sweep(SCENARIO, seed=seed, progress=False, jobs=1)
+    doc = quicksim.load_scenario(SCENARIO)
+    doc["sweep"] = {"seed": seed}
+    with pytest.raises(quicksim.ScenarioError, match=r"^sweep\.seed: "):
+        quicksim.sweep(doc, progress=False, jobs=1)
+
+
+def test_python_sweep_sets_as_one_string() -> None:
+    res = quicksim.sweep(SCENARIO, sets="run.duration=1s", progress=False, jobs=1)
+    assert len(res.runs) == 1 and res.runs["error"].isna().all()
+
+
 def test_python_sets_as_one_string() -> None:
     r = quicksim.run(SCENARIO, sets="run.duration=3s")
     assert r.meta["sim_end_s"] == pytest.approx(3.0)

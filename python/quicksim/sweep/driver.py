@@ -153,7 +153,7 @@ def sweep(
     *,
     zip: Iterable[Sequence[str]] | None = None,
     seed: int | None = None,
-    sets: Iterable[str] = (),
+    sets: Iterable[str] | str = (),
     out: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
     scheduler: str | None = None,
@@ -176,14 +176,19 @@ def sweep(
     found = doc.get("sweep")
     table: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     name = None if isinstance(scenario, Mapping) else Path(scenario).stem
+    try:
+        plan_seed = api.check_seed(seed if seed is not None else table.get("seed"))
+    except ScenarioError as e:
+        # The same check as `quicksim.run(seed=...)`; a bad [sweep] seed is named as such.
+        raise ScenarioError(str(e) if seed is not None else f"sweep.{e}") from None
     plan = make_plan(
         doc,
         params if params is not None else table.get("params") or {},
         repeat=repeat if repeat is not None else table.get("repeat", 1),
         metrics=metrics if metrics is not None else table.get("metrics") or ("goodput_mbps",),
         zip=zip if zip is not None else table.get("zip") or (),
-        seed=seed if seed is not None else table.get("seed"),
-        sets=sets,
+        seed=plan_seed,
+        sets=api._override_list(sets),
         name=table.get("name") or doc.get("name") or name,
     )
     return run_plan(
