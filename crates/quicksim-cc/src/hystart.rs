@@ -170,6 +170,37 @@ impl HyStart {
     }
 }
 
+/// Drives a controller's HyStart++ in its unit tests (`algos/*.rs`).
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::{AckEvent, AckSummary, CcCtx, CongestionController, RttEstimator, WindowRules};
+    use quicksim_engine::{SimDuration, SimTime};
+
+    /// One ACK of one `mds`-byte packet sent at `sent`, acked at `now`, whose RTT sample is
+    /// `rtt_ms`: `on_ack` then `on_ack_end`, as the transports call them.
+    pub(crate) fn one_ack(
+        cc: &mut impl CongestionController,
+        mds: u64,
+        bytes_in_flight: u64,
+        rtt_ms: u64,
+        sent: SimTime,
+        now: SimTime,
+    ) {
+        let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
+        rtt.update(SimDuration::from_millis(rtt_ms), SimDuration::ZERO, SimDuration::ZERO, true);
+        let mut cx = CcCtx { now, mds, rtt: &rtt, bytes_in_flight, window: &WindowRules::RFC9002 };
+        cc.on_ack(&mut cx, &AckEvent { sent_time: sent, bytes: mds, app_limited: false });
+        let summary = AckSummary {
+            acked_bytes: mds,
+            acked_packets: 1,
+            largest_acked_sent_time: sent,
+            app_limited: false,
+            rate: None,
+        };
+        cc.on_ack_end(&mut cx, &summary);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -716,21 +716,9 @@ mod tests {
         let e = cc.epoch.unwrap();
         assert_eq!((e.k_us, e.origin), (0, 18_000));
     }
-    /// One ACK of one MDS-sized packet sent at `sent`, acked at `now`, whose RTT sample is
-    /// `rtt_ms`: `on_ack` then `on_ack_end`, as the transports call them.
+    /// One ACK of one MDS-sized packet sent at `sent`, acked at `now`, RTT sample `rtt_ms`.
     fn hs_ack(cc: &mut Cubic, rtt_ms: u64, sent: SimTime, now: SimTime) {
-        let mut rtt = RttEstimator::new(ms(100));
-        rtt.update(ms(rtt_ms), SimDuration::ZERO, SimDuration::ZERO, true);
-        let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 50_000, window: &WindowRules::RFC9002 };
-        cc.on_ack(&mut cx, &AckEvent { sent_time: sent, bytes: MDS, app_limited: false });
-        let summary = AckSummary {
-            acked_bytes: MDS,
-            acked_packets: 1,
-            largest_acked_sent_time: sent,
-            app_limited: false,
-            rate: None,
-        };
-        cc.on_ack_end(&mut cx, &summary);
+        crate::hystart::testing::one_ack(cc, MDS, 50_000, rtt_ms, sent, now);
     }
 
     #[test]

@@ -674,20 +674,9 @@ mod tests {
         ack_one(&mut cc, MDS, t(160), t(250), false);
         assert_eq!(cc.metrics().state, CcState::CongestionAvoidance);
     }
-    /// One ACK of one full packet sent at `sent`, acked at `now`, with RTT sample `rtt_ms`.
+    /// One ACK of one MDS-sized packet sent at `sent`, acked at `now`, RTT sample `rtt_ms`.
     fn hs_ack(cc: &mut NewReno, rtt_ms: u64, sent: SimTime, now: SimTime) {
-        let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
-        rtt.update(SimDuration::from_millis(rtt_ms), SimDuration::ZERO, SimDuration::ZERO, true);
-        let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 100_000, window: &WindowRules::RFC9002 };
-        cc.on_ack(&mut cx, &AckEvent { sent_time: sent, bytes: MDS, app_limited: false });
-        let summary = AckSummary {
-            acked_bytes: MDS,
-            acked_packets: 1,
-            largest_acked_sent_time: sent,
-            app_limited: false,
-            rate: None,
-        };
-        cc.on_ack_end(&mut cx, &summary);
+        crate::hystart::testing::one_ack(cc, MDS, 100_000, rtt_ms, sent, now);
     }
 
     #[test]

@@ -1,22 +1,7 @@
 //! Bad scenarios: every error names the field path and the value, and nothing panics.
 
-use quicksim_scenario::run;
+use super::{base, err_of};
 use serde_json::json;
-
-fn err_of(sc: serde_json::Value) -> String {
-    match run(&sc.to_string(), None, &mut |_, _| true) {
-        Ok(_) => panic!("scenario was accepted: {sc}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn base() -> serde_json::Value {
-    json!({
-        "run": {"duration": "1s"},
-        "dumbbell": {"pairs": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
-        "flows": [{"name": "f", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "100B", "interval": "10ms"}]
-    })
-}
 
 #[test]
 fn unknown_key() {

@@ -1,24 +1,10 @@
 //! Hostile but well-formed scenarios: what cannot fit in memory is refused before anything is
 //! allocated, with one error naming the field to change; ambiguous topologies are refused.
 
+use super::{base, err_of};
 use quicksim_scenario::{run, validate};
 use serde_json::json;
 use std::time::Instant;
-
-fn err_of(sc: serde_json::Value) -> String {
-    match run(&sc.to_string(), None, &mut |_, _| true) {
-        Ok(_) => panic!("scenario was accepted: {sc}"),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn base() -> serde_json::Value {
-    json!({
-        "run": {"duration": "1s"},
-        "dumbbell": {"pairs": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
-        "flows": [{"name": "f", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "100B", "interval": "10ms"}]
-    })
-}
 
 #[test]
 fn one_picosecond_bins_are_refused_at_once() {

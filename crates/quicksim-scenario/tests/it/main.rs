@@ -16,6 +16,23 @@ mod udp;
 
 use quicksim_scenario::{run, Column, RunOutput};
 
+/// The error a scenario must be refused with (panics if it runs).
+pub fn err_of(sc: serde_json::Value) -> String {
+    match run(&sc.to_string(), None, &mut |_, _| true) {
+        Ok(_) => panic!("scenario was accepted: {sc}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A valid one-pair dumbbell with one UDP flow, for tests that break one field of it.
+pub fn base() -> serde_json::Value {
+    serde_json::json!({
+        "run": {"duration": "1s"},
+        "dumbbell": {"pairs": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+        "flows": [{"name": "f", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "100B", "interval": "10ms"}]
+    })
+}
+
 pub fn go(json: &serde_json::Value, seed: Option<u64>) -> RunOutput {
     run(&json.to_string(), seed, &mut |_, _| true).unwrap_or_else(|e| panic!("scenario failed: {e}"))
 }
