@@ -281,6 +281,45 @@ def scale_100x1g_scenario(duration_s: float = 30.0, flows: int = 100) -> dict[st
     )
 
 
+#: htsim's TcpSrc/TcpSink as quicksim's `[tcp]` table: NewReno without SACK or timestamps, an ACK
+#: per segment, an initial window of 10 (quicksim's default). What stays different: htsim's
+#: NewReno has no handshake and scans retransmit timers every 10 ms.
+HTSIM_TCP: dict[str, Any] = {
+    "cc": "newreno",
+    "ack_every": 1,
+    "sack": False,
+    "timestamps": False,
+}
+
+
+def _htsim_tcp(doc: dict[str, Any]) -> dict[str, Any]:
+    """`doc` (a `_saturated_dumbbell`) with htsim-like TCP flows instead of QUIC."""
+    del doc["quic"]
+    doc["tcp"] = dict(HTSIM_TCP, send_buffer=1 << 20, recv_buffer=1 << 20)
+    for f in doc["flows"]:
+        f["kind"] = "tcp"
+    return doc
+
+
+def htsim_3x10m_scenario() -> dict[str, Any]:
+    """The bench's linksharing-like dumbbell with every flow on for 50 s, as `--vs-htsim` runs it:
+    3 saturated QUIC NewReno flows, 10 Mbit/s, 10 ms one way, 25 kB DropTail, MTU 1500."""
+    return _saturated_dumbbell("htsim-3x10m", 50.0, 3, "10Mbps", "1500B", (25_000, 100_000), "1MB")
+
+
+def htsim_3x10m_tcp_scenario() -> dict[str, Any]:
+    """htsim-3x10m with htsim-like TCP NewReno flows (`HTSIM_TCP`): the like-for-like row."""
+    return _htsim_tcp(htsim_3x10m_scenario()) | {"name": "htsim-3x10m-tcp"}
+
+
+def htsim_100x1g_tcp_scenario() -> dict[str, Any]:
+    """scale-100x1g (1 Gbit/s, 10 ms, 2.5 MB DropTail, MTU 1280, 30 s) with htsim-like TCP
+    NewReno flows (`HTSIM_TCP`) and no link framing, as htsim has none."""
+    doc = scale_100x1g_scenario()
+    doc["name"] = "htsim-100x1g-tcp"
+    return _htsim_tcp(doc)
+
+
 def scale_10g_scenario(duration_s: float = 10.0, flows: int = 50) -> dict[str, Any]:
     """50 NewReno flows over 10 Gbit/s, 10 ms one way, BDP (25 MB) DropTail, MTU 1500, 10 s."""
     return _saturated_dumbbell(
@@ -474,6 +513,9 @@ SUITE: dict[str, Any] = {
     "scale-10g": scale_10g_scenario,
     "many-flows": many_flows_scenario,
     "many-flows-tcp": many_flows_tcp_scenario,
+    "htsim-3x10m": htsim_3x10m_scenario,
+    "htsim-3x10m-tcp": htsim_3x10m_tcp_scenario,
+    "htsim-100x1g-tcp": htsim_100x1g_tcp_scenario,
 }
 """The fixed benchmark scenarios, by name: functions returning the scenario dict."""
 
@@ -502,6 +544,8 @@ def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
     meta, totals = raw["meta"], raw["totals"]
     wall_s = max(float(meta["wall_s"]), 1e-9)
     hops = sum(int(link["packets"]) for link in totals["links"].values())
+    # Packets the bottleneck's forward direction carried (dumbbells; None elsewhere).
+    bn = totals["links"].get("bottleneck:router1->router2")
     events = int(meta["events"])
     sim_s = float(meta["sim_end_s"])
     return {
@@ -513,6 +557,8 @@ def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
         "wall_with_tables_s": wall_total_s,
         "events_per_s": events / wall_s,
         "packet_hops_per_s": hops / wall_s,
+        "bottleneck_packets": None if bn is None else int(bn["packets"]),
+        "bottleneck_packets_per_s": None if bn is None else int(bn["packets"]) / wall_s,
         "sim_s": sim_s,
         "sim_s_per_wall_s": sim_s / wall_s,
         "peak_rss_mib": peak_kib / 1024,

@@ -14,6 +14,8 @@ Scenarios (built in code, `quicksim.bench.SUITE`):
   many-flows     10 000 mostly idle QUIC connections (1 kB every 5 s) + 100 saturated, 10 s;
                  (many-flows-tcp: the same with TCP flows)
                  also run without the idle ones, for the memory per idle flow
+  htsim-3x10m(-tcp), htsim-100x1g-tcp  the dumbbells of --vs-htsim (below): 3 flows all on,
+                 10 Mbit/s, 25 kB, 50 s; 100 flows as scale-100x1g; TCP configured as htsim's
 
 The scale and many-flows runs record only per-flow byte counters per bin
 (run.record = { queues = false, links = false, conn = false, drops = false }).
@@ -29,6 +31,12 @@ runs them and prints the wall-time ratio. ns-3's flows are TCP NewReno. The *-tc
 like-for-like comparison (quicksim's TCP NewReno against ns-3's); the QUIC rows compare the
 same scenarios with another protocol. Rows that share an ns-3 program are measured in one
 alternating loop (quicksim QUIC, quicksim TCP, ns-3, and again), so all see the same load.
+
+--vs-htsim builds htsim (github Broadcom/csg-htsim: a checkout given by --htsim-src or
+$QUICKSIM_HTSIM_SRC; nothing is fetched) with quicksim's harness and runs its two dumbbells (the
+linksharing-like 3 flows all on for 50 s; scale-100x1g) alternately with quicksim's TCP and QUIC
+on the same dumbbells, comparing bottleneck packets per wall second (`cli/_bench_htsim.py`).
+Without scenario names it runs only that comparison.
 
 --sweep times a 64-run sweep of the showcase (quicksim.sweep) with jobs=1 and jobs=2 and prints
 the speed-up.
@@ -60,6 +68,8 @@ SCENARIOS = (
     "many-flows",
     "many-flows-tcp",
 )
+HTSIM_SCENARIOS = ("htsim-3x10m", "htsim-3x10m-tcp", "htsim-100x1g-tcp")
+"""Scenarios of the htsim comparison (also runnable by name)."""
 WITH_BASELINE = ("many-flows", "many-flows-tcp")
 """Scenarios also run without their idle flows (`quicksim.bench.BASELINES`): memory per idle flow."""
 NS3_PROGRAMS = {
@@ -104,6 +114,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ns3-scale-reps", type=int, default=1, help="ns-3 scale runs (~5 min each; default 1)"
     )
     parser.add_argument(
+        "--vs-htsim", action="store_true", help="run htsim's dumbbells beside quicksim's (see --htsim-src)"
+    )
+    parser.add_argument("--htsim-src", metavar="DIR", help="csg-htsim checkout (default $QUICKSIM_HTSIM_SRC)")
+    parser.add_argument(
+        "--htsim-cache",
+        type=Path,
+        metavar="DIR",
+        help="htsim build dir (default ~/.cache/quicksim/htsim)",
+    )
+    parser.add_argument(
         "--sweep", action="store_true", help="also time a 64-run sweep with jobs=1 and jobs=2"
     )
     parser.add_argument(
@@ -113,16 +133,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run the suite, print a table, write the JSON."""
-    names = args.scenarios or list(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
+    names = args.scenarios or ([] if args.vs_htsim else list(SCENARIOS))
+    unknown = [n for n in names if n not in SCENARIOS + HTSIM_SCENARIOS]
     if unknown:
         raise SystemExit(
-            f"quicksim bench: unknown scenario {unknown[0]!r}; choose from {', '.join(SCENARIOS)}"
+            f"quicksim bench: unknown scenario {unknown[0]!r}; "
+            f"choose from {', '.join(SCENARIOS + HTSIM_SCENARIOS)}"
         )
     if args.reps < 1:
         raise SystemExit("quicksim bench: --reps must be at least 1")
     report: dict[str, Any] = {"machine": _machine(), "quicksim": {}, "ns3": {}, "ratios": {}}
-    print("ns-3's flows are TCP NewReno; quicksim's are QUIC NewReno, or TCP NewReno in the *-tcp rows.")
+    if names:
+        print("ns-3's flows are TCP NewReno; quicksim's are QUIC NewReno, or TCP NewReno in the *-tcp rows.")
     bindir = _build_ns3(args) if args.vs_ns3 else None
     done: set[str] = set()
     for name in names:
@@ -150,6 +172,10 @@ def main(args: argparse.Namespace) -> int:
             _report_row(report, m, reps[m], prog if reps3 else None, first=m == names[0])
             if m in WITH_BASELINE:
                 _many_flows_baseline(report, args, m)
+    if args.vs_htsim:
+        from . import _bench_htsim
+
+        _bench_htsim.run(args, report, _quicksim_rep, _median)
     if args.sweep:
         from ..bench import sweep_speedup
 

@@ -1,0 +1,164 @@
+// quicksim's htsim harness: long-lived TCP flows over one DropTail bottleneck, built against
+// htsim's sources (github Broadcom/csg-htsim, sim/) by `quicksim bench --vs-htsim`
+// (`quicksim._htsim`).
+//
+// The topology is the bench's dumbbell, link for link: flow i's data leaves its sender through
+// its access link (a Queue at the same rate with a buffer that never fills; no Pipe: the access
+// links have no delay), crosses the shared bottleneck (a DropTail Queue of --queue-bytes and a
+// Pipe of the one-way delay) and the receiver's access link (a Queue), and reaches its TcpSink;
+// ACKs come back the same way (receiver access Queue, the reverse bottleneck Queue and Pipe,
+// the sender's access Queue). Every link direction is a Queue (serialization) and, where it has
+// a delay, a Pipe: 4 events per data packet and 4 per ACK, as quicksim's hops. Flows start
+// --start-step-ms apart (as ns-3's scale.cc and the bench). htsim's 10 ms retransmit-timer
+// scanner runs, nothing is logged. The run loop is timed alone (setup excluded), and the
+// program prints one JSON line: run-loop wall time, events, packets served by the bottleneck,
+// delivered bytes, peak memory.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "eventlist.h"
+#include "network.h"
+#include "pipe.h"
+#include "queue.h"
+#include "tcp.h"
+
+namespace {
+
+// A DropTail queue that counts the packets it has served.
+class CountingQueue : public Queue {
+public:
+    CountingQueue(linkspeed_bps rate, mem_b size, EventList& ev) : Queue(rate, size, ev, nullptr) {}
+    void completeService() override {
+        ++served;
+        Queue::completeService();
+    }
+    uint64_t served = 0;
+};
+
+long peak_rss_kb() {
+    std::ifstream f("/proc/self/status");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+    }
+    return -1;
+}
+
+// The value of `--name=V` or `--name V`; `dflt` when absent. An unknown option or a value that
+// is not a number stops the program with a message (so a typo cannot run the default silently).
+double arg(int argc, char** argv, const char* name, double dflt) {
+    const size_t n = std::strlen(name);
+    for (int i = 1; i < argc; ++i) {
+        const char* v = nullptr;
+        if (!std::strncmp(argv[i], name, n) && argv[i][n] == '=') v = argv[i] + n + 1;
+        else if (!std::strcmp(argv[i], name) && i + 1 < argc) v = argv[i + 1];
+        if (v) {
+            char* end = nullptr;
+            const double x = std::strtod(v, &end);
+            if (end == v || *end) {
+                std::fprintf(stderr, "htsim_dumbbell_tcp: %s: not a number: %s\n", name, v);
+                std::exit(2);
+            }
+            return x;
+        }
+    }
+    return dflt;
+}
+
+void check_options(int argc, char** argv) {
+    static const char* known[] = {"--flows", "--rate-mbps", "--delay-ms", "--queue-bytes",
+                                  "--packet-bytes", "--duration-s", "--start-step-ms"};
+    for (int i = 1; i < argc; ++i) {
+        if (std::strncmp(argv[i], "--", 2)) continue;  // a value of the option before
+        bool ok = false;
+        for (const char* k : known) {
+            const size_t n = std::strlen(k);
+            ok = ok || (!std::strncmp(argv[i], k, n) && (argv[i][n] == '=' || argv[i][n] == 0));
+        }
+        if (!ok) {
+            std::fprintf(stderr, "htsim_dumbbell_tcp: unknown option %s\n", argv[i]);
+            std::exit(2);
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    check_options(argc, argv);
+    const int flows = static_cast<int>(arg(argc, argv, "--flows", 3));
+    const double rate_mbps = arg(argc, argv, "--rate-mbps", 10);
+    const double delay_ms = arg(argc, argv, "--delay-ms", 10);
+    const double queue_bytes = arg(argc, argv, "--queue-bytes", 25000);
+    const int packet = static_cast<int>(arg(argc, argv, "--packet-bytes", 1500));
+    const double duration_s = arg(argc, argv, "--duration-s", 50);
+    const double step_ms = arg(argc, argv, "--start-step-ms", 1);
+
+    EventList eventlist;
+    eventlist.setEndtime(timeFromSec(duration_s));
+    Packet::set_packet_size(packet);
+    const linkspeed_bps rate = static_cast<linkspeed_bps>(rate_mbps * 1e6);
+
+    CountingQueue bottleneck(rate, static_cast<mem_b>(queue_bytes), eventlist);
+    bottleneck.setName("bottleneck");
+    Pipe fwd(timeFromMs(delay_ms), eventlist);
+    fwd.setName("fwd");
+    Queue bottleneck_rev(rate, memFromPkt(1e6), eventlist, nullptr);
+    bottleneck_rev.setName("bottleneck-rev");
+    Pipe rev(timeFromMs(delay_ms), eventlist);
+    rev.setName("rev");
+    TcpRtxTimerScanner scanner(timeFromMs(10), eventlist);
+
+    std::vector<TcpSrc*> srcs;
+    std::vector<TcpSink*> sinks;
+    for (int i = 0; i < flows; ++i) {
+        auto* src = new TcpSrc(nullptr, nullptr, eventlist);
+        auto* sink = new TcpSink();
+        src->setName("tcp" + std::to_string(i));
+        sink->setName("sink" + std::to_string(i));
+        scanner.registerTcp(*src);
+        // The four access-link directions of this pair: sender out/in, receiver in/out.
+        Queue* acc[4];
+        for (int k = 0; k < 4; ++k) {
+            acc[k] = new Queue(rate, memFromPkt(1e6), eventlist, nullptr);
+            acc[k]->setName("access" + std::to_string(i) + "." + std::to_string(k));
+        }
+        auto* out = new Route();
+        out->push_back(acc[0]);
+        out->push_back(&bottleneck);
+        out->push_back(&fwd);
+        out->push_back(acc[2]);
+        out->push_back(sink);
+        auto* back = new Route();
+        back->push_back(acc[3]);
+        back->push_back(&bottleneck_rev);
+        back->push_back(&rev);
+        back->push_back(acc[1]);
+        back->push_back(src);
+        src->connect(*out, *back, *sink, timeFromMs(i * step_ms));
+        srcs.push_back(src);
+        sinks.push_back(sink);
+    }
+
+    uint64_t events = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (eventlist.doNextEvent()) ++events;
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    uint64_t delivered = 0;
+    for (auto* s : sinks) delivered += s->cumulative_ack();
+    std::printf(
+        "{\"program\": \"htsim-dumbbell-tcp\", \"flows\": %d, \"run_wall_s\": %.6f, \"events\": %llu, "
+        "\"bottleneck_packets\": %llu, \"bottleneck_drops\": %d, \"delivered_bytes\": %llu, "
+        "\"packet_bytes\": %d, \"peak_rss_kb\": %ld}\n",
+        flows, wall, static_cast<unsigned long long>(events),
+        static_cast<unsigned long long>(bottleneck.served), bottleneck.num_drops(),
+        static_cast<unsigned long long>(delivered), packet, peak_rss_kb());
+    return 0;
+}

@@ -1,0 +1,64 @@
+"""`quicksim bench --vs-htsim`: quicksim and htsim on the same dumbbells, alternately.
+
+For each workload of `quicksim._htsim.WORKLOADS` the reps alternate (quicksim TCP, quicksim QUIC,
+htsim, and again), so all three see the same machine load; the medians are compared on
+bottleneck packets per wall second of the run loop (setup and outputs excluded on both sides),
+with events, events per bottleneck packet and peak memory beside them. The TCP row is the
+like-for-like comparison (quicksim's TCP NewReno configured as htsim's: no SACK, an ACK per
+segment); the QUIC row is quicksim's QUIC NewReno on the same dumbbell.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from .. import _htsim
+
+
+def run(
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    quicksim_rep: Callable[[str], dict[str, Any]],
+    median: Callable[[list[dict[str, Any]]], dict[str, Any]],
+) -> None:
+    """Build htsim and its harness, run every workload `args.reps` times alternately with
+    quicksim's two rows, print the table and store it under report["htsim"]."""
+    sim = _htsim.source_dir(args.htsim_src, "quicksim bench --vs-htsim")
+    binary = _htsim.build(sim, args.htsim_cache)
+    print(f"htsim: {sim} (harness {binary})")
+    report["htsim"] = {}
+    for w in _htsim.WORKLOADS:
+        reps: dict[str, list[dict[str, Any]]] = {w.tcp_scenario: [], w.quic_scenario: [], "htsim": []}
+        for _ in range(args.reps):
+            reps[w.tcp_scenario].append(quicksim_rep(w.tcp_scenario))
+            reps[w.quic_scenario].append(quicksim_rep(w.quic_scenario))
+            reps["htsim"].append(_htsim.run(binary, w))
+        h = median(reps["htsim"])
+        entry: dict[str, Any] = {"workload": w.args(), "htsim": {"median": h, "reps": reps["htsim"]}}
+        print(
+            f"\n{w.name}: {w.flows} flows, {w.rate_mbps:g} Mbit/s, {w.delay_ms:g} ms, "
+            f"{w.queue_bytes} B DropTail, {w.packet_bytes} B packets, {w.duration_s:g} s "
+            f"(medians of {args.reps})"
+        )
+        _row("htsim TCP", h)
+        for proto, name in (("TCP", w.tcp_scenario), ("QUIC", w.quic_scenario)):
+            q = median(reps[name])
+            ratio = q["bottleneck_packets_per_s"] / h["bottleneck_packets_per_s"]
+            entry[proto.lower()] = {"scenario": name, "median": q, "reps": reps[name], "ratio": ratio}
+            _row(f"quicksim {proto}", q)
+            print(
+                f"  quicksim {proto} / htsim TCP: {ratio:.2f}x the bottleneck packets per wall second"
+                + (" (like for like)" if proto == "TCP" else " (another protocol)")
+            )
+        report["htsim"][w.name] = entry
+
+
+def _row(who: str, m: dict[str, Any]) -> None:
+    per_pkt = m["events"] / max(m["bottleneck_packets"], 1)
+    print(
+        f"  {who:<13} wall {m['wall_s']:8.4f} s  events {m['events']:>11,.0f} "
+        f"({per_pkt:4.1f} per bottleneck packet)  {m['events_per_s'] / 1e6:6.2f} M ev/s  "
+        f"{m['bottleneck_packets_per_s'] / 1e6:6.3f} M bottleneck pkts/s  peak {m['peak_rss_mib']:6.1f} MiB"
+    )

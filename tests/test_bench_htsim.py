@@ -1,0 +1,92 @@
+"""`quicksim bench --vs-htsim`: the quicksim side of each workload is the dumbbell the htsim
+harness builds, its runs fill the bottleneck, and htsim itself is built and run when a checkout
+is given (QUICKSIM_HTSIM_SRC; CI has none, so that test says it is skipped)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quicksim import _htsim, bench, units
+
+pytestmark = pytest.mark.core
+
+
+@pytest.mark.parametrize("w", _htsim.WORKLOADS, ids=lambda w: w.name)
+def test_scenarios_are_the_harness_dumbbell(w: _htsim.Workload) -> None:
+    """Every number the harness is given is the one quicksim's scenarios use (a drift between
+    the two would compare different networks)."""
+    for name in (w.tcp_scenario, w.quic_scenario):
+        doc = bench.SUITE[name]()
+        d = doc["dumbbell"]
+        assert d["pairs"] == len(doc["flows"]) == w.flows
+        assert units.bits_per_s(d["bottleneck"]["rate"]) == w.rate_mbps * 1e6
+        assert units.bits_per_s(d["access"]["rate"]) == w.rate_mbps * 1e6
+        assert units.seconds(d["bottleneck"]["delay"]) == w.delay_ms / 1e3
+        assert units.seconds(d["access"]["delay"]) == 0
+        assert units.bytes_(d["bottleneck"]["queue"]["bytes"]) == w.queue_bytes
+        assert units.bytes_(d["mtu"]) == w.packet_bytes
+        assert units.seconds(doc["run"]["duration"]) == w.duration_s
+        starts = [units.seconds(f["start"]) for f in doc["flows"]]
+        assert starts == [i / 1e3 for i in range(w.flows)]  # --start-step-ms=1
+
+
+def test_tcp_rows_are_configured_as_htsim() -> None:
+    doc = bench.htsim_3x10m_tcp_scenario()
+    assert {f["kind"] for f in doc["flows"]} == {"tcp"}
+    assert doc["tcp"]["ack_every"] == 1 and doc["tcp"]["sack"] is False
+    assert "quic" not in doc
+
+
+@pytest.mark.parametrize("name", ["htsim-3x10m", "htsim-3x10m-tcp"])
+def test_three_flow_rows_fill_the_bottleneck(name: str) -> None:
+    """The bottleneck packets the comparison divides by: 10 Mbit/s x 50 s / 1500 B = 41 667
+    packet times; the flows start within 2 ms and leave the link idle only in the first RTTs
+    of slow start, so at least 98 % of them carry a packet (htsim's harness: 41 241, 99.0 %)."""
+    code = f"import json, quicksim.bench as b; print(json.dumps(b.suite_worker({name!r})))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    rep = json.loads(out.strip().splitlines()[-1])
+    slots = 10e6 * 50 / (1500 * 8)
+    assert 0.98 * slots <= rep["bottleneck_packets"] <= slots
+    assert rep["bottleneck_packets_per_s"] == pytest.approx(rep["bottleneck_packets"] / rep["wall_s"])
+
+
+def test_source_dir_errors_name_the_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("QUICKSIM_HTSIM_SRC", raising=False)
+    with pytest.raises(SystemExit, match="--htsim-src"):
+        _htsim.source_dir(None, "quicksim bench --vs-htsim")
+    with pytest.raises(SystemExit, match="not an htsim checkout"):
+        _htsim.source_dir(tmp_path, "quicksim bench --vs-htsim")
+
+
+def test_cli_without_source_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "QUICKSIM_HTSIM_SRC"}
+    res = subprocess.run(
+        [sys.executable, "-m", "quicksim", "bench", "--vs-htsim", "--reps", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert res.returncode != 0
+    assert "--htsim-src" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+def test_htsim_builds_and_runs(tmp_path: Path) -> None:
+    """With a csg-htsim checkout (QUICKSIM_HTSIM_SRC), the harness builds and its 3-flow run
+    fills the bottleneck as quicksim's does; skipped without one (CI fetches nothing)."""
+    src = os.environ.get("QUICKSIM_HTSIM_SRC")
+    if not src:
+        pytest.skip("QUICKSIM_HTSIM_SRC is not set: no htsim checkout to build")
+    binary = _htsim.build(_htsim.source_dir(src, "test"), tmp_path)
+    w = _htsim.WORKLOADS[0]
+    r = _htsim.run(binary, w)
+    slots = w.rate_mbps * 1e6 * w.duration_s / (w.packet_bytes * 8)
+    assert 0.98 * slots <= r["bottleneck_packets"] <= slots
+    # One event per Queue service and per Pipe: 4 per data packet, 4 per ACK.
+    assert 7.5 <= r["events_per_bottleneck_packet"] <= 8.5
