@@ -12,7 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from .errors import ScenarioError, SimulationError
+from .errors import ControllerError, ScenarioError, SimulationError
 
 __all__ = ["call", "load_core"]
 
@@ -38,6 +38,8 @@ def call(core: ModuleType, fn: Callable[..., _T], *args: Any) -> _T:
         return fn(*args)
     except core.ScenarioError as e:
         raise ScenarioError(str(e)) from None
+    except core.ControllerError as e:
+        raise ControllerError(str(e)) from e.__cause__
     except core.SimulationError as e:
         raise SimulationError(str(e)) from None
     except BaseException as e:
