@@ -339,13 +339,20 @@ impl PyController {
 /// pacing_rate (None or a positive number of bit/s) of the Python object; an error says which
 /// attribute and what was wrong with its value.
 type State = (u64, u64, Option<CcState>, Option<Rate>);
-fn read_state(obj: &Bound<'_, PyAny>) -> Result<State, String> {
+fn read_state<'py>(obj: &Bound<'py, PyAny>) -> Result<State, String> {
     let py = obj.py();
-    let get = |name: &str| obj.getattr(name).map_err(|e| describe(py, &e));
-    let cwnd = bytes(&get("cwnd")?, "cwnd")?;
-    let ss = get("ssthresh")?;
+    // Interned names: four lookups after every batch of callbacks, no string made per call.
+    fn attr<'py>(
+        obj: &Bound<'py, PyAny>,
+        name: &Bound<'py, pyo3::types::PyString>,
+    ) -> Result<Bound<'py, PyAny>, String> {
+        obj.getattr(name).map_err(|e| describe(obj.py(), &e))
+    }
+    let get = |name: &Bound<'py, pyo3::types::PyString>| attr(obj, name);
+    let cwnd = bytes(&get(pyo3::intern!(py, "cwnd"))?, "cwnd")?;
+    let ss = get(pyo3::intern!(py, "ssthresh"))?;
     let ssthresh = if ss.is_none() { u64::MAX } else { bytes(&ss, "ssthresh")? };
-    let st = get("state")?;
+    let st = get(pyo3::intern!(py, "state"))?;
     let state = if st.is_none() {
         None
     } else {
@@ -363,7 +370,7 @@ fn read_state(obj: &Bound<'_, PyAny>) -> Result<State, String> {
             }
         })
     };
-    let pr = get("pacing_rate")?;
+    let pr = get(pyo3::intern!(py, "pacing_rate"))?;
     let pacing = if pr.is_none() {
         None
     } else {

@@ -41,7 +41,7 @@ def write(card: Card, out: Path) -> None:
         ]
         for r in card.rows
     ]
-    sources = sorted({(r.criterion if r.passed is None else r.title, r.source) for r in card.rows})
+    sources = [(r.title, r.source) for r in card.rows]
     mode = "quick (`--quick`)" if card.quick else "full"
     text = f"""# Conformance card: `{card.cc}`
 
@@ -52,7 +52,7 @@ dumbbell: 10 Mbit/s bottleneck, 20 ms one way (RTT 40 ms), a DropTail buffer of 
 §5.1's (`reproduce cubic-rfc9438`'s runs with this controller). Measurements start after
 {"20" if card.quick else "50"} s of {"60" if card.quick else "200"} s (5 s for single flows).
 
-{md_table(["verdict", "case", "measured", "value", "criterion", "note"], rows)}
+{md_table(["verdict", "case", "quantity", "measured", "criterion", "note"], rows)}
 
 ## Where each threshold comes from
 
@@ -94,7 +94,8 @@ def _window_figure(card: Card) -> Figure:
             lw=1,
             label=f"CUBIC, RFC 9438 (RTT {rtt * 1e3:g} ms)",
         )
-    for rtt, marker in ((0.1, "o"), (0.01, "s")):
+    # RTT 100 ms as large open circles, 10 ms as small squares: both stay visible where they meet.
+    for rtt, marker, size, face in ((0.1, "o", 11, "none"), (0.01, "s", 5, "C0")):
         pts = [
             (r.measured, float(r.key.split("p=")[1]))
             for r in card.rows
@@ -106,7 +107,9 @@ def _window_figure(card: Card) -> Figure:
                 [w for w, _ in pts],
                 marker,
                 color="C0",
-                ms=7,
+                mfc=face,
+                ms=size,
+                mew=1.5,
                 label=f"{card.cc}, RTT {rtt * 1e3:g} ms",
             )
     ax.set(xscale="log", yscale="log", xlabel="loss rate p", ylabel="mean cwnd (segments)")
