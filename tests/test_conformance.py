@@ -53,7 +53,9 @@ def test_fluid_model_numbers_behind_the_criteria() -> None:
     # Mathis' constant for random loss with delayed ACKs over the periodic one: 0.87 / 1.22.
     assert math.sqrt(3 / 4) / math.sqrt(3 / 2) == pytest.approx(cases.RANDOM_LOSS_MIN, abs=0.01)
     # Jain's index of a 1.6:1 split of two flows is about the threshold.
-    assert (2.6**2) / (2 * (1.6**2 + 1)) == pytest.approx(cases.JAIN_MIN, abs=0.01)
+    split = 1.6
+    jain = (split + 1) ** 2 / (2 * (split**2 + 1))
+    assert jain == pytest.approx(cases.JAIN_MIN, abs=0.01)
     # The window bands: Reno's 1.2/sqrt(p) and the RFC 9438 table.
     c = cases.window_criterion("band", 0.1, 1e-3)
     assert (c.threshold, c.upper) == pytest.approx((0.9 * 1.2 / math.sqrt(1e-3), 1.1 * 38))
