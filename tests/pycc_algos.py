@@ -250,3 +250,12 @@ class BadWindow(PyNewReno):
     def on_congestion_event(self, cx: Any, ev: Any) -> None:
         super().on_congestion_event(cx, ev)
         self.cwnd = float("nan") if self.value == "nan" else self.value
+
+
+class InterruptedAt(RaisesAt):
+    """As if Ctrl-C arrived while on_ack ran (Python raises KeyboardInterrupt there)."""
+
+    def on_ack(self, cx: Any, ack: Any) -> None:
+        if cx.now_ps >= self.at_ps:
+            raise KeyboardInterrupt
+        PyNewReno.on_ack(self, cx, ack)

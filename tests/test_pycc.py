@@ -106,6 +106,11 @@ def test_errors_in_user_code_stop_the_run_naming_controller_callback_and_time(
         assert message.endswith("ZeroDivisionError: boom")
 
 
+def test_ctrl_c_inside_a_callback_stays_an_interrupt() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        quicksim.run(LINKSHARING, sets=['quic.cc="py:pycc_algos:InterruptedAt"'])
+
+
 def test_an_exception_in_the_constructor_is_reported_too() -> None:
     with pytest.raises(quicksim.ControllerError, match=r"__init__ at t = 0\.000000 s: TypeError"):
         quicksim.run(LINKSHARING, sets=['quic.cc={algo="py:pycc_algos:RaisesAt", at_s="soon"}'])

@@ -157,6 +157,10 @@ fn run<'py>(
         }))
     });
     if let Some(f) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let (true, Some(e)) = (f.interrupt, &f.cause) {
+            // Ctrl-C while a Python controller ran: an interrupt, not the controller's fault.
+            return Err(e.clone_ref(py));
+        }
         let err = ControllerError::new_err(f.message);
         err.set_cause(py, f.cause);
         return Err(err);

@@ -30,6 +30,8 @@ use quicksim_engine::{Rate, SimTime};
 pub struct Failure {
     pub message: String,
     pub cause: Option<PyErr>,
+    /// The "failure" was Ctrl-C arriving while Python code ran: re-raise it as it is.
+    pub interrupt: bool,
 }
 
 /// Shared by the controllers of one run and the run's progress callback.
@@ -275,7 +277,7 @@ fn describe(py: Python<'_>, e: &PyErr) -> String {
 
 impl PyController {
     /// Records the first failure of the run and makes this controller inert.
-    fn fail(&mut self, _py: Python<'_>, callback: &str, now: SimTime, what: String, cause: Option<PyErr>) {
+    fn fail(&mut self, py: Python<'_>, callback: &str, now: SimTime, what: String, cause: Option<PyErr>) {
         self.failed = true;
         self.pending.clear();
         let message = format!(
@@ -283,9 +285,11 @@ impl PyController {
             &*self.name,
             now.as_secs_f64()
         );
+        let interrupt =
+            cause.as_ref().is_some_and(|e| e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py));
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
-            *slot = Some(Failure { message, cause });
+            *slot = Some(Failure { message, cause, interrupt });
         }
     }
 
