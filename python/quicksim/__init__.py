@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import cc
 from .api import apply_overrides, load_scenario, run, validate
-from .errors import ScenarioError, SimulationError
+from .errors import ControllerError, ScenarioError, SimulationError
 
 if TYPE_CHECKING:
     from .results import Result
@@ -25,11 +26,13 @@ else:
     from . import sweep
 
 __all__ = [
+    "ControllerError",
     "Result",
     "ScenarioError",
     "SimulationError",
     "__version__",
     "apply_overrides",
+    "cc",
     "load",
     "load_scenario",
     "run",

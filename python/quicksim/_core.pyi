@@ -11,10 +11,14 @@ class ScenarioError(ValueError):
 class SimulationError(RuntimeError):
     """The run failed after the scenario was accepted."""
 
+class ControllerError(SimulationError):
+    """A congestion controller written in Python failed; `__cause__` is its exception, if any."""
+
 def run(
     scenario_json: str,
     seed: int | None = None,
     progress: Callable[[float, int], object] | None = None,
+    controllers: dict[str, type] | None = None,
 ) -> dict[str, Any]:
     """Run a scenario; returns {"meta": ..., "tables": {name: {column: values}}, "totals": ...}.
 
@@ -25,7 +29,7 @@ def run(
     early (then meta["stopped_early"] is True).
     """
 
-def validate(scenario_json: str) -> str:
+def validate(scenario_json: str, controllers: dict[str, type] | None = None) -> str:
     """Check the scenario completely (schema and build); return it as normalized JSON: values in
     canonical units, defaults filled in (crates/quicksim-scenario/src/normalize.rs says which)."""
 
@@ -39,3 +43,57 @@ def table_schema() -> list[dict[str, Any]]:
 def parse_duration(text: str) -> float: ...
 def parse_rate(text: str) -> int: ...
 def parse_bytes(text: str) -> int: ...
+def builtin_controllers() -> list[str]:
+    """The names of the built-in congestion controllers."""
+
+# What a controller written in Python (quicksim.cc.Controller) is given. Times in picoseconds.
+
+class InitInfo:
+    mds: int
+    initial_window: int
+    minimum_window: int
+    loss_window: int
+
+class CcContext:
+    now_ps: int
+    now_s: float
+    mds: int
+    bytes_in_flight: int
+    latest_rtt_ps: int
+    smoothed_rtt_ps: int
+    min_rtt_ps: int
+    rttvar_ps: int
+    has_rtt_sample: bool
+    initial_window: int
+    minimum_window: int
+    loss_window: int
+
+class SentPacket:
+    bytes: int
+    app_limited: bool
+
+class AckEvent:
+    sent_time_ps: int
+    bytes: int
+    app_limited: bool
+
+class RateSample:
+    delivered: int
+    prior_delivered: int
+    delivered_time_ps: int
+    first_sent_time_ps: int
+    is_app_limited: bool
+    interval_ps: int
+    rate_bps: int
+
+class AckSummary:
+    acked_bytes: int
+    acked_packets: int
+    largest_acked_sent_time_ps: int
+    app_limited: bool
+    rate: RateSample | None
+
+class CongestionEvent:
+    cause: str
+    sent_time_ps: int
+    lost_bytes: int

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from .errors import ScenarioError, SimulationError
+from .errors import ControllerError, ScenarioError, SimulationError
 
 __all__ = ["call", "load_core"]
 
@@ -34,10 +34,14 @@ def load_core() -> ModuleType:
 
 def call(core: ModuleType, fn: Callable[..., _T], *args: Any) -> _T:
     """Call into the core, translating its exceptions; a Rust panic never leaks as is."""
+    # A stand-in core (tests) may not define it; `except ()` matches nothing.
+    controller_error = getattr(core, "ControllerError", ())
     try:
         return fn(*args)
     except core.ScenarioError as e:
         raise ScenarioError(str(e)) from None
+    except controller_error as e:
+        raise ControllerError(str(e)) from e.__cause__
     except core.SimulationError as e:
         raise SimulationError(str(e)) from None
     except BaseException as e:

@@ -190,6 +190,9 @@ def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, An
     """
     doc = apply_overrides(load_scenario(scenario), sets)
     core = _load_core()
+    controllers = _controllers(doc)
+    if controllers:
+        return dict(json.loads(_call_core(core, core.validate, _to_json(doc), controllers)))
     return dict(json.loads(_call_core(core, core.validate, _to_json(doc))))
 
 
@@ -209,9 +212,13 @@ def run(
     doc = apply_overrides(load_scenario(scenario), sets)
     text = _to_json(doc)
     core = _load_core()
+    controllers = _controllers(doc)
     wrapped, failure = _guard_progress(progress)
     try:
-        raw = _call_core(core, core.run, text, seed, wrapped)
+        if controllers:
+            raw = _call_core(core, core.run, text, seed, wrapped, controllers)
+        else:
+            raw = _call_core(core, core.run, text, seed, wrapped)
     except BaseException:
         if failure:  # the core surfaced the callback's error in its own way; prefer the original
             raise failure[0] from None
@@ -228,6 +235,13 @@ def run(
         # Make scenario.json self-contained: rerunning it reproduces this run exactly.
         normalized["run"]["seed"] = used_seed
     return Result(raw, scenario=normalized, name=_scenario_name(scenario, doc))
+
+
+def _controllers(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The congestion controllers written in Python that the scenario names (`quicksim.cc`)."""
+    from .cc import controllers_of
+
+    return controllers_of(doc)
 
 
 def _scenario_name(source: ScenarioSource, doc: Mapping[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The two exceptions of the public API.
+"""The exceptions of the public API.
 
 They are plain Python classes, so pure-Python code (scenario loading, overrides) can raise them
 without the compiled core; `api` translates the core's own exceptions into these.
@@ -6,7 +6,7 @@ without the compiled core; `api` translates the core's own exceptions into these
 
 from __future__ import annotations
 
-__all__ = ["ScenarioError", "SimulationError"]
+__all__ = ["ControllerError", "ScenarioError", "SimulationError"]
 
 
 class ScenarioError(ValueError):
@@ -15,3 +15,9 @@ class ScenarioError(ValueError):
 
 class SimulationError(RuntimeError):
     """The simulation failed while running, including internal errors (panics) in the core."""
+
+
+class ControllerError(SimulationError):
+    """A congestion controller written in Python failed (an exception, or a window that is not a
+    positive integer): the message names the controller, the callback and the simulated time; the
+    Python exception, if any, is the `__cause__`."""

@@ -1,5 +1,10 @@
 //! `quicksim._core`: the compiled module. It converts between Python and the scenario crate
-//! and maps every error to a quicksim exception; no simulation logic lives here.
+//! and maps every error to a quicksim exception; no simulation logic lives here. Controllers
+//! written in Python reach the run through `pycc`.
+
+mod pycc;
+
+use std::sync::{Arc, Mutex};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -14,11 +19,17 @@ create_exception!(
     "A scenario field has a bad value; the message names the field."
 );
 create_exception!(_core, SimulationError, PyRuntimeError, "A run failed inside the simulator.");
+create_exception!(
+    _core,
+    ControllerError,
+    SimulationError,
+    "A congestion controller written in Python failed; the message names it, the callback and the time."
+);
 
 /// Converts a JSON value, consuming it so that the Rust tree is freed as the Python one grows
 /// (with many flows the per-flow totals are the largest output). Object keys are interned: every
 /// flow's totals have the same ~35 keys, and one Python string per key and flow cost ~2 kB per flow.
-fn json_to_py(py: Python<'_>, v: serde_json::Value) -> PyResult<Bound<'_, PyAny>> {
+pub(crate) fn json_to_py(py: Python<'_>, v: serde_json::Value) -> PyResult<Bound<'_, PyAny>> {
     use serde_json::Value as V;
     Ok(match v {
         V::Null => py.None().into_bound(py),
@@ -102,17 +113,27 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
 
 /// Run a scenario given as JSON. `progress(sim_time_s, events)` is called periodically;
 /// returning False stops the run early. The GIL is held only while calling back.
+/// `controllers` maps the scenario's names of Python controllers to their classes
+/// (`quicksim.cc.Controller` subclasses); a failure in one stops the run and raises
+/// `ControllerError`.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, progress=None))]
+#[pyo3(signature = (scenario_json, seed=None, progress=None, controllers=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
     progress: Option<PyObject>,
+    controllers: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let slot: pycc::FailureSlot = Arc::new(Mutex::new(None));
+    let plugins = plugins_of(controllers.as_ref(), &slot)?;
     let mut cb_err: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |t: f64, n: u64| -> bool {
+            // A Python controller failed: stop at once (it has gone inert, keeping its window).
+            if slot.lock().map(|s| s.is_some()).unwrap_or(true) {
+                return false;
+            }
             let Some(p) = &progress else {
                 // No callback: still let Ctrl-C (SIGINT -> KeyboardInterrupt) stop the run.
                 return Python::with_gil(|py| match py.check_signals() {
@@ -132,9 +153,18 @@ fn run<'py>(
             })
         };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            quicksim_scenario::run(scenario_json, seed, &mut cb)
+            quicksim_scenario::run_with(scenario_json, seed, &mut cb, &plugins)
         }))
     });
+    if let Some(f) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let (true, Some(e)) = (f.interrupt, &f.cause) {
+            // Ctrl-C while a Python controller ran: an interrupt, not the controller's fault.
+            return Err(e.clone_ref(py));
+        }
+        let err = ControllerError::new_err(f.message);
+        err.set_cause(py, f.cause);
+        return Err(err);
+    }
     if let Some(e) = cb_err {
         // KeyboardInterrupt and errors raised by the callback propagate unchanged.
         return Err(e);
@@ -153,10 +183,31 @@ fn run<'py>(
     }
 }
 
+/// The plugins of a run: the Python controllers `controllers` (`{name: class}`) if any.
+fn plugins_of(
+    controllers: Option<&Bound<'_, PyDict>>,
+    slot: &pycc::FailureSlot,
+) -> PyResult<quicksim_scenario::plugins::Plugins> {
+    let mut plugins = quicksim_scenario::plugins::Plugins::default();
+    if let Some(c) = controllers {
+        pycc::register(&mut plugins, c, slot)?;
+    }
+    Ok(plugins)
+}
+
 /// Validate a scenario (schema and semantics); returns it as JSON with the defaults filled in.
+/// `controllers` as for `run`.
 #[pyfunction]
-fn validate(scenario_json: &str) -> PyResult<String> {
-    checked(|| quicksim_scenario::validate(scenario_json), "validating")
+#[pyo3(signature = (scenario_json, controllers=None))]
+fn validate(py: Python<'_>, scenario_json: &str, controllers: Option<Bound<'_, PyDict>>) -> PyResult<String> {
+    let slot: pycc::FailureSlot = Arc::new(Mutex::new(None));
+    let plugins = plugins_of(controllers.as_ref(), &slot)?;
+    py.allow_threads(|| {
+        checked(
+            std::panic::AssertUnwindSafe(|| quicksim_scenario::validate_with(scenario_json, &plugins)),
+            "validating",
+        )
+    })
 }
 
 /// The scenario as JSON with the defaults filled in, checking the schema only (no build): for a
@@ -203,6 +254,12 @@ fn parse_bytes(text: &str) -> PyResult<u64> {
     quicksim_scenario::units::parse_bytes(text).map_err(ScenarioError::new_err)
 }
 
+/// The names of the built-in congestion controllers (`cc = "name"`).
+#[pyfunction]
+fn builtin_controllers() -> Vec<&'static str> {
+    quicksim_cc::NAMES.to_vec()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -212,8 +269,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_controllers, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("ControllerError", m.py().get_type::<ControllerError>())?;
+    m.add_class::<pycc::PyCtx>()?;
+    m.add_class::<pycc::PyInit>()?;
+    m.add_class::<pycc::PySent>()?;
+    m.add_class::<pycc::PyAck>()?;
+    m.add_class::<pycc::PySummary>()?;
+    m.add_class::<pycc::PyRate>()?;
+    m.add_class::<pycc::PyCong>()?;
     m.add("__version__", quicksim_scenario::VERSION)?;
     Ok(())
 }

@@ -122,8 +122,13 @@ fn scenario_hash(sc: &mut schema::Scenario) -> Result<String, ScenarioError> {
 /// Check a scenario completely (schema and semantics) without running it; returns it
 /// normalized (defaults filled in; the `normalize` module says which).
 pub fn validate(json: &str) -> Result<serde_json::Value, ScenarioError> {
+    validate_with(json, &plugins::Plugins::default())
+}
+
+/// `validate` with extensions registered at run time (a scenario naming a plugin controller).
+pub fn validate_with(json: &str, plugins: &plugins::Plugins) -> Result<serde_json::Value, ScenarioError> {
     let sc = schema::parse(json)?;
-    build::build(&sc, sc.run.seed.unwrap_or(DEFAULT_SEED), &plugins::Plugins::default())?;
+    build::build(&sc, sc.run.seed.unwrap_or(DEFAULT_SEED), plugins)?;
     normalize::normalized(&sc)
 }
 

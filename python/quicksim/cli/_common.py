@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from ..errors import ScenarioError, SimulationError
+from ..errors import ControllerError, ScenarioError, SimulationError
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_USAGE", "add_set_option", "error", "handle_errors", "seed"]
 
@@ -70,7 +70,9 @@ def handle_errors(body: Callable[[], int]) -> int:
         _ignore_sigint()
         print("quicksim: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except ScenarioError as e:
+    except (ScenarioError, ControllerError) as e:
+        # A controller written in Python that fails is the user's input failing: one line (the
+        # controller, the callback, the simulated time and the exception), as a bad scenario.
         error(e)
         return EXIT_USAGE
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:

@@ -105,14 +105,20 @@ def cell_sets(rtt: float, p: float, algo: str, transport: str) -> list[str]:
     return sets
 
 
-def measure(rtt: float, p: float, algo: str, transport: str) -> dict[str, Any]:
+def measure(rtt: float, p: float, algo: str, transport: str, cc: str | None = None) -> dict[str, Any]:
     """One run: time-weighted mean cwnd (segments) from the end of the warm-up epochs to the
-    last loss, over whole loss epochs, and the window at the first and the last reduction."""
+    last loss, over whole loss epochs, and the window at the first and the last reduction.
+    `cc` runs another controller (by its scenario name) in the cell made for `algo`."""
+    import json
+
     import numpy as np
 
     from .. import api
 
-    r = api.run(scenario_path("mathis"), sets=cell_sets(rtt, p, algo, transport))
+    sets = cell_sets(rtt, p, algo, transport)
+    if cc is not None:
+        sets.append(f"{transport}.cc={json.dumps(cc)}")
+    r = api.run(scenario_path("mathis"), sets=sets)
     c = r.conn
     t = c.t_s.to_numpy()
     w = c.cwnd_bytes.to_numpy() / SEGMENT[transport]

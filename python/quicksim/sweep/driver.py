@@ -68,8 +68,20 @@ def run_plan(
                 except ScenarioError as e:
                     raise PlanError(f"point {_point_text(r.params)}: {e}") from None
     metric_specs = [(m.label, m.fn, m.params) for m in plan.metrics]
+    # Controllers registered under a name (`quicksim.cc.register`) travel as their import path:
+    # a worker process (local or Dask) registers them again before running.
+    from .. import cc
+
+    registered = {name: cc.class_path(cls) for name, cls in cc.registered().items()}
     tasks = [
-        {"run_id": r.run_id, "seed": r.seed, "scenario": docs[r.point], "metrics": metric_specs} for r in todo
+        {
+            "run_id": r.run_id,
+            "seed": r.seed,
+            "scenario": docs[r.point],
+            "metrics": metric_specs,
+            "controllers": {n: p for n, p in registered.items() if n in cc.names_in(docs[r.point])},
+        }
+        for r in todo
     ]
     by_id = {r.run_id: r for r in runs}
     if out_dir is not None and stored:

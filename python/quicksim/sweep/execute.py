@@ -27,6 +27,7 @@ def _execute(task: Mapping[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     record: dict[str, Any] = {"values": {}, "series": {}, "error": None, "events": None, "sim_wall_s": None}
     try:
+        _register_controllers(task.get("controllers") or {})
         result = api.run(task["scenario"], seed=task["seed"])
         record["events"] = result.meta.get("events")
         record["sim_wall_s"] = result.meta.get("wall_s")
@@ -49,6 +50,15 @@ def _execute(task: Mapping[str, Any]) -> dict[str, Any]:
     record["wall_s"] = time.perf_counter() - started
     record["worker"] = f"{os.uname().nodename}:{os.getpid()}" if hasattr(os, "uname") else str(os.getpid())
     return dict(_jsonable(record))
+
+
+def _register_controllers(paths: Mapping[str, str]) -> None:
+    """Registers the sweep's named Python controllers in this (worker) process by import path."""
+    from .. import cc
+
+    for name, path in paths.items():
+        if name not in cc.registered():
+            cc.register(name, cc.resolve(cc.PY_PREFIX + path))
 
 
 def _serial(tasks: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
