@@ -101,15 +101,21 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
 }
 
 /// Run a scenario given as JSON. `progress(sim_time_s, events)` is called periodically;
-/// returning False stops the run early. The GIL is held only while calling back.
+/// returning False stops the run early. The GIL is held only while calling back. Files a
+/// run writes itself (`run.capture`) go to `out_dir`.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, progress=None))]
+#[pyo3(signature = (scenario_json, seed=None, progress=None, out_dir=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
     progress: Option<PyObject>,
+    out_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let mut plugins = quicksim_scenario::plugins::Plugins::default();
+    if let Some(d) = out_dir {
+        plugins.set_out_dir(d);
+    }
     let mut cb_err: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |t: f64, n: u64| -> bool {
@@ -132,7 +138,7 @@ fn run<'py>(
             })
         };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            quicksim_scenario::run(scenario_json, seed, &mut cb)
+            quicksim_scenario::run_with(scenario_json, seed, &mut cb, &plugins)
         }))
     });
     if let Some(e) = cb_err {
