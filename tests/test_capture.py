@@ -171,8 +171,17 @@ def test_tshark_reads_tcp_and_udp_without_malformed_packets(raw_run: tuple[Path,
     assert len(counted) > 200 and len(quic_frames) > 50, (len(counted), len(quic_frames))
 
 
-def count(f: str, display_filter: str) -> int:
-    return len(tshark("-r", f, "-Y", display_filter, "-T", "fields", "-e", "frame.number").split())
+def count(f: str, display_filter: str, *options: str) -> int:
+    rows = tshark(*options, "-r", f, "-Y", display_filter, "-T", "fields", "-e", "frame.number")
+    return len(rows.split())
+
+
+def test_tshark_finds_every_ppp_fcs_good(tmp_path: Path) -> None:
+    res = quicksim.run(scenario({"linktype": "ppp"}), out=tmp_path)
+    f = str(tmp_path / "capture.pcapng")
+    fcs16 = ("-o", "ppp.fcs_type:16-Bit")  # Wireshark checks PPP's FCS only when told its size
+    assert count(f, "ppp.fcs.status == 1", *fcs16) == res.totals["capture"]["packets"] > 1000
+    assert count(f, "(tcp || udp) && !quic && _ws.malformed", *fcs16) == 0
 
 
 @pytest.mark.slow
