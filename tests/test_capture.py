@@ -134,6 +134,23 @@ def test_no_output_folder_is_an_error_naming_run_capture() -> None:
         quicksim.run(scenario({}))
 
 
+def test_bad_capture_settings_are_one_line_errors(cli: Callable[..., Any], tmp_path: Path) -> None:
+    r = cli(
+        "run",
+        str(REPO / "scenarios" / "udp-bottleneck.toml"),
+        "--set",
+        'run.capture={links=["nope"]}',
+        "--out",
+        str(tmp_path),
+    )
+    assert r.returncode == 2
+    assert r.stderr.strip() == 'quicksim: error: run.capture.links: "nope" is not a link', r.stderr
+    with pytest.raises(quicksim.ScenarioError, match=r"^out: expected a folder path, not an integer$"):
+        quicksim.run(scenario({}), out=5)  # type: ignore[arg-type]
+    with pytest.raises(quicksim.ScenarioError, match=r"^run\.capture\.linktype: \"eth\" is not a link type"):
+        quicksim.run(scenario({"linktype": "eth"}), out=tmp_path)
+
+
 def test_the_cli_writes_the_capture_beside_the_tables(cli: Callable[..., Any], tmp_path: Path) -> None:
     r = cli(
         "run",

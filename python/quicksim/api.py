@@ -209,6 +209,8 @@ def run(
     scenario with `run.capture` needs it. The tables go there only with `result.save(out)`.
     """
     seed = check_seed(seed)
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise ScenarioError(f"out: expected a folder path, not {_type_name(out)}")
     doc = apply_overrides(load_scenario(scenario), sets)
     text = _to_json(doc)
     core = _load_core()

@@ -124,13 +124,26 @@ fn every_delivered_frame_is_captured_with_valid_headers_and_the_run_is_unchanged
         assert_eq!(ip + 7 * mine.len() as u64, l["bytes"].as_u64().unwrap(), "{name}");
         assert!(mine.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns), "{name}: time-ordered");
     }
+    let ip = |s: &str| -> [u8; 4] {
+        let v: Vec<u8> = s.split('.').map(|x| x.parse().unwrap()).collect();
+        [v[0], v[1], v[2], v[3]]
+    };
+    let nodes = o.totals["capture"]["nodes"].as_object().unwrap();
+    let senders: Vec<[u8; 4]> =
+        nodes.iter().filter(|(n, _)| n.starts_with("sender")).map(|(_, a)| ip(a.as_str().unwrap())).collect();
+    assert_eq!(senders.len(), 3);
     let (mut tcp, mut udp) = (0, 0);
     for r in &recs {
         let d = &r.data;
         assert_eq!(d[0], 0x45);
         assert_eq!(u16::from_be_bytes([d[2], d[3]]) as u32, r.orig, "IP total length");
         assert_eq!(sum(0, &d[..20]), 0xffff, "IPv4 header checksum");
-        assert!(d[8] == 64 || d[8] == 63 || d[8] == 62, "TTL 64 minus the routers crossed: {}", d[8]);
+        // TTL: 64 from the host, one less after each router (access, bottleneck, egress link).
+        let link = ifaces[r.iface as usize].0.split(':').next().unwrap();
+        let from_sender = senders.contains(&[d[12], d[13], d[14], d[15]]);
+        let routers_before = if link.starts_with("access") == from_sender { 0 } else { 2 };
+        let want = if link == "bottleneck" { 63 } else { 64 - routers_before };
+        assert_eq!(d[8], want, "TTL on {link}");
         // The transport checksum over pseudo-header and segment (the payload beyond the
         // snap length is zeros, which add nothing).
         let len = r.orig - 20;
