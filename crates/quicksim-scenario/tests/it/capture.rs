@@ -211,3 +211,41 @@ fn bad_capture_settings_are_refused_naming_the_field() {
     assert!(e.starts_with("run.capture: a capture is written to a file"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A sink added at run time that asks for frame contents (`wants_contents`) is told of every
+/// delivered frame with its transport packet, as the capture is.
+#[test]
+fn an_added_sink_gets_every_frame_with_its_contents() {
+    use quicksim_scenario::output::{Contents, PacketInfo, Sink};
+    struct Frames(std::sync::Arc<std::sync::Mutex<[u64; 3]>>);
+    impl Sink for Frames {
+        fn wants_contents(&self) -> bool {
+            true
+        }
+        fn link_frame(
+            &mut self,
+            _t: quicksim_engine::SimTime,
+            _c: quicksim_net::ChanId,
+            _p: &PacketInfo,
+            _f: u64,
+            c: Contents<'_>,
+        ) {
+            let i = match c {
+                Contents::Tcp(_) => 0,
+                Contents::Quic(_) => 1,
+                _ => 2,
+            };
+            self.0.lock().unwrap()[i] += 1;
+        }
+    }
+    let counts = std::sync::Arc::new(std::sync::Mutex::new([0u64; 3]));
+    let mut p = Plugins::default();
+    let c2 = std::sync::Arc::clone(&counts);
+    p.add_sink("frames", move |_n: usize| -> Box<dyn Sink> { Box::new(Frames(std::sync::Arc::clone(&c2))) });
+    let o = run_with(&scenario(None).to_string(), None, &mut |_, _| true, &p).unwrap();
+    let links: u64 =
+        o.totals["links"].as_object().unwrap().values().map(|l| l["packets"].as_u64().unwrap()).sum();
+    let c = *counts.lock().unwrap();
+    assert_eq!(c.iter().sum::<u64>(), links);
+    assert!(c.iter().all(|&n| n > 100), "TCP, QUIC and UDP frames: {c:?}");
+}
