@@ -231,7 +231,16 @@ class FakeCore(types.ModuleType):
         doc.setdefault("run", {}).setdefault("record_interval", "500ms")
         return json.dumps(doc)
 
-    def run(self, scenario_json: str, seed: int | None = None, progress: Any = None) -> dict[str, Any]:
+    def run(
+        self,
+        scenario_json: str,
+        seed: int | None = None,
+        progress: Any = None,
+        controllers: Any = None,
+        out_dir: str | None = None,
+    ) -> dict[str, Any]:
+        """As `_core.run`; `controllers` (Python controllers) and `out_dir` (where a capture
+        would go) are accepted and not recorded."""
         self.calls.append(("run", (json.loads(scenario_json), seed, progress)))
         if self.behaviour is not None:
             return self.behaviour(scenario_json, seed, progress)

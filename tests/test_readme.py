@@ -36,6 +36,8 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim run scenarios/udp-bottleneck.toml --seed 3 --out out/udp": (AS_WRITTEN, ""),
     "quicksim run scenarios/link-bandwidth.toml --set dumbbell.mtu=9000B --json": (AS_WRITTEN, ""),
     "quicksim validate scenarios/mathis.toml --set dumbbell.bottleneck.delay=25ms": (AS_WRITTEN, ""),
+    "quicksim run scenarios/mathis-tcp.toml --set run.duration=5s --set "
+    "'run.capture={links=[\"access1\"]}' --out out/capture": (AS_WRITTEN, ""),
     "quicksim validate": (AS_WRITTEN, "slow"),
     "quicksim validate --check mathis --quick --json": (AS_WRITTEN, "slow"),
     "quicksim sweep examples/ack-ratio-sweep.toml --out out/study -j 2": (AS_WRITTEN, "slow"),
@@ -139,6 +141,8 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
         import json
 
         json.loads(proc.stdout)  # the whole of stdout is one JSON document
+    if "run.capture" in command:
+        assert (workdir / "out" / "capture" / "capture.pcapng").stat().st_size > 10_000
     if argv[2:4] == ["run", "scenarios/linksharing.toml"]:
         assert sorted(p.name for p in (workdir / "out" / "linksharing").glob("*.png"))
 

@@ -19,8 +19,11 @@ def run(
     seed: int | None = None,
     progress: Callable[[float, int], object] | None = None,
     controllers: dict[str, type] | None = None,
+    out_dir: str | None = None,
 ) -> dict[str, Any]:
     """Run a scenario; returns {"meta": ..., "tables": {name: {column: values}}, "totals": ...}.
+
+    Files the run writes itself (`run.capture`: capture.pcapng) go to `out_dir`.
 
     Numeric columns are `array.array` ("d" float64, "q" int64; read them with numpy through the
     buffer protocol), string columns are lists.

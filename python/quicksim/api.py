@@ -201,24 +201,30 @@ def run(
     seed: int | None = None,
     progress: ProgressFn | None = None,
     sets: Iterable[str] = (),
+    out: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run one simulation and return its `Result`.
 
     `seed` overrides `run.seed`. `progress(sim_time_s, events)` is called periodically from
     inside the run; returning False stops it early (`result.meta["stopped_early"]`). An exception
-    raised by `progress` stops the run and is re-raised here.
+    raised by `progress` stops the run and is re-raised here. `out` is the folder for the files
+    the run writes while it runs (`run.capture`'s `capture.pcapng`; created if missing); a
+    scenario with `run.capture` needs it. The tables go there only with `result.save(out)`.
     """
     seed = check_seed(seed)
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise ScenarioError(f"out: expected a folder path, not {_type_name(out)}")
     doc = apply_overrides(load_scenario(scenario), sets)
     text = _to_json(doc)
     core = _load_core()
     controllers = _controllers(doc)
     wrapped, failure = _guard_progress(progress)
     try:
-        if controllers:
-            raw = _call_core(core, core.run, text, seed, wrapped, controllers)
-        else:
-            raw = _call_core(core, core.run, text, seed, wrapped)
+        # Positional, in the core's order (a stand-in core in tests takes the same).
+        extra: tuple[Any, ...] = ()
+        if controllers or out is not None:
+            extra = (controllers or None,) if out is None else (controllers or None, os.fspath(out))
+        raw = _call_core(core, core.run, text, seed, wrapped, *extra)
     except BaseException:
         if failure:  # the core surfaced the callback's error in its own way; prefer the original
             raise failure[0] from None

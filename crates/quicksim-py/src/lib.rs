@@ -115,18 +115,22 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
 /// returning False stops the run early. The GIL is held only while calling back.
 /// `controllers` maps the scenario's names of Python controllers to their classes
 /// (`quicksim.cc.Controller` subclasses); a failure in one stops the run and raises
-/// `ControllerError`.
+/// `ControllerError`. Files a run writes itself (`run.capture`) go to `out_dir`.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed=None, progress=None, controllers=None))]
+#[pyo3(signature = (scenario_json, seed=None, progress=None, controllers=None, out_dir=None))]
 fn run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     seed: Option<u64>,
     progress: Option<PyObject>,
     controllers: Option<Bound<'py, PyDict>>,
+    out_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let slot: pycc::FailureSlot = Arc::new(Mutex::new(None));
-    let plugins = plugins_of(controllers.as_ref(), &slot)?;
+    let mut plugins = plugins_of(controllers.as_ref(), &slot)?;
+    if let Some(d) = out_dir {
+        plugins.set_out_dir(d);
+    }
     let mut cb_err: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut cb = |t: f64, n: u64| -> bool {

@@ -6,6 +6,7 @@ use crate::cc_config::CcResolver;
 use crate::flows::transport::TransportFlow;
 use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
 use crate::flows::{FlowApp, FlowRt, FlowSpec};
+use crate::output::pcap::{Capture, FlowInfo};
 use crate::output::record::Recorder;
 use crate::output::Sinks;
 use crate::payload::Payload;
@@ -554,6 +555,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     let mut shared_cfgs: Vec<Arc<QuicConfig>> = Vec::new();
     let mut shared_tcp: Vec<Arc<TcpConfig>> = Vec::new();
     let mut ccs = CcResolver { plugins, done: Vec::new() };
+    // The `rfc9000` connection id length of each QUIC flow, for a capture's headers.
+    let mut dcid_len: Vec<Option<u8>> = vec![None; sc.flows.len()];
     for (i, f) in sc.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
         let p = |x: &str| format!("{path}.{x}");
@@ -670,6 +673,9 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 let qc = sc.quic.overlay(f.quic.as_ref().unwrap_or(&QuicCfg::default()));
                 let qpath = if f.quic.is_some() { p("quic") } else { "quic".to_string() };
                 let cfg = quic_config(&qc, mtu, &qpath, &mut ccs)?;
+                if let HeaderProfile::Rfc9000 { dcid_len: d } = cfg.header {
+                    dcid_len[i] = Some(d);
+                }
                 // Flows with the same settings share one read-only config (a flow's two
                 // endpoints always do): 288 B per connection otherwise. Checking the last few
                 // distinct configs finds the usual case (one [quic] section) without a search
@@ -756,7 +762,25 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     );
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
     let extra = plugins.sinks.iter().map(|(_, s)| s.make(flows.len())).collect();
-    let rec = Sinks::new(rec, extra);
+    let capture = match &sc.run.capture {
+        None => None,
+        Some(c) => {
+            let infos: Vec<_> = flows
+                .iter()
+                .zip(&names)
+                .zip(&dcid_len)
+                .map(|((f, name), &dcid_len)| FlowInfo {
+                    name,
+                    kind: f.spec.kind,
+                    src: f.spec.src,
+                    dst: f.spec.dst,
+                    dcid_len,
+                })
+                .collect();
+            Capture::new(c, plugins.out_dir.as_deref(), &net, &infos)?.map(Box::new)
+        }
+    };
+    let rec = Sinks::new(rec, extra, capture);
     Ok(Built {
         net,
         flows,

@@ -59,7 +59,7 @@ impl<Pl: PoolSet> NetObserver<Payload> for NetObs<Pl> {
     }
     #[inline]
     fn delivered(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, frame_bytes: u64) {
-        self.rec.link_delivered(now, chan, p, frame_bytes);
+        self.rec.link_delivered(now, chan, p, frame_bytes, &self.pools);
     }
     #[inline]
     fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {

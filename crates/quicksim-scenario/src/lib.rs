@@ -108,6 +108,8 @@ fn scenario_hash(sc: &mut schema::Scenario) -> Result<String, ScenarioError> {
                 top.remove("name");
                 if let Some(run) = top.get_mut("run").and_then(|r| r.as_object_mut()) {
                     run.remove("seed");
+                    // What is written, not what is simulated: a capture changes no result.
+                    run.remove("capture");
                 }
             }
             let _ = serde_json::to_writer(&mut h, &head);
@@ -169,6 +171,13 @@ fn run_inner(
 ) -> Result<(RunOutput, u64), ScenarioError> {
     let mut sc = schema::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(DEFAULT_SEED);
+    if sc.run.capture.is_some() && plugins.out_dir.is_none() {
+        return Err(ScenarioError::new(
+            "run.capture".into(),
+            "a capture is written to a file: give the run an output folder (--out DIR, quicksim.run(..., out=DIR))"
+                .into(),
+        ));
+    }
     let built = build::build(&sc, seed, plugins)?;
     let hash = scenario_hash(&mut sc)?;
     // The parsed flows (~600 B each) are not needed once built.
@@ -180,7 +189,14 @@ fn run_inner(
     let wall_s = wall.elapsed().as_secs_f64();
     let peak_rss_run_kib = peak_rss_kib();
     let rested = w.rested;
+    let capture = match w.cx.out.rec.capture.as_mut() {
+        Some(c) => Some(c.close().map_err(|e| ScenarioError::new("run.capture".into(), e))?),
+        None => None,
+    };
     let mut out = world::totals::finish(w, &sc, hash, seed, stop, wall_s);
+    if let Some(c) = capture {
+        out.totals["capture"] = c;
+    }
     out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
     Ok((out, rested))
 }

@@ -2,7 +2,21 @@
 //! the world's packet pools at a slot. The network sees only this word ([`Payload`]); the
 //! transport packet itself stays put in its pool until it is delivered or dropped.
 
+use quicksim_transport::quic::QuicPacket;
+use quicksim_transport::tcp::TcpSegment;
 use std::fmt;
+
+/// The transport packet inside an IP packet, for sinks that write packet contents (a capture:
+/// `output::Sink::link_frame`). Borrowed from the pool it travels in.
+#[derive(Clone, Copy, Debug)]
+pub enum Contents<'a> {
+    /// A datagram of a UDP or ON/OFF source (its payload is not modelled).
+    Udp,
+    Quic(&'a QuicPacket),
+    Tcp(&'a TcpSegment),
+    /// A transport without a wire encoding: only its size is known.
+    Opaque,
+}
 
 /// A UDP datagram of a UDP or ON/OFF source, or a transport packet: the pool it is in (the
 /// transport's tag, `flows::transports!`), its slot there, and its direction (`to_server` = the
@@ -49,6 +63,8 @@ impl fmt::Debug for Payload {
 /// dropped packet by the transport tag in its payload (`flows::Pools` implements it).
 pub(crate) trait PoolSet {
     fn release(&mut self, tag: u8, slot: u32);
+    /// The transport packet of a packet in flight (its payload word).
+    fn contents(&self, p: &Payload) -> Contents<'_>;
 }
 
 /// The packets of one transport travelling through the network. Events carry a slot number

@@ -30,12 +30,21 @@ pub struct Plugins {
     /// Output sinks added to every run made with these plugins, by name, in order (their
     /// tables come after the built-in ones).
     pub(crate) sinks: Vec<(String, Arc<dyn SinkFactory>)>,
+    /// The run's output folder, where sinks that write files put them (`run.capture`).
+    pub(crate) out_dir: Option<std::path::PathBuf>,
 }
 
 impl Plugins {
     /// Adds an output sink: `factory.make(number of flows)` is called once per run.
     pub fn add_sink(&mut self, name: &str, factory: impl SinkFactory + 'static) -> &mut Self {
         self.sinks.push((name.to_string(), Arc::new(factory)));
+        self
+    }
+
+    /// The folder a run writes its files to (`capture.pcapng`); without one, a scenario with
+    /// `run.capture` is refused.
+    pub fn set_out_dir(&mut self, dir: impl Into<std::path::PathBuf>) -> &mut Self {
+        self.out_dir = Some(dir.into());
         self
     }
 

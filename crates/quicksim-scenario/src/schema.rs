@@ -52,6 +52,35 @@ pub struct RunCfg {
     pub max_events: Option<u64>,
     #[serde(default)]
     pub record: RecordCfg,
+    /// Packet capture (`capture.pcapng` in the output folder): `output::pcap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureCfg>,
+}
+
+/// `run.capture`: which link directions and flows go into `capture.pcapng`, and how.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureCfg {
+    /// Links by name (both directions of each); every link if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<String>>,
+    /// Flows by name; every flow if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<String>>,
+    /// Bytes kept of each frame (default 65535, tcpdump's classic); the original length is
+    /// always recorded.
+    #[serde(default = "default_snaplen")]
+    pub snaplen: u32,
+    /// `"raw"` (LINKTYPE_RAW: the IPv4 packet) or `"ppp"` (LINKTYPE_PPP: HDLC-like framing).
+    #[serde(default = "default_linktype")]
+    pub linktype: String,
+}
+
+fn default_snaplen() -> u32 {
+    65_535
+}
+fn default_linktype() -> String {
+    "raw".into()
 }
 
 /// `true`, `false`, or a list of names.

@@ -65,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
             bar.update(sim_time_s, events)
             return not stop.requested
 
-        result = api.run(scenario, seed=args.seed, progress=progress)
+        result = api.run(scenario, seed=args.seed, progress=progress, out=out)
     if "name" not in scenario:
         result.name = args.scenario.stem
 

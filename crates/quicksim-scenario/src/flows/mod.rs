@@ -12,7 +12,7 @@ pub(crate) mod tcp;
 pub(crate) mod transport;
 pub(crate) mod udp;
 
-use crate::payload::{PacketPool, PoolSet};
+use crate::payload::{Contents, PacketPool, Payload, PoolSet};
 use quicksim_engine::SimTime;
 use quicksim_net::NodeId;
 use quicksim_transport::Endpoint;
@@ -78,6 +78,14 @@ macro_rules! transports {
                 match tag {
                     $( $tag => self.$live.release(slot), )*
                     _ => unreachable!("no transport has tag {tag}"),
+                }
+            }
+
+            fn contents(&self, p: &Payload) -> Contents<'_> {
+                match p.as_transport() {
+                    None => Contents::Udp,
+                    $( Some(($tag, _, slot)) => <$ty as Transport>::contents(&self.$live.slots[slot as usize]), )*
+                    Some((tag, _, _)) => unreachable!("no transport has tag {tag}"),
                 }
             }
         }

@@ -11,6 +11,10 @@ impl Transport for Connection {
     const KIND: &'static str = "quic";
     type Shared = Arc<QuicConfig>;
 
+    fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {
+        crate::payload::Contents::Quic(p)
+    }
+
     fn pair(cfg: &Arc<QuicConfig>, now: SimTime) -> [Connection; 2] {
         let end = |role| Connection::new(role, Arc::clone(cfg), now).expect("config validated at build time");
         [end(Role::Client), end(Role::Server)]

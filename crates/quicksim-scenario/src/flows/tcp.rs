@@ -16,6 +16,10 @@ impl Transport for Connection {
     const KIND: &'static str = "tcp";
     type Shared = Arc<TcpConfig>;
 
+    fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {
+        crate::payload::Contents::Tcp(p)
+    }
+
     fn pair(cfg: &Arc<TcpConfig>, now: SimTime) -> [Connection; 2] {
         let end = |role| Connection::new(role, Arc::clone(cfg), now).expect("config validated at build time");
         [end(Role::Client), end(Role::Server)]

@@ -7,7 +7,7 @@ use super::{Ctx, FlowSpec, Registered};
 use crate::apps::{App, AppKind};
 use crate::event::{push_flow_event, Ev};
 use crate::output::{ConnCounters, ConnSample, TransportEvent};
-use crate::payload::Payload;
+use crate::payload::{Contents, Payload};
 use quicksim_engine::compact::Opt;
 use quicksim_engine::SimTime;
 use quicksim_transport::{AppEvent, WirePacket};
@@ -24,6 +24,10 @@ pub(crate) trait Transport: Registered {
     fn pair(cfg: &Self::Shared, now: SimTime) -> [Self; 2];
     /// The transport's own block of the flow's totals (`summary.json` `flows.<name>.<KIND>`).
     fn totals(ends: &[Self; 2], close_error: &Option<String>) -> serde_json::Value;
+    /// The packet as a capture sees it (`Contents`); the default: only its size is known.
+    fn contents(_p: &Self::Packet) -> Contents<'_> {
+        Contents::Opaque
+    }
     /// Appends the endpoint's whole state to `out` for a resting flow; false if it cannot be
     /// encoded (the flow then stays live). The default: never.
     fn park(&self, _out: &mut Vec<u8>) -> bool {

@@ -1,10 +1,11 @@
 //! The fan-out the run loop calls: the built-in tables first (static calls), then every added
 //! sink in the order it was added (dynamic calls, only when there is one).
 
+use super::pcap::Capture;
 use super::record::Recorder;
 use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TransportEvent};
 use super::Table;
-use crate::payload::Payload;
+use crate::payload::{Payload, PoolSet};
 use quicksim_engine::SimTime;
 use quicksim_net::{ChanId, DropReason, NodeId, Packet};
 
@@ -16,6 +17,10 @@ pub(crate) struct Sinks {
     has_extra: bool,
     /// Some sink wants transport events (checked per packet instead of asking each sink).
     pub tracing: bool,
+    /// The packet capture (`run.capture`), called statically.
+    pub capture: Option<Box<Capture>>,
+    /// The capture or an added sink wants the contents of delivered frames.
+    contents: bool,
 }
 
 /// Calls `$call` on every added sink; nothing when there is none (the usual case: one
@@ -42,9 +47,10 @@ macro_rules! each_extra_packet {
 }
 
 impl Sinks {
-    pub(crate) fn new(tables: Recorder, extra: Vec<Box<dyn Sink>>) -> Sinks {
+    pub(crate) fn new(tables: Recorder, extra: Vec<Box<dyn Sink>>, capture: Option<Box<Capture>>) -> Sinks {
         let tracing = extra.iter().any(|s| s.wants_transport_events());
-        Sinks { tables, has_extra: !extra.is_empty(), extra, tracing }
+        let contents = capture.is_some() || extra.iter().any(|s| s.wants_contents());
+        Sinks { tables, has_extra: !extra.is_empty(), extra, tracing, capture, contents }
     }
 
     #[inline]
@@ -65,15 +71,40 @@ impl Sinks {
     }
 
     #[inline]
-    pub(crate) fn link_delivered(
+    pub(crate) fn link_delivered<Pl: PoolSet>(
         &mut self,
         now: SimTime,
         chan: ChanId,
         p: &Packet<Payload>,
         frame_bytes: u64,
+        pools: &Pl,
     ) {
         self.tables.on_link_delivered(now, chan, frame_bytes);
         each_extra_packet!(self, p, info, s => s.link_delivered(now, chan, &info, frame_bytes));
+        if self.contents {
+            self.link_frame(now, chan, p, frame_bytes, pools);
+        }
+    }
+
+    /// The frame with its contents, for the capture and the sinks that want them (out of the
+    /// run loop's inlined path: a run without them pays one test of a flag per frame).
+    #[inline(never)]
+    fn link_frame<Pl: PoolSet>(
+        &mut self,
+        now: SimTime,
+        chan: ChanId,
+        p: &Packet<Payload>,
+        frame_bytes: u64,
+        pools: &Pl,
+    ) {
+        let info = PacketInfo::of(p);
+        let c = pools.contents(&p.payload);
+        if let Some(cap) = &mut self.capture {
+            cap.link_frame(now, chan, &info, frame_bytes, c);
+        }
+        for s in self.extra.iter_mut().filter(|s| s.wants_contents()) {
+            s.link_frame(now, chan, &info, frame_bytes, c);
+        }
     }
 
     #[inline]

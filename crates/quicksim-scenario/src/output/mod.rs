@@ -6,15 +6,17 @@
 //! deliveries, packets leaving and reaching hosts), for what the applications see (bytes sent
 //! and delivered), for the senders' sampled state, and for transport events at the endpoint
 //! boundary (for qlog-like writers), then `finish` to add tables. The built-in tables
-//! ([`record::Recorder`]) are always there and called statically; further sinks (a test's toy,
-//! pcap later) are added through `BUILTIN_SINKS` (selected by the scenario) or
-//! `plugins::Plugins` and called dynamically only when present.
+//! ([`record::Recorder`]) are always there and called statically; further sinks (a test's toy)
+//! are added through `plugins::Plugins` and called dynamically only when present; the packet
+//! capture (`pcap`, selected by `run.capture`) is a sink called statically when present.
 
 mod fanout;
+pub(crate) mod pcap;
 pub(crate) mod record;
 mod schema;
 mod sinks;
 
+pub use crate::payload::Contents;
 pub(crate) use fanout::Sinks;
 pub use schema::{check_schema, table_schema, ColumnType, TABLES};
 pub use sinks::{ConnCounters, ConnSample};

@@ -2,7 +2,7 @@
 //! things (`PacketInfo`, `RunInfo`, `TransportEvent`).
 
 use super::Table;
-use crate::payload::Payload;
+use crate::payload::{Contents, Payload};
 use quicksim_engine::SimDuration;
 use quicksim_engine::SimTime;
 use quicksim_net::{ChanId, DropReason, NodeId, Packet};
@@ -43,6 +43,8 @@ pub struct PacketInfo {
     pub ip_bytes: u32,
     /// In the flow's forward (data) direction.
     pub forward: bool,
+    /// The ECN field of the IP header (RFC 3168 §5: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE).
+    pub ecn: u8,
 }
 
 impl PacketInfo {
@@ -55,6 +57,7 @@ impl PacketInfo {
             flow: p.flow,
             ip_bytes: p.ip_bytes,
             forward: p.payload.forward(),
+            ecn: p.ecn() as u8,
         }
     }
 }
@@ -94,6 +97,22 @@ pub trait Sink {
     fn dropped(&mut self, _now: SimTime, _chan: ChanId, _p: &PacketInfo, _why: DropReason) {}
     /// A frame arrived intact at the far end of `chan` (`frame_bytes` include link overhead).
     fn link_delivered(&mut self, _now: SimTime, _chan: ChanId, _p: &PacketInfo, _frame_bytes: u64) {}
+    /// Whether `link_frame` should be called (it costs a look into the packet pools per frame
+    /// when some sink wants it, nothing otherwise).
+    fn wants_contents(&self) -> bool {
+        false
+    }
+    /// `link_delivered` with the transport packet the frame carries (only for sinks that
+    /// `wants_contents`; called after `link_delivered`).
+    fn link_frame(
+        &mut self,
+        _now: SimTime,
+        _chan: ChanId,
+        _p: &PacketInfo,
+        _frame_bytes: u64,
+        _c: Contents<'_>,
+    ) {
+    }
     /// A host put a packet on its first link.
     fn packet_sent(&mut self, _now: SimTime, _node: NodeId, _p: &PacketInfo) {}
     /// A packet reached its destination host.

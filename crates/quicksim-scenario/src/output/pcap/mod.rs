@@ -1,0 +1,323 @@
+//! Packet capture (`run.capture`): every frame delivered on a captured link direction, of a
+//! captured flow, written to `capture.pcapng` with real IPv4, UDP and TCP headers, for
+//! Wireshark and tshark.
+//!
+//! An output sink like any other ([`Sink`]): it is told of frames through
+//! [`Sink::link_frame`], which carries the transport packet ([`Contents`]) besides the packet's
+//! description; the run loop makes that call only when a capture (or another sink that asks
+//! for contents) exists. Each node gets an IPv4 address (10.0.0.0/8, in node order), each flow a
+//! client port (49152 + flow index, wrapping at 65535) and a server port (443 for QUIC, 9 for
+//! TCP and UDP: RFC 863 "discard", whose payload Wireshark does not dissect), listed in
+//! `summary.json` under `capture`. A frame is recorded when it has arrived at the far end of
+//! its link (the time the `links` table counts it), with its TTL as it crossed that link (64
+//! minus the routers before it). Payload bytes are zeros: the model has none.
+
+mod headers;
+mod pcapng;
+mod quic;
+
+use super::sinks::{PacketInfo, Sink};
+use crate::payload::{Contents, Payload};
+use crate::schema::CaptureCfg;
+use crate::ScenarioError;
+use headers::{PPP_HEADER, PROTO_EXPERIMENTAL, PROTO_TCP, PROTO_UDP};
+use quicksim_engine::SimTime;
+use quicksim_net::{ChanId, Network, NodeId};
+use serde_json::json;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+/// The capture's file name inside the run's output folder.
+pub const FILE_NAME: &str = "capture.pcapng";
+/// Write buffer: large enough that a write call per frame is a copy into memory.
+const BUFFER_BYTES: usize = 1 << 20;
+/// Lowest client port (the IANA dynamic range, RFC 6335 §6).
+const CLIENT_PORT_BASE: u32 = 49_152;
+const NO_IFACE: u32 = u32::MAX;
+
+/// What the capture needs to know of a flow.
+pub struct FlowInfo<'a> {
+    pub name: &'a str,
+    /// "udp", "onoff", "quic", "tcp", ...
+    pub kind: &'static str,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// Connection id length of a QUIC flow with the `rfc9000` header profile.
+    pub dcid_len: Option<u8>,
+}
+
+/// One captured flow.
+struct FlowCap {
+    /// Client and server port.
+    ports: [u16; 2],
+    dcid_len: Option<u8>,
+    /// The channels of the route from the client (0) and from the server (1), in order: a
+    /// frame on the i-th has crossed i routers.
+    path: [Vec<u32>; 2],
+    /// Window scale each end offered in its SYN (RFC 7323 §2), as seen in the capture.
+    wscale: [Option<u8>; 2],
+}
+
+/// The sink that writes `capture.pcapng`.
+pub struct Capture {
+    w: Option<pcapng::Writer<BufWriter<File>>>,
+    error: Option<String>,
+    file: PathBuf,
+    ppp: bool,
+    snaplen: u32,
+    /// Interface index per channel, `NO_IFACE` if not captured.
+    iface: Vec<u32>,
+    /// Per interface: channel name, packets and original bytes written.
+    counts: Vec<(String, u64, u64)>,
+    /// Per flow; None if not captured.
+    flows: Vec<Option<Box<FlowCap>>>,
+    /// The summary block's node and flow lists (built once, at the start).
+    listing: serde_json::Value,
+    scratch: Vec<u8>,
+}
+
+/// The IPv4 address of node `n`: 10.0.0.1 for the first, in node order.
+fn addr(n: NodeId) -> [u8; 4] {
+    let v = n.0 + 1;
+    [10, (v >> 16) as u8, (v >> 8) as u8, v as u8]
+}
+
+fn addr_str(n: NodeId) -> String {
+    let a = addr(n);
+    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
+}
+
+/// Checks `run.capture` against the network and flows (names, link type, snap length).
+/// Returns the captured channels and flows.
+fn select(
+    cfg: &CaptureCfg,
+    net: &Network<Payload>,
+    flows: &[FlowInfo<'_>],
+) -> Result<(Vec<bool>, Vec<bool>), ScenarioError> {
+    let e = |f: &str, m: String| ScenarioError::new(format!("run.capture.{f}"), m);
+    if !matches!(cfg.linktype.as_str(), "raw" | "ppp") {
+        return Err(e("linktype", format!("{:?} is not a link type; use \"raw\" or \"ppp\"", cfg.linktype)));
+    }
+    if cfg.snaplen < 20 {
+        return Err(e("snaplen", format!("{}: keep at least the 20 B IPv4 header", cfg.snaplen)));
+    }
+    let link_of = |c: usize| net.chan_names[c].split(':').next().unwrap_or("");
+    let chans: Vec<bool> = match &cfg.links {
+        None => vec![true; net.chans.len()],
+        Some(names) => {
+            for n in names {
+                if !(0..net.chans.len()).any(|c| link_of(c) == n) {
+                    return Err(e("links", format!("{n:?} is not a link")));
+                }
+            }
+            (0..net.chans.len()).map(|c| names.iter().any(|n| n == link_of(c))).collect()
+        }
+    };
+    let sel: Vec<bool> = match &cfg.flows {
+        None => vec![true; flows.len()],
+        Some(names) => {
+            for n in names {
+                if !flows.iter().any(|f| f.name == n) {
+                    return Err(e("flows", format!("{n:?} is not a flow")));
+                }
+            }
+            flows.iter().map(|f| names.iter().any(|n| n == f.name)).collect()
+        }
+    };
+    Ok((chans, sel))
+}
+
+impl Capture {
+    /// Checks `run.capture`; with an output folder, also opens `capture.pcapng` there and
+    /// writes its header and interfaces (without one, only checks: `validate`).
+    pub fn new(
+        cfg: &CaptureCfg,
+        dir: Option<&Path>,
+        net: &Network<Payload>,
+        flows: &[FlowInfo<'_>],
+    ) -> Result<Option<Capture>, ScenarioError> {
+        let (chans, sel) = select(cfg, net, flows)?;
+        let Some(dir) = dir else { return Ok(None) };
+        let file = dir.join(FILE_NAME);
+        let io =
+            |e: std::io::Error| ScenarioError::new("run.capture".into(), format!("{}: {e}", file.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let f = File::create(&file).map_err(io)?;
+        let ppp = cfg.linktype == "ppp";
+        let comment = format!(
+            "quicksim {}: simulated frames; payload bytes are zeros, QUIC is unencrypted",
+            crate::VERSION
+        );
+        let mut w = pcapng::Writer::new(BufWriter::with_capacity(BUFFER_BYTES, f), "quicksim", &comment)
+            .map_err(io)?;
+        let linktype = if ppp { pcapng::LINKTYPE_PPP } else { pcapng::LINKTYPE_RAW };
+        let mut iface = vec![NO_IFACE; net.chans.len()];
+        let mut counts = Vec::new();
+        for (c, ch) in net.chans.iter().enumerate() {
+            if !chans[c] {
+                continue;
+            }
+            let descr = format!(
+                "{}, {} B link-layer overhead per frame{}",
+                quicksim_engine::units::format_rate(ch.cfg.rate),
+                ch.cfg.overhead,
+                if ppp { " (the capture holds 6 of PPP's 7: not the flag)" } else { " (not in the capture)" }
+            );
+            w.interface(linktype, cfg.snaplen, &net.chan_names[c], &descr).map_err(io)?;
+            iface[c] = counts.len() as u32;
+            counts.push((net.chan_names[c].clone(), 0, 0));
+        }
+        let mut flow_caps = Vec::with_capacity(flows.len());
+        let mut flow_list = serde_json::Map::new();
+        for (i, f) in flows.iter().enumerate() {
+            if !sel[i] {
+                flow_caps.push(None);
+                continue;
+            }
+            let client = (CLIENT_PORT_BASE + i as u32 % (65_536 - CLIENT_PORT_BASE)) as u16;
+            let server = if f.kind == "quic" { 443 } else { 9 };
+            let proto = match f.kind {
+                "quic" | "udp" | "onoff" => "udp",
+                "tcp" => "tcp",
+                _ => "253",
+            };
+            let chans_of = |a, b| net.path(a, b).iter().map(|c| c.0).collect::<Vec<u32>>();
+            flow_list.insert(
+                f.name.to_string(),
+                json!({
+                    "protocol": proto,
+                    "client": format!("{}:{client}", addr_str(f.src)),
+                    "server": format!("{}:{server}", addr_str(f.dst)),
+                }),
+            );
+            flow_caps.push(Some(Box::new(FlowCap {
+                ports: [client, server],
+                dcid_len: f.dcid_len,
+                path: [chans_of(f.src, f.dst), chans_of(f.dst, f.src)],
+                wscale: [None, None],
+            })));
+        }
+        let nodes: serde_json::Map<String, serde_json::Value> =
+            (0..net.names.len()).map(|n| (net.names[n].clone(), json!(addr_str(NodeId(n as u32))))).collect();
+        Ok(Some(Capture {
+            w: Some(w),
+            error: None,
+            file,
+            ppp,
+            snaplen: cfg.snaplen,
+            iface,
+            counts,
+            flows: flow_caps,
+            listing: json!({ "nodes": nodes, "flows": flow_list }),
+            scratch: Vec::with_capacity(256),
+        }))
+    }
+
+    /// Flushes the file: the capture's block of `summary.json`, or the first write error.
+    pub fn close(&mut self) -> Result<serde_json::Value, String> {
+        if let Some(w) = self.w.take() {
+            if let Err(e) = w.finish() {
+                self.error.get_or_insert_with(|| e.to_string());
+            }
+        }
+        if let Some(e) = &self.error {
+            return Err(format!("{}: {e}", self.file.display()));
+        }
+        let interfaces: serde_json::Map<String, serde_json::Value> =
+            self.counts.iter().map(|(n, p, b)| (n.clone(), json!({ "packets": p, "bytes": b }))).collect();
+        let mut o = json!({
+            "file": FILE_NAME,
+            "linktype": if self.ppp { "ppp" } else { "raw" },
+            "snaplen": self.snaplen,
+            "packets": self.counts.iter().map(|c| c.1).sum::<u64>(),
+            "interfaces": interfaces,
+        });
+        o["nodes"] = self.listing["nodes"].take();
+        o["flows"] = self.listing["flows"].take();
+        Ok(o)
+    }
+
+    /// Builds the frame of `p` (link header, IPv4, transport header and the written part of
+    /// the payload) into `scratch`; returns the zero bytes that follow it.
+    fn build(&mut self, chan: ChanId, p: &PacketInfo, c: Contents<'_>) -> Option<usize> {
+        let f = self.flows.get_mut(p.flow as usize)?.as_deref_mut()?;
+        let from = u8::from(!p.forward);
+        let hop = f.path[from as usize].iter().position(|&x| x == chan.0).unwrap_or(0);
+        let ttl = headers::DEFAULT_TTL.saturating_sub(hop as u8);
+        let (src, dst) = (addr(p.src), addr(p.dst));
+        let [sport, dport] = if from == 0 { f.ports } else { [f.ports[1], f.ports[0]] };
+        let b = &mut self.scratch;
+        b.clear();
+        if self.ppp {
+            b.extend_from_slice(&PPP_HEADER);
+        }
+        let ip = b.len();
+        let proto = match c {
+            Contents::Udp | Contents::Quic(_) => PROTO_UDP,
+            Contents::Tcp(_) => PROTO_TCP,
+            Contents::Opaque => PROTO_EXPERIMENTAL,
+        };
+        let ip_len = p.ip_bytes;
+        headers::ipv4(b, ip_len as u16, p.uid as u16, ttl, proto, p.ecn, src, dst);
+        let seg = b.len();
+        let l4_len = ip_len - 20;
+        let pseudo = headers::pseudo_sum(src, dst, proto, l4_len);
+        let zeros = match c {
+            Contents::Udp | Contents::Quic(_) => {
+                headers::udp(b, sport, dport, l4_len as u16);
+                if let Contents::Quic(q) = c {
+                    quic::packet(b, q, p.flow, from, f.dcid_len);
+                }
+                headers::finish_checksum(b, seg, 6, pseudo, true);
+                (ip + ip_len as usize).saturating_sub(b.len())
+            }
+            Contents::Tcp(s) => {
+                if let Some(o) = &s.syn_opts {
+                    f.wscale[from as usize] = o.wscale;
+                }
+                let shift = match f.wscale {
+                    [Some(a), Some(b)] => [a, b][from as usize],
+                    _ => 0,
+                };
+                headers::tcp(b, s, sport, dport, shift);
+                headers::finish_checksum(b, seg, 16, pseudo, false);
+                (ip + ip_len as usize).saturating_sub(b.len())
+            }
+            Contents::Opaque => ip_len as usize - 20,
+        };
+        Some(zeros)
+    }
+}
+
+impl Sink for Capture {
+    fn wants_contents(&self) -> bool {
+        true
+    }
+
+    fn link_frame(&mut self, now: SimTime, chan: ChanId, p: &PacketInfo, _frame_bytes: u64, c: Contents<'_>) {
+        let ifc = self.iface[chan.0 as usize];
+        if ifc == NO_IFACE || self.w.is_none() {
+            return;
+        }
+        let Some(zeros) = self.build(chan, p, c) else { return };
+        // PPP's FCS-16 (RFC 1662 §C.2) covers address to payload, complemented, low byte first.
+        let fcs = if self.ppp {
+            (!headers::fcs16_zeros(headers::fcs16(0xffff, &self.scratch), zeros)).to_le_bytes()
+        } else {
+            [0; 2]
+        };
+        let tail: &[u8] = if self.ppp { &fcs } else { &[] };
+        let orig = self.scratch.len() + zeros + tail.len();
+        let captured = orig.min(self.snaplen as usize);
+        let w = self.w.as_mut().expect("checked above");
+        if let Err(e) = w.packet(ifc, now.0 / 1000, &self.scratch, zeros, tail, captured) {
+            self.error = Some(e.to_string());
+            self.w = None;
+            return;
+        }
+        let n = &mut self.counts[ifc as usize];
+        n.1 += 1;
+        n.2 += orig as u64;
+    }
+}
