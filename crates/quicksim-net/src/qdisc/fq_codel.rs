@@ -347,7 +347,6 @@ mod tests {
         let mut cx = QdiscCtx::new(SimTime::ZERO, &mut rng, &mut log);
         assert_eq!(q.dequeue(&mut cx).unwrap().uid(), 1000);
         assert_eq!(q.dequeue(&mut cx).unwrap().uid(), 1001); // flow 1 is now old
-        drop(cx);
         offer(&mut q, SimTime::ZERO, pkt(7, 2, 100, Ecn::NotEct), &mut rng, &mut log);
         let mut cx = QdiscCtx::new(SimTime::ZERO, &mut rng, &mut log);
         assert_eq!(q.dequeue(&mut cx).unwrap().uid(), 7, "the new flow's packet goes next");

@@ -331,7 +331,6 @@ mod tests {
             );
             assert!(matches!(v, Verdict::Queued), "an ECT packet at p = 0.1 is marked, not dropped");
         }
-        drop(cx);
         // 200 draws at p = 0.1: 20 expected, sd 4.2; 5..40 is beyond 3.5 sd either side.
         assert!((5..=40).contains(&log.marks.len()), "{} marks of 200 at p = 0.1", log.marks.len());
     }
