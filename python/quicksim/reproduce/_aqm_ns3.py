@@ -62,16 +62,21 @@ def window_metrics(r: Result, t0: float = WINDOW_S[0], t1: float = WINDOW_S[1]) 
     return area / (sent_bytes / FRAME_B), sent_bytes * 8 / (10e6 * (t1 - t0))
 
 
-def quicksim_runs(seeds: tuple[int, ...]) -> pd.DataFrame:
-    """quicksim's runs of aqm-ns3.toml: one row per discipline and seed."""
+def quicksim_runs(
+    seeds: tuple[int, ...], extra: tuple[str, ...] = (), only: str | None = None
+) -> pd.DataFrame:
+    """quicksim's runs of aqm-ns3.toml: one row per discipline and seed (`extra`: more --set
+    overrides; `only`: one discipline)."""
     import pandas as pd
 
     from .. import api
 
     rows = []
     for qd, table in QUEUES.items():
+        if only is not None and qd != only:
+            continue
         for seed in seeds:
-            r = api.run(SCENARIO, seed=seed, sets=[f"dumbbell.bottleneck.queue={table}"])
+            r = api.run(SCENARIO, seed=seed, sets=[f"dumbbell.bottleneck.queue={table}", *extra])
             delay, util = window_metrics(r)
             st = r.totals["queues"][BOTTLENECK]
             rows.append(
@@ -107,8 +112,11 @@ def compare(ctx: Context) -> Comparison:
             ns3_runs=("run", "count"),
         )
     )
+    seeds = QUICK_SEEDS if ctx.quick else SEEDS
+    # The diagnosis of RED's difference (NS3_NOTES): the same runs with TCP's PRR off.
+    no_prr = quicksim_runs(seeds, ("tcp.prr=false",), only="red")
     qs = (
-        quicksim_runs(QUICK_SEEDS if ctx.quick else SEEDS)
+        quicksim_runs(seeds)
         .groupby("qdisc")
         .agg(delay_s=("delay_s", "mean"), utilization=("utilization", "mean"), seeds=("seed", "count"))
     )
@@ -157,17 +165,29 @@ def compare(ctx: Context) -> Comparison:
         )
         + "\n\n"
         + NS3_NOTES
+        + f"\nMeasured in this run: RED with `tcp.prr=false`, mean queueing delay "
+        f"{no_prr.delay_s.mean() * 1e3:.2f} ms, utilization {no_prr.utilization.mean():.3f}, "
+        f"{no_prr.drops.mean():.0f} drops per run (ns-3: {ns3.loc['red', 'ns3_delay_s'] * 1e3:.2f} ms, "
+        f"{ns3.loc['red', 'ns3_utilization']:.3f}).\n"
     )
     return Comparison(table, checks, section)
 
 
 NS3_NOTES = """
-CoDel, FQ-CoDel and PIE agree within 10 % on both metrics. RED does not: quicksim's four TCP
-flows drive RED's average past 2 x max_th (120 packets) after each slow start, and the forced
-drops that follow (every arrival while the slowly decaying average stays there) make the flows
-time out and slow-start again, a cycle that holds the queue at ~50 packets and the link at ~82 %;
-ns-3's flows settle in congestion avoidance at ~17 packets, below min_th, with ~1 drop per
-second. RED's own arithmetic (the EWMA, the idle decay, pb and the count correction, gentle and
-forced regions) is checked against Floyd & Jacobson's formulas in `red.rs`'s tests, so the
-difference lies in how the two TCP models meet a burst of forced drops; it is left open here.
+CoDel, FQ-CoDel and PIE agree within 4 % on both metrics; the delays agree once ns-3's device
+queue is counted (without it ns-3's queue disc alone shows ~1 ms less: the packet waiting under
+the queue disc for the one on the wire, which quicksim's single queue holds). quicksim's
+utilization is 2-4 % higher for CoDel and FQ-CoDel, the same with PIE.
+
+RED does not agree: quicksim's four flows hold the queue at ~50 packets with ~3600 drops and the
+link at ~82 %, ns-3's at ~17 packets (below min_th) with ~45 drops in 40 s and 98 %. The queue's
+trace shows the cycle: the queue climbs to ~160 packets in half a second, RED's slowly moving
+average passes 2 x max_th (120) and every arrival is dropped until it decays; the flows time out
+(21 RTOs for one flow in 60 s) and start again. The trigger is TCP's loss recovery, not RED: with
+PRR off (`tcp.prr=false`, RFC 6675's recovery instead) quicksim matches ns-3 (below), and RED's
+own arithmetic (the EWMA, the idle decay, pb and the count correction, the gentle and forced
+regions) is checked against Floyd & Jacobson's formulas in `red.rs`'s tests. quicksim's PRR
+sends faster than ns-3.44's during recovery after RED's spread-out early drops (the
+tcp-vs-ns3 report found ns-3.44's PRR counting differently too); that is the TCP model's to
+settle, and is left open here.
 """
