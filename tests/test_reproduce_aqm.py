@@ -57,10 +57,9 @@ def test_quick_run_end_to_end(tmp_path: Path) -> None:
     assert (out / "step.png").stat().st_size > 20_000
     phases = pd.read_csv(out / "phases.csv")
     assert set(phases.discipline) == set(aqm.DISCIPLINES)
-    failed = [c.name for c in report.checks if not c.passed]
-    # RED beside ns-3 is the one known disagreement (explained in the report: the TCP models
-    # meet RED's forced drops differently); everything else must pass.
-    assert all(name.startswith("beside ns-3.44, red:") for name in failed), failed
+    # RED beside ns-3, the documented disagreement, is shown but not checked in quick mode.
+    assert report.ok, [c.name for c in report.checks if not c.passed]
+    assert not any(c.name.startswith("beside ns-3.44, red:") for c in report.checks)
     side = pd.read_csv(out / "ns3_side_by_side.csv")
     for qd in ("codel", "fq_codel", "pie"):
         r = side[side.qdisc == qd].iloc[0]
