@@ -110,6 +110,27 @@ pub struct ChannelStats {
     pub max_queue_bytes: u64,
     /// Integral of queue length (packets) over time, in packet-picoseconds, for the time mean.
     pub queue_packet_ps: u128,
+    /// The same integral with every interval at the length the queue had during it (the one
+    /// above counts the interval before a dequeue one packet short; see `after_qdisc_op`):
+    /// the total time packets waited, whence the mean sojourn time by Little's law.
+    pub queue_wait_ps: u128,
+    /// Drops by a queue discipline's decision (`DropReason::Aqm`), a subset of `dropped_packets`.
+    pub aqm_dropped_packets: u64,
+    /// Drops for a full queue or hold limit (`DropReason::Overflow`), a subset of `dropped_packets`.
+    pub overflow_dropped_packets: u64,
+}
+
+impl ChannelStats {
+    /// Count a drop of `bytes` for `why`.
+    fn count_drop(&mut self, bytes: u64, why: DropReason) {
+        self.dropped_packets += 1;
+        self.dropped_bytes += bytes;
+        match why {
+            DropReason::Aqm => self.aqm_dropped_packets += 1,
+            DropReason::Overflow => self.overflow_dropped_packets += 1,
+            _ => {}
+        }
+    }
 }
 
 /// The random streams of one link direction, one per purpose, so that a draw for one never
@@ -175,8 +196,7 @@ struct Sink<'a, O> {
 
 impl<P, O: NetObserver<P>> QdiscSink<P> for Sink<'_, O> {
     fn dropped(&mut self, now: SimTime, p: Packet<P>, why: crate::DropReason) {
-        self.stats.dropped_packets += 1;
-        self.stats.dropped_bytes += p.ip_bytes as u64;
+        self.stats.count_drop(p.ip_bytes as u64, why);
         self.obs.dropped(now, self.id, &p, why);
     }
     fn marked(&mut self, now: SimTime, p: &Packet<P>) {
@@ -219,6 +239,7 @@ impl<P> Channel<P> {
 
     fn with_qdisc_facts(mut self) -> Self {
         self.qdisc_timers = self.qdisc.uses_timers();
+        self.qdisc.set_link_rate(self.model.rate());
         self
     }
 
@@ -229,12 +250,14 @@ impl<P> Channel<P> {
         self.qdisc_timers = q.uses_timers();
         self.qlen = QueueLen::of(&q);
         self.qdisc = q;
+        self.qdisc.set_link_rate(self.model.rate());
     }
 
     /// Replace the link model before the run (a model supplied at run time: `AnyLinkModel::Dyn`).
     pub fn set_link_model(&mut self, m: AnyLinkModel) {
         assert!(self.tx.is_none(), "link model replaced during a transmission");
         self.model = Serializer::new(m);
+        self.qdisc.set_link_rate(self.model.rate());
     }
 
     /// The current rate.
@@ -254,16 +277,17 @@ impl<P> Channel<P> {
         self.tx.is_some()
     }
 
-    /// Add the time since the last change at `len` packets to the queue-length integral.
-    fn account_queue(&mut self, now: SimTime, len: usize) {
+    /// Add the time since the last change at `len` packets to the queue-length integral, and
+    /// at `during` (the length the queue had since then) to the waiting-time integral.
+    fn account_queue(&mut self, now: SimTime, len: usize, during: usize) {
         let dt = now.0 - self.last_queue_change.0;
         self.stats.queue_packet_ps += len as u128 * dt as u128;
+        self.stats.queue_wait_ps += during as u128 * dt as u128;
         self.last_queue_change = now;
     }
 
     fn drop_pkt<O: NetObserver<P>>(&mut self, now: SimTime, p: &Packet<P>, why: DropReason, obs: &mut O) {
-        self.stats.dropped_packets += 1;
-        self.stats.dropped_bytes += p.ip_bytes as u64;
+        self.stats.count_drop(p.ip_bytes as u64, why);
         obs.dropped(now, self.id, p, why);
     }
 
@@ -282,7 +306,7 @@ impl<P> Channel<P> {
             let (n, b) = (len.packets, len.bytes);
             // Before the queue disciplines, a dequeue was accounted at the length after it
             // (one packet short over the interval): kept until that fix is made on its own.
-            self.account_queue(now, if n < before { n } else { before });
+            self.account_queue(now, if n < before { n } else { before }, before);
             self.stats.max_queue_packets = self.stats.max_queue_packets.max(n as u64);
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(b);
             obs.queue_changed(now, self.id, n, b);
@@ -433,6 +457,7 @@ impl<P> Channel<P> {
 
     pub fn set_rate(&mut self, rate: Rate) {
         self.model.set_rate(rate);
+        self.qdisc.set_link_rate(rate);
     }
 
     pub fn set_up<S, O>(&mut self, now: SimTime, up: bool, sched: &mut S, obs: &mut O)
@@ -448,7 +473,8 @@ impl<P> Channel<P> {
 
     /// Close the time integral of the queue length at the end of the run.
     pub fn finish(&mut self, now: SimTime) {
-        self.account_queue(now, self.qdisc.len_packets());
+        let n = self.qdisc.len_packets();
+        self.account_queue(now, n, n);
     }
 
     /// Packets held by this channel: waiting, in transmission or propagating.

@@ -10,10 +10,14 @@
 //! path, as smoltcp's `AnyController`, plus one `Dyn` variant for disciplines registered at
 //! run time).
 
+pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
+pub mod pie;
+pub mod red;
 
 use crate::{DropReason, Packet};
-use quicksim_engine::{Rng, SimTime};
+use quicksim_engine::{Rate, Rng, SimTime};
 use serde::de::DeserializeOwned;
 use std::fmt;
 
@@ -115,6 +119,10 @@ pub trait Qdisc<P> {
     }
     /// The time asked by `next_timer` has come.
     fn on_timer(&mut self, _cx: &mut QdiscCtx<'_, P>) {}
+    /// The rate of the link the discipline feeds: told when the channel gets the discipline
+    /// and at every rate change (RED's idle decay counts the packets the link could have
+    /// sent, as ns-3's `LinkBandwidth`).
+    fn set_link_rate(&mut self, _rate: Rate) {}
 }
 
 /// A setting of a discipline's configuration that has a bad value.
@@ -304,6 +312,12 @@ macro_rules! qdiscs {
                     AnyQdisc::Dyn(q) => q.on_timer(cx),
                 }
             }
+            fn set_link_rate(&mut self, rate: Rate) {
+                match self {
+                    $(AnyQdisc::$t(q) => q.set_link_rate(rate),)*
+                    AnyQdisc::Dyn(q) => q.set_link_rate(rate),
+                }
+            }
         }
     };
 }
@@ -311,6 +325,10 @@ macro_rules! qdiscs {
 // The registry: one line per built-in discipline.
 qdiscs! {
     droptail::DropTail,
+    red::Red,
+    codel::Codel,
+    fq_codel::FqCodel,
+    pie::Pie,
 }
 
 impl Default for QdiscConfig {

@@ -74,6 +74,13 @@ pub(crate) fn finish(
                 "enqueued_packets": st.enqueued_packets,
                 "dropped_packets": st.dropped_packets,
                 "dropped_bytes": st.dropped_bytes,
+                "aqm_dropped_packets": st.aqm_dropped_packets,
+                "overflow_dropped_packets": st.overflow_dropped_packets,
+                "ecn_marked_packets": st.ecn_marked_packets,
+                // Little's law: the total time packets waited over the packets sent (a packet
+                // that found the link idle waited 0; one dropped from inside the queue, as
+                // CoDel does, counts its wait against the packets sent).
+                "mean_sojourn_s": if st.sent_packets > 0 { st.queue_wait_ps as f64 / 1e12 / st.sent_packets as f64 } else { 0.0 },
                 "max_packets": st.max_queue_packets,
                 "max_bytes": st.max_queue_bytes,
                 "mean_packets": mean,

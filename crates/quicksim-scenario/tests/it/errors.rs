@@ -64,7 +64,7 @@ fn queue_kinds_and_their_settings() {
     sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "fifo"});
     assert_eq!(
         err_of(sc.clone()),
-        "dumbbell.bottleneck.queue.kind: \"fifo\" is not a queue discipline; use one of [\"droptail\"]"
+        "dumbbell.bottleneck.queue.kind: \"fifo\" is not a queue discipline; use one of [\"droptail\", \"red\", \"codel\", \"fq_codel\", \"pie\"]"
     );
     sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "droptail", "bytes": "0B"});
     assert!(err_of(sc.clone()).starts_with("dumbbell.bottleneck.queue.bytes: \"0B\""));

@@ -1,5 +1,6 @@
 //! Integration tests of whole scenarios against hand computation from their numbers.
 
+mod aqm;
 mod capture;
 mod cubic_rfc9438;
 mod determinism;
