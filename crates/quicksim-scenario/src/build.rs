@@ -20,6 +20,7 @@ use quicksim_net::{
     Qdisc, QdiscConfig, PPP_OVERHEAD,
 };
 use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
+use quicksim_quinn::QuinnEndpoint;
 use quicksim_transport::tcp::{Connection as TcpConnection, TcpConfig};
 use std::sync::Arc;
 
@@ -619,6 +620,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("write_size", f.write_size.is_some(), kind)?;
                 forbid("quic", f.quic.is_some(), kind)?;
                 forbid("tcp", f.tcp.is_some(), kind)?;
+                forbid("quinn", f.quinn.is_some(), kind)?;
                 let size = f
                     .size
                     .clone()
@@ -667,6 +669,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("on", f.on.is_some(), "quic")?;
                 forbid("off", f.off.is_some(), "quic")?;
                 forbid("tcp", f.tcp.is_some(), "quic")?;
+                forbid("quinn", f.quinn.is_some(), "quic")?;
                 let qc = sc.quic.overlay(f.quic.as_ref().unwrap_or(&QuicCfg::default()));
                 let qpath = if f.quic.is_some() { p("quic") } else { "quic".to_string() };
                 let cfg = quic_config(&qc, mtu, &qpath, &mut ccs)?;
@@ -689,6 +692,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("on", f.on.is_some(), "tcp")?;
                 forbid("off", f.off.is_some(), "tcp")?;
                 forbid("quic", f.quic.is_some(), "tcp")?;
+                forbid("quinn", f.quinn.is_some(), "tcp")?;
                 if let Some(n) = f.streams.filter(|&n| n != 1) {
                     return Err(err(p("streams"), format!("{n}: a TCP connection is one byte stream")));
                 }
@@ -703,6 +707,17 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 let app = App::from_flow(f, &path, "TCP", rng.stream("app", i as u64))?;
                 FlowApp::transport(TransportFlow::<TcpConnection>::new(app, cfg), &mut scratch)
             }
+            FlowKind::Quinn => {
+                forbid("rate", f.rate.is_some(), "quinn")?;
+                forbid("on", f.on.is_some(), "quinn")?;
+                forbid("off", f.off.is_some(), "quinn")?;
+                forbid("quic", f.quic.is_some(), "quinn")?;
+                forbid("tcp", f.tcp.is_some(), "quinn")?;
+                let qrng = rng.stream("quinn", i as u64);
+                let cfg = crate::flows::quinn::config(&sc.quinn, f.quinn.as_ref(), mtu, &path, qrng)?;
+                let app = App::from_flow(f, &path, "quinn", rng.stream("app", i as u64))?;
+                FlowApp::transport(TransportFlow::<QuinnEndpoint>::new(app, Arc::new(cfg)), &mut scratch)
+            }
         };
         names.push(f.name.clone());
         let kind = match f.kind {
@@ -710,6 +725,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             FlowKind::Onoff => "onoff",
             FlowKind::Quic => "quic",
             FlowKind::Tcp => "tcp",
+            FlowKind::Quinn => "quinn",
         };
         flows.push(FlowRt { spec: FlowSpec { kind, src, dst, connect, start, stop }, app });
     }
