@@ -32,7 +32,8 @@ pub struct QuinnConfig {
     /// TLS 1.3 packet protection (rustls + ring); false: the null protection (same sizes).
     pub encryption: bool,
     pub cc: QuinnCc,
-    /// Initial congestion window in bytes (quinn: 14720 clamped to 2..10 datagrams).
+    /// Initial congestion window in bytes; default RFC 9002 §7.2's min(10 x payload,
+    /// max(14720, 2 x payload)) with the pinned UDP payload (see `transport`).
     #[serde(deserialize_with = "units::opt_bytes")]
     pub initial_window: Option<u64>,
     #[serde(deserialize_with = "opt_duration")]
@@ -144,7 +145,12 @@ impl QuinnConfig {
         let payload = self.udp_payload() as u16;
         t.initial_mtu(payload).min_mtu(payload).mtu_discovery_config(None);
         t.enable_segmentation_offload(false);
-        let iw = self.initial_window;
+        // quinn builds its controller before it knows the datagram size (with 1200 B: 12 000 B
+        // from 14 720 clamped to 10 datagrams), which at a 9000 B MTU is 1.3 datagrams and stalls
+        // the server's 1-RTT packets; by default, RFC 9002 §7.2's formula with the pinned UDP
+        // payload instead (as the model's QUIC uses).
+        let p = self.udp_payload();
+        let iw = Some(self.initial_window.unwrap_or((10 * p).min(14_720.max(2 * p))));
         match self.cc {
             QuinnCc::NewReno => {
                 let mut c = NewRenoConfig::default();
