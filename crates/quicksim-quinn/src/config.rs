@@ -38,7 +38,8 @@ pub struct QuinnConfig {
     pub initial_window: Option<u64>,
     #[serde(deserialize_with = "opt_duration")]
     pub initial_rtt: Option<SimDuration>,
-    /// Ask the peer (ACK_FREQUENCY) to ACK after this many ack-eliciting packets.
+    /// Ask the peer (ACK_FREQUENCY) to ACK when more than this many ack-eliciting packets are
+    /// unacknowledged (0: every packet; quinn's receiver default is 1, every second packet).
     pub ack_eliciting_threshold: Option<u64>,
     /// Ask the peer to delay ACKs at most this long (with `ack_eliciting_threshold`).
     #[serde(deserialize_with = "opt_duration")]
@@ -118,9 +119,6 @@ impl QuinnConfig {
         }
         if self.initial_rtt.is_some_and(|d| d.0 == 0) {
             return Err("initial_rtt: 0s: must be positive".into());
-        }
-        if self.ack_eliciting_threshold.is_some_and(|v| v == 0) {
-            return Err("ack_eliciting_threshold: 0: must be at least 1".into());
         }
         for (f, v) in [
             ("stream_receive_window", self.stream_receive_window),

@@ -9,8 +9,7 @@ use bytes::{Bytes, BytesMut};
 use quicksim_engine::{Rng, SimDuration, SimTime};
 use quicksim_transport::{AppEvent, Endpoint, Role, TransportCounters, TransportMetrics, WirePacket};
 use quinn_proto::{
-    ConnectionError, ConnectionHandle, DatagramEvent, Dir, Event, ReadError, Side, StreamEvent, StreamId,
-    WriteError,
+    ConnectionError, ConnectionHandle, DatagramEvent, Dir, Event, Side, StreamEvent, StreamId, WriteError,
 };
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -110,7 +109,8 @@ impl QuinnEndpoint {
                 closed: false,
                 timeout: None,
                 handshake_digest: 0xcbf2_9ce4_8422_2325,
-                send_window: shared.cfg.send_window.unwrap_or(10 * 1_250_000 * 8 / 8),
+                // quinn-proto's default: 8 x its 1.25 MB stream window.
+                send_window: shared.cfg.send_window.unwrap_or(10_000_000),
             },
             tls_rng,
             shared,
@@ -118,8 +118,9 @@ impl QuinnEndpoint {
         if role == Role::Client {
             let cfg = e.shared.client.clone();
             let Inner { ep, conn, .. } = &mut e.inner;
-            let c = with_rng(&mut e.tls_rng, || ep.connect(instant(now), cfg, SERVER_ADDR, tls::server_name()))
-                .map_err(|err| format!("quinn connect: {err}"))?;
+            let c =
+                with_rng(&mut e.tls_rng, || ep.connect(instant(now), cfg, SERVER_ADDR, tls::server_name()))
+                    .map_err(|err| format!("quinn connect: {err}"))?;
             *conn = Some(c);
             e.run(now, |_, _| {});
         }
@@ -182,11 +183,12 @@ impl Inner {
                     }
                 }
                 Event::Stream(StreamEvent::Readable { id }) => read(conn, id, &mut self.events),
-                Event::Stream(StreamEvent::Writable { .. }) | Event::Stream(StreamEvent::Available { .. }) => {
-                    if self.blocked {
-                        self.blocked = false;
-                        self.events.push_back(AppEvent::SendQueueLow);
-                    }
+                Event::Stream(StreamEvent::Writable { .. })
+                | Event::Stream(StreamEvent::Available { .. })
+                    if self.blocked =>
+                {
+                    self.blocked = false;
+                    self.events.push_back(AppEvent::SendQueueLow);
                 }
                 _ => {}
             }
@@ -199,15 +201,14 @@ impl Inner {
 fn read(conn: &mut quinn_proto::Connection, id: StreamId, events: &mut VecDeque<AppEvent>) {
     let mut rs = conn.recv_stream(id);
     let Ok(mut chunks) = rs.read(true) else { return };
-    loop {
-        match chunks.next(usize::MAX) {
-            Ok(Some(c)) => events.push_back(AppEvent::StreamData {
-                stream_id: u64::from(VarIntOf(id)),
-                offset: c.offset,
-                len: c.bytes.len() as u64,
-            }),
-            Ok(None) | Err(ReadError::Blocked) | Err(ReadError::Reset(_)) => break,
-        }
+    // Ends at the end of the data (None), when nothing more is readable (Blocked) or at a
+    // reset.
+    while let Ok(Some(c)) = chunks.next(usize::MAX) {
+        events.push_back(AppEvent::StreamData {
+            stream_id: u64::from(VarIntOf(id)),
+            offset: c.offset,
+            len: c.bytes.len() as u64,
+        });
     }
     // The receive window is returned to the peer in the next packet either way.
     let _ = chunks.finalize();

@@ -19,8 +19,8 @@ use quicksim_net::{
     AnyQdisc, ChanId, ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind,
     Qdisc, QdiscConfig, PPP_OVERHEAD,
 };
-use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
 use quicksim_quinn::QuinnEndpoint;
+use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
 use quicksim_transport::tcp::{Connection as TcpConnection, TcpConfig};
 use std::sync::Arc;
 

@@ -15,7 +15,8 @@ impl Transport for QuinnEndpoint {
     type Shared = Arc<QuinnShared>;
 
     fn pair(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
-        let end = |role| QuinnEndpoint::new(role, Arc::clone(cfg), now).expect("config validated at build time");
+        let end =
+            |role| QuinnEndpoint::new(role, Arc::clone(cfg), now).expect("config validated at build time");
         [end(Role::Client), end(Role::Server)]
     }
 

@@ -45,7 +45,8 @@ fn link_bandwidth_goodput_is_the_links_payload_rate() {
     for mtu in [1280u64, 1500, 9000] {
         let o = go(&one_flow(mtu, json!({}), json!({}), 20), None);
         let got = goodput_bps(&o, "q", 4.0, 20.0);
-        let (lo, hi) = (10e6 * (mtu - 69) as f64 / (mtu + 7) as f64, 10e6 * (mtu - 28) as f64 / (mtu + 7) as f64);
+        let (lo, hi) =
+            (10e6 * (mtu - 69) as f64 / (mtu + 7) as f64, 10e6 * (mtu - 28) as f64 / (mtu + 7) as f64);
         let hi = hi + (100 * (mtu - 28) * 8) as f64 / 16.0;
         assert!(got > 0.99 * lo && got <= hi, "MTU {mtu}: {got} not in [{lo}, {hi}]");
         assert_eq!(o.totals["flows"]["q"]["quinn"]["udp_payload"].as_u64(), Some(mtu - 28), "MTU {mtu}");
@@ -106,7 +107,8 @@ fn controllers_and_settings_reach_quinn() {
         let o = go(&one_flow(1500, quinn, json!({"app": "bulk", "bytes": "100kB"}), 3), None);
         o.totals["flows"]["q"]["completion_time_s"].as_f64().unwrap()
     };
-    let (small, default) = (t(json!({"cc": "newreno", "initial_window": "2944B"})), t(json!({"cc": "newreno"})));
+    let (small, default) =
+        (t(json!({"cc": "newreno", "initial_window": "2944B"})), t(json!({"cc": "newreno"})));
     assert!(small > default + 0.024, "IW 2 packets: {small} s, default: {default} s");
     for cc in ["cubic", "bbr"] {
         assert!(t(json!({"cc": cc})) < 0.5, "{cc}");
