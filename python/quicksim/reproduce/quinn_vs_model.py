@@ -241,9 +241,12 @@ its share):
   100 ms). What remains at p 1 % (windows of ~10-16 packets): quinn
   sends ~8 % fewer packets in the same time with the same losses per packet (3195 vs 3457 at RTT
   20 ms, p 1 %, 31 vs 34 congestion events), so its windows between losses are smaller; the
-  mechanism for that remainder is not yet pinned down (candidates read but not yet measured:
-  quinn's recovery period ends only when a packet sent after the loss is acknowledged, and its
-  NewReno skips growth on ACKs it marks app-limited while the pacer holds packets back).
+  mechanism for that remainder is not yet pinned down. Ruled out by measurement: the window
+  check (quinn sends while in-flight + a datagram < cwnd, the model while <=; quinn's windows
+  are not whole multiples of the datagram, so the two rarely differ, and an initial window
+  shifted by 1 B changes nothing). Candidates read but not yet measured: quinn's NewReno skips
+  growth on ACKs of packets it marked app-limited, and its recovery period ends only when a
+  packet sent after the loss is acknowledged.
 - **Link bandwidth, linksharing and bulk: within 1 %.** Both fill the link with packets of the
   same size, share it fairly (Jain's index >= 0.99 in every phase), and finish a bulk transfer
   in the time the link allows plus the handshake's round trip and slow start (RFC 9002's initial
