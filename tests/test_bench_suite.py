@@ -133,3 +133,22 @@ def test_tcp_rows_are_ns3s_programs_with_tcp() -> None:
         assert cli_bench.NS3_PROGRAMS[name] == prog and cli_bench.protocol(name) == "TCP"
         assert name in bench.SUITE and name in cli_bench.SCENARIOS
     assert cli_bench.protocol("scale-100x1g") == "QUIC"
+
+
+def test_quinn_bench_scenarios_run_only_when_named() -> None:
+    """The quinn rows: the showcase's QUIC flows and a 1 Gbit/s flow run by quinn-proto, with and
+    without encryption; not in the default suite (`quicksim bench` alone)."""
+    from quicksim import api
+    from quicksim.cli import bench as cli_bench
+
+    for name in cli_bench.QUINN_SCENARIOS:
+        assert name in bench.SUITE and name not in cli_bench.SCENARIOS
+        assert cli_bench.protocol(name) == "quinn"
+        doc = bench.SUITE[name]()
+        kinds = {f["kind"] for f in doc["flows"]}
+        assert "quinn" in kinds and "quic" not in kinds
+        assert doc["quinn"]["encryption"] is (not name.endswith("-noenc"))
+    short = bench.quinn_1g_scenario(encryption=False, duration_s=1.0)
+    r = api.run(short)
+    assert r.totals["flows"]["f1"]["quinn"]["established"] is True
+    assert r.mean_throughput("f1", 0.5, 1.0) > 100e6

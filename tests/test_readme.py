@@ -51,6 +51,9 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim reproduce paper-fig4": ("append:--quick", "slow"),
     "quicksim reproduce --all --quick": (AS_WRITTEN, "slow"),
     "quicksim reproduce tcp-vs-ns3": ("append:--quick", "slow"),
+    "quicksim run scenarios/linksharing.toml --set flows.sender1.kind=quinn --set quinn.cc=newreno "
+    "--out out/ls-quinn": (AS_WRITTEN, ""),
+    "quicksim reproduce quinn-vs-model --quick": (AS_WRITTEN, "slow"),
     # The whole suite takes minutes (10 000 flows, 3 reps each): one scenario, one rep.
     "quicksim bench": ("append:linksharing --reps 1", "slow"),
     "quicksim bench --vs-ns3 --ns3-anchors ../shared/anchors/ns3 --ns3-python "

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["bottleneck", "phases"]
 
 #: Flow kinds that react to congestion; the others (udp, onoff) are background load.
-RESPONSIVE = ("quic", "tcp")
+RESPONSIVE = ("quic", "tcp", "quinn")
 
 
 def bottleneck(result: Result) -> tuple[str, float, int] | None:

@@ -504,6 +504,37 @@ def sweep_speedup(runs: int = 64, reps: int = 3, duration_s: float = 50.0) -> di
     }
 
 
+def linksharing_quinn_scenario(encryption: bool = True) -> dict[str, Any]:
+    """The showcase (`linksharing`'s recording) with its QUIC flows run by quinn-proto
+    (NewReno), with TLS or the null packet protection."""
+    doc = linksharing_scenario()
+    doc["name"] = "linksharing-quinn" + ("" if encryption else "-noenc")
+    doc["quinn"] = {"cc": "newreno", "encryption": encryption}
+    for f in doc["flows"]:
+        if f["kind"] == "quic":
+            f["kind"] = "quinn"
+    return doc
+
+
+def quinn_1g_scenario(encryption: bool = True, duration_s: float = 10.0) -> dict[str, Any]:
+    """One quinn flow (CUBIC, quinn's default) filling 1 Gbit/s, 10 ms one way, a BDP queue
+    (2.5 MB), MTU 1500, light recording."""
+    doc = _saturated_dumbbell(
+        "quinn-1g" + ("" if encryption else "-noenc"),
+        duration_s,
+        1,
+        "1Gbps",
+        "1500B",
+        (2_500_000, 100_000),
+        "1MB",
+    )
+    del doc["quic"]
+    # Windows above the BDP (2.5 MB): quinn's defaults (1.25 MB per stream) would cap the rate.
+    doc["quinn"] = {"encryption": encryption, "stream_receive_window": "8MB", "receive_window": "16MB"}
+    doc["flows"][0]["kind"] = "quinn"
+    return doc
+
+
 SUITE: dict[str, Any] = {
     "linksharing": linksharing_scenario,
     "linksharing-full": linksharing_full_scenario,
@@ -516,6 +547,10 @@ SUITE: dict[str, Any] = {
     "htsim-3x10m": htsim_3x10m_scenario,
     "htsim-3x10m-tcp": htsim_3x10m_tcp_scenario,
     "htsim-100x1g-tcp": htsim_100x1g_tcp_scenario,
+    "linksharing-quinn": linksharing_quinn_scenario,
+    "linksharing-quinn-noenc": lambda: linksharing_quinn_scenario(encryption=False),
+    "quinn-1g": quinn_1g_scenario,
+    "quinn-1g-noenc": lambda: quinn_1g_scenario(encryption=False),
 }
 """The fixed benchmark scenarios, by name: functions returning the scenario dict."""
 

@@ -20,6 +20,7 @@ use quicksim_net::{
     AnyQdisc, ChanId, ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind,
     Qdisc, QdiscConfig, PPP_OVERHEAD,
 };
+use quicksim_quinn::QuinnEndpoint;
 use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
 use quicksim_transport::tcp::{Connection as TcpConnection, TcpConfig};
 use std::sync::Arc;
@@ -622,6 +623,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("write_size", f.write_size.is_some(), kind)?;
                 forbid("quic", f.quic.is_some(), kind)?;
                 forbid("tcp", f.tcp.is_some(), kind)?;
+                forbid("quinn", f.quinn.is_some(), kind)?;
                 let size = f
                     .size
                     .clone()
@@ -670,6 +672,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("on", f.on.is_some(), "quic")?;
                 forbid("off", f.off.is_some(), "quic")?;
                 forbid("tcp", f.tcp.is_some(), "quic")?;
+                forbid("quinn", f.quinn.is_some(), "quic")?;
                 let qc = sc.quic.overlay(f.quic.as_ref().unwrap_or(&QuicCfg::default()));
                 let qpath = if f.quic.is_some() { p("quic") } else { "quic".to_string() };
                 let cfg = quic_config(&qc, mtu, &qpath, &mut ccs)?;
@@ -695,6 +698,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 forbid("on", f.on.is_some(), "tcp")?;
                 forbid("off", f.off.is_some(), "tcp")?;
                 forbid("quic", f.quic.is_some(), "tcp")?;
+                forbid("quinn", f.quinn.is_some(), "tcp")?;
                 if let Some(n) = f.streams.filter(|&n| n != 1) {
                     return Err(err(p("streams"), format!("{n}: a TCP connection is one byte stream")));
                 }
@@ -709,6 +713,17 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
                 let app = App::from_flow(f, &path, "TCP", rng.stream("app", i as u64))?;
                 FlowApp::transport(TransportFlow::<TcpConnection>::new(app, cfg), &mut scratch)
             }
+            FlowKind::Quinn => {
+                forbid("rate", f.rate.is_some(), "quinn")?;
+                forbid("on", f.on.is_some(), "quinn")?;
+                forbid("off", f.off.is_some(), "quinn")?;
+                forbid("quic", f.quic.is_some(), "quinn")?;
+                forbid("tcp", f.tcp.is_some(), "quinn")?;
+                let qrng = rng.stream("quinn", i as u64);
+                let cfg = crate::flows::quinn::config(&sc.quinn, f.quinn.as_ref(), mtu, &path, qrng)?;
+                let app = App::from_flow(f, &path, "quinn", rng.stream("app", i as u64))?;
+                FlowApp::transport(TransportFlow::<QuinnEndpoint>::new(app, Arc::new(cfg)), &mut scratch)
+            }
         };
         names.push(f.name.clone());
         let kind = match f.kind {
@@ -716,6 +731,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             FlowKind::Onoff => "onoff",
             FlowKind::Quic => "quic",
             FlowKind::Tcp => "tcp",
+            FlowKind::Quinn => "quinn",
         };
         flows.push(FlowRt { spec: FlowSpec { kind, src, dst, connect, start, stop }, app });
     }

@@ -109,7 +109,7 @@ fn to_json<T: Serialize>(x: &T) -> Result<serde_json::Value, ScenarioError> {
 
 fn fill_flow(f: &mut FlowCfg) {
     f.start.get_or_insert(Dur(SimDuration::ZERO));
-    if matches!(f.kind, FlowKind::Quic | FlowKind::Tcp) {
+    if matches!(f.kind, FlowKind::Quic | FlowKind::Tcp | FlowKind::Quinn) {
         f.app.get_or_insert(crate::apps::DEFAULT_APP);
         f.streams.get_or_insert(crate::apps::DEFAULT_STREAMS);
     }

@@ -30,6 +30,10 @@ pub struct Scenario {
     /// flow's own `tcp` table overrides key by key.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub tcp: serde_json::Map<String, serde_json::Value>,
+    /// Defaults for every quinn flow (`quicksim_quinn::QuinnConfig`'s fields); a flow's own
+    /// `quinn` table overrides key by key.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub quinn: serde_json::Map<String, serde_json::Value>,
     /// Parameter-study plan; read by the Python sweep tooling, ignored by a single run.
     #[serde(default)]
     pub sweep: Option<serde_json::Value>,
@@ -440,6 +444,8 @@ pub enum FlowKind {
     Onoff,
     Quic,
     Tcp,
+    /// The real quinn-proto QUIC stack (`quicksim-quinn`).
+    Quinn,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -501,6 +507,9 @@ pub struct FlowCfg {
     /// TCP: this flow's settings over the scenario's `[tcp]` table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// quinn: this flow's settings over the scenario's `[quinn]` table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quinn: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// QUIC options; `None` = the default (INET model values unless noted in the docs).

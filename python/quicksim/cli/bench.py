@@ -11,6 +11,11 @@ Scenarios (built in code, `quicksim.bench.SUITE`):
   scale-100x1g   100 QUIC flows, 1 Gbit/s, 10 ms one way, BDP queue (2.5 MB), 30 s
   scale-100x1g-tcp  ns-3's scale program itself: the same with 100 TCP NewReno flows
   scale-10g      50 flows, 10 Gbit/s, 10 ms one way, BDP queue (25 MB), 10 s
+  linksharing-quinn, linksharing-quinn-noenc  (only when named) the showcase with its 3 QUIC
+                 flows run by the real quinn-proto stack (kind = "quinn", NewReno), with TLS
+                 (rustls + ring) or the null packet protection: what encryption costs
+  quinn-1g, quinn-1g-noenc  (only when named) one quinn flow filling 1 Gbit/s, 10 ms one way,
+                 BDP queue, 10 s, with and without encryption
   many-flows     10 000 mostly idle QUIC connections (1 kB every 5 s) + 100 saturated, 10 s;
                  (many-flows-tcp: the same with TCP flows)
                  also run without the idle ones, for the memory per idle flow
@@ -70,6 +75,8 @@ SCENARIOS = (
 )
 HTSIM_SCENARIOS = ("htsim-3x10m", "htsim-3x10m-tcp", "htsim-100x1g-tcp")
 """Scenarios of the htsim comparison (also runnable by name)."""
+QUINN_SCENARIOS = ("linksharing-quinn", "linksharing-quinn-noenc", "quinn-1g", "quinn-1g-noenc")
+"""Run only when named: the real quinn-proto stack's speed, with and without encryption."""
 WITH_BASELINE = ("many-flows", "many-flows-tcp")
 """Scenarios also run without their idle flows (`quicksim.bench.BASELINES`): memory per idle flow."""
 NS3_PROGRAMS = {
@@ -84,13 +91,18 @@ NS3_PROGRAMS = {
 
 def protocol(name: str) -> str:
     """The protocol of quicksim's flows in suite scenario `name`."""
+    if name in QUINN_SCENARIOS:
+        return "quinn"
     return "TCP" if name.endswith("-tcp") else "QUIC"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `quicksim bench`."""
     parser.add_argument(
-        "scenarios", nargs="*", metavar="SCENARIO", help=f"subset of {', '.join(SCENARIOS)} (default all)"
+        "scenarios",
+        nargs="*",
+        metavar="SCENARIO",
+        help=f"subset of {', '.join((*SCENARIOS, *QUINN_SCENARIOS))} (default all but the quinn ones)",
     )
     parser.add_argument(
         "--reps", type=int, default=3, help="runs per scenario (default 3; the median is reported)"
@@ -134,12 +146,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run the suite, print a table, write the JSON."""
     names = args.scenarios or ([] if args.vs_htsim else list(SCENARIOS))
-    unknown = [n for n in names if n not in SCENARIOS + HTSIM_SCENARIOS]
+    known = (*SCENARIOS, *HTSIM_SCENARIOS, *QUINN_SCENARIOS)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise SystemExit(
-            f"quicksim bench: unknown scenario {unknown[0]!r}; "
-            f"choose from {', '.join(SCENARIOS + HTSIM_SCENARIOS)}"
-        )
+        raise SystemExit(f"quicksim bench: unknown scenario {unknown[0]!r}; choose from {', '.join(known)}")
     if args.reps < 1:
         raise SystemExit("quicksim bench: --reps must be at least 1")
     report: dict[str, Any] = {"machine": _machine(), "quicksim": {}, "ns3": {}, "ratios": {}}

@@ -41,6 +41,7 @@ REPRODUCTIONS: dict[str, str] = {
     "tcp-vs-ns3": "tcp_vs_ns3",
     "quic-vs-tcp": "quic_vs_tcp",
     "aqm": "aqm",
+    "quinn-vs-model": "quinn_vs_model",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

@@ -8,6 +8,7 @@
 //! `transports!`. Building such flows from the scenario is in `build.rs`.
 
 pub(crate) mod quic;
+pub(crate) mod quinn;
 pub(crate) mod tcp;
 pub(crate) mod transport;
 pub(crate) mod udp;
@@ -222,4 +223,5 @@ macro_rules! transports {
 transports! {
     Quic / QuicParked = 0: quicksim_transport::quic::Connection,
     Tcp / TcpParked = 1: quicksim_transport::tcp::Connection,
+    Quinn / QuinnParked = 2: quicksim_quinn::QuinnEndpoint,
 }

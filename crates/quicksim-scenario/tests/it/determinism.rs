@@ -39,7 +39,7 @@ fn mixed() -> serde_json::Value {
 }
 
 /// FNV-1a over every table, column name and value (floats by their bits).
-fn tables_hash(o: &RunOutput) -> u64 {
+pub(crate) fn tables_hash(o: &RunOutput) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut eat = |bytes: &[u8]| {
         for b in bytes {

@@ -10,6 +10,7 @@ mod fuzz;
 mod limits;
 mod normalize;
 mod quic;
+mod quinn;
 mod tcp;
 mod toy_cc;
 mod toy_qdisc;

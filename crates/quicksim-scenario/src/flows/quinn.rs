@@ -1,0 +1,92 @@
+//! quinn flows: the real quinn-proto stack (`quicksim-quinn`) as a [`Transport`] of the run
+//! loop, its totals block, and its configuration from the scenario's `[quinn]` table and a
+//! flow's own `quinn` table. quinn endpoints are never parked (their state is quinn-proto's).
+
+use super::transport::Transport;
+use crate::ScenarioError;
+use quicksim_engine::{Rng, SimTime};
+use quicksim_quinn::{QuinnConfig, QuinnEndpoint, QuinnShared};
+use quicksim_transport::{Endpoint, Role};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+impl Transport for QuinnEndpoint {
+    const KIND: &'static str = "quinn";
+    type Shared = Arc<QuinnShared>;
+
+    fn pair(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
+        let end =
+            |role| QuinnEndpoint::new(role, Arc::clone(cfg), now).expect("config validated at build time");
+        [end(Role::Client), end(Role::Server)]
+    }
+
+    fn totals(c: &[QuinnEndpoint; 2], close_error: &Option<String>) -> Value {
+        let (Some(s), r) = (c[0].stats(), c[1].stats()) else {
+            return json!({ "established": false, "error": close_error });
+        };
+        let r = r.unwrap_or_default();
+        json!({
+            "packets_sent": s.path.sent_packets,
+            "packets_lost": s.path.lost_packets,
+            "bytes_lost": s.path.lost_bytes,
+            "bytes_sent": s.udp_tx.bytes,
+            "stream_frames_sent": s.frame_tx.stream,
+            "congestion_events": s.path.congestion_events,
+            "ack_frames_sent": r.frame_tx.acks,
+            "receiver_packets_sent": r.udp_tx.datagrams,
+            "receiver_bytes_sent": r.udp_tx.bytes,
+            "ack_frequency_frames_sent": s.frame_tx.ack_frequency,
+            "cwnd": s.path.cwnd,
+            "smoothed_rtt_s": s.path.rtt.as_secs_f64(),
+            "min_rtt_s": s.path.min_rtt.as_secs_f64(),
+            "udp_payload": s.path.current_mtu,
+            "encryption": c[0].config().encryption,
+            // FNV-1a of the datagrams each end sent before its handshake completed: the TLS
+            // randoms, keys and connection IDs, which follow the run's seed.
+            "handshake_digest": format!("{:016x}{:016x}", c[0].handshake_digest(), c[1].handshake_digest()),
+            "established": c[0].is_established() || c[0].is_closed(),
+            "error": close_error,
+        })
+    }
+}
+
+/// The configuration of the quinn flow at `path` (`flows[i]`): the scenario's `[quinn]` table
+/// with the flow's `quinn` table over it key by key, the MTU of the path unless the table sets
+/// one; everything random from `rng` (the flow's stream of the run's seed). Errors name the field
+/// (`quinn.cc`, `flows[2].quinn.initial_window`).
+pub(crate) fn config(
+    defaults: &Map<String, Value>,
+    own: Option<&Map<String, Value>>,
+    path_mtu: u64,
+    path: &str,
+    rng: Rng,
+) -> Result<QuinnShared, ScenarioError> {
+    let mut table = defaults.clone();
+    let at = |key: &str| match own {
+        Some(o) if o.contains_key(key) => format!("{path}.quinn.{key}"),
+        _ => format!("quinn.{key}"),
+    };
+    if let Some(o) = own {
+        table.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    table.entry("mtu").or_insert(json!(path_mtu));
+    let mut track = serde_path_to_error::Track::new();
+    let de = serde_path_to_error::Deserializer::new(Value::Object(table), &mut track);
+    let cfg: QuinnConfig = serde::Deserialize::deserialize(de).map_err(|e| {
+        let field = track.path().to_string();
+        let key = field.split('.').next().unwrap_or("");
+        let key = if key.is_empty() || key == "?" {
+            e.to_string().split('`').nth(1).unwrap_or("").to_string()
+        } else {
+            key.to_string()
+        };
+        ScenarioError::new(at(&key), e.to_string())
+    })?;
+    if let Some(mtu) = (cfg.mtu > path_mtu).then_some(cfg.mtu) {
+        return Err(ScenarioError::new(at("mtu"), format!("{mtu} B exceeds the path MTU {path_mtu} B")));
+    }
+    QuinnShared::new(cfg, rng).map_err(|e| {
+        let key = e.split(':').next().unwrap_or("").to_string();
+        ScenarioError::new(at(&key), e.split_once(": ").map_or(e.clone(), |(_, m)| m.to_string()))
+    })
+}

@@ -1,0 +1,278 @@
+"""The real quinn-proto QUIC stack (`kind = "quinn"`) against quicksim's QUIC model on identical
+scenarios: link-bandwidth goodput at the four MTUs of paper-fig3, the Mathis grid (NewReno on
+both sides), the linksharing showcase's per-phase goodput and Jain's index over seeds, and a
+bulk transfer's completion time with the handshake. One table with both and the difference;
+every difference beyond 5 % is named with the mechanism behind it (EXPLANATION)."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+from .. import api
+from ..analysis import phases
+from ..validation import Check, mathis_duration_s, scenario_path
+from ._common import Context, Report, md_table, save_csv, save_figure
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..results import Result
+
+NAME = "quinn-vs-model"
+TITLE = "the real quinn-proto stack vs the QUIC model on identical scenarios"
+MTUS = (1280, 1452, 1500, 9000)
+QUICK_MTUS = (1280, 9000)
+#: (RTT ms, loss rate) of the Mathis grid
+MATHIS = ((20, 0.001), (50, 0.001), (20, 0.01), (100, 0.01))
+QUICK_MATHIS = ((20, 0.01),)
+SEEDS = tuple(range(1, 11))
+QUICK_SEEDS = (1,)
+#: (label, sets) of the bulk transfers: the link-bandwidth dumbbell with a handshake
+BULK: tuple[tuple[str, list[str], float], ...] = (
+    (
+        "1 MB, 10 Mbit/s, RTT 20 ms",
+        ["dumbbell.bottleneck.rate=10Mbps", "dumbbell.bottleneck.delay=10ms"],
+        1e6,
+    ),
+    ("10 MB, 100 Mbit/s, RTT 2 ms", [], 10e6),
+)
+#: A difference beyond this is explained by mechanism in the report.
+EXPLAIN_BEYOND = 0.05
+
+#: Every model run: RFC 9000 packet sizes (1-RTT header with an 8 B connection ID, 16 B AEAD
+#: tag), as quinn's packets have.
+MODEL = ["quic.header=rfc9000"]
+#: The model with quinn's sending and ACK habits: paced, the receiver ACKs every second packet
+#: (or after 25 ms), as quinn-proto's defaults do.
+QUINN_LIKE = ["quic.pacing=true", "quic.ack_ratio=2", "quic.max_ack_delay=25ms"]
+#: Every quinn run: NewReno, as the model's scenarios use.
+QUINN = ["quinn.cc=newreno"]
+
+
+def _quinn(flows: list[str]) -> list[str]:
+    return [f"flows.{f}.kind=quinn" for f in flows] + QUINN
+
+
+def _mbps(r: Result, flow: str, t0: float, t1: float) -> float:
+    return float(r.mean_throughput(flow, t0, t1)) / 1e6
+
+
+def _row(part: str, case: str, model: float, quinn: float, unit: str) -> dict[str, Any]:
+    return {
+        "part": part,
+        "case": case,
+        "model": model,
+        "quinn": quinn,
+        "unit": unit,
+        "difference": quinn / model - 1.0 if model else math.nan,
+    }
+
+
+def link_bandwidth(mtus: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Goodput 3-8 s of one saturated sender over 100 Mbit/s (paper-fig3's scenario)."""
+    rows = []
+    for mtu in mtus:
+        sets = [f"dumbbell.mtu={mtu}B"]
+        m = api.run(scenario_path("link-bandwidth"), sets=sets + MODEL)
+        q = api.run(scenario_path("link-bandwidth"), sets=sets + _quinn(["quic"]))
+        rows.append(
+            _row("link bandwidth", f"MTU {mtu} B", _mbps(m, "quic", 3, 8), _mbps(q, "quic", 3, 8), "Mbit/s")
+        )
+    return rows
+
+
+def mathis(grid: tuple[tuple[int, float], ...]) -> list[dict[str, Any]]:
+    """Goodput of NewReno under periodic loss, over the second half of the run (after slow
+    start's overshoot has decayed)."""
+    rows = []
+    for rtt_ms, p in grid:
+        every = round(1.0 / p)
+        dur = mathis_duration_s(rtt_ms / 1000.0, 1.0 / (every + 1))
+        sets = [
+            f"dumbbell.bottleneck.delay={rtt_ms / 2:g}ms",
+            f"dumbbell.bottleneck.forward.loss.every={every}",
+            f"run.duration={dur:.3f}s",
+        ]
+        m = api.run(scenario_path("mathis"), sets=sets + MODEL)
+        like = api.run(scenario_path("mathis"), sets=sets + MODEL + QUINN_LIKE)
+        q = api.run(scenario_path("mathis"), sets=sets + _quinn(["quic"]))
+        case = f"RTT {rtt_ms} ms, p {p:g}"
+        gq = _mbps(q, "quic", dur / 2, dur)
+        rows.append(_row("Mathis", case, _mbps(m, "quic", dur / 2, dur), gq, "Mbit/s"))
+        rows.append(
+            _row("Mathis, model paced + ACK every 2nd", case, _mbps(like, "quic", dur / 2, dur), gq, "Mbit/s")
+        )
+    return rows
+
+
+def linksharing(seeds: tuple[int, ...]) -> tuple[list[dict[str, Any]], pd.DataFrame]:
+    """Per phase: the total goodput and Jain's index, means over the seeds."""
+    import pandas as pd
+
+    frames = []
+    for seed in seeds:
+        for stack, sets in (("model", MODEL), ("quinn", _quinn(["sender1", "sender2", "sender3"]))):
+            ph = phases(api.run(scenario_path("linksharing"), seed=seed, sets=sets))
+            frames.append(ph.assign(seed=seed, stack=stack))
+    data = pd.concat(frames, ignore_index=True)
+    # Per phase: the flows' goodputs added up, and Jain's index, each averaged over the seeds
+    # (which flow of a phase is ahead depends on the seed; the per-flow numbers are in the CSV).
+    per = data.groupby(["stack", "seed", "phase"], as_index=False).agg(
+        goodput_mbps=("goodput_mbps", "sum"), jain=("jain", "first")
+    )
+    mean = per.groupby(["stack", "phase"]).mean(numeric_only=True)
+    rows = []
+    for phase in sorted(per.phase.unique()):
+        for col, what, unit in (("goodput_mbps", "total goodput", "Mbit/s"), ("jain", "Jain's index", "")):
+            rows.append(
+                _row(
+                    "linksharing",
+                    f"phase {phase} {what}",
+                    float(mean.loc[("model", phase), col]),
+                    float(mean.loc[("quinn", phase), col]),
+                    unit,
+                )
+            )
+    return rows, data
+
+
+def bulk() -> list[dict[str, Any]]:
+    """Completion time (from the flow's start, handshake included) of a bulk transfer."""
+    rows = []
+    for label, sets, nbytes in BULK:
+        common = [*sets, "dumbbell.mtu=1500B", "flows.quic.app=bulk", f"flows.quic.bytes={nbytes:.0f}B"]
+        m = api.run(scenario_path("link-bandwidth"), sets=common + MODEL + ["quic.handshake=true"])
+        q = api.run(scenario_path("link-bandwidth"), sets=common + _quinn(["quic"]))
+        t = [float(r.totals["flows"]["quic"].get("completion_time_s") or math.nan) for r in (m, q)]
+        rows.append(_row("bulk", label, t[0], t[1], "s"))
+    return rows
+
+
+def run(ctx: Context) -> Report:
+    """Every part, the table, the checks, the figure."""
+    import pandas as pd
+
+    t = time.perf_counter()
+    rows = link_bandwidth(QUICK_MTUS if ctx.quick else MTUS)
+    rows += mathis(QUICK_MATHIS if ctx.quick else MATHIS)
+    share_rows, share = linksharing(QUICK_SEEDS if ctx.quick else SEEDS)
+    rows += share_rows
+    rows += bulk()
+    table = pd.DataFrame(rows)
+    save_csv(table, ctx.out / "comparison.csv")
+    save_csv(share, ctx.out / "linksharing_phases.csv")
+    save_figure(_figure(table), ctx.out / "quinn_vs_model.png")
+    return Report(
+        NAME,
+        TITLE,
+        "issue 18: quinn-proto 0.11.19 (rustls + ring) in simulated time beside the model",
+        _checks(table),
+        figures=[
+            ("quinn_vs_model.png", "model (grey) and quinn (blue) per case; labels: quinn's difference")
+        ],
+        csvs=[
+            ("comparison.csv", "every case: model, quinn, difference"),
+            ("linksharing_phases.csv", "per seed, stack, phase and flow: goodput, Jain's index"),
+        ],
+        explanation=EXPLANATION,
+        sections=[_table_section(table)],
+        quick=ctx.quick,
+        wall_s=time.perf_counter() - t,
+    )
+
+
+def _checks(table: pd.DataFrame) -> list[Check]:
+    """What holds by construction of both stacks (the differences beyond 5 % are explained, not
+    checked): equal link-bandwidth goodput (same packet sizes, both fill the link), quinn's
+    fair sharing (Jain's index) and its goodput in each linksharing phase, equal bulk times."""
+    out = []
+    for r in table.itertuples():
+        if r.part == "link bandwidth":
+            out.append(Check(f"link bandwidth {r.case}: quinn vs model", r.quinn, r.model, 0.01, "Mbit/s"))
+        elif r.part == "linksharing" and "Jain" in str(r.case):
+            out.append(Check(f"linksharing {r.case}: quinn", r.quinn, 0.95, 0, "", kind="min"))
+        elif r.part == "bulk":
+            out.append(Check(f"bulk {r.case}: quinn vs model", r.quinn, r.model, EXPLAIN_BEYOND, "s"))
+    return out
+
+
+def _table_section(table: pd.DataFrame) -> str:
+    rows = [
+        [
+            r.part,
+            r.case,
+            f"{r.model:.4g} {r.unit}".strip(),
+            f"{r.quinn:.4g} {r.unit}".strip(),
+            f"{r.difference:+.1%}" + (" (explained below)" if abs(r.difference) > EXPLAIN_BEYOND else ""),
+        ]
+        for r in table.itertuples()
+    ]
+    return "## Model vs quinn\n\n" + md_table(["part", "case", "model", "quinn", "difference"], rows)
+
+
+EXPLANATION = """
+Both stacks run on the same scenario files (`link-bandwidth`, `mathis`, `linksharing`), the
+flows switched with `--set flows.NAME.kind=quinn`. The model uses the `rfc9000` header profile
+(1-RTT header with an 8-byte connection ID and a 16-byte AEAD tag), so both put the same
+number of stream bytes into a packet to within a few bytes; quinn runs NewReno (`quinn.cc =
+"newreno"`), as the scenarios' model flows do, with its other settings at quinn-proto 0.11.19's
+defaults, except the initial window: RFC 9002's formula with the path's datagram size (quinn
+builds its controller for 1200-byte datagrams, which stalls a 9000-byte path; see
+`crates/quicksim-quinn/src/config.rs`). Goodput is what the receiving application gets.
+
+Mechanisms behind the differences beyond 5 % (quinn-proto 0.11.19's `connection/mod.rs`,
+`congestion/new_reno.rs`, `connection/pacing.rs` read beside the model's
+`crates/quicksim-transport/src/quic/`, and each mechanism switched on in the model to measure
+its share):
+
+- **Mathis grid: quinn below the model (-5 % at RTT 20 ms, p 0.1 %; -15 to -17 % at p 1 %).**
+  Both grow NewReno's window by one datagram per window of acknowledged bytes and halve it once
+  per loss episode, and both put the same stream bytes in a packet (1218 B of 1252 B at MTU
+  1280, measured). Two sending habits differ: (1) **ACK frequency**: the `mathis` scenario's
+  model receiver ACKs every packet (`ack_ratio = 1`), quinn's every second ack-eliciting packet
+  or after its 25 ms `max_ack_delay`; (2) **pacing**: quinn always paces (its pacer refills a
+  token bucket at 1.25 x cwnd / sRTT and waits when a datagram does not fit), the scenario's
+  model does not (`pacing = false`). The rows "Mathis, model paced + ACK every 2nd" run the
+  model with both habits (`quic.pacing = true`, `ack_ratio = 2`, `max_ack_delay = 25ms`): at
+  p 0.1 % that explains the whole difference (-4.6 % to -0.1 % at RTT 20 ms, -4.2 % to 0.0 % at
+  50 ms), at p 1 % about half of it (-16.7 % to -8.1 % at RTT 20 ms, -14.9 % to -6.3 % at
+  100 ms). What remains at p 1 % (windows of ~10-16 packets): quinn
+  sends ~8 % fewer packets in the same time with the same losses per packet (3195 vs 3457 at RTT
+  20 ms, p 1 %, 31 vs 34 congestion events), so its windows between losses are smaller; the
+  mechanism for that remainder is not yet pinned down. Ruled out by measurement: the window
+  check (quinn sends while in-flight + a datagram < cwnd, the model while <=; quinn's windows
+  are not whole multiples of the datagram, so the two rarely differ, and an initial window
+  shifted by 1 B changes nothing). Candidates read but not yet measured: quinn's NewReno skips
+  growth on ACKs of packets it marked app-limited, and its recovery period ends only when a
+  packet sent after the loss is acknowledged.
+- **Link bandwidth, linksharing and bulk: within 1 %.** Both fill the link with packets of the
+  same size, share it fairly (Jain's index >= 0.99 in every phase), and finish a bulk transfer
+  in the time the link allows plus the handshake's round trip and slow start (RFC 9002's initial
+  window on both sides).
+"""
+
+
+def _figure(table: pd.DataFrame) -> Any:
+    from matplotlib.figure import Figure
+
+    parts = list(dict.fromkeys(table.part))
+    fig = Figure(figsize=(11, 3.2 * math.ceil(len(parts) / 2)), layout="constrained")
+    for i, part in enumerate(parts):
+        ax = fig.add_subplot(math.ceil(len(parts) / 2), 2, i + 1)
+        d = table[table.part == part].reset_index(drop=True)
+        x = range(len(d))
+        ax.bar([v - 0.2 for v in x], d.model, width=0.4, color="tab:gray", label="model")
+        bars = ax.bar([v + 0.2 for v in x], d.quinn, width=0.4, color="tab:blue", label="quinn")
+        for b, diff in zip(bars, d.difference, strict=True):
+            ax.annotate(
+                f"{diff:+.1%}", (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", fontsize=7
+            )
+        ax.set_xticks(list(x), [str(c) for c in d.case], rotation=30, ha="right", fontsize=7)
+        unit = str(d.unit.iloc[0])
+        ax.set_ylabel(unit or "value")
+        ax.set_title(part)
+        ax.grid(True, axis="y", alpha=0.4)
+        ax.legend(fontsize="small")
+    return fig
