@@ -6,6 +6,7 @@ use crate::cc_config::CcResolver;
 use crate::flows::transport::TransportFlow;
 use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
 use crate::flows::{FlowApp, FlowRt, FlowSpec};
+use crate::output::delay::DelayStats;
 use crate::output::record::Recorder;
 use crate::output::Sinks;
 use crate::payload::Payload;
@@ -755,8 +756,19 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         rc.max_samples,
     );
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
+    if let Select::Names(v) = &rc.delays {
+        for n in v {
+            if !names.contains(n) {
+                return Err(err("run.record.delays", format!("{n:?} is not a flow")));
+            }
+        }
+    }
+    let delay_flows: Vec<bool> = names.iter().map(|n| rc.delays.includes(n)).collect();
+    let delays_on = rc.delays != Select::All(false);
+    let delay_chans: Vec<bool> = rec.queue_sel.iter().map(|&q| q && delays_on).collect();
+    let delays = DelayStats::new(bin, delay_flows, delay_chans, rc.flows, rec.link_sel.iter().any(|&l| l));
     let extra = plugins.sinks.iter().map(|(_, s)| s.make(flows.len())).collect();
-    let rec = Sinks::new(rec, extra);
+    let rec = Sinks::new(rec, delays, extra);
     Ok(Built {
         net,
         flows,

@@ -92,6 +92,10 @@ pub struct RecordCfg {
     /// Per-packet trace (send at the source, receive at the destination) for these flows.
     #[serde(default)]
     pub packets: Vec<String>,
+    /// One-way and queueing delay statistics (mean, p50/p95/p99 per flow and per recorded
+    /// queue, per bin in `flows` and `links`): true, false or flow names.
+    #[serde(default = "all")]
+    pub delays: Select,
     /// Cap on samples per recorded series, so long runs stay light.
     #[serde(default = "default_max_samples")]
     pub max_samples: u64,
@@ -122,6 +126,7 @@ impl Default for RecordCfg {
             links: all(),
             conn: all(),
             packets: Vec::new(),
+            delays: all(),
             max_samples: default_max_samples(),
             conn_interval: None,
         }

@@ -1,6 +1,7 @@
 //! The fan-out the run loop calls: the built-in tables first (static calls), then every added
 //! sink in the order it was added (dynamic calls, only when there is one).
 
+use super::delay::DelayStats;
 use super::record::Recorder;
 use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TransportEvent};
 use super::Table;
@@ -11,6 +12,8 @@ use quicksim_net::{ChanId, DropReason, NodeId, Packet};
 /// Every sink of a run, called in order: the built-in tables, then the added ones.
 pub(crate) struct Sinks {
     pub tables: Recorder,
+    /// The delay statistics (`run.record.delays`), added to the built-in tables and totals.
+    pub delays: DelayStats,
     extra: Vec<Box<dyn Sink>>,
     /// `extra` is not empty.
     has_extra: bool,
@@ -42,9 +45,9 @@ macro_rules! each_extra_packet {
 }
 
 impl Sinks {
-    pub(crate) fn new(tables: Recorder, extra: Vec<Box<dyn Sink>>) -> Sinks {
+    pub(crate) fn new(tables: Recorder, delays: DelayStats, extra: Vec<Box<dyn Sink>>) -> Sinks {
         let tracing = extra.iter().any(|s| s.wants_transport_events());
-        Sinks { tables, has_extra: !extra.is_empty(), extra, tracing }
+        Sinks { tables, delays, has_extra: !extra.is_empty(), extra, tracing }
     }
 
     #[inline]
@@ -61,6 +64,7 @@ impl Sinks {
     #[inline]
     pub(crate) fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
         self.tables.on_dropped(now, chan, p.flow, p.ip_bytes, why);
+        self.delays.dropped(p.uid());
         each_extra_packet!(self, p, info, s => s.dropped(now, chan, &info, why));
     }
 
@@ -73,11 +77,19 @@ impl Sinks {
         frame_bytes: u64,
     ) {
         self.tables.on_link_delivered(now, chan, frame_bytes);
+        self.delays.link_delivered(now, p.uid());
         each_extra_packet!(self, p, info, s => s.link_delivered(now, chan, &info, frame_bytes));
+    }
+
+    /// `chan` starts serializing `p` (only the delay statistics want it).
+    #[inline]
+    pub(crate) fn tx_started(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>) {
+        self.delays.tx_started(now, chan.0, p.uid());
     }
 
     #[inline]
     pub(crate) fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
+        self.delays.sent(now, p.uid());
         if p.payload.forward() {
             self.tables.on_forward_packet(now, p.flow, node, p.uid(), p.ip_bytes, false);
         }
@@ -86,6 +98,7 @@ impl Sinks {
 
     #[inline]
     pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {
+        self.delays.received(now, p.uid(), p.flow, p.payload.forward());
         if p.payload.forward() {
             self.tables.on_forward_packet(now, p.flow, p.dst, p.uid(), p.ip_bytes, true);
         }
@@ -116,6 +129,10 @@ impl Sinks {
     /// The tables of every sink: the built-in ones first.
     pub(crate) fn finish(&mut self, info: &RunInfo<'_>) -> Vec<(String, Table)> {
         let mut out = self.tables.finish(info);
+        let nbins = info.end.0.div_ceil(self.tables.bin.0.max(1)) as usize;
+        self.delays.add_columns(&mut out, nbins, self.tables.flows_on, &self.tables.link_sel);
+        // The tables are what `output::TABLES` (and so the Python side) says they are.
+        debug_assert_eq!(super::check_schema(&out), Ok(()));
         each_extra!(self, s => out.extend(s.finish(info)));
         out
     }

@@ -10,6 +10,7 @@
 //! pcap later) are added through `BUILTIN_SINKS` (selected by the scenario) or
 //! `plugins::Plugins` and called dynamically only when present.
 
+pub(crate) mod delay;
 mod fanout;
 pub(crate) mod record;
 mod schema;

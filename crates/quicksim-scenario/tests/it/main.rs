@@ -1,6 +1,7 @@
 //! Integration tests of whole scenarios against hand computation from their numbers.
 
 mod cubic_rfc9438;
+mod delays;
 mod determinism;
 mod determinism_quic;
 mod errors;
