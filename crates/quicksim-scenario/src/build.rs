@@ -767,7 +767,25 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     let delays_on = rc.delays != Select::All(false);
     let delay_chans: Vec<bool> = rec.queue_sel.iter().map(|&q| q && delays_on).collect();
     let delays = DelayStats::new(bin, delay_flows, delay_chans, rc.flows, rec.link_sel.iter().any(|&l| l));
-    let extra = plugins.sinks.iter().map(|(_, s)| s.make(flows.len())).collect();
+    let mut extra: Vec<Box<dyn crate::output::Sink>> = Vec::new();
+    if !rc.qlog.flows().is_empty() {
+        let mut sel = vec![false; names.len()];
+        for n in rc.qlog.flows() {
+            let Some(i) = names.iter().position(|x| x == n) else {
+                return Err(err("run.record.qlog", format!("{n:?} is not a flow")));
+            };
+            if flows[i].spec.kind != "quic" {
+                let kind = flows[i].spec.kind;
+                return Err(err(
+                    "run.record.qlog",
+                    format!("{n:?} is a {kind} flow; qlog is written for QUIC flows"),
+                ));
+            }
+            sel[i] = true;
+        }
+        extra.push(Box::new(crate::output::qlog::QlogSink::new(sel, rc.qlog.dialect())));
+    }
+    extra.extend(plugins.sinks.iter().map(|(_, s)| s.make(flows.len())));
     let rec = Sinks::new(rec, delays, extra);
     Ok(Built {
         net,

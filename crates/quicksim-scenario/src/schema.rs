@@ -94,8 +94,11 @@ pub struct RecordCfg {
     pub packets: Vec<String>,
     /// One-way and queueing delay statistics (mean, p50/p95/p99 per flow and per recorded
     /// queue, per bin in `flows` and `links`): true, false or flow names.
-    #[serde(default = "all")]
+    #[serde(default = "all", skip_serializing_if = "is_all")]
     pub delays: Select,
+    /// qlog files of these QUIC flows (`[names]`, or `{ flows = [...], dialect = "ietf" }`).
+    #[serde(default, skip_serializing_if = "crate::output::qlog::QlogCfg::is_empty")]
+    pub qlog: crate::output::qlog::QlogCfg,
     /// Cap on samples per recorded series, so long runs stay light.
     #[serde(default = "default_max_samples")]
     pub max_samples: u64,
@@ -113,6 +116,9 @@ fn yes() -> bool {
 fn all() -> Select {
     Select::All(true)
 }
+fn is_all(s: &Select) -> bool {
+    *s == Select::All(true)
+}
 fn default_max_samples() -> u64 {
     1_000_000
 }
@@ -127,6 +133,7 @@ impl Default for RecordCfg {
             conn: all(),
             packets: Vec::new(),
             delays: all(),
+            qlog: Default::default(),
             max_samples: default_max_samples(),
             conn_interval: None,
         }

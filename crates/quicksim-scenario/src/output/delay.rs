@@ -264,6 +264,21 @@ impl DelayStats {
         Some(block(&[("owd", o), ("queueing", q)]))
     }
 
+    /// The same over the packets of every recorded flow together (the sketches merged: the same
+    /// 1 % bound), for a run's total; None if no flow is recorded.
+    pub(crate) fn all_flows_totals(&self) -> Option<serde_json::Value> {
+        if !self.flow_sel.iter().any(|&b| b) {
+            return None;
+        }
+        let (mut o, mut q) = (sketch(), sketch());
+        for s in self.flows.iter().flatten() {
+            // Same configuration on both sides: merging cannot fail.
+            o.merge(&s[0].total).expect("same sketch configuration");
+            q.merge(&s[1].total).expect("same sketch configuration");
+        }
+        Some(block(&[("owd", stats(&o)), ("queueing", stats(&q))]))
+    }
+
     /// The same for channel `c`'s queue.
     pub(crate) fn chan_totals(&self, c: usize) -> Option<serde_json::Value> {
         if !self.chan_sel[c] {

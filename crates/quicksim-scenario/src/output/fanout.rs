@@ -50,6 +50,11 @@ impl Sinks {
         Sinks { tables, delays, has_extra: !extra.is_empty(), extra, tracing }
     }
 
+    /// Some sink wants flow `flow`'s endpoints traced.
+    pub(crate) fn traces(&self, flow: u32) -> bool {
+        self.tracing && self.extra.iter().any(|s| s.traces(flow))
+    }
+
     #[inline]
     pub(crate) fn conn_selected(&self, flow: u32) -> bool {
         self.tables.conn_sel[flow as usize] || self.has_extra

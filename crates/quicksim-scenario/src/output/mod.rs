@@ -12,6 +12,7 @@
 
 pub(crate) mod delay;
 mod fanout;
+pub mod qlog;
 pub(crate) mod record;
 mod schema;
 mod sinks;

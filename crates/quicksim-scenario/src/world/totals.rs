@@ -123,6 +123,10 @@ pub(crate) fn finish(
     totals.insert("flows".into(), serde_json::Value::Object(flows));
     totals.insert("queues".into(), serde_json::Value::Object(queues));
     totals.insert("links".into(), serde_json::Value::Object(links));
+    // The delay statistics over all recorded flows' packets together (`run.record.delays`).
+    if let Some(d) = w.cx.out.rec.delays.all_flows_totals() {
+        totals.insert("delays".into(), d);
+    }
     RunOutput { meta, tables, totals: serde_json::Value::Object(totals) }
 }
 

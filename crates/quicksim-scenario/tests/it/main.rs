@@ -8,6 +8,7 @@ mod errors;
 mod fuzz;
 mod limits;
 mod normalize;
+mod qlog;
 mod quic;
 mod tcp;
 mod toy_cc;
