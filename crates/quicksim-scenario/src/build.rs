@@ -7,6 +7,7 @@ use crate::flows::transport::TransportFlow;
 use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
 use crate::flows::{FlowApp, FlowRt, FlowSpec};
 use crate::output::delay::DelayStats;
+use crate::output::qlog::QlogSink;
 use crate::output::record::Recorder;
 use crate::output::Sinks;
 use crate::payload::Payload;
@@ -756,35 +757,9 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         rc.max_samples,
     );
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
-    if let Select::Names(v) = &rc.delays {
-        for n in v {
-            if !names.contains(n) {
-                return Err(err("run.record.delays", format!("{n:?} is not a flow")));
-            }
-        }
-    }
-    let delay_flows: Vec<bool> = names.iter().map(|n| rc.delays.includes(n)).collect();
-    let delays_on = rc.delays != Select::All(false);
-    let delay_chans: Vec<bool> = rec.queue_sel.iter().map(|&q| q && delays_on).collect();
-    let delays = DelayStats::new(bin, delay_flows, delay_chans, rc.flows, rec.link_sel.iter().any(|&l| l));
-    let mut extra: Vec<Box<dyn crate::output::Sink>> = Vec::new();
-    if !rc.qlog.flows().is_empty() {
-        let mut sel = vec![false; names.len()];
-        for n in rc.qlog.flows() {
-            let Some(i) = names.iter().position(|x| x == n) else {
-                return Err(err("run.record.qlog", format!("{n:?} is not a flow")));
-            };
-            if flows[i].spec.kind != "quic" {
-                let kind = flows[i].spec.kind;
-                return Err(err(
-                    "run.record.qlog",
-                    format!("{n:?} is a {kind} flow; qlog is written for QUIC flows"),
-                ));
-            }
-            sel[i] = true;
-        }
-        extra.push(Box::new(crate::output::qlog::QlogSink::new(sel, rc.qlog.dialect())));
-    }
+    let delays = DelayStats::from_record(rc, &names, &rec).map_err(|(f, m)| err(f, m))?;
+    let kinds: Vec<&str> = flows.iter().map(|f| f.spec.kind).collect();
+    let mut extra = QlogSink::from_record(&rc.qlog, &names, &kinds).map_err(|(f, m)| err(f, m))?;
     extra.extend(plugins.sinks.iter().map(|(_, s)| s.make(flows.len())));
     let rec = Sinks::new(rec, delays, extra);
     Ok(Built {

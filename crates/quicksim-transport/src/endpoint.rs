@@ -62,12 +62,23 @@ pub enum LossTrigger {
     TimeThreshold,
 }
 
+/// Transport parameters as a trace reports them (RFC 9000 §18.2; one value for every stream
+/// type, as the QUIC model has).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceParams {
+    pub initial_max_data: u64,
+    pub initial_max_stream_data: u64,
+    pub max_ack_delay: SimDuration,
+    pub ack_delay_exponent: u8,
+    pub min_ack_delay: Option<SimDuration>,
+}
+
 /// What an endpoint reports for a trace (a qlog writer) while tracing is on
 /// ([`Endpoint::set_tracing`]): what the packets it sends and receives do not show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceEvent {
     /// Transport parameters took effect: ours (`local`) or the peer's.
-    ParametersSet { local: bool, params: crate::quic::TransportParams },
+    ParametersSet { local: bool, params: TraceParams },
     /// A packet was declared lost: its packet number space (0 Initial, 1 Handshake, 2 1-RTT),
     /// number, size above UDP and why.
     PacketLost { space: u8, pn: u64, bytes: u64, trigger: LossTrigger },

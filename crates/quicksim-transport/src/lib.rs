@@ -12,7 +12,8 @@ pub mod range_set;
 pub mod tcp;
 
 pub use endpoint::{
-    AppEvent, Endpoint, LossTrigger, Role, TraceEvent, TransportCounters, TransportMetrics, WirePacket,
+    AppEvent, Endpoint, LossTrigger, Role, TraceEvent, TraceParams, TransportCounters, TransportMetrics,
+    WirePacket,
 };
 
 pub use quic::{ConnEvent, ConnMetrics, ConnStats, Connection, HeaderProfile, QuicConfig, QuicPacket};

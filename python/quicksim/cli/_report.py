@@ -114,9 +114,10 @@ def _flow_row(name: str, f: Mapping[str, Any]) -> list[str]:
 def _owd(f: Mapping[str, Any]) -> str:
     """The flow's one-way delay statistics in ms (`-` when not recorded or nothing delivered)."""
     values = [f.get(f"owd_{s}_s") for s in ("mean", "p50", "p95", "p99")]
-    if any(v is None for v in values):
+    numbers = [float(v) for v in values if v is not None]
+    if len(numbers) < len(values):
         return "-"
-    return "/".join(format(float(v) * 1e3, ".2f") for v in values)
+    return "/".join(format(v * 1e3, ".2f") for v in numbers)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:

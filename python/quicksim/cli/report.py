@@ -23,7 +23,7 @@ from ..errors import ScenarioError
 NAME = "report"
 HELP = "Pantheon-style summary of runs or sweeps: throughput, p95 delay, loss; scatter PNG"
 
-__all__ = ["Row", "rows_of", "main"]
+__all__ = ["Row", "main", "rows_of"]
 
 
 class Row(NamedTuple):
@@ -116,7 +116,7 @@ def _sweep_rows(directory: Path) -> list[Row]:
     if not tput_cols or not any(c.startswith("owd_p95_ms.") for c in runs.columns):
         raise ScenarioError(
             f"report: {directory}: the sweep's metrics need goodput_mbps and owd_p95_ms per flow "
-            "(metrics = [{name = \"goodput_mbps\"}, {name = \"owd_p95_ms\"}, {name = \"loss_rate\"}])"
+            '(metrics = [{name = "goodput_mbps"}, {name = "owd_p95_ms"}, {name = "loss_rate"}])'
         )
     from ..metrics import METRICS
 
@@ -124,9 +124,13 @@ def _sweep_rows(directory: Path) -> list[Row]:
     # the numeric twin of a parameter with units (`..._s` beside `"3ms"`).
     fixed = {"run_id", "point", "rep", "seed", "error", "wall_s"}
     candidates = [
-        c for c in runs.columns if c not in fixed and not any(c == m or c.startswith((f"{m}.", f"{m}[")) for m in METRICS)
+        c
+        for c in runs.columns
+        if c not in fixed and not any(c == m or c.startswith((f"{m}.", f"{m}[")) for m in METRICS)
     ]
     params = [c for c in candidates if not any(c != p and c.startswith(f"{p}_") for p in candidates)]
+    # Only what varies labels a point.
+    params = [p for p in params if runs[p].astype(str).nunique() > 1]
     rows: list[Row] = []
     for _, g in runs.groupby("point", sort=True):
         label = _point_label(g.iloc[0], params) or directory.name
@@ -150,7 +154,7 @@ def _point_label(row: Any, params: Sequence[str]) -> str:
     parts = []
     for p in params:
         value = row[p]
-        parts.append(f"{p}={value}")
+        parts.append(f"{p.rsplit('.', 1)[-1]}={value}")
     return ", ".join(parts)
 
 
@@ -163,7 +167,13 @@ def _format(rows: Sequence[Row]) -> str:
     return _table(
         ["run", "flow", "throughput Mbit/s", "p95 one-way delay ms", "loss %"],
         [
-            [r.source, r.flow, f(r.throughput_mbps, ".3f"), f(r.owd_p95_ms, ".2f"), f(100 * r.loss_rate, ".3f")]
+            [
+                r.source,
+                r.flow,
+                f(r.throughput_mbps, ".3f"),
+                f(r.owd_p95_ms, ".2f"),
+                f(100 * r.loss_rate, ".3f"),
+            ]
             for r in rows
         ],
         left=2,
@@ -195,9 +205,15 @@ def _plot(rows: Sequence[Row], png: Path) -> None:
             ax.scatter(r.owd_p95_ms, r.throughput_mbps, color=color, s=60, zorder=3, label=src)
         if len(flows) > 1:
             for r in (r for r in flows if finite(r)):
-                ax.scatter(r.owd_p95_ms, r.throughput_mbps, facecolors="none", edgecolors=color, s=40, zorder=3)
+                ax.scatter(
+                    r.owd_p95_ms, r.throughput_mbps, facecolors="none", edgecolors=color, s=40, zorder=3
+                )
                 ax.annotate(
-                    r.flow, (r.owd_p95_ms, r.throughput_mbps), textcoords="offset points", xytext=(5, -9), fontsize=7
+                    r.flow,
+                    (r.owd_p95_ms, r.throughput_mbps),
+                    textcoords="offset points",
+                    xytext=(5, -9),
+                    fontsize=7,
                 )
     if sources:
         ax.legend(fontsize=8, loc="best")

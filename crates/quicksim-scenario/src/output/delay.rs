@@ -2,9 +2,9 @@
 //! reaching its destination) and the part of it spent waiting in queues, summarised per flow and
 //! per queue without keeping the packets (`run.record.delays`).
 //!
-//! A packet's times are kept only while it is in the network, in a ring indexed by its uid
-//! (uids are handed out in creation order, so the ring holds the packets between the oldest
-//! one still travelling and the newest). The samples feed DDSketches (the `sketches-ddsketch`
+//! A packet's times are kept only while it is in the network, in a table indexed by its uid
+//! (uids are handed out in creation order, so the packets in flight at one time fall in
+//! different slots of a table a little larger than their number). The samples feed DDSketches (the `sketches-ddsketch`
 //! crate, Masson et al., VLDB 2019): every quantile is within 1 % (relative) of the exact
 //! sample quantile (`alpha` = 0.01; a delay below 1 ns counts as exactly zero), in a few KiB
 //! per series whatever the number of packets. The sketch's arithmetic has no randomness, so the
@@ -19,7 +19,6 @@
 use super::{Column, Table};
 use quicksim_engine::{SimDuration, SimTime};
 use sketches_ddsketch::{Config, DDSketch};
-use std::collections::VecDeque;
 
 /// Relative accuracy of every quantile (DDSketch's `alpha`).
 pub const RELATIVE_ACCURACY: f64 = 0.01;
@@ -44,7 +43,9 @@ fn ps_s(ps: u64) -> f64 {
 }
 
 /// A series of samples: its sketch over the whole run and one for the current bin, and the
-/// statistics of the bins already closed.
+/// statistics of the bins already closed. With bins, a sample goes into the bin's sketch only,
+/// and a closed bin is merged into the total (a merge per bin instead of a second sketch
+/// update, with its logarithm, per sample; merging is exact: the same bins, the same counts).
 struct Series {
     total: DDSketch,
     bin: Option<(u32, DDSketch)>,
@@ -59,26 +60,47 @@ impl Series {
 
     #[inline]
     fn add(&mut self, b: u32, v: f64, per_bin: bool) {
-        self.total.add(v);
         if !per_bin {
+            self.total.add(v);
             return;
         }
         match &mut self.bin {
             Some((cur, s)) if *cur == b => s.add(v),
-            _ => {
-                self.close();
-                let mut s = sketch();
-                s.add(v);
-                self.bin = Some((b, s));
-            }
+            _ => self.open(b, v),
         }
+    }
+
+    #[cold]
+    fn open(&mut self, b: u32, v: f64) {
+        self.close();
+        let mut s = sketch();
+        s.add(v);
+        self.bin = Some((b, s));
     }
 
     fn close(&mut self) {
         if let Some((b, s)) = self.bin.take() {
             self.closed.push((b, stats(&s)));
+            merge(&mut self.total, &s);
         }
     }
+
+    /// The whole run's sketch, the open bin included.
+    fn whole(&self) -> std::borrow::Cow<'_, DDSketch> {
+        match &self.bin {
+            None => std::borrow::Cow::Borrowed(&self.total),
+            Some((_, s)) => {
+                let mut t = self.total.clone();
+                merge(&mut t, s);
+                std::borrow::Cow::Owned(t)
+            }
+        }
+    }
+}
+
+/// Merges `b` into `a` (sketches of the same configuration: it cannot fail).
+fn merge(a: &mut DDSketch, b: &DDSketch) {
+    a.merge(b).expect("sketches of one configuration merge");
 }
 
 /// Mean, p50, p95, p99 of a sketch (NaN when empty).
@@ -91,20 +113,21 @@ fn stats(s: &DDSketch) -> [f64; 4] {
     [mean, q(0.5), q(0.95), q(0.99)]
 }
 
-/// A packet in the network: when it left its source, when it arrived at the interface it is
-/// waiting at (or crossing), and its waits so far, in ps. `sent == u64::MAX`: no packet (not
-/// tracked, or gone).
-#[derive(Clone, Copy)]
+/// A packet in the network: its uid (0: the slot is free), when it left its source, when it
+/// arrived at the interface it is waiting at (or crossing), and its waits so far, in ps.
+#[derive(Clone, Copy, Default)]
 struct InFlight {
+    uid: u64,
     sent: u64,
     enter: u64,
     queued: u64,
 }
 
-const GONE: InFlight = InFlight { sent: u64::MAX, enter: 0, queued: 0 };
-/// Packets tracked at most (24 B each): beyond, the oldest is forgotten (a packet that never
-/// arrives nor is reported dropped would otherwise hold the ring's start forever).
-const MAX_TRACKED: usize = 1 << 22;
+/// Slots of the packet table at the start, and at most (32 B each: 32 MiB). Beyond, a packet
+/// whose slot is taken by a newer one is forgotten (a packet that never arrives nor is
+/// reported dropped must not make the table grow without end).
+const FIRST_SLOTS: usize = 1 << 10;
+const MAX_SLOTS: usize = 1 << 20;
 
 /// The delay statistics of a run.
 pub(crate) struct DelayStats {
@@ -112,15 +135,18 @@ pub(crate) struct DelayStats {
     flow_sel: Vec<bool>,
     /// Per channel: its queue recorded.
     chan_sel: Vec<bool>,
+    /// Some queue is recorded: every packet is followed (else only the recorded flows' data
+    /// packets).
+    any_chan: bool,
     /// Something is recorded (else every hook returns at once).
     pub on: bool,
     /// Per-bin columns (the `flows` / `links` tables are recorded).
     flows_bins: bool,
     links_bins: bool,
     bin_ps: u64,
-    /// The ring of packets in the network: `ring[i]` is packet `base + i`.
-    ring: VecDeque<InFlight>,
-    base: u64,
+    /// The packets in the network, in the slot `uid & (len - 1)` (uids are consecutive, so the
+    /// packets in flight at one time rarely share a slot; when they do, the table doubles).
+    table: Vec<InFlight>,
     /// Per flow: one-way delay and queueing delay, made on the first sample.
     flows: Vec<Option<Box<[Series; 2]>>>,
     chans: Vec<Option<Box<Series>>>,
@@ -134,57 +160,99 @@ impl DelayStats {
         flows_bins: bool,
         links_bins: bool,
     ) -> DelayStats {
-        let on = flow_sel.iter().chain(&chan_sel).any(|&b| b);
+        let any_chan = chan_sel.iter().any(|&b| b);
+        let on = any_chan || flow_sel.iter().any(|&b| b);
         DelayStats {
             flows: (0..flow_sel.len()).map(|_| None).collect(),
             chans: (0..chan_sel.len()).map(|_| None).collect(),
             flow_sel,
             chan_sel,
+            any_chan,
             on,
             flows_bins,
             links_bins,
             bin_ps: bin.0.max(1),
-            ring: VecDeque::new(),
-            base: 0,
+            table: if on { vec![InFlight::default(); FIRST_SLOTS] } else { Vec::new() },
         }
+    }
+
+    /// The statistics `run.record.delays` asks for (flows by name, or all, or none; the
+    /// recorded queues with it), for flows `names`; the error (field, message) names a flow that
+    /// is not there.
+    pub(crate) fn from_record(
+        rc: &crate::schema::RecordCfg,
+        names: &[String],
+        rec: &super::record::Recorder,
+    ) -> Result<DelayStats, (&'static str, String)> {
+        if let crate::schema::Select::Names(v) = &rc.delays {
+            if let Some(n) = v.iter().find(|n| !names.contains(n)) {
+                return Err(("run.record.delays", format!("{n:?} is not a flow")));
+            }
+        }
+        let flows = names.iter().map(|n| rc.delays.includes(n)).collect();
+        let on = rc.delays != crate::schema::Select::All(false);
+        let chans = rec.queue_sel.iter().map(|&q| q && on).collect();
+        Ok(DelayStats::new(rec.bin, flows, chans, rc.flows, rec.link_sel.iter().any(|&l| l)))
+    }
+
+    /// Whether a packet of this direction is followed at all.
+    #[inline]
+    fn follows(&self, forward: bool) -> bool {
+        self.on && (forward || self.any_chan)
     }
 
     #[inline]
     fn slot(&mut self, uid: u64) -> Option<&mut InFlight> {
-        let i = uid.checked_sub(self.base)?;
-        self.ring.get_mut(i as usize).filter(|s| s.sent != u64::MAX)
+        let mask = self.table.len() - 1;
+        let s = &mut self.table[uid as usize & mask];
+        (s.uid == uid).then_some(s)
     }
 
-    /// A host put packet `uid` on its first link.
+    /// A host put packet `uid` of flow `flow` on its first link.
     #[inline]
-    pub(crate) fn sent(&mut self, now: SimTime, uid: u64) {
-        if !self.on {
+    pub(crate) fn sent(&mut self, now: SimTime, uid: u64, flow: u32, forward: bool) {
+        if !self.follows(forward) || !(self.any_chan || self.flow_sel[flow as usize]) {
             return;
         }
-        if self.ring.is_empty() {
-            self.base = uid;
+        let p = InFlight { uid, sent: now.0, enter: now.0, queued: 0 };
+        let mask = self.table.len() - 1;
+        let s = &mut self.table[uid as usize & mask];
+        if s.uid == 0 {
+            *s = p;
+        } else {
+            self.insert_colliding(p);
         }
-        let Some(i) = uid.checked_sub(self.base) else { return };
-        let i = i as usize;
-        while self.ring.len() < i {
-            self.ring.push_back(GONE);
-        }
-        let p = InFlight { sent: now.0, enter: now.0, queued: 0 };
-        match self.ring.get_mut(i) {
-            Some(s) => *s = p,
-            None => self.ring.push_back(p),
-        }
-        if self.ring.len() > MAX_TRACKED {
-            self.ring.pop_front();
-            self.base += 1;
-            self.trim();
+    }
+
+    /// The slot of `p` holds another packet: double the table until every packet has its own
+    /// slot (up to `MAX_SLOTS`; then the older packet is forgotten).
+    #[cold]
+    fn insert_colliding(&mut self, p: InFlight) {
+        loop {
+            let n = self.table.len();
+            if n >= MAX_SLOTS {
+                self.table[p.uid as usize & (n - 1)] = p;
+                return;
+            }
+            let mut t = vec![InFlight::default(); 2 * n];
+            let mask = 2 * n - 1;
+            let mut ok = true;
+            for q in self.table.iter().copied().filter(|q| q.uid != 0).chain([p]) {
+                let s = &mut t[q.uid as usize & mask];
+                ok &= s.uid == 0;
+                *s = q;
+            }
+            self.table = t;
+            if ok {
+                return;
+            }
         }
     }
 
     /// `chan` starts serializing packet `uid`: its wait in that queue ends.
     #[inline]
-    pub(crate) fn tx_started(&mut self, now: SimTime, chan: u32, uid: u64) {
-        if !self.on {
+    pub(crate) fn tx_started(&mut self, now: SimTime, chan: u32, uid: u64, forward: bool) {
+        if !self.follows(forward) {
             return;
         }
         let Some(s) = self.slot(uid) else { return };
@@ -200,8 +268,8 @@ impl DelayStats {
 
     /// Packet `uid` arrived at the far end of a link: it waits at the next interface from now.
     #[inline]
-    pub(crate) fn link_delivered(&mut self, now: SimTime, uid: u64) {
-        if !self.on {
+    pub(crate) fn link_delivered(&mut self, now: SimTime, uid: u64, forward: bool) {
+        if !self.follows(forward) {
             return;
         }
         if let Some(s) = self.slot(uid) {
@@ -213,13 +281,11 @@ impl DelayStats {
     /// direction).
     #[inline]
     pub(crate) fn received(&mut self, now: SimTime, uid: u64, flow: u32, forward: bool) {
-        if !self.on {
+        if !self.follows(forward) {
             return;
         }
         let Some(s) = self.slot(uid) else { return };
-        let p = *s;
-        *s = GONE;
-        self.trim();
+        let p = std::mem::take(s);
         let f = flow as usize;
         if forward && self.flow_sel[f] {
             let b = (now.0 / self.bin_ps) as u32;
@@ -232,22 +298,12 @@ impl DelayStats {
 
     /// Packet `uid` was dropped.
     #[inline]
-    pub(crate) fn dropped(&mut self, uid: u64) {
-        if !self.on {
+    pub(crate) fn dropped(&mut self, uid: u64, forward: bool) {
+        if !self.follows(forward) {
             return;
         }
         if let Some(s) = self.slot(uid) {
-            *s = GONE;
-            self.trim();
-        }
-    }
-
-    /// Forgets the packets at the ring's start that are gone.
-    #[inline]
-    fn trim(&mut self) {
-        while self.ring.front().is_some_and(|s| s.sent == u64::MAX) {
-            self.ring.pop_front();
-            self.base += 1;
+            *s = InFlight::default();
         }
     }
 
@@ -258,7 +314,7 @@ impl DelayStats {
             return None;
         }
         let (o, q) = match &self.flows[f] {
-            Some(s) => (stats(&s[0].total), stats(&s[1].total)),
+            Some(s) => (stats(&s[0].whole()), stats(&s[1].whole())),
             None => ([f64::NAN; 4], [f64::NAN; 4]),
         };
         Some(block(&[("owd", o), ("queueing", q)]))
@@ -272,9 +328,8 @@ impl DelayStats {
         }
         let (mut o, mut q) = (sketch(), sketch());
         for s in self.flows.iter().flatten() {
-            // Same configuration on both sides: merging cannot fail.
-            o.merge(&s[0].total).expect("same sketch configuration");
-            q.merge(&s[1].total).expect("same sketch configuration");
+            merge(&mut o, &s[0].whole());
+            merge(&mut q, &s[1].whole());
         }
         Some(block(&[("owd", stats(&o)), ("queueing", stats(&q))]))
     }
@@ -284,7 +339,7 @@ impl DelayStats {
         if !self.chan_sel[c] {
             return None;
         }
-        let q = self.chans[c].as_ref().map_or([f64::NAN; 4], |s| stats(&s.total));
+        let q = self.chans[c].as_ref().map_or([f64::NAN; 4], |s| stats(&s.whole()));
         Some(block(&[("queueing", q)]))
     }
 
@@ -390,24 +445,28 @@ mod tests {
         }
     }
 
-    /// Packets are followed from source to destination through the ring: waits add up, drops
-    /// and deliveries free their slots, and the ring's start moves on.
+    /// Packets are followed from source to destination through the table: waits add up, drops
+    /// and deliveries free their slots, and colliding packets make it grow.
     #[test]
-    fn ring_follows_packets() {
+    fn table_follows_packets() {
         let bin = SimDuration::from_millis(100);
         let mut d = DelayStats::new(bin, vec![true], vec![true, false], true, true);
         let ms = |m: u64| SimTime(m * 1_000_000_000);
-        d.sent(ms(0), 5);
-        d.sent(ms(0), 6);
-        d.sent(ms(1), 8); // 7 was never sent by a host (not tracked)
-        d.tx_started(ms(0), 0, 5); // no wait
-        d.tx_started(ms(2), 0, 6); // waited 2 ms
-        d.dropped(8);
-        d.link_delivered(ms(3), 5);
-        d.tx_started(ms(4), 1, 5); // waited 1 ms at channel 1 (not a recorded queue)
+        d.sent(ms(0), 5, 0, true);
+        d.sent(ms(0), 6, 0, true);
+        d.sent(ms(1), 8, 0, true); // 7 was never sent by a host (not tracked)
+        d.sent(ms(1), 5 + FIRST_SLOTS as u64, 0, true); // 5's slot: the table doubles
+        assert_eq!(d.table.len(), 2 * FIRST_SLOTS);
+        d.tx_started(ms(0), 0, 5, true); // no wait
+        d.tx_started(ms(2), 0, 6, true); // waited 2 ms
+        d.dropped(8, true);
+        d.dropped(5 + FIRST_SLOTS as u64, true);
+        d.link_delivered(ms(3), 5, true);
+        d.tx_started(ms(4), 1, 5, true); // waited 1 ms at channel 1 (not a recorded queue)
         d.received(ms(10), 5, 0, true);
         d.received(ms(12), 6, 0, true);
-        assert!(d.ring.is_empty(), "every slot freed");
+        d.received(ms(12), 7, 0, true); // never sent: ignored
+        assert!(d.table.iter().all(|s| s.uid == 0), "every slot freed");
         let t = d.flow_totals(0).unwrap();
         assert!((t["owd_mean_s"].as_f64().unwrap() - 0.011).abs() < 1e-12);
         assert!((t["queueing_mean_s"].as_f64().unwrap() - 0.0015).abs() < 1e-12);

@@ -69,7 +69,7 @@ impl Sinks {
     #[inline]
     pub(crate) fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
         self.tables.on_dropped(now, chan, p.flow, p.ip_bytes, why);
-        self.delays.dropped(p.uid());
+        self.delays.dropped(p.uid(), p.payload.forward());
         each_extra_packet!(self, p, info, s => s.dropped(now, chan, &info, why));
     }
 
@@ -82,19 +82,19 @@ impl Sinks {
         frame_bytes: u64,
     ) {
         self.tables.on_link_delivered(now, chan, frame_bytes);
-        self.delays.link_delivered(now, p.uid());
+        self.delays.link_delivered(now, p.uid(), p.payload.forward());
         each_extra_packet!(self, p, info, s => s.link_delivered(now, chan, &info, frame_bytes));
     }
 
     /// `chan` starts serializing `p` (only the delay statistics want it).
     #[inline]
     pub(crate) fn tx_started(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>) {
-        self.delays.tx_started(now, chan.0, p.uid());
+        self.delays.tx_started(now, chan.0, p.uid(), p.payload.forward());
     }
 
     #[inline]
     pub(crate) fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
-        self.delays.sent(now, p.uid());
+        self.delays.sent(now, p.uid(), p.flow, p.payload.forward());
         if p.payload.forward() {
             self.tables.on_forward_packet(now, p.flow, node, p.uid(), p.ip_bytes, false);
         }

@@ -515,9 +515,9 @@ impl Connection {
         let local = self.cfg.local_params();
         let peer = self.peer();
         let t = self.rare.get_mut().trace.get_or_insert_with(VecDeque::new);
-        t.push_back(TraceEvent::ParametersSet { local: true, params: local });
+        t.push_back(TraceEvent::ParametersSet { local: true, params: local.traced() });
         if let Some(p) = peer {
-            t.push_back(TraceEvent::ParametersSet { local: false, params: p });
+            t.push_back(TraceEvent::ParametersSet { local: false, params: p.traced() });
         }
     }
 
@@ -531,7 +531,7 @@ impl Connection {
     }
 
     fn apply_peer_params(&mut self, p: TransportParams) {
-        self.trace(|| TraceEvent::ParametersSet { local: false, params: p });
+        self.trace(|| TraceEvent::ParametersSet { local: false, params: p.traced() });
         self.peer =
             if p == self.cfg.local_params() { PeerParams::Local } else { PeerParams::Other(Box::new(p)) };
         self.recovery.peer_max_ack_delay = p.max_ack_delay;

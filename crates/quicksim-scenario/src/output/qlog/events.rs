@@ -3,8 +3,8 @@
 //! (`quic:` names). Only field names and event names differ; the values are the same.
 
 use quicksim_engine::SimDuration;
-use quicksim_transport::quic::{Frame, QuicPacket, SpaceId, TransportParams};
-use quicksim_transport::{LossTrigger, TransportMetrics};
+use quicksim_transport::quic::{Frame, QuicPacket, SpaceId};
+use quicksim_transport::{LossTrigger, TraceParams, TransportMetrics};
 use serde_json::{json, Value};
 
 /// Which qlog a file follows.
@@ -74,7 +74,7 @@ impl Dialect {
 
     /// `parameters_set`: the 0.3 form says who set them in `owner`, quic-events-12 in
     /// `initiator`. One value for every stream type (the model has one).
-    pub fn parameters(self, local: bool, p: &TransportParams) -> Value {
+    pub fn parameters(self, local: bool, p: &TraceParams) -> Value {
         let who = if local { "local" } else { "remote" };
         let mut v = json!({
             "initial_max_data": p.initial_max_data,

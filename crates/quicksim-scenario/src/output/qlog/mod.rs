@@ -94,6 +94,33 @@ impl QlogSink {
         QlogSink { dialect, selected, ends }
     }
 
+    /// The sink `run.record.qlog` asks for (none for an empty list), for flows `names` of
+    /// kinds `kinds`; the error (field, message) names a flow that is not there or not QUIC.
+    pub(crate) fn from_record(
+        cfg: &QlogCfg,
+        names: &[String],
+        kinds: &[&str],
+    ) -> Result<Vec<Box<dyn Sink>>, (&'static str, String)> {
+        if cfg.flows().is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sel = vec![false; names.len()];
+        for n in cfg.flows() {
+            let Some(i) = names.iter().position(|x| x == n) else {
+                return Err(("run.record.qlog", format!("{n:?} is not a flow")));
+            };
+            if kinds[i] != "quic" {
+                let kind = kinds[i];
+                return Err((
+                    "run.record.qlog",
+                    format!("{n:?} is a {kind} flow; qlog is written for QUIC flows"),
+                ));
+            }
+            sel[i] = true;
+        }
+        Ok(vec![Box::new(QlogSink::new(sel, cfg.dialect()))])
+    }
+
     fn record(&mut self, now: SimTime, flow: u32, side: u8, category: &str, event: &str, data: Value) {
         let rec = serde_json::json!({
             "time": ms(quicksim_engine::SimDuration(now.0)),
