@@ -13,7 +13,7 @@ import pytest
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
-SHORT = ("--set", "run.duration=3s", "--no-plots", "-q")  # the flow starts at 2 s
+SHORT = ("--set", "run.duration=3s", "--set", "run.record.delays=true", "--no-plots", "-q")  # the flow starts at 2 s
 
 
 def _records(path: Path) -> list[dict[str, object]]:
