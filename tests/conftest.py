@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import subprocess
 import sys
@@ -20,6 +21,8 @@ PYTHON_DIR = REPO / "python"
 # A 3 s run with 0.5 s bins. sender1 (QUIC, active 0.5..2.5 s) delivers 0, 1, 2, 2, 1, 0 Mbit/s;
 # its rows for the idle bins 0.0 and 2.5 are missing on purpose (they must read as zero).
 # bg (UDP, whole run) delivers 6250 B per bin = 0.1 Mbit/s.
+DELAY_COLUMNS = ("owd_mean_s", "owd_p50_s", "owd_p95_s", "owd_p99_s", "queueing_mean_s", "queueing_p95_s")
+
 _RAW: dict[str, Any] = {
     "meta": {
         "seed": 7,
@@ -42,6 +45,8 @@ _RAW: dict[str, Any] = {
             "wire_recv_bytes": [6500, 6500, 67500, 6500, 130000, 6500, 130000, 6500, 65000, 6500],
             "recv_packets": [10, 10, 54, 10, 104, 10, 104, 10, 52, 10],
             "delivered_bytes": [6250, 6250, 62500, 6250, 125000, 6250, 125000, 6250, 62500, 6250],
+            # The delay statistics (run.record.delays): not recorded here, NaN in every bin.
+            **{c: [math.nan] * 10 for c in DELAY_COLUMNS},
         },
         "queues": {
             "t_s": [0.6, 0.7, 0.8, 1.0, 2.0],
@@ -61,6 +66,7 @@ _RAW: dict[str, Any] = {
             "link": ["bottleneck:router1->router2"] * 6,
             "bytes": [6400, 70000, 131000, 131000, 70000, 6400],
             "utilization": [0.01, 0.11, 0.21, 0.21, 0.11, 0.01],
+            **{c: [math.nan] * 6 for c in ("queueing_mean_s", "queueing_p95_s", "queueing_p99_s")},
         },
         "conn": {
             "t_s": [0.5, 0.6, 0.75, 0.8, 1.5],

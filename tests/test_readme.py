@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 
 # How each README command is run: "as written", a quick variant (the arguments appended or the
-# replaced command, with why), or a reason it cannot run here.
+# replaced command, with why), "after:<command>" (as written, once that command made its
+# input), or a reason it cannot run here.
 AS_WRITTEN = "as written"
 HOW: dict[str, tuple[str, str]] = {
     "pip install .": ("skip", "the test environment is this install"),
@@ -46,6 +47,16 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim run examples/mycc.toml": (AS_WRITTEN, ""),
     "quicksim conformance cubic --quick": (AS_WRITTEN, "slow"),
     "quicksim conformance py:examples.mycc:MyCC --quick --out out/mycc-card": (AS_WRITTEN, "slow"),
+    "quicksim run scenarios/buffer-sizing.toml --set 'run.record.qlog=[\"quic\"]' --out out/bs-qlog": (
+        AS_WRITTEN,
+        "",
+    ),
+    "quicksim sweep examples/cc-report-sweep.toml --out out/cc-sweep": (AS_WRITTEN, "slow"),
+    # Reads the sweep's output: the sweep runs first in the same folder.
+    "quicksim report out/cc-sweep --png out/cc-sweep/report.png": (
+        "after:quicksim sweep examples/cc-report-sweep.toml --out out/cc-sweep",
+        "slow",
+    ),
     "quicksim reproduce --list": (AS_WRITTEN, ""),
     # Full mode takes minutes on the 2-core CI machine; quick mode runs the same code.
     "quicksim reproduce paper-fig4": ("append:--quick", "slow"),
@@ -120,6 +131,8 @@ def _cases() -> list[object]:
 @pytest.mark.parametrize(("command", "how"), _cases())
 def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
     argv = _argv(command)
+    if how.startswith("after:"):
+        _run(_argv(how.removeprefix("after:")), workdir)
     if how.startswith("append:"):
         argv += how.removeprefix("append:").split()
     if argv[0] == "cargo":
@@ -146,6 +159,10 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
         json.loads(proc.stdout)  # the whole of stdout is one JSON document
     if "run.capture" in command:
         assert (workdir / "out" / "capture" / "capture.pcapng").stat().st_size > 10_000
+    if argv[2:3] == ["report"]:
+        assert (workdir / "out" / "cc-sweep" / "report.png").is_file()
+    if argv[2:4] == ["run", "scenarios/buffer-sizing.toml"]:
+        assert (workdir / "out" / "bs-qlog" / "quic.client.sqlog").is_file()
     if argv[2:4] == ["run", "scenarios/linksharing.toml"]:
         assert sorted(p.name for p in (workdir / "out" / "linksharing").glob("*.png"))
 

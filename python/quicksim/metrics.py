@@ -51,6 +51,7 @@ BOUNDS: dict[str, Bound] = {
     "utilization": (0.0, 1.0),
     "drops": (0.0, None),
     "loss_rate": (0.0, 1.0),
+    "owd_p95_ms": (0.0, None),
     "completion_time_s": (0.0, None),
     "cwnd_bytes": (0.0, None),
     "queue_delay_s": (0.0, None),
@@ -427,6 +428,19 @@ def loss_rate(result: Result, flow: str | None = None) -> float | dict[str, floa
         return float(t.get("packets_dropped", 0)) / sent
 
     return _per([n for n in result.flow_names if n in totals], flow, rate)
+
+
+@register("owd_p95_ms")
+def owd_p95_ms(result: Result, flow: str | None = None) -> float | dict[str, float]:
+    """95th percentile of a flow's one-way packet delay in ms (`run.record.delays`; NaN if not
+    recorded or nothing delivered), from the core's DDSketch: within 1 % of the exact value."""
+    totals = result.totals.get("flows") or {}
+
+    def p95(name: str) -> float:
+        value = (totals.get(name) or {}).get("owd_p95_s")
+        return math.nan if value is None else float(value) * 1e3
+
+    return _per([n for n in result.flow_names if n in totals], flow, p95)
 
 
 @register("completion_time_s")

@@ -25,6 +25,10 @@ from ._io import atomic_write, atomic_write_text, dumps_readable, parquet_writer
 
 __all__ = ["SCHEMA", "TABLES", "Layer", "Result", "binned_rate", "winavg"]
 
+FILE_TABLES = frozenset({"qlog"})
+"""Tables that hold files (columns `file`, `text`: one file per row), written as those files
+instead of Parquet: the qlog files of `run.record.qlog`."""
+
 Layer = Literal["delivered", "wire", "app"]
 """Where bytes are counted: delivered to the receiving app, put on the wire (IP), or handed
 down by the sending app."""
@@ -336,7 +340,7 @@ class Result:
             "flows": {name: self._flow_summary(name) for name in self.flow_names},
             "queues": {q: _queue_summary(t) for q, t in (self._totals.get("queues") or {}).items()},
             "links": dict(self._totals.get("links") or {}),
-            "tables": {n: len(self.table(n)) for n in self._names},
+            "tables": {n: len(self.table(n)) for n in self._names if n not in FILE_TABLES},
             "tables_sha256": self.hash(),
             "totals": self._totals,
         }
@@ -394,7 +398,8 @@ class Result:
         return self._hash
 
     def save(self, directory: str | os.PathLike[str], summary: Mapping[str, Any] | None = None) -> Path:
-        """Write <table>.parquet for every table, scenario.json and summary.json into `directory`.
+        """Write <table>.parquet for every table, scenario.json and summary.json into `directory`;
+        the `qlog` table's rows become files (`<flow>.client.sqlog`, ...; `FILE_TABLES`).
 
         `summary` is this result's `summary()` when the caller has it already (it is not
         computed twice)."""
@@ -405,6 +410,11 @@ class Result:
         (out / "summary.json").unlink(missing_ok=True)
         provenance = self.provenance()
         for name in self._names:
+            if name in FILE_TABLES:
+                frame = self.table(name)
+                for file, text in zip(frame["file"], frame["text"], strict=True):
+                    atomic_write_text(out / str(file), str(text))
+                continue
             atomic_write(
                 out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name})
             )

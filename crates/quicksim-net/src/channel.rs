@@ -340,7 +340,7 @@ impl<P> Channel<P> {
         }
         self.stats.enqueued_packets += 1;
         if self.tx.is_none() && self.qlen.packets == 0 {
-            self.start_tx(now, p, sched);
+            self.start_tx(now, p, sched, obs);
             return;
         }
         let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
@@ -355,7 +355,12 @@ impl<P> Channel<P> {
     /// Always inlined, as the code it replaced was: as a call it cost 2 % more instructions on
     /// the linksharing showcase (callgrind).
     #[inline(always)]
-    fn start_tx<S: FnMut(SimTime, NetEvent<P>)>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S) {
+    fn start_tx<S, O>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S, obs: &mut O)
+    where
+        S: FnMut(SimTime, NetEvent<P>),
+        O: NetObserver<P>,
+    {
+        obs.tx_started(now, self.id, &p);
         let frame = p.ip_bytes as u64 + self.cfg.overhead as u64;
         sched(now + self.model.tx_time(now, frame), NetEvent::TxDone(self.id));
         self.tx = Some(p);
@@ -374,7 +379,7 @@ impl<P> Channel<P> {
             self.qdisc.dequeue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o });
         self.after_qdisc_op(now, len, sched, obs);
         if let Some(p) = next {
-            self.start_tx(now, p, sched);
+            self.start_tx(now, p, sched, obs);
         }
     }
 

@@ -130,6 +130,9 @@ pub trait NetObserver<P> {
     fn delivered(&mut self, _now: SimTime, _chan: ChanId, _pkt: &Packet<P>, _frame_bytes: u64) {}
     /// A node put a packet on its first link (source host only).
     fn sent(&mut self, _now: SimTime, _node: NodeId, _pkt: &Packet<P>) {}
+    /// `chan` starts serializing `pkt` (it leaves the queue, or found the link idle): the
+    /// packet's wait in this queue ends now (the delay statistics' queueing delay).
+    fn tx_started(&mut self, _now: SimTime, _chan: ChanId, _pkt: &Packet<P>) {}
 }
 
 /// An observer that records nothing.

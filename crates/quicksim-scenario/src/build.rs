@@ -7,6 +7,8 @@ use crate::flows::transport::TransportFlow;
 use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
 use crate::flows::{FlowApp, FlowRt, FlowSpec};
 use crate::output::pcap::{Capture, FlowInfo};
+use crate::output::delay::DelayStats;
+use crate::output::qlog::QlogSink;
 use crate::output::record::Recorder;
 use crate::output::Sinks;
 use crate::payload::Payload;
@@ -777,7 +779,10 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         rc.max_samples,
     );
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
-    let extra = plugins.sinks.iter().map(|(_, s)| s.make(flows.len())).collect();
+    let delays = DelayStats::from_record(rc, &names, &rec).map_err(|(f, m)| err(f, m))?;
+    let kinds: Vec<&str> = flows.iter().map(|f| f.spec.kind).collect();
+    let mut extra = QlogSink::from_record(&rc.qlog, &names, &kinds).map_err(|(f, m)| err(f, m))?;
+    extra.extend(plugins.sinks.iter().map(|(_, s)| s.make(flows.len())));
     let capture = match &sc.run.capture {
         None => None,
         Some(c) => {
@@ -796,7 +801,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             Capture::new(c, plugins.out_dir.as_deref(), &net, &infos)?.map(Box::new)
         }
     };
-    let rec = Sinks::new(rec, extra, capture);
+    let rec = Sinks::new(rec, delays, extra, capture);
     Ok(Built {
         net,
         flows,

@@ -62,6 +62,10 @@ impl<Pl: PoolSet> NetObserver<Payload> for NetObs<Pl> {
         self.rec.link_delivered(now, chan, p, frame_bytes, &self.pools);
     }
     #[inline]
+    fn tx_started(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>) {
+        self.rec.tx_started(now, chan, p);
+    }
+    #[inline]
     fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
         self.rec.packet_sent(now, node, p);
     }

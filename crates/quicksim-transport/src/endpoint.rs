@@ -53,6 +53,37 @@ pub struct TransportMetrics {
     pub send_queue_bytes: u64,
 }
 
+/// Why a packet was declared lost (RFC 9002 §6.1), as qlog's `packet_lost` trigger names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossTrigger {
+    /// kPacketThreshold packets sent after it were acknowledged (`reordering_threshold`).
+    ReorderingThreshold,
+    /// It was sent more than the time threshold before a later acknowledged one.
+    TimeThreshold,
+}
+
+/// Transport parameters as a trace reports them (RFC 9000 §18.2; one value for every stream
+/// type, as the QUIC model has).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceParams {
+    pub initial_max_data: u64,
+    pub initial_max_stream_data: u64,
+    pub max_ack_delay: SimDuration,
+    pub ack_delay_exponent: u8,
+    pub min_ack_delay: Option<SimDuration>,
+}
+
+/// What an endpoint reports for a trace (a qlog writer) while tracing is on
+/// ([`Endpoint::set_tracing`]): what the packets it sends and receives do not show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// Transport parameters took effect: ours (`local`) or the peer's.
+    ParametersSet { local: bool, params: TraceParams },
+    /// A packet was declared lost: its packet number space (0 Initial, 1 Handshake, 2 1-RTT),
+    /// number, size above UDP and why.
+    PacketLost { space: u8, pn: u64, bytes: u64, trigger: LossTrigger },
+}
+
 /// Monotonic counters every transport keeps, for the `conn` table and the per-flow totals.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TransportCounters {
@@ -115,6 +146,13 @@ pub trait Endpoint {
     fn counters(&self) -> TransportCounters;
     fn is_established(&self) -> bool;
     fn is_closed(&self) -> bool;
+    /// Start reporting [`TraceEvent`]s (a qlog of this endpoint is written). Tracing keeps the
+    /// endpoint from being stored encoded (`is_quiet` is then false). Default: nothing to report.
+    fn set_tracing(&mut self) {}
+    /// The next trace event, oldest first (only while tracing).
+    fn poll_trace(&mut self) -> Option<TraceEvent> {
+        None
+    }
     /// Nothing is going on: no bytes in flight, no data to send, no event for the application.
     /// Only decides whether the run loop may store the endpoint compactly (`false`: never).
     fn is_quiet(&self) -> bool {

@@ -11,7 +11,10 @@ pub mod quic;
 pub mod range_set;
 pub mod tcp;
 
-pub use endpoint::{AppEvent, Endpoint, Role, TransportCounters, TransportMetrics, WirePacket};
+pub use endpoint::{
+    AppEvent, Endpoint, LossTrigger, Role, TraceEvent, TraceParams, TransportCounters, TransportMetrics,
+    WirePacket,
+};
 
 pub use quic::{ConnEvent, ConnMetrics, ConnStats, Connection, HeaderProfile, QuicConfig, QuicPacket};
 pub use tcp::{TcpConfig, TcpSegment, TcpStats};

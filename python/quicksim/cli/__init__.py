@@ -22,7 +22,7 @@ from ._common import handle_errors
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[str, ...] = ("run", "validate", "sweep", "reproduce", "bench", "conformance")
+COMMANDS: tuple[str, ...] = ("run", "validate", "sweep", "reproduce", "report", "bench", "conformance")
 """Subcommand modules, in `--help` order. Add e.g. "sweep", "reproduce", "validate_model"."""
 
 

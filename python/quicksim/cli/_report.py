@@ -24,6 +24,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                     "path",
                     "active (s)",
                     "goodput Mbit/s",
+                    "OWD mean/p50/p95/p99 ms",
                     "sent pkts",
                     "delivered",
                     "dropped",
@@ -43,7 +44,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     if queues:
         parts.append(
             _table(
-                ["queue", "enqueued", "dropped", "drop %", "max pkts", "max kB", "mean pkts"],
+                ["queue", "enqueued", "dropped", "drop %", "max pkts", "max kB", "mean pkts", "wait p95 ms"],
                 [
                     [
                         name,
@@ -53,6 +54,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                         _int(q.get("max_packets")),
                         _num(_div(q.get("max_bytes"), 1e3), ".1f"),
                         _num(q.get("mean_packets"), ".1f"),
+                        _num(_div(q.get("queueing_p95_s"), 1e-3), ".3f"),
                     ]
                     for name, q in queues.items()
                 ],
@@ -100,12 +102,22 @@ def _flow_row(name: str, f: Mapping[str, Any]) -> list[str]:
         f"{f.get('src', '?')}->{f.get('dst', '?')}",
         f"{_num(start, 'g')}-{_num(stop, 'g') if stop is not None else 'end'}",
         _num(_div(f.get("mean_delivered_bps"), 1e6), ".3f"),
+        _owd(f),
         _int(f.get("packets_sent")),
         _int(f.get("packets_delivered")),
         _int(f.get("packets_dropped")),
         _num(_div(transport.get("retransmitted_bytes"), 1e3), ".1f") if transport else "-",
         _int(lost) if transport else "-",
     ]
+
+
+def _owd(f: Mapping[str, Any]) -> str:
+    """The flow's one-way delay statistics in ms (`-` when not recorded or nothing delivered)."""
+    values = [f.get(f"owd_{s}_s") for s in ("mean", "p50", "p95", "p99")]
+    numbers = [float(v) for v in values if v is not None]
+    if len(numbers) < len(values):
+        return "-"
+    return "/".join(format(v * 1e3, ".2f") for v in numbers)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:

@@ -60,7 +60,10 @@ pub(crate) struct FlowCommon {
     pub close_error: Option<String>,
 }
 
-impl<E: Transport> TransportFlow<E> {
+impl<E: Transport> TransportFlow<E>
+where
+    E::Packet: 'static,
+{
     pub(crate) fn new(app: App, cfg: E::Shared) -> Self {
         TransportFlow {
             common: FlowCommon { app, timers: [Opt::NONE, Opt::NONE], last: None, close_error: None },
@@ -85,7 +88,7 @@ impl<E: Transport> TransportFlow<E> {
     /// The flow's connect time, before its start: a new connection, whose handshake runs while
     /// the application has nothing to send yet (INET's `connectTime`).
     pub(crate) fn connect(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
-        self.ends = Some(E::pair(&self.cfg, now));
+        self.ends = Some(self.pair(cx, now, f));
         self.pump(cx, now, f, spec, 0);
         self.pump(cx, now, f, spec, 1);
     }
@@ -94,7 +97,7 @@ impl<E: Transport> TransportFlow<E> {
     /// the application starts writing.
     pub(crate) fn start(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
         if self.ends.is_none() {
-            self.ends = Some(E::pair(&self.cfg, now));
+            self.ends = Some(self.pair(cx, now, f));
         }
         self.common.app.active = true;
         if self.common.app.message.is_some() {
@@ -103,6 +106,15 @@ impl<E: Transport> TransportFlow<E> {
         self.refill(cx, now, f);
         self.pump(cx, now, f, spec, 0);
         self.pump(cx, now, f, spec, 1);
+    }
+
+    /// A new connection's two ends, traced if a sink wants it.
+    fn pair(&self, cx: &Ctx, now: SimTime, f: u32) -> [E; 2] {
+        let mut ends = E::pair(&self.cfg, now);
+        if cx.out.rec.tracing && cx.out.rec.traces(f) {
+            ends.iter_mut().for_each(E::set_tracing);
+        }
+        ends
     }
 
     /// The flow's stop time: INET's generator closes abruptly (CONNECTION_CLOSE, unsent and
@@ -135,7 +147,7 @@ impl<E: Transport> TransportFlow<E> {
                     now,
                     f,
                     side,
-                    TransportEvent::PacketReceived { bytes: p.size_bytes() },
+                    TransportEvent::PacketReceived { bytes: p.size_bytes(), packet: p },
                 );
             }
             c[side as usize].handle_packet(now, p);
@@ -189,6 +201,12 @@ impl<E: Transport> TransportFlow<E> {
         // (calling it again returns None again), and handing out events changes nothing in the
         // endpoint: only new application data (a refill) can make it send more, so only a
         // refill repeats the loop.
+        if cx.out.rec.tracing {
+            // Losses and parameters the last input brought, before the packets they cause.
+            while let Some(t) = c[side as usize].poll_trace() {
+                cx.out.rec.transport_event(now, f, side, TransportEvent::Trace(&t));
+            }
+        }
         loop {
             while let Some(pkt) = c[side as usize].poll_transmit(now) {
                 if cx.out.rec.tracing {
@@ -196,7 +214,7 @@ impl<E: Transport> TransportFlow<E> {
                         now,
                         f,
                         side,
-                        TransportEvent::PacketSent { bytes: pkt.size_bytes() },
+                        TransportEvent::PacketSent { bytes: pkt.size_bytes(), packet: &pkt },
                     );
                 }
                 let ip = pkt.size_bytes() + E::ENCAP_BYTES + IPV4_BYTES;

@@ -1,6 +1,7 @@
 //! The fan-out the run loop calls: the built-in tables first (static calls), then every added
 //! sink in the order it was added (dynamic calls, only when there is one).
 
+use super::delay::DelayStats;
 use super::pcap::Capture;
 use super::record::Recorder;
 use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TransportEvent};
@@ -12,6 +13,8 @@ use quicksim_net::{ChanId, DropReason, NodeId, Packet};
 /// Every sink of a run, called in order: the built-in tables, then the added ones.
 pub(crate) struct Sinks {
     pub tables: Recorder,
+    /// The delay statistics (`run.record.delays`), added to the built-in tables and totals.
+    pub delays: DelayStats,
     extra: Vec<Box<dyn Sink>>,
     /// `extra` is not empty.
     has_extra: bool,
@@ -47,10 +50,20 @@ macro_rules! each_extra_packet {
 }
 
 impl Sinks {
-    pub(crate) fn new(tables: Recorder, extra: Vec<Box<dyn Sink>>, capture: Option<Box<Capture>>) -> Sinks {
+    pub(crate) fn new(
+        tables: Recorder,
+        delays: DelayStats,
+        extra: Vec<Box<dyn Sink>>,
+        capture: Option<Box<Capture>>,
+    ) -> Sinks {
         let tracing = extra.iter().any(|s| s.wants_transport_events());
         let contents = capture.is_some() || extra.iter().any(|s| s.wants_contents());
-        Sinks { tables, has_extra: !extra.is_empty(), extra, tracing, capture, contents }
+        Sinks { tables, delays, has_extra: !extra.is_empty(), extra, tracing, capture, contents }
+    }
+
+    /// Some sink wants flow `flow`'s endpoints traced.
+    pub(crate) fn traces(&self, flow: u32) -> bool {
+        self.tracing && self.extra.iter().any(|s| s.traces(flow))
     }
 
     #[inline]
@@ -67,6 +80,7 @@ impl Sinks {
     #[inline]
     pub(crate) fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
         self.tables.on_dropped(now, chan, p.flow, p.ip_bytes, why);
+        self.delays.dropped(p.uid(), p.payload.forward());
         each_extra_packet!(self, p, info, s => s.dropped(now, chan, &info, why));
     }
 
@@ -80,6 +94,7 @@ impl Sinks {
         pools: &Pl,
     ) {
         self.tables.on_link_delivered(now, chan, frame_bytes);
+        self.delays.link_delivered(now, p.uid(), p.payload.forward());
         each_extra_packet!(self, p, info, s => s.link_delivered(now, chan, &info, frame_bytes));
         if self.contents {
             self.link_frame(now, chan, p, frame_bytes, pools);
@@ -107,8 +122,15 @@ impl Sinks {
         }
     }
 
+    /// `chan` starts serializing `p` (only the delay statistics want it).
+    #[inline]
+    pub(crate) fn tx_started(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>) {
+        self.delays.tx_started(now, chan.0, p.uid(), p.payload.forward());
+    }
+
     #[inline]
     pub(crate) fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
+        self.delays.sent(now, p.uid(), p.flow, p.payload.forward());
         if p.payload.forward() {
             self.tables.on_forward_packet(now, p.flow, node, p.uid(), p.ip_bytes, false);
         }
@@ -117,6 +139,7 @@ impl Sinks {
 
     #[inline]
     pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {
+        self.delays.received(now, p.uid(), p.flow, p.payload.forward());
         if p.payload.forward() {
             self.tables.on_forward_packet(now, p.flow, p.dst, p.uid(), p.ip_bytes, true);
         }
@@ -147,6 +170,10 @@ impl Sinks {
     /// The tables of every sink: the built-in ones first.
     pub(crate) fn finish(&mut self, info: &RunInfo<'_>) -> Vec<(String, Table)> {
         let mut out = self.tables.finish(info);
+        let nbins = info.end.0.div_ceil(self.tables.bin.0.max(1)) as usize;
+        self.delays.add_columns(&mut out, nbins, self.tables.flows_on, &self.tables.link_sel);
+        // The tables are what `output::TABLES` (and so the Python side) says they are.
+        debug_assert_eq!(super::check_schema(&out), Ok(()));
         each_extra!(self, s => out.extend(s.finish(info)));
         out
     }

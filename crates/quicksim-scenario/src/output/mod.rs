@@ -10,8 +10,10 @@
 //! are added through `plugins::Plugins` and called dynamically only when present; the packet
 //! capture (`pcap`, selected by `run.capture`) is a sink called statically when present.
 
+pub(crate) mod delay;
 mod fanout;
 pub(crate) mod pcap;
+pub mod qlog;
 pub(crate) mod record;
 mod schema;
 mod sinks;

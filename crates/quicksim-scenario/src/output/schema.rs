@@ -46,9 +46,27 @@ pub const TABLES: &[(&str, &[(&str, ColumnType)])] = &[
             ("wire_recv_bytes", I64),
             ("recv_packets", I64),
             ("delivered_bytes", I64),
+            // The delay statistics (`output/delay.rs`): NaN where the bin had no delivery.
+            ("owd_mean_s", F64),
+            ("owd_p50_s", F64),
+            ("owd_p95_s", F64),
+            ("owd_p99_s", F64),
+            ("queueing_mean_s", F64),
+            ("queueing_p95_s", F64),
         ],
     ),
-    ("links", &[("t_s", F64), ("link", Str), ("bytes", I64), ("utilization", F64)]),
+    (
+        "links",
+        &[
+            ("t_s", F64),
+            ("link", Str),
+            ("bytes", I64),
+            ("utilization", F64),
+            ("queueing_mean_s", F64),
+            ("queueing_p95_s", F64),
+            ("queueing_p99_s", F64),
+        ],
+    ),
     ("queues", &[("t_s", F64), ("queue", Str), ("packets", I64), ("bytes", I64)]),
     ("drops", &[("t_s", F64), ("queue", Str), ("flow", Str), ("bytes", I64), ("reason", Str)]),
     (

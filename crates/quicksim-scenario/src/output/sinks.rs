@@ -6,7 +6,7 @@ use crate::payload::{Contents, Payload};
 use quicksim_engine::SimDuration;
 use quicksim_engine::SimTime;
 use quicksim_net::{ChanId, DropReason, NodeId, Packet};
-use quicksim_transport::{AppEvent, TransportMetrics};
+use quicksim_transport::{AppEvent, TraceEvent, TransportMetrics};
 
 /// Cumulative counters attached to each congestion-state sample (they change with every
 /// packet, so they do not trigger a sample themselves).
@@ -75,10 +75,13 @@ pub struct RunInfo<'a> {
 /// qlog writer follows: `packet_sent`, `packet_received`, `metrics_updated`, application events).
 #[derive(Clone, Copy, Debug)]
 pub enum TransportEvent<'a> {
-    /// The endpoint sent a packet of `bytes` (above IP).
-    PacketSent { bytes: u64 },
+    /// The endpoint sent a packet of `bytes` (above IP); `packet` is the transport's packet
+    /// (`quicksim_transport::QuicPacket`, `TcpSegment`: downcast it).
+    PacketSent { bytes: u64, packet: &'a dyn std::any::Any },
     /// The endpoint was handed a packet of `bytes` (above IP).
-    PacketReceived { bytes: u64 },
+    PacketReceived { bytes: u64, packet: &'a dyn std::any::Any },
+    /// What the endpoint reports while traced (`Sink::traces`): parameters, losses.
+    Trace(&'a TraceEvent),
     /// The sender's sampled state changed (as recorded in the `conn` table).
     MetricsUpdated(&'a TransportMetrics),
     /// An event for the application.
@@ -90,6 +93,11 @@ pub trait Sink {
     /// Whether `transport_event` should be called (it costs a check per packet when no sink
     /// wants it).
     fn wants_transport_events(&self) -> bool {
+        false
+    }
+    /// Whether flow `flow`'s endpoints should report [`TransportEvent::Trace`] events (asked
+    /// once per connection; tracing keeps the flow from resting encoded).
+    fn traces(&self, _flow: u32) -> bool {
         false
     }
     /// The number of waiting packets/bytes of a channel's queue changed.

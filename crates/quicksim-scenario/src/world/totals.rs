@@ -41,6 +41,7 @@ pub(crate) fn finish(
             "packets_dropped": w.cx.out.rec.tables.flow_dropped[i],
             "completion_time_s": serde_json::Value::Null,
         });
+        merge(&mut o, w.cx.out.rec.delays.flow_totals(i));
         f.app.totals(&f.spec, &mut o);
         // Why a transfer did not finish goes to meta (the summary), not into the flow's totals,
         // whose contents the determinism pins fix.
@@ -68,9 +69,7 @@ pub(crate) fn finish(
         held += c.held_packets();
         let st = &c.stats;
         let mean = if end.0 > 0 { st.queue_packet_ps as f64 / end.0 as f64 } else { 0.0 };
-        queues.insert(
-            name.clone(),
-            json!({
+        let mut q = json!({
                 "enqueued_packets": st.enqueued_packets,
                 "dropped_packets": st.dropped_packets,
                 "dropped_bytes": st.dropped_bytes,
@@ -85,8 +84,9 @@ pub(crate) fn finish(
                 "max_bytes": st.max_queue_bytes,
                 "mean_packets": mean,
                 "queued_packets_at_end": c.held_packets(),
-            }),
-        );
+        });
+        merge(&mut q, w.cx.out.rec.delays.chan_totals(ci));
+        queues.insert(name.clone(), q);
         links.insert(
             name.clone(),
             json!({
@@ -130,5 +130,16 @@ pub(crate) fn finish(
     totals.insert("flows".into(), serde_json::Value::Object(flows));
     totals.insert("queues".into(), serde_json::Value::Object(queues));
     totals.insert("links".into(), serde_json::Value::Object(links));
+    // The delay statistics over all recorded flows' packets together (`run.record.delays`).
+    if let Some(d) = w.cx.out.rec.delays.all_flows_totals() {
+        totals.insert("delays".into(), d);
+    }
     RunOutput { meta, tables, totals: serde_json::Value::Object(totals) }
+}
+
+/// Adds the keys of `extra` (an object) to `o`.
+fn merge(o: &mut serde_json::Value, extra: Option<serde_json::Value>) {
+    if let (Some(m), Some(serde_json::Value::Object(x))) = (o.as_object_mut(), extra) {
+        m.extend(x);
+    }
 }

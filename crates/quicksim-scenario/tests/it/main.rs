@@ -3,12 +3,14 @@
 mod aqm;
 mod capture;
 mod cubic_rfc9438;
+mod delays;
 mod determinism;
 mod determinism_quic;
 mod errors;
 mod fuzz;
 mod limits;
 mod normalize;
+mod qlog;
 mod quic;
 mod quinn;
 mod tcp;

@@ -143,10 +143,12 @@ fn same_seed_same_results_different_seed_differs() {
     let a = go(&sc, Some(5));
     let b = go(&sc, Some(5));
     let c = go(&sc, Some(6));
-    assert_eq!(a.tables, b.tables);
+    // Compared as text: an empty bin's delay statistics are NaN, which is never == itself.
+    let text = |o: &quicksim_scenario::output::RunOutput| format!("{:?}", o.tables);
+    assert_eq!(text(&a), text(&b));
     assert_eq!(a.meta["trace_hash"], b.meta["trace_hash"]);
     assert_ne!(a.meta["trace_hash"], c.meta["trace_hash"]);
-    assert_ne!(a.tables, c.tables);
+    assert_ne!(text(&a), text(&c));
 }
 
 #[test]

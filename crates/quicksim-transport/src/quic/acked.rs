@@ -6,9 +6,10 @@ use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::connection::Connection;
 use super::packet::{AckFrame, Frame, SpaceId};
-use super::recovery::SentPacket;
+use super::recovery::{SentPacket, PACKET_THRESHOLD};
 use super::stats::{count, Sum};
 use super::Role;
+use crate::endpoint::{LossTrigger, TraceEvent};
 
 /// Recently lost packet numbers kept to count spurious losses.
 const LOST_PN_MEMORY: usize = 4096;
@@ -115,6 +116,17 @@ impl Connection {
     }
 
     pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
+        let largest = self.recovery.largest_acked(space);
+        self.trace(|| {
+            // RFC 9002 §6.1: the packet threshold if enough later packets were acknowledged,
+            // else the time threshold declared it lost.
+            let trigger = if largest.is_some_and(|l| l >= p.pn + PACKET_THRESHOLD) {
+                LossTrigger::ReorderingThreshold
+            } else {
+                LossTrigger::TimeThreshold
+            };
+            TraceEvent::PacketLost { space: space as u8, pn: p.pn, bytes: p.size, trigger }
+        });
         if p.in_flight {
             self.rare.get_mut().stats.packets_lost += 1;
         }

@@ -3,7 +3,10 @@
 //! needed state in `rare.rs`, and the compact encoding of idle connections in `park.rs`.
 
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::sync::Arc;
+
+use crate::endpoint::TraceEvent;
 
 use quicksim_cc::{CongestionController, InitCtx};
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
@@ -506,7 +509,29 @@ impl Connection {
         Some(self.last_activity + idle.max(min))
     }
 
+    /// Reports the local transport parameters (and the peer's, if known) from now on, and every
+    /// later trace event (`Endpoint::set_tracing`).
+    pub fn set_tracing(&mut self) {
+        let local = self.cfg.local_params();
+        let peer = self.peer();
+        let t = self.rare.get_mut().trace.get_or_insert_with(VecDeque::new);
+        t.push_back(TraceEvent::ParametersSet { local: true, params: local.traced() });
+        if let Some(p) = peer {
+            t.push_back(TraceEvent::ParametersSet { local: false, params: p.traced() });
+        }
+    }
+
+    /// Queues a trace event if the connection is traced (nothing to do otherwise: the rare
+    /// state of an untraced connection has no queue).
+    #[inline]
+    pub(super) fn trace(&mut self, ev: impl FnOnce() -> TraceEvent) {
+        if let Some(t) = self.rare.existing().and_then(|r| r.trace.as_mut()) {
+            t.push_back(ev());
+        }
+    }
+
     fn apply_peer_params(&mut self, p: TransportParams) {
+        self.trace(|| TraceEvent::ParametersSet { local: false, params: p.traced() });
         self.peer =
             if p == self.cfg.local_params() { PeerParams::Local } else { PeerParams::Other(Box::new(p)) };
         self.recovery.peer_max_ack_delay = p.max_ack_delay;

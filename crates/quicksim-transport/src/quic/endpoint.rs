@@ -2,6 +2,7 @@
 //! API (which keeps QUIC's names: streams, `stream_send`, `stats`).
 
 use super::{Connection, QuicPacket};
+use crate::endpoint::TraceEvent;
 use crate::endpoint::{AppEvent, Endpoint, TransportCounters, TransportMetrics, WirePacket};
 use quicksim_engine::SimTime;
 
@@ -36,6 +37,13 @@ impl Endpoint for Connection {
     #[inline]
     fn poll_event(&mut self) -> Option<AppEvent> {
         Connection::poll_event(self)
+    }
+    fn set_tracing(&mut self) {
+        Connection::set_tracing(self)
+    }
+    #[inline]
+    fn poll_trace(&mut self) -> Option<TraceEvent> {
+        self.rare.existing()?.trace.as_mut()?.pop_front()
     }
     /// Client-initiated bidirectional streams: ids 0, 4, 8, ... (RFC 9000 §2.1).
     #[inline]

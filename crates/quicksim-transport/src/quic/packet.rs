@@ -127,6 +127,17 @@ pub struct TransportParams {
 }
 
 impl TransportParams {
+    /// The parameters as a trace reports them.
+    pub fn traced(&self) -> crate::endpoint::TraceParams {
+        crate::endpoint::TraceParams {
+            initial_max_data: self.initial_max_data,
+            initial_max_stream_data: self.initial_max_stream_data,
+            max_ack_delay: self.max_ack_delay,
+            ack_delay_exponent: self.ack_delay_exponent,
+            min_ack_delay: self.min_ack_delay,
+        }
+    }
+
     /// Size of the encoded blob as INET counts it: four varints (max_data and three
     /// max_stream_data values) without ids or lengths (16 B with the 15 MB / 6 MB defaults),
     /// plus the min_ack_delay value (µs) when advertised, counted the same way.

@@ -41,6 +41,10 @@ pub(in crate::quic) struct Rare {
     pub close_pending: Option<u64>,
     /// Application events queued behind `Connection::event`.
     pub events: VecDeque<ConnEvent>,
+    /// Trace events not yet polled; Some while tracing (`Endpoint::set_tracing`). Not encoded:
+    /// a traced connection is never stored encoded (`can_park`).
+    #[serde(skip)]
+    pub trace: Option<VecDeque<crate::endpoint::TraceEvent>>,
 }
 
 /// The [`Rare`] state of a connection, `None` until first needed.

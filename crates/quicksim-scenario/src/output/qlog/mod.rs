@@ -1,0 +1,226 @@
+//! qlog output (`run.record.qlog`): one JSON-SEQ file (RFC 7464: each record starts with the
+//! Record Separator 0x1E and ends with a newline) per end of each listed QUIC connection,
+//! `<flow>.client.sqlog` and `<flow>.server.sqlog`, built from the transport events at the
+//! endpoint boundary. Time is simulated time in ms since the start of the run.
+//!
+//! Events: `parameters_set` (ours, and the peer's when it takes effect), `packet_sent` /
+//! `packet_received` with the frames (ACK frames with `acked_ranges`), `packet_lost` with its
+//! trigger, `metrics_updated` (the sender's window, bytes in flight, RTTs; written exactly when
+//! the `conn` table gets a row, so both series are the same), `congestion_state_updated`
+//! (slow_start, congestion_avoidance, recovery, derived from the same samples) and
+//! `data_moved` (stream bytes handed to the application). [`events::Dialect`] says how each
+//! is named. The files reach the output as the rows of a `qlog` table (file name, text),
+//! which the Python side writes out as files.
+
+pub mod events;
+
+use super::sinks::{RunInfo, Sink, TransportEvent};
+use super::{Column, Table};
+use events::{ms, Dialect};
+use quicksim_engine::SimTime;
+use quicksim_transport::quic::QuicPacket;
+use quicksim_transport::{AppEvent, TraceEvent, TransportMetrics};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `run.record.qlog`: a list of QUIC flow names (qvis's dialect), or a table with the dialect.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum QlogCfg {
+    Flows(Vec<String>),
+    With(QlogTable),
+}
+
+/// `run.record.qlog = { flows = [...], dialect = "ietf" }`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QlogTable {
+    pub flows: Vec<String>,
+    #[serde(default = "qvis")]
+    pub dialect: Dialect,
+}
+
+fn qvis() -> Dialect {
+    Dialect::Qvis
+}
+
+impl Default for QlogCfg {
+    fn default() -> Self {
+        QlogCfg::Flows(Vec::new())
+    }
+}
+
+impl QlogCfg {
+    pub fn flows(&self) -> &[String] {
+        match self {
+            QlogCfg::Flows(v) => v,
+            QlogCfg::With(t) => &t.flows,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.flows().is_empty() && self.dialect() == Dialect::Qvis
+    }
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            QlogCfg::Flows(_) => Dialect::Qvis,
+            QlogCfg::With(t) => t.dialect,
+        }
+    }
+}
+
+/// One connection end's file being written.
+struct End {
+    text: String,
+    /// `ack_delay_exponent` of this end (for the ACK frames it sends) and of its peer.
+    exponent: [u8; 2],
+    /// The congestion state last written (client only).
+    state: Option<&'static str>,
+}
+
+/// The qlog writer of a run.
+pub struct QlogSink {
+    dialect: Dialect,
+    /// Per flow: traced, and its two ends once they exist.
+    selected: Vec<bool>,
+    ends: Vec<Option<Box<[End; 2]>>>,
+}
+
+const ROLES: [&str; 2] = ["client", "server"];
+
+impl QlogSink {
+    /// Traces the flows marked in `selected`.
+    pub fn new(selected: Vec<bool>, dialect: Dialect) -> QlogSink {
+        let ends = selected.iter().map(|_| None).collect();
+        QlogSink { dialect, selected, ends }
+    }
+
+    /// The sink `run.record.qlog` asks for (none for an empty list), for flows `names` of
+    /// kinds `kinds`; the error (field, message) names a flow that is not there or not QUIC.
+    pub(crate) fn from_record(
+        cfg: &QlogCfg,
+        names: &[String],
+        kinds: &[&str],
+    ) -> Result<Vec<Box<dyn Sink>>, (&'static str, String)> {
+        if cfg.flows().is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sel = vec![false; names.len()];
+        for n in cfg.flows() {
+            let Some(i) = names.iter().position(|x| x == n) else {
+                return Err(("run.record.qlog", format!("{n:?} is not a flow")));
+            };
+            if kinds[i] != "quic" {
+                let kind = kinds[i];
+                return Err((
+                    "run.record.qlog",
+                    format!("{n:?} is a {kind} flow; qlog is written for QUIC flows"),
+                ));
+            }
+            sel[i] = true;
+        }
+        Ok(vec![Box::new(QlogSink::new(sel, cfg.dialect()))])
+    }
+
+    fn record(&mut self, now: SimTime, flow: u32, side: u8, category: &str, event: &str, data: Value) {
+        let rec = serde_json::json!({
+            "time": ms(quicksim_engine::SimDuration(now.0)),
+            "name": self.dialect.name(category, event),
+            "data": data,
+        });
+        push_record(&mut self.end(flow, side).text, &rec);
+    }
+
+    /// Flow `flow`'s end `side`, its file started on first use (the header needs no flow name:
+    /// it is written at `finish`).
+    fn end(&mut self, flow: u32, side: u8) -> &mut End {
+        let e = self.ends[flow as usize].get_or_insert_with(|| {
+            let new = || End { text: String::new(), exponent: [3, 3], state: None };
+            Box::new([new(), new()])
+        });
+        &mut e[side as usize]
+    }
+
+    fn metrics(&mut self, now: SimTime, flow: u32, side: u8, m: &TransportMetrics) {
+        let data = self.dialect.metrics(m);
+        self.record(now, flow, side, "recovery", "metrics_updated", data);
+        // RFC 9002's states for NewReno-like controllers (qlog leaves the names to the stack).
+        let state = if m.in_recovery {
+            "recovery"
+        } else if m.ssthresh_bytes == u64::MAX || m.cwnd_bytes < m.ssthresh_bytes {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        };
+        let old = self.end(flow, side).state.replace(state);
+        if old != Some(state) {
+            let mut data = serde_json::json!({"new": state});
+            if let Some(o) = old {
+                data["old"] = serde_json::json!(o);
+            }
+            self.record(now, flow, side, "recovery", "congestion_state_updated", data);
+        }
+    }
+}
+
+/// Appends one JSON-SEQ record.
+fn push_record(out: &mut String, v: &Value) {
+    out.push('\u{1e}');
+    out.push_str(&v.to_string());
+    out.push('\n');
+}
+
+impl Sink for QlogSink {
+    fn wants_transport_events(&self) -> bool {
+        true
+    }
+
+    fn traces(&self, flow: u32) -> bool {
+        self.selected[flow as usize]
+    }
+
+    fn transport_event(&mut self, now: SimTime, flow: u32, side: u8, ev: TransportEvent<'_>) {
+        if !self.selected[flow as usize] {
+            return;
+        }
+        let d = self.dialect;
+        match ev {
+            TransportEvent::PacketSent { packet, .. } | TransportEvent::PacketReceived { packet, .. } => {
+                let Some(p) = packet.downcast_ref::<QuicPacket>() else { return };
+                let sent = matches!(ev, TransportEvent::PacketSent { .. });
+                let exp = self.end(flow, side).exponent[usize::from(!sent)];
+                let name = if sent { "packet_sent" } else { "packet_received" };
+                self.record(now, flow, side, "transport", name, d.packet(p, exp));
+            }
+            TransportEvent::Trace(TraceEvent::ParametersSet { local, params }) => {
+                self.end(flow, side).exponent[usize::from(!*local)] = params.ack_delay_exponent;
+                self.record(now, flow, side, "transport", "parameters_set", d.parameters(*local, params));
+            }
+            TransportEvent::Trace(&TraceEvent::PacketLost { space, pn, bytes, trigger }) => {
+                self.record(now, flow, side, "recovery", "packet_lost", d.lost(space, pn, bytes, trigger));
+            }
+            TransportEvent::MetricsUpdated(m) => self.metrics(now, flow, side, m),
+            TransportEvent::App(AppEvent::StreamData { stream_id, offset, len }) => {
+                let data = d.delivered(*stream_id, *offset, *len);
+                self.record(now, flow, side, "transport", "data_moved", data);
+            }
+            TransportEvent::App(_) => {}
+        }
+    }
+
+    /// The `qlog` table: one row per file (`file`, `text`), in flow order, client first.
+    fn finish(&mut self, info: &RunInfo<'_>) -> Vec<(String, Table)> {
+        let (mut files, mut texts) = (Vec::new(), Vec::new());
+        for (f, ends) in self.ends.iter_mut().enumerate() {
+            let Some(ends) = ends else { continue };
+            let name = &info.flow_names[f];
+            for (side, end) in ends.iter_mut().enumerate() {
+                let mut text = String::new();
+                push_record(&mut text, &self.dialect.header(name, ROLES[side]));
+                text.push_str(&std::mem::take(&mut end.text));
+                files.push(format!("{name}.{}.sqlog", ROLES[side]));
+                texts.push(text);
+            }
+        }
+        vec![("qlog".into(), vec![("file".into(), Column::Str(files)), ("text".into(), Column::Str(texts))])]
+    }
+}
