@@ -6,6 +6,7 @@ mod determinism_quic;
 mod errors;
 mod fuzz;
 mod limits;
+mod links;
 mod normalize;
 mod quic;
 mod tcp;
