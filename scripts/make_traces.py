@@ -76,7 +76,8 @@ PATTERNS: dict[str, Callable[[], list[int]]] = {
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[1]) if len(argv) > 1 else Path(__file__).parent.parent / "python/quicksim/scenarios/traces"
+    default = Path(__file__).parent.parent / "python" / "quicksim" / "scenarios" / "traces"
+    out = Path(argv[1]) if len(argv) > 1 else default
     out.mkdir(parents=True, exist_ok=True)
     for name, make in PATTERNS.items():
         times = make()

@@ -36,6 +36,7 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim run scenarios/udp-bottleneck.toml --seed 3 --out out/udp": (AS_WRITTEN, ""),
     "quicksim run scenarios/link-bandwidth.toml --set dumbbell.mtu=9000B --json": (AS_WRITTEN, ""),
     "quicksim validate scenarios/mathis.toml --set dumbbell.bottleneck.delay=25ms": (AS_WRITTEN, ""),
+    "quicksim run trace-cellular --out out/trace": (AS_WRITTEN, "slow"),
     "quicksim validate": (AS_WRITTEN, "slow"),
     "quicksim validate --check mathis --quick --json": (AS_WRITTEN, "slow"),
     "quicksim sweep examples/ack-ratio-sweep.toml --out out/study -j 2": (AS_WRITTEN, "slow"),
