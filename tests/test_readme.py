@@ -39,6 +39,7 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim validate scenarios/mathis.toml --set dumbbell.bottleneck.delay=25ms": (AS_WRITTEN, ""),
     "quicksim run scenarios/mathis-tcp.toml --set run.duration=5s --set "
     "'run.capture={links=[\"access1\"]}' --out out/capture": (AS_WRITTEN, ""),
+    "quicksim run trace-cellular --out out/trace": (AS_WRITTEN, "slow"),
     "quicksim validate": (AS_WRITTEN, "slow"),
     "quicksim validate --check mathis --quick --json": (AS_WRITTEN, "slow"),
     "quicksim sweep examples/ack-ratio-sweep.toml --out out/study -j 2": (AS_WRITTEN, "slow"),

@@ -28,16 +28,32 @@ RESPONSIVE = ("quic", "tcp", "quinn")
 
 def bottleneck(result: Result) -> tuple[str, float, int] | None:
     """(channel name, rate in bit/s, per-frame overhead in bytes) of a dumbbell's forward
-    bottleneck, or None for a general topology."""
+    bottleneck, or None for a general topology. A trace-driven bottleneck's rate is its trace's
+    mean (phases over a trace compare with that mean, not with the capacity of their window)."""
     db = result.scenario.get("dumbbell")
     if not isinstance(db, dict):
         return None
     bn = db.get("bottleneck", {})
     fwd = bn.get("forward") or {}
-    rate = units.bits_per_s(fwd.get("rate", bn.get("rate")))
+    model = fwd.get("model", bn.get("model"))
+    if isinstance(model, dict) and model.get("kind") == "trace":
+        rate = _trace_mean_rate(model)
+    else:
+        rate = units.bits_per_s(fwd.get("rate", bn.get("rate")))
     # A scenario normalized by the core has its overhead; "7B" (PPP) is the core's default.
     overhead = units.bytes_(bn.get("overhead", "7B"))
     return "bottleneck:router1->router2", float(rate), int(overhead)
+
+
+def _trace_mean_rate(model: dict[str, Any]) -> float:
+    """A trace-driven link's rate as the core reports it: opportunities x their size x 8 over
+    the trace's period (its last time, in ms); docs/links.md. The scenario is one the core
+    accepted, so the file is a valid trace."""
+    from pathlib import Path
+
+    times = Path(model["file"]).read_text().split()
+    size = units.bytes_(model.get("opportunity", "1500B"))
+    return len(times) * size * 8 * 1000 / int(times[-1])
 
 
 def phases(

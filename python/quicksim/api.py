@@ -43,7 +43,10 @@ def load_scenario(source: ScenarioSource) -> dict[str, Any]:
     """Read a scenario from a TOML (or JSON) file, or deep-copy a scenario dict.
 
     A bare name that is not a file (e.g. "linksharing") means the bundled scenario of that name
-    (quicksim/scenarios/NAME.toml), so `quicksim run linksharing` works anywhere.
+    (quicksim/scenarios/NAME.toml), so `quicksim run linksharing` works anywhere. A trace file
+    named by a link (`model = { kind = "trace", file = "traces/x.mm" }`) is relative to the
+    scenario file; it is made absolute here, so the core, sweeps and a saved scenario.json
+    find it from anywhere (a dict's relative paths stay relative to the working directory).
     """
     if isinstance(source, Mapping):
         check_values(source)  # before copying, which would recurse into a too deep nesting
@@ -76,7 +79,34 @@ def load_scenario(source: ScenarioSource) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ScenarioError(f"{path}: the top level must be a table, not {_type_name(doc)}")
     check_values(doc)
+    _resolve_trace_files(doc, path.parent.resolve())
     return doc
+
+
+def _resolve_trace_files(doc: dict[str, Any], base: Path) -> None:
+    """Make the relative `file` of every link's (or link direction's) trace model absolute
+    against `base`. Anything not shaped like a trace model is left for the core to judge."""
+    links: list[Any] = []
+    dumbbell = doc.get("dumbbell")
+    if isinstance(dumbbell, dict):
+        links += [dumbbell.get("bottleneck"), dumbbell.get("access")]
+    if isinstance(doc.get("links"), list):
+        links += doc["links"]
+    tables = [
+        t
+        for link in links
+        if isinstance(link, dict)
+        for t in (link, link.get("forward"), link.get("reverse"))
+    ]
+    for table in tables:
+        model = table.get("model") if isinstance(table, dict) else None
+        if (
+            isinstance(model, dict)
+            and model.get("kind") == "trace"
+            and isinstance(model.get("file"), str)
+            and not os.path.isabs(model["file"])
+        ):
+            model["file"] = str(base / model["file"])
 
 
 def _parse_failure(e: BaseException) -> str:

@@ -1,6 +1,7 @@
 //! One direction of a point-to-point link: output queue (a queue discipline), serializer (a
 //! link model), propagation delay and impairments (loss, jitter, rate changes, down/up).
 
+use crate::loss::{DropCount, DropList, GilbertElliott};
 use crate::model::{fixed_rate, AnyLinkModel, LinkModelConfig, Serializer};
 use crate::qdisc::{droptail, AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QdiscSink, QueueLen, Verdict};
 use crate::{ChanId, NetEvent, NetObserver, NodeId, Packet};
@@ -20,6 +21,10 @@ pub enum LossModel {
         every: u64,
         first: u64,
     },
+    /// Bursty loss: the two-state Gilbert-Elliott channel ([`GilbertElliott`]), drawing from the
+    /// link's loss stream as Bernoulli does (a link has one loss model, so no other link's or
+    /// model's draws move).
+    GilbertElliott(GilbertElliott),
 }
 
 /// Extra delay drawn uniformly from [0, max] per frame.
@@ -49,6 +54,11 @@ pub struct ChannelConfig {
     /// packets keeps the delayed ones in its queue, so the delay line itself is bounded (Linux
     /// netem's default: 1000 packets). None: only the queue discipline limits.
     pub hold_limit: Option<u64>,
+    /// Packets dropped by number ([`DropList`]), after the loss model.
+    pub drop_lists: Vec<DropList>,
+    /// The link model deciding serialization times; None: [`fixed_rate`] at `rate` (`rate` is
+    /// then also what a trace-driven model reports as its nominal rate).
+    pub model: Option<LinkModelConfig>,
 }
 
 impl ChannelConfig {
@@ -63,6 +73,8 @@ impl ChannelConfig {
             loss: LossModel::None,
             jitter: None,
             hold_limit: None,
+            drop_lists: Vec::new(),
+            model: None,
         }
     }
 }
@@ -80,6 +92,8 @@ pub enum DropReason {
     Mtu,
     /// An active queue management discipline (RED, CoDel, PIE...) chose to drop it.
     Aqm,
+    /// A drop list named it ([`DropList`]).
+    Listed,
 }
 
 impl DropReason {
@@ -90,6 +104,7 @@ impl DropReason {
             DropReason::Down => "down",
             DropReason::Mtu => "mtu",
             DropReason::Aqm => "aqm",
+            DropReason::Listed => "listed",
         }
     }
 }
@@ -181,6 +196,10 @@ pub struct Channel<P> {
     /// The discipline may ask for timers (`Qdisc::uses_timers`; DropTail never does).
     qdisc_timers: bool,
     periodic_count: u64,
+    /// The Gilbert-Elliott chain is in Bad.
+    ge_bad: bool,
+    /// Progress through `cfg.drop_lists`, one per list.
+    drop_counts: Vec<DropCount>,
     /// Frames serialized but not yet arrived at the far end.
     propagating: u64,
     rngs: ChannelRngs,
@@ -213,13 +232,17 @@ impl<P> Channel<P> {
             LossModel::Periodic { every, first } => every.saturating_sub(first),
             _ => 0,
         };
+        let model = match &cfg.model {
+            Some(m) => AnyLinkModel::new(m),
+            None => AnyLinkModel::new(&LinkModelConfig::FixedRate(fixed_rate::Config { rate: cfg.rate })),
+        };
         Channel {
             id,
             from,
             to,
-            model: Serializer::new(AnyLinkModel::new(&LinkModelConfig::FixedRate(fixed_rate::Config {
-                rate: cfg.rate,
-            }))),
+            model: Serializer::new(model),
+            ge_bad: false,
+            drop_counts: vec![DropCount::default(); cfg.drop_lists.len()],
             qdisc: AnyQdisc::new(&cfg.qdisc),
             qlen: QueueLen::default(),
             qdisc_timers: true,
@@ -424,7 +447,14 @@ impl<P> Channel<P> {
                         None
                     }
                 }
+                LossModel::GilbertElliott(ge) => {
+                    ge.lost(&mut self.ge_bad, &mut self.rngs.loss).then_some(DropReason::Loss)
+                }
             }
+        };
+        let lost = match lost {
+            None if !self.cfg.drop_lists.is_empty() => self.listed(),
+            l => l,
         };
         match lost {
             Some(why) => {
@@ -448,6 +478,19 @@ impl<P> Channel<P> {
             }
         }
         self.start_next(now, sched, obs);
+    }
+
+    /// Whether a drop list names the frame in transmission (each list that counts it advances).
+    #[cold]
+    fn listed(&mut self) -> Option<DropReason> {
+        let flow = self.tx.as_ref().expect("a frame in transmission").flow;
+        let mut hit = false;
+        for (list, count) in self.cfg.drop_lists.iter().zip(&mut self.drop_counts) {
+            if list.flow.is_none_or(|f| f == flow) {
+                hit |= count.count(list);
+            }
+        }
+        hit.then_some(DropReason::Listed)
     }
 
     /// Count a frame that reached the far end.

@@ -6,12 +6,14 @@
 //! scenario layer decides what to record and a queue can be tested without any protocol.
 
 mod channel;
+pub mod loss;
 pub mod model;
 pub mod qdisc;
 mod routing;
 mod topology;
 
 pub use channel::{Channel, ChannelConfig, ChannelRngs, ChannelStats, DropReason, Jitter, LossModel};
+pub use loss::{DropList, GilbertElliott};
 pub use qdisc::{AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QueueLen, Queued, Verdict};
 pub use routing::RoutingTable;
 pub use topology::{Network, NetworkBuilder, NodeKind, TopologyError};

@@ -6,6 +6,7 @@ use crate::cc_config::CcResolver;
 use crate::flows::transport::TransportFlow;
 use crate::flows::udp::{UdpFlow, UdpSpec, UDP_IP};
 use crate::flows::{FlowApp, FlowRt, FlowSpec};
+use crate::link_cfg;
 use crate::output::pcap::{Capture, FlowInfo};
 use crate::output::delay::DelayStats;
 use crate::output::qlog::QlogSink;
@@ -17,10 +18,11 @@ use crate::schema::*;
 use crate::ScenarioError;
 use quicksim_engine::{Rate, RngStreams, SimDuration, SimTime};
 use quicksim_net::model::schedule::{RateSchedule, Spikes};
+use quicksim_net::model::LinkModelConfig;
 use quicksim_net::qdisc::{ConfigError, ConfigSource};
 use quicksim_net::{
-    AnyQdisc, ChanId, ChannelConfig, Jitter, LossModel, NetEvent, Network, NetworkBuilder, NodeId, NodeKind,
-    Qdisc, QdiscConfig, PPP_OVERHEAD,
+    AnyQdisc, ChanId, ChannelConfig, Jitter, NetEvent, Network, NetworkBuilder, NodeId, NodeKind, Qdisc,
+    QdiscConfig, PPP_OVERHEAD,
 };
 use quicksim_quinn::QuinnEndpoint;
 use quicksim_transport::quic::{AckFreqPolicy, Connection, HeaderProfile, QuicConfig};
@@ -61,11 +63,13 @@ struct DirSettings {
 }
 
 /// What the links add to the world besides the network: the scheduled link changes, and the
-/// run-time queue disciplines to install once the network is built.
-#[derive(Default)]
-struct LinkExtras {
+/// run-time queue disciplines to install once the network is built; and what building them
+/// needs: the trace files read so far, the flows (drop lists name them).
+struct LinkExtras<'a> {
     events: Vec<(SimTime, NetEvent<Payload>)>,
     qdiscs: Vec<(ChanId, Box<dyn Qdisc<Payload>>)>,
+    traces: link_cfg::Traces,
+    flows: &'a [FlowCfg],
 }
 
 /// A `queue` table (without `kind`) as the source of a discipline's settings; errors carry
@@ -124,35 +128,8 @@ fn queue(q: Option<&QueueCfg>, path: &str, plugins: &Plugins) -> Result<QueueCho
     }
 }
 
-fn loss_model(l: &Option<LossCfg>, path: &str) -> Result<LossModel, ScenarioError> {
-    Ok(match l {
-        None | Some(LossCfg::None) => LossModel::None,
-        Some(LossCfg::Bernoulli { p }) => {
-            if !(0.0..=1.0).contains(p) || p.is_nan() {
-                return Err(err(format!("{path}.p"), format!("{p} is not a probability in [0, 1]")));
-            }
-            LossModel::Bernoulli(*p)
-        }
-        Some(LossCfg::Periodic { every, first }) => {
-            if *every == 0 {
-                return Err(err(
-                    format!("{path}.every"),
-                    "0: at least 1 packet must be delivered between losses",
-                ));
-            }
-            let first = first.unwrap_or(*every);
-            if first > *every {
-                return Err(err(
-                    format!("{path}.first"),
-                    format!("{first}: the first loss must come within `every` = {every} packets"),
-                ));
-            }
-            LossModel::Periodic { every: *every, first }
-        }
-    })
-}
-
 /// The settings of one direction: link-level values overlaid by the direction's own.
+#[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
 fn direction(
     spec: &LinkSpec,
     dir: &Option<DirCfg>,
@@ -161,14 +138,38 @@ fn direction(
     default_mtu: u64,
     end: SimTime,
     plugins: &Plugins,
+    extras: &mut LinkExtras,
 ) -> Result<DirSettings, ScenarioError> {
     let d = dir.clone().unwrap_or_default();
     let dpath = format!("{path}.{dirname}");
     let pick = |own: bool| if own { dpath.clone() } else { path.to_string() };
-    let rate = d
-        .rate
-        .or(spec.rate)
-        .ok_or_else(|| err(format!("{path}.rate"), "missing: every link needs a rate, e.g. \"10Mbps\""))?;
+    let model = link_cfg::link_model(
+        d.model.as_ref().or(spec.model.as_ref()),
+        &format!("{}.model", pick(d.model.is_some())),
+        &mut extras.traces,
+    )?;
+    let rate = match &model {
+        Some(LinkModelConfig::Trace(t)) => {
+            // The trace is the rate: a rate setting of the same table (or of the link, for a
+            // link-level trace) has nothing to apply to.
+            for (field, own, shared) in [
+                ("rate", d.rate.is_some(), spec.rate.is_some()),
+                ("schedule", d.schedule.is_some(), spec.schedule.is_some()),
+                ("spikes", d.spikes.is_some(), spec.spikes.is_some()),
+            ] {
+                if own || (shared && d.model.is_none()) {
+                    return Err(err(
+                        format!("{}.{field}", pick(own)),
+                        "does not apply to a trace-driven link (`model.kind = \"trace\"`): the trace sets its rate",
+                    ));
+                }
+            }
+            crate::units::RateVal(t.mean_rate())
+        }
+        _ => d.rate.or(spec.rate).ok_or_else(|| {
+            err(format!("{path}.rate"), "missing: every link needs a rate, e.g. \"10Mbps\"")
+        })?,
+    };
     let delay = d.delay.or(spec.delay).map(|x| x.0).unwrap_or(SimDuration::ZERO);
     let mtu = spec.mtu.map(|m| m.0).unwrap_or(default_mtu);
     if mtu <= UDP_IP {
@@ -186,7 +187,7 @@ fn direction(
         &format!("{}.queue", pick(d.queue.is_some())),
         plugins,
     )?;
-    let loss = loss_model(
+    let loss = link_cfg::loss_model(
         if d.loss.is_some() { &d.loss } else { &spec.loss },
         &format!("{}.loss", pick(d.loss.is_some())),
     )?;
@@ -197,6 +198,11 @@ fn direction(
     cfg.qdisc = qdisc;
     cfg.loss = loss;
     cfg.jitter = jitter;
+    cfg.model = model;
+    if let Some(lists) = d.drop.as_ref().or(spec.drop.as_ref()) {
+        cfg.drop_lists =
+            link_cfg::drop_lists(lists, &format!("{}.drop", pick(d.drop.is_some())), extras.flows)?;
+    }
     if let Some(n) = d.hold_limit.or(spec.hold_limit) {
         if n == 0 {
             return Err(err(
@@ -258,8 +264,8 @@ fn add_link(
     plugins: &Plugins,
     extras: &mut LinkExtras,
 ) -> Result<(), ScenarioError> {
-    let ab = direction(spec, &spec.forward, path, "forward", default_mtu, end, plugins)?;
-    let ba = direction(spec, &spec.reverse, path, "reverse", default_mtu, end, plugins)?;
+    let ab = direction(spec, &spec.forward, path, "forward", default_mtu, end, plugins, extras)?;
+    let ba = direction(spec, &spec.reverse, path, "reverse", default_mtu, end, plugins, extras)?;
     let (cab, cba) = b.link(name, a, bn, ab.cfg, ba.cfg).map_err(|e| err(path.to_string(), e.to_string()))?;
     for (c, evs, q) in [(cab, ab.events, ab.plugin_qdisc), (cba, ba.events, ba.plugin_qdisc)] {
         for (t, change) in evs {
@@ -421,7 +427,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     }
     let rng = RngStreams::new(seed);
     let mut b = NetworkBuilder::new();
-    let mut extras = LinkExtras::default();
+    let mut extras =
+        LinkExtras { events: Vec::new(), qdiscs: Vec::new(), traces: Default::default(), flows: &sc.flows };
 
     if let Some(db) = &sc.dumbbell {
         for (field, given) in [("nodes", !sc.nodes.is_empty()), ("links", !sc.links.is_empty())] {
@@ -454,7 +461,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
             }
         }
         let mut access = db.access.clone();
-        if access.rate.is_none() {
+        if access.rate.is_none() && !crate::link_cfg::is_trace(access.model.as_ref()) {
             access.rate = Some(crate::units::RateVal(DEFAULT_ACCESS_RATE));
         }
         if let Some(d) = &db.access_delays {

@@ -12,6 +12,7 @@ mod cc_config;
 mod ctx;
 mod event;
 mod flows;
+mod link_cfg;
 pub mod normalize;
 pub mod output;
 mod payload;

@@ -5,7 +5,8 @@
 //! Filled in: everything the schema defaults (`run.record`, empty tables) and these build-time
 //! defaults, each taken from the constant the build uses:
 //! - `run.seed` (1) and `run.record_interval` (0.5 s);
-//! - `dumbbell.mtu` (1500 B) and `dumbbell.access.rate` (1 Gbit/s); `links[].mtu` (1500 B);
+//! - `dumbbell.mtu` (1500 B) and `dumbbell.access.rate` (1 Gbit/s, unless the access links
+//!   are trace-driven); `links[].mtu` (1500 B);
 //! - per link (`links[]`, `dumbbell.bottleneck`, `dumbbell.access`): `delay` (0 s), `overhead`
 //!   (7 B, PPP) and `queue` (10000 packets);
 //! - QUIC flows: `start` (0 s), `app` ("saturated"), `streams` (1);
@@ -128,7 +129,10 @@ fn fill_head(sc: &mut Scenario, (any_quic, any_tcp): (bool, bool)) {
     sc.run.record_interval.get_or_insert(Dur(DEFAULT_RECORD_INTERVAL));
     if let Some(db) = &mut sc.dumbbell {
         db.mtu.get_or_insert(Bytes(DEFAULT_MTU));
-        db.access.rate.get_or_insert(RateVal(DEFAULT_ACCESS_RATE));
+        if !crate::link_cfg::is_trace(db.access.model.as_ref()) {
+            // A trace's rate is the trace's (a rate beside it is refused).
+            db.access.rate.get_or_insert(RateVal(DEFAULT_ACCESS_RATE));
+        }
         fill_link(&mut db.bottleneck);
         fill_link(&mut db.access);
     }

@@ -211,6 +211,45 @@ pub enum LossCfg {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         first: Option<u64>,
     },
+    /// Bursty loss, the two-state Gilbert-Elliott channel (netem's `loss gemodel p r 1-h 1-k`):
+    /// Good -> Bad with probability `p` per packet, Bad -> Good with `r`; a packet is lost with
+    /// `loss_good` (default 0) in Good and `loss_bad` (default 1) in Bad.
+    #[serde(rename = "gilbert_elliott", alias = "gemodel")]
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loss_good: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loss_bad: Option<f64>,
+    },
+}
+
+/// What decides a link direction's serialization times (`quicksim_net::model`).
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum ModelCfg {
+    /// The default: `rate`, changed by `schedule` and `spikes`.
+    FixedRate {},
+    /// A mahimahi `mm-link` trace: one line per delivery opportunity, in ms, repeating.
+    Trace {
+        /// The trace file; a relative path is relative to the scenario file (the Python front
+        /// end resolves it), or to the working directory for a scenario given as a dict.
+        file: String,
+        /// Bytes one opportunity carries (default 1500 B, the format's; mm-link's code: 1504 B).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opportunity: Option<Bytes>,
+    },
+}
+
+/// Drop exactly these packets (0-based: 0 is the first packet) among those the link direction
+/// would deliver, counting every packet or only `flow`'s: ns-3's `ReceiveListErrorModel`.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct DropCfg {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<String>,
+    pub packets: Vec<u64>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -272,6 +311,12 @@ pub struct DirCfg {
     pub spikes: Option<SpikesCfg>,
     #[serde(default)]
     pub down: Option<Vec<DownCfg>>,
+    /// The link model (default: fixed rate); a trace replaces `rate`, `schedule` and `spikes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelCfg>,
+    /// Packets dropped by number, per direction (ns-3's `ReceiveListErrorModel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<Vec<DropCfg>>,
 }
 
 /// A link. In `links` it needs `name`, `a` and `b`; in `dumbbell` those are implied.
@@ -310,6 +355,12 @@ pub struct LinkSpec {
     pub spikes: Option<SpikesCfg>,
     #[serde(default)]
     pub down: Option<Vec<DownCfg>>,
+    /// The link model (default: fixed rate); a trace replaces `rate`, `schedule` and `spikes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelCfg>,
+    /// Packets dropped by number, per direction (ns-3's `ReceiveListErrorModel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<Vec<DropCfg>>,
     #[serde(default)]
     pub forward: Option<DirCfg>,
     #[serde(default)]

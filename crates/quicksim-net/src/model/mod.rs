@@ -1,13 +1,15 @@
 //! Link models: what decides how long a frame occupies the link (its serialization time).
-//! Today's links serialize at a rate that changes only at scheduled steps ([`fixed_rate`]); a
-//! trace-driven link (Mahimahi's delivery opportunities) answers the same question from its
-//! trace, and is one more file here plus one line in the `link_models!` registry below.
+//! A link serializes at a rate that changes only at scheduled steps ([`fixed_rate`], the
+//! default), or by the delivery opportunities of a mahimahi trace ([`trace`], a scenario's
+//! `model = { kind = "trace", file = ... }`); a new model is one more file here plus one line
+//! in the `link_models!` registry below.
 //!
 //! The registry generates [`LinkModelConfig`] (the settings of every built-in model) and
 //! [`AnyLinkModel`] (static dispatch, plus one `Dyn` variant for a model supplied at run time).
 
 pub mod fixed_rate;
 pub mod schedule;
+pub mod trace;
 
 use quicksim_engine::{Rate, SimDuration, SimTime};
 
@@ -131,6 +133,7 @@ macro_rules! link_models {
 // The registry: one line per built-in link model.
 link_models! {
     fixed_rate::FixedRate,
+    trace::Trace,
 }
 
 impl std::fmt::Debug for AnyLinkModel {

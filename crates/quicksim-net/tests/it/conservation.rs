@@ -1,14 +1,16 @@
-//! Property: whatever the packets, queue limits, hold limits, loss and jitter, every channel
+//! Property: whatever the packets, queue limits, hold limits, loss (Bernoulli, periodic,
+//! Gilbert-Elliott, drop lists), jitter and link model (fixed rate or a trace), every channel
 //! accounts for every packet it was offered (offered = delivered + dropped + held), never holds
 //! more than its hold limit, time never goes back, and without reordering a path delivers in
 //! sending order.
 
 use proptest::prelude::*;
 use quicksim_engine::{EventQueue, Rate, RngStreams, SimDuration, SimTime};
+use quicksim_net::model::{trace, LinkModelConfig};
 use quicksim_net::qdisc::droptail;
 use quicksim_net::{
-    ChanId, ChannelConfig, DropReason, Jitter, LossModel, NetEvent, NetObserver, Network, NetworkBuilder,
-    NodeKind, Packet, QdiscConfig,
+    ChanId, ChannelConfig, DropList, DropReason, GilbertElliott, Jitter, LossModel, NetEvent, NetObserver,
+    Network, NetworkBuilder, NodeKind, Packet, QdiscConfig,
 };
 
 /// Counts drops per channel as the observer sees them.
@@ -30,6 +32,9 @@ struct Case {
     hold_limit: Option<u64>,
     bottleneck_mbps: u64,
     seed: u64,
+    trace: Option<trace::Config>,
+    /// The bottleneck's drop list (every packet).
+    drop_list: Vec<u64>,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -37,7 +42,26 @@ fn case() -> impl Strategy<Value = Case> {
         Just(LossModel::None),
         (0.0..0.5f64).prop_map(LossModel::Bernoulli),
         (1u64..6, 0u64..6).prop_map(|(every, first)| LossModel::Periodic { every, first: first.min(every) }),
+        (0.0..1.0f64, 0.0..1.0f64, 0.0..0.2f64, 0.0..1.0f64).prop_map(|(p, r, loss_good, loss_bad)| {
+            LossModel::GilbertElliott(GilbertElliott { p, r, loss_good, loss_bad })
+        }),
     ];
+    // A trace of 1..20 opportunities at 0..5 ms apart (the last above 0), 500..2000 B each.
+    let trace = proptest::option::of((proptest::collection::vec(0u32..5, 1..20), 500u64..2000).prop_map(
+        |(gaps, opportunity_bytes)| {
+            let mut t = 0;
+            let mut ms: Vec<u32> = gaps
+                .iter()
+                .map(|g| {
+                    t += g;
+                    t
+                })
+                .collect();
+            *ms.last_mut().unwrap() += 1;
+            trace::Config { ms: ms.into(), opportunity_bytes }
+        },
+    ));
+    let drops = proptest::collection::vec(0u64..300, 0..10);
     let jitter = proptest::option::of(
         (0u64..3000, any::<bool>())
             .prop_map(|(us, reorder)| Jitter { max: SimDuration::from_micros(us), reorder }),
@@ -51,9 +75,11 @@ fn case() -> impl Strategy<Value = Case> {
         proptest::option::of(1u64..30),
         1u64..50,
         any::<u64>(),
+        trace,
+        drops,
     )
         .prop_map(
-            |(packets, limit_packets, limit_bytes, loss, jitter, hold_limit, bottleneck_mbps, seed)| Case {
+            |(
                 packets,
                 limit_packets,
                 limit_bytes,
@@ -62,6 +88,24 @@ fn case() -> impl Strategy<Value = Case> {
                 hold_limit,
                 bottleneck_mbps,
                 seed,
+                trace,
+                drops,
+            )| Case {
+                packets,
+                limit_packets,
+                limit_bytes,
+                loss,
+                jitter,
+                hold_limit,
+                bottleneck_mbps,
+                seed,
+                trace,
+                drop_list: {
+                    let mut d = drops;
+                    d.sort_unstable();
+                    d.dedup();
+                    d
+                },
             },
         )
 }
@@ -82,6 +126,8 @@ fn network(c: &Case) -> Network<()> {
     bn.loss = c.loss.clone();
     bn.jitter = c.jitter;
     bn.hold_limit = c.hold_limit;
+    bn.model = c.trace.clone().map(LinkModelConfig::Trace);
+    bn.drop_lists = vec![DropList { flow: None, packets: c.drop_list.clone() }];
     b.link("a", s, r1, acc.clone(), acc.clone()).unwrap();
     b.link("bn", r1, r2, bn.clone(), bn).unwrap();
     b.link("e", r2, d, acc.clone(), acc).unwrap();

@@ -9,6 +9,7 @@ mod determinism_quic;
 mod errors;
 mod fuzz;
 mod limits;
+mod links;
 mod normalize;
 mod qlog;
 mod quic;
