@@ -11,7 +11,9 @@ pub mod quic;
 pub mod range_set;
 pub mod tcp;
 
-pub use endpoint::{AppEvent, Endpoint, Role, TransportCounters, TransportMetrics, WirePacket};
+pub use endpoint::{
+    AppEvent, EcnCodepoint, EcnState, Endpoint, Role, TransportCounters, TransportMetrics, WirePacket,
+};
 
 pub use quic::{ConnEvent, ConnMetrics, ConnStats, Connection, HeaderProfile, QuicConfig, QuicPacket};
 pub use tcp::{TcpConfig, TcpSegment, TcpStats};

@@ -58,6 +58,7 @@ impl Endpoint for Connection {
             packets_lost: s.retransmitted_segments,
             retransmitted_bytes: s.retransmitted_bytes,
             acks_sent: s.acks_sent,
+            ..TransportCounters::default()
         }
     }
     #[inline]
