@@ -66,9 +66,9 @@ pub struct TransportCounters {
     pub retransmitted_bytes: u64,
     /// Acknowledgements sent (QUIC: ACK frames; TCP: segments carrying a new ACK).
     pub acks_sent: u64,
-    /// Congestion Experienced marks the peer reported back to this sender (QUIC: the increase
-    /// of the ACK frames' ECN-CE count; TCP: ACKs arriving with ECE that acknowledge new data).
-    pub ce_marks: u64,
+    /// Packets or segments that arrived at this endpoint marked Congestion Experienced (the
+    /// data receiver's count is the number of marks the network made on the flow's data).
+    pub ce_received: u64,
     /// Congestion events those marks caused (at most one per round trip: RFC 9002 §7.1,
     /// RFC 3168 §6.1.2).
     pub ecn_congestion_events: u64,
@@ -96,17 +96,18 @@ pub enum EcnCodepoint {
 /// A sender's use of ECN (RFC 9000 §13.4.2 and its Appendix A.4; RFC 3168 §6.1.1 for TCP).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum EcnState {
-    /// ECN is not enabled (or, for TCP, the peer did not agree to it in the handshake).
+    /// ECN is not enabled.
     #[default]
     Off,
-    /// QUIC: the first packets go out with ECT(0) and the peer's ACKs are checked.
+    /// QUIC: the first packets go out with ECT(0) and the peer's ACKs are checked. TCP: the
+    /// ECN-setup SYN is out, the handshake not done.
     Testing,
     /// QUIC: the testing packets are sent; no marking until an ACK validates them.
     Unknown,
     /// The path and the peer carry and echo the marks: packets go out with ECT(0).
     Capable,
-    /// Validation failed (marks bleached, CE marks not echoed, or every marked packet lost):
-    /// no more marking.
+    /// QUIC: validation failed (marks bleached, CE marks not echoed, or every marked packet
+    /// lost); TCP: the peer did not agree to ECN in the handshake. No marking.
     Failed,
 }
 

@@ -67,6 +67,11 @@ impl Ecn {
         self.received[space.index()].add(e);
     }
 
+    /// CE-marked packets received, all spaces.
+    pub fn ce_received(&self) -> u64 {
+        self.received.iter().map(|c| c.ce).sum()
+    }
+
     /// The counts an ACK of `space` reports: ACK_ECN once an ECN-marked packet arrived in
     /// the space, a plain ACK (None) before.
     pub fn report(&self, space: SpaceId) -> Option<EcnCounts> {

@@ -80,7 +80,7 @@ impl Endpoint for Connection {
             packets_lost: s.packets_lost,
             retransmitted_bytes: s.retransmitted_bytes,
             acks_sent: s.ack_frames_sent,
-            ce_marks: self.recovery.ecn.as_ref().map_or(0, |e| e.ce_marks),
+            ce_received: self.recovery.ecn.as_ref().map_or(0, |e| e.ce_received()),
             ecn_congestion_events: self.recovery.ecn.as_ref().map_or(0, |e| e.congestion_events),
             ecn_state: self.recovery.ecn.as_ref().map_or(EcnState::Off, |e| e.state()),
         }
