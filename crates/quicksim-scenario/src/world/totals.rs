@@ -74,6 +74,7 @@ pub(crate) fn finish(
                 "enqueued_packets": st.enqueued_packets,
                 "dropped_packets": st.dropped_packets,
                 "dropped_bytes": st.dropped_bytes,
+                "ecn_marked_packets": st.ecn_marked_packets,
                 "max_packets": st.max_queue_packets,
                 "max_bytes": st.max_queue_bytes,
                 "mean_packets": mean,

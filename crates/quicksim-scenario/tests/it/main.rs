@@ -3,6 +3,7 @@
 mod cubic_rfc9438;
 mod determinism;
 mod determinism_quic;
+mod ecn;
 mod errors;
 mod fuzz;
 mod limits;
