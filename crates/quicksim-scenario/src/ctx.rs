@@ -23,6 +23,7 @@ pub(crate) struct Ctx<Pl> {
 impl<Pl: PoolSet> Ctx<Pl> {
     /// Puts an IP packet of `ip_bytes` from `src` to `dst` with ECN field `ecn` on the network.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn send_packet(
         &mut self,
         now: SimTime,

@@ -163,8 +163,10 @@ macro_rules! transports {
                 }
             }
 
-            /// A transport packet (in slot `slot` of the flow's pool) for endpoint `side`.
+            /// A transport packet (in slot `slot` of the flow's pool) for endpoint `side`, arrived
+            /// with ECN field `ecn`.
             #[inline]
+            #[allow(clippy::too_many_arguments)]
             pub(crate) fn on_packet(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8, slot: u32, ecn: quicksim_net::Ecn) {
                 match self {
                     $( FlowApp::$live(t) => t.on_packet(cx, now, f, spec, side, slot, ecn), )*

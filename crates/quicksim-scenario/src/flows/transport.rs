@@ -115,6 +115,7 @@ impl<E: Transport> TransportFlow<E> {
     /// A packet for endpoint `side` arrived with ECN field `ecn`; it is in slot `slot` of the
     /// transport's pool, which it leaves now.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_packet(
         &mut self,
         cx: &mut Ctx,
