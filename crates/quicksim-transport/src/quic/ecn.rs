@@ -133,7 +133,9 @@ impl Ecn {
         raises_largest: bool,
         sent_time: SimTime,
     ) -> bool {
-        if matches!(self.state, EcnState::Off | EcnState::Failed) {
+        if matches!(self.state, EcnState::Off | EcnState::Failed) || !raises_largest {
+            // §13.4.2.1: an ACK that does not raise the largest acknowledged (reordered) must
+            // not fail validation; its counts are older than the ones already taken.
             return false;
         }
         let Some(c) = counts else {
@@ -144,11 +146,6 @@ impl Ecn {
             }
             return false;
         };
-        if !raises_largest {
-            // §13.4.2.1: an ACK that does not raise the largest acknowledged (reordered) must
-            // not fail validation; its counts are older than the ones already taken.
-            return false;
-        }
         let d_ect0 = c.ect0.saturating_sub(self.peer.ect0);
         let d_ce = c.ce.saturating_sub(self.peer.ce);
         // §13.4.2.1: fewer ECT(0) + CE than newly acknowledged marked packets (marks removed
@@ -269,8 +266,10 @@ mod tests {
         // Sent after it: a new event.
         assert!(e.on_ack(t(220), Some(&counts(6, 4)), 1, true, t(150)));
         assert_eq!((e.ce_marks, e.congestion_events), (4, 2));
-        // A reordered ACK with lower counts: nothing.
+        // A reordered ACK with lower counts, or without counts though it newly acknowledges
+        // marked packets: nothing.
         assert!(!e.on_ack(t(230), Some(&counts(5, 3)), 0, false, t(151)));
+        assert!(!e.on_ack(t(230), None, 2, false, t(151)));
         assert_eq!(e.state(), EcnState::Capable);
         // A loss event at 300 ms for a packet sent at 250 ms starts a period too.
         e.on_congestion(t(300), t(250), false);
