@@ -315,7 +315,7 @@ fn quic_config(
     macro_rules! set {
         ($($f:ident),*) => { $( if let Some(v) = q.$f.clone() { c.$f = v.into(); } )* };
     }
-    set!(handshake, partial_window, pacing, ibit, bundle_ack, round_consumed_data);
+    set!(handshake, partial_window, pacing, ibit, bundle_ack, ecn, round_consumed_data);
     c.cc = ccs.spec(q, path)?;
     if let Some(v) = q.min_ack_delay {
         c.min_ack_delay = Some(v.0);

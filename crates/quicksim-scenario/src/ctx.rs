@@ -6,7 +6,7 @@ use crate::event::{sched_net, Ev};
 use crate::output::Sinks;
 use crate::payload::{Payload, PoolSet};
 use quicksim_engine::{EventQueue, SimTime};
-use quicksim_net::{ChanId, DropReason, NetObserver, Network, NodeId, Packet};
+use quicksim_net::{ChanId, DropReason, Ecn, NetObserver, Network, NodeId, Packet};
 
 /// Everything a flow acts on: the event queue, the network, the sinks and the packet pools.
 /// Kept apart from the flows themselves so that a flow can borrow it while it is borrowed.
@@ -21,8 +21,9 @@ pub(crate) struct Ctx<Pl> {
 }
 
 impl<Pl: PoolSet> Ctx<Pl> {
-    /// Puts an IP packet of `ip_bytes` from `src` to `dst` on the network.
+    /// Puts an IP packet of `ip_bytes` from `src` to `dst` with ECN field `ecn` on the network.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn send_packet(
         &mut self,
         now: SimTime,
@@ -31,8 +32,12 @@ impl<Pl: PoolSet> Ctx<Pl> {
         flow: u32,
         ip_bytes: u64,
         payload: Payload,
+        ecn: Ecn,
     ) {
-        let p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
+        let mut p = self.net.packet(src, dst, flow, ip_bytes as u32, payload);
+        if ecn != Ecn::NotEct {
+            p.set_ecn(ecn);
+        }
         let q = &mut self.q;
         self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.out);
     }

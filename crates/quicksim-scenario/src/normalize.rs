@@ -160,6 +160,7 @@ fn tcp_defaults() -> serde_json::Map<String, serde_json::Value> {
     let pairs = [
         ("timestamps", json!(c.timestamps)),
         ("window_scaling", json!(c.window_scaling)),
+        ("ecn", json!(c.ecn)),
         ("sack", json!(c.sack)),
         ("prr", json!(c.prr)),
         ("dupthresh", json!(c.dupthresh)),
@@ -232,6 +233,7 @@ fn quic_defaults() -> QuicCfg {
         ack_frequency_reordering: Some(c.ack_frequency_reordering),
         immediate_ack_on_block: Some(c.immediate_ack_on_block),
         bundle_ack: Some(c.bundle_ack),
+        ecn: Some(c.ecn),
         max_ack_ranges: Some(c.max_ack_ranges as u64),
         initial_max_data: Some(Bytes(c.initial_max_data)),
         initial_max_stream_data: Some(Bytes(c.initial_max_stream_data)),

@@ -617,6 +617,9 @@ pub struct QuicCfg {
     /// IMMEDIATE_ACK in the last packet before the congestion window blocks.
     pub immediate_ack_on_block: Option<bool>,
     pub bundle_ack: Option<bool>,
+    /// ECN (RFC 9000 §13.4, RFC 9002 §7.1): ECT(0) on data packets, ECN counts in ACK_ECN
+    /// frames, validation, a CE mark as a congestion event once per round trip. Default false.
+    pub ecn: Option<bool>,
     pub max_ack_ranges: Option<u64>,
     pub initial_max_data: Option<Bytes>,
     pub initial_max_stream_data: Option<Bytes>,
@@ -712,6 +715,7 @@ impl QuicCfg {
             ack_frequency_reordering,
             immediate_ack_on_block,
             bundle_ack,
+            ecn,
             max_ack_ranges,
             initial_max_data,
             initial_max_stream_data,

@@ -97,6 +97,62 @@ pub struct TransportCounters {
     pub retransmitted_bytes: u64,
     /// Acknowledgements sent (QUIC: ACK frames; TCP: segments carrying a new ACK).
     pub acks_sent: u64,
+    /// Packets or segments that arrived at this endpoint marked Congestion Experienced (the
+    /// data receiver's count is the number of marks the network made on the flow's data).
+    pub ce_received: u64,
+    /// Congestion events those marks caused (at most one per round trip: RFC 9002 §7.1,
+    /// RFC 3168 §6.1.2).
+    pub ecn_congestion_events: u64,
+    /// Where this sender's use of ECN stands.
+    pub ecn_state: EcnState,
+}
+
+/// The ECN field of a packet's IP header (RFC 3168 §5), as a transport sets it when sending
+/// and reads it when receiving; the values are the codepoints. The network's `Ecn`
+/// (quicksim-net) is the same field: the run loop copies one into the other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum EcnCodepoint {
+    /// 00: not ECN-capable.
+    #[default]
+    NotEct = 0b00,
+    /// 01: ECT(1).
+    Ect1 = 0b01,
+    /// 10: ECT(0), what RFC 3168 and RFC 9000 §13.4 senders use.
+    Ect0 = 0b10,
+    /// 11: Congestion Experienced, set by a queue instead of dropping.
+    Ce = 0b11,
+}
+
+/// A sender's use of ECN (RFC 9000 §13.4.2 and its Appendix A.4; RFC 3168 §6.1.1 for TCP).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EcnState {
+    /// ECN is not enabled.
+    #[default]
+    Off,
+    /// QUIC: the first packets go out with ECT(0) and the peer's ACKs are checked. TCP: the
+    /// ECN-setup SYN is out, the handshake not done.
+    Testing,
+    /// QUIC: the testing packets are sent; no marking until an ACK validates them.
+    Unknown,
+    /// The path and the peer carry and echo the marks: packets go out with ECT(0).
+    Capable,
+    /// QUIC: validation failed (marks bleached, CE marks not echoed, or every marked packet
+    /// lost); TCP: the peer did not agree to ECN in the handshake. No marking.
+    Failed,
+}
+
+impl EcnState {
+    /// The name used in the `conn` table and `summary.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EcnState::Off => "off",
+            EcnState::Testing => "testing",
+            EcnState::Unknown => "unknown",
+            EcnState::Capable => "capable",
+            EcnState::Failed => "failed",
+        }
+    }
 }
 
 /// What a packet is on the wire, as far as the network needs to know.
@@ -104,6 +160,15 @@ pub trait WirePacket {
     /// Bytes above IP: the transport header(s) and payload (QUIC: the UDP payload, without the
     /// 8-byte UDP header; TCP: header with options plus payload).
     fn size_bytes(&self) -> u64;
+    /// The ECN codepoint this packet is sent with. Default: Not-ECT.
+    #[inline]
+    fn ecn(&self) -> EcnCodepoint {
+        EcnCodepoint::NotEct
+    }
+    /// The codepoint the packet arrived with (a queue may have set CE on the way): the run loop
+    /// sets it before `Endpoint::handle_packet`. Default: ignored (a transport without ECN).
+    #[inline]
+    fn set_ecn(&mut self, _e: EcnCodepoint) {}
 }
 
 /// A transport endpoint (one end of a connection), driven by the run loop.

@@ -172,11 +172,13 @@ macro_rules! transports {
                 }
             }
 
-            /// A transport packet (in slot `slot` of the flow's pool) for endpoint `side`.
+            /// A transport packet (in slot `slot` of the flow's pool) for endpoint `side`, arrived
+            /// with ECN field `ecn`.
             #[inline]
-            pub(crate) fn on_packet(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8, slot: u32) {
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) fn on_packet(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8, slot: u32, ecn: quicksim_net::Ecn) {
                 match self {
-                    $( FlowApp::$live(t) => t.on_packet(cx, now, f, spec, side, slot), )*
+                    $( FlowApp::$live(t) => t.on_packet(cx, now, f, spec, side, slot, ecn), )*
                     _ => unreachable!("flow {f}: a transport packet for a flow that is not live"),
                 }
             }

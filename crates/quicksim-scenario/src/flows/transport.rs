@@ -10,7 +10,8 @@ use crate::output::{ConnCounters, ConnSample, TransportEvent};
 use crate::payload::{Contents, Payload};
 use quicksim_engine::compact::Opt;
 use quicksim_engine::SimTime;
-use quicksim_transport::{AppEvent, WirePacket};
+use quicksim_net::Ecn;
+use quicksim_transport::{AppEvent, EcnCodepoint, EcnState, WirePacket};
 use serde::{Deserialize, Serialize};
 
 /// What the run loop needs from a transport beyond [`quicksim_transport::Endpoint`]: how to make a connection's two
@@ -127,9 +128,10 @@ where
         self.pump(cx, now, f, spec, 0);
     }
 
-    /// A packet for endpoint `side` arrived; it is in slot `slot` of the transport's pool,
-    /// which it leaves now.
+    /// A packet for endpoint `side` arrived with ECN field `ecn`; it is in slot `slot` of the
+    /// transport's pool, which it leaves now.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_packet(
         &mut self,
         cx: &mut Ctx,
@@ -138,10 +140,12 @@ where
         spec: &FlowSpec,
         side: u8,
         slot: u32,
+        ecn: Ecn,
     ) {
         let pool = E::pool(&mut cx.out.pools);
         if let Some(c) = &mut self.ends {
-            let p = &pool.slots[slot as usize];
+            let p = &mut pool.slots[slot as usize];
+            p.set_ecn(transport_ecn(ecn));
             if cx.out.rec.tracing {
                 cx.out.rec.transport_event(
                     now,
@@ -218,8 +222,9 @@ where
                     );
                 }
                 let ip = pkt.size_bytes() + E::ENCAP_BYTES + IPV4_BYTES;
+                let ecn = net_ecn(pkt.ecn());
                 let slot = E::pool(&mut cx.out.pools).put(pkt);
-                cx.send_packet(now, from, to, f, ip, Payload::transport(E::TAG, side == 0, slot));
+                cx.send_packet(now, from, to, f, ip, Payload::transport(E::TAG, side == 0, slot), ecn);
             }
             let mut refill = false;
             while let Some(ev) = c[side as usize].poll_event() {
@@ -282,6 +287,8 @@ where
                     packets_lost: s.packets_lost,
                     retransmitted_bytes: s.retransmitted_bytes,
                     ack_frames_sent: r.acks_sent,
+                    ce_marks: r.ce_received,
+                    ecn_events: s.ecn_congestion_events,
                 };
                 cx.out.rec.conn_sample(now, f, &sample, &counters);
             }
@@ -295,6 +302,17 @@ where
         }
         if let Some(c) = &self.ends {
             o[E::KIND] = E::totals(c, &self.common.close_error);
+            let (s, r) = (c[0].counters(), c[1].counters());
+            // Only for flows that use ECN, so that the totals of every other flow stay as they were.
+            if s.ecn_state != EcnState::Off || r.ecn_state != EcnState::Off {
+                o[E::KIND]["ecn"] = serde_json::json!({
+                    "state": s.ecn_state.as_str(),
+                    "receiver_state": r.ecn_state.as_str(),
+                    "ce_marks": r.ce_received,
+                    "ecn_congestion_events": s.ecn_congestion_events,
+                    "receiver_ce_marks": s.ce_received,
+                });
+            }
         }
         if self.common.app.kind == AppKind::Bulk && self.common.app.completion.is_none() {
             o["unfinished"] = serde_json::json!(self.unfinished(spec));
@@ -320,6 +338,28 @@ where
         } else {
             format!("stopped at {} while still sending ({got})", spec.stop)
         }
+    }
+}
+
+/// The network's ECN field for the codepoint a transport set (the same two bits).
+#[inline]
+fn net_ecn(e: EcnCodepoint) -> Ecn {
+    match e {
+        EcnCodepoint::NotEct => Ecn::NotEct,
+        EcnCodepoint::Ect1 => Ecn::Ect1,
+        EcnCodepoint::Ect0 => Ecn::Ect0,
+        EcnCodepoint::Ce => Ecn::Ce,
+    }
+}
+
+/// The transport's codepoint for the ECN field a packet arrived with.
+#[inline]
+fn transport_ecn(e: Ecn) -> EcnCodepoint {
+    match e {
+        Ecn::NotEct => EcnCodepoint::NotEct,
+        Ecn::Ect1 => EcnCodepoint::Ect1,
+        Ecn::Ect0 => EcnCodepoint::Ect0,
+        Ecn::Ce => EcnCodepoint::Ce,
     }
 }
 

@@ -58,7 +58,7 @@ impl UdpFlow {
         };
         cx.q.push(now + gap, Ev::UdpSend(f, g));
         cx.out.rec.app_sent(now, f, size);
-        cx.send_packet(now, spec.src, spec.dst, f, size + UDP_IP, Payload::UDP);
+        cx.send_packet(now, spec.src, spec.dst, f, size + UDP_IP, Payload::UDP, quicksim_net::Ecn::NotEct);
     }
 
     /// The end of an ON or OFF period.

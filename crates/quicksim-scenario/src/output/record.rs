@@ -467,6 +467,8 @@ impl Recorder {
                 ("packets_lost".into(), cc(|c| c.packets_lost)),
                 ("retransmitted_bytes".into(), cc(|c| c.retransmitted_bytes)),
                 ("ack_frames_sent".into(), cc(|c| c.ack_frames_sent)),
+                ("ce_marks".into(), cc(|c| c.ce_marks)),
+                ("ecn_events".into(), cc(|c| c.ecn_events)),
             ],
         ));
         // streams: delivered bytes per (flow, stream) per bin, zero-filled.

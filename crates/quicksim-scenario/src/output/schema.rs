@@ -85,6 +85,8 @@ pub const TABLES: &[(&str, &[(&str, ColumnType)])] = &[
             ("packets_lost", I64),
             ("retransmitted_bytes", I64),
             ("ack_frames_sent", I64),
+            ("ce_marks", I64),
+            ("ecn_events", I64),
         ],
     ),
     ("streams", &[("t_s", F64), ("flow", Str), ("stream", I64), ("delivered_bytes", I64)]),

@@ -18,6 +18,10 @@ pub struct ConnCounters {
     pub retransmitted_bytes: u64,
     /// ACK frames the receiving end has sent.
     pub ack_frames_sent: u64,
+    /// Packets the receiving end got marked CE (ECN), and the congestion events the sender
+    /// took from the marks (at most one per round trip).
+    pub ce_marks: u64,
+    pub ecn_events: u64,
 }
 
 /// One sample of a sender's congestion state.

@@ -229,7 +229,7 @@ impl World {
                 let side = if to_server { 1u8 } else { 0u8 };
                 let fl = &mut self.flows[f as usize];
                 fl.app.make_live();
-                fl.app.on_packet(cx, now, f, &fl.spec, side, slot);
+                fl.app.on_packet(cx, now, f, &fl.spec, side, slot, p.ecn());
                 self.rest(f);
             }
         }

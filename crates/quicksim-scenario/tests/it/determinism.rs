@@ -85,7 +85,8 @@ fn mixed_udp_scenario_results_are_pinned() {
     // The tables hash re-pinned once more (was "b4b02a71f363ee05") when each queue's summary
     // gained aqm/overflow drop counts, ECN marks and the mean sojourn time: new summary fields,
     // same events (trace hash and event count unchanged); and again for the delay statistics'
-    // columns, NaN here (off by default; same events).
+    // columns, NaN here (off by default; same events), and for ECN's outputs (the conn table's
+    // `ce_marks` and `ecn_events` columns; same events, same trace hash).
     assert_eq!(
         (trace.as_str(), tables.as_str(), events),
         ("0f8c655a449ae6a3", "REPIN", 49131),

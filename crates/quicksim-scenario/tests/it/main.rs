@@ -6,6 +6,7 @@ mod cubic_rfc9438;
 mod delays;
 mod determinism;
 mod determinism_quic;
+mod ecn;
 mod errors;
 mod fuzz;
 mod limits;

@@ -5,7 +5,7 @@
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
 use super::connection::Connection;
-use super::packet::{AckFrame, Frame, SpaceId};
+use super::packet::{AckFrame, EcnCounts, Frame, SpaceId};
 use super::recovery::{SentPacket, PACKET_THRESHOLD};
 use super::stats::{count, Sum};
 use super::Role;
@@ -15,8 +15,15 @@ use crate::endpoint::{LossTrigger, TraceEvent};
 const LOST_PN_MEMORY: usize = 4096;
 
 impl Connection {
-    /// Returns true if stream data was newly acknowledged (queue space freed).
-    pub(super) fn on_ack_frame(&mut self, now: SimTime, space: SpaceId, ack: &AckFrame) -> bool {
+    /// An ACK frame, with its ECN counts if it is an ACK_ECN frame. Returns true if stream data
+    /// was newly acknowledged (queue space freed).
+    pub(super) fn on_ack_frame(
+        &mut self,
+        now: SimTime,
+        space: SpaceId,
+        ack: &AckFrame,
+        ecn: Option<&EcnCounts>,
+    ) -> bool {
         count(&mut self.stats, &mut self.rare, Sum::AckFramesReceived, 1);
         let si = space.index();
         if ack.ranges.is_empty() || ack.largest() >= self.next_pn[si] {
@@ -52,7 +59,7 @@ impl Connection {
             SimDuration::ZERO
         };
         let ctx = self.timer_ctx();
-        let out = self.recovery.on_ack_received(now, space, ack, ack_delay, self.app_limited, ctx);
+        let out = self.recovery.on_ack_received(now, space, ack, ecn, ack_delay, self.app_limited, ctx);
         if spurious {
             self.recovery.on_spurious_congestion(now);
         }
@@ -177,6 +184,7 @@ impl Connection {
                 | Frame::Ping
                 | Frame::Padding(_)
                 | Frame::Ack(_)
+                | Frame::AckEcn(_)
                 | Frame::ConnectionClose { .. } => {}
             }
         }

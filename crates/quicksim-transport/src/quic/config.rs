@@ -93,6 +93,12 @@ pub struct QuicConfig {
     /// blocks: the I-bit's job done with the draft's frame. Needs the peer's min_ack_delay.
     /// Default false.
     pub immediate_ack_on_block: bool,
+    /// ECN (RFC 9000 §13.4, RFC 9002 §7.1): send ack-eliciting 1-RTT packets with ECT(0) while
+    /// the path is tested or validated, report the ECN counts of received packets in ACK_ECN
+    /// frames, validate the peer's counts and treat a rise of its CE count as a congestion
+    /// event (once per round trip). Default false (INET has no ECN): then no packet is marked
+    /// and received codepoints are not counted, as an endpoint without ECN support.
+    pub ecn: bool,
     /// Also bundle ACK frames for non-ack-eliciting packets into outgoing packets. Default false
     /// (INET `bundleAckForNonAckElicitingPackets`).
     pub bundle_ack: bool,
@@ -157,6 +163,7 @@ impl Default for QuicConfig {
             ack_frequency_max_ack_delay: None,
             ack_frequency_reordering: 1,
             immediate_ack_on_block: false,
+            ecn: false,
             bundle_ack: false,
             max_ack_ranges: 64,
             initial_max_data: 15_000_000,

@@ -147,7 +147,10 @@ impl Connection {
         let peer =
             if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
-        let recovery = Recovery::new(cc, cfg.initial_rtt, cfg.max_packet_size, peer_mad);
+        let mut recovery = Recovery::new(cc, cfg.initial_rtt, cfg.max_packet_size, peer_mad);
+        if cfg.ecn {
+            recovery.enable_ecn();
+        }
         let mk_ack = || AckManager::new(cfg.max_ack_ranges);
         let mut c = Connection {
             role,
@@ -211,6 +214,9 @@ impl Connection {
         }
         count(&mut self.stats, &mut self.rare, Sum::PacketsReceived, 1);
         count(&mut self.stats, &mut self.rare, Sum::BytesReceived, pkt.size_bytes());
+        if let Some(e) = self.recovery.ecn.as_deref_mut() {
+            e.count_received(space, pkt.ecn);
+        }
         self.last_activity = now;
         if self.role == Role::Client && space == SpaceId::Initial {
             self.hs.server_cid_known = true;
@@ -220,7 +226,8 @@ impl Connection {
         let mut immediate_ack = false;
         for frame in &pkt.frames {
             match *frame {
-                Frame::Ack(ref a) => queue_freed |= self.on_ack_frame(now, space, a),
+                Frame::Ack(ref a) => queue_freed |= self.on_ack_frame(now, space, a, None),
+                Frame::AckEcn(ref a) => queue_freed |= self.on_ack_frame(now, space, &a.ack, Some(&a.counts)),
                 Frame::Stream(f) => self.on_stream_frame(now, f.id, f.offset, f.len),
                 Frame::Crypto(ref c) => self.on_crypto_frame(now, space, c.params.as_deref().copied()),
                 Frame::MaxData(m) => {

@@ -3,13 +3,23 @@
 
 use super::{Connection, QuicPacket};
 use crate::endpoint::TraceEvent;
-use crate::endpoint::{AppEvent, Endpoint, TransportCounters, TransportMetrics, WirePacket};
+use crate::endpoint::{
+    AppEvent, EcnCodepoint, EcnState, Endpoint, TransportCounters, TransportMetrics, WirePacket,
+};
 use quicksim_engine::SimTime;
 
 impl WirePacket for QuicPacket {
     #[inline]
     fn size_bytes(&self) -> u64 {
         QuicPacket::size_bytes(self)
+    }
+    #[inline]
+    fn ecn(&self) -> EcnCodepoint {
+        self.ecn
+    }
+    #[inline]
+    fn set_ecn(&mut self, e: EcnCodepoint) {
+        self.ecn = e;
     }
 }
 
@@ -78,6 +88,9 @@ impl Endpoint for Connection {
             packets_lost: s.packets_lost,
             retransmitted_bytes: s.retransmitted_bytes,
             acks_sent: s.ack_frames_sent,
+            ce_received: self.recovery.ecn.as_ref().map_or(0, |e| e.ce_received()),
+            ecn_congestion_events: self.recovery.ecn.as_ref().map_or(0, |e| e.congestion_events),
+            ecn_state: self.recovery.ecn.as_ref().map_or(EcnState::Off, |e| e.state()),
         }
     }
     #[inline]

@@ -13,6 +13,7 @@ pub mod ack_frequency;
 mod acked;
 pub mod config;
 mod connection;
+pub mod ecn;
 mod endpoint;
 pub mod flow_control;
 pub mod handshake;
@@ -37,8 +38,8 @@ pub use config::placeholder_config;
 pub use config::{AckFreqPolicy, QuicConfig};
 pub use connection::Connection;
 pub use packet::{
-    AckFrame, AckFrequencyFrame, CryptoFrame, Frame, HeaderProfile, QuicPacket, SpaceId, StreamFrame,
-    TransportParams,
+    AckEcnFrame, AckFrame, AckFrequencyFrame, CryptoFrame, EcnCounts, Frame, HeaderProfile, QuicPacket,
+    SpaceId, StreamFrame, TransportParams,
 };
 pub use quicksim_cc::CcSpec;
 pub use quicksim_engine::compact::encode_into;

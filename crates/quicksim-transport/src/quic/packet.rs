@@ -4,6 +4,7 @@
 //! Sizes follow RFC 9000 §16 (variable-length integers) and §19 (frames), as INET's
 //! `Q/packet/FrameHeader.msg` does. Header sizes depend on the [`HeaderProfile`].
 
+use crate::endpoint::EcnCodepoint;
 use quicksim_engine::{SimDuration, PS_PER_US};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -212,6 +213,51 @@ impl AckFrame {
     }
 }
 
+/// ACK frame type with ECN counts (RFC 9000 §19.3: 0x03; a plain ACK is 0x02). Both types
+/// encode in one byte.
+pub const ACK_ECN_TYPE: u64 = 0x03;
+
+/// The ECN counts of an ACK_ECN frame (RFC 9000 §19.3.2): packets of the frame's packet number
+/// space received with ECT(0), ECT(1) and CE, since the start of the connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EcnCounts {
+    pub ect0: u64,
+    pub ect1: u64,
+    pub ce: u64,
+}
+
+impl EcnCounts {
+    /// Counts a packet that arrived with `e` (Not-ECT counts nowhere, RFC 9000 §13.4.1).
+    pub fn add(&mut self, e: EcnCodepoint) {
+        match e {
+            EcnCodepoint::NotEct => {}
+            EcnCodepoint::Ect0 => self.ect0 += 1,
+            EcnCodepoint::Ect1 => self.ect1 += 1,
+            EcnCodepoint::Ce => self.ce += 1,
+        }
+    }
+
+    /// Encoded size: three varints.
+    pub fn size(&self) -> u64 {
+        varint_len(self.ect0) + varint_len(self.ect1) + varint_len(self.ce)
+    }
+}
+
+/// ACK frame of type 0x03: the ranges and delay of an [`AckFrame`] followed by the ECN counts
+/// (RFC 9000 §19.3). Boxed inside [`Frame`], so that a plain ACK (every ACK without ECN) keeps
+/// frames and packets at their size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckEcnFrame {
+    pub ack: AckFrame,
+    pub counts: EcnCounts,
+}
+
+impl AckEcnFrame {
+    pub fn size(&self) -> u64 {
+        self.ack.size() + self.counts.size()
+    }
+}
+
 /// STREAM frame header and data range (RFC 9000 §19.8; type 0x0e: offset and length present).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamFrame {
@@ -283,6 +329,9 @@ pub enum Frame {
     Padding(u64),
     Ping,
     Ack(AckFrame),
+    /// ACK_ECN (type 0x03): an ACK with ECN counts, sent by an endpoint with ECN enabled once it
+    /// has received an ECN-marked packet in the space.
+    AckEcn(Box<AckEcnFrame>),
     /// Boxed: with the transport parameters a CRYPTO frame is 64 B, and every frame (and so
     /// every packet, `Frames` holds two inline) would be that large; there are a few per
     /// connection.
@@ -316,6 +365,7 @@ impl Frame {
             Frame::Padding(n) => *n,
             Frame::Ping | Frame::HandshakeDone => 1,
             Frame::Ack(a) => a.size(),
+            Frame::AckEcn(a) => a.size(),
             Frame::Crypto(c) => c.size(),
             Frame::Stream(s) => s.size(),
             Frame::MaxData(m) | Frame::DataBlocked(m) => 1 + varint_len(*m),
@@ -330,12 +380,12 @@ impl Frame {
 
     /// Everything but ACK, PADDING and CONNECTION_CLOSE elicits an ACK (RFC 9002 §2).
     pub fn is_ack_eliciting(&self) -> bool {
-        !matches!(self, Frame::Ack(_) | Frame::Padding(_) | Frame::ConnectionClose { .. })
+        !matches!(self, Frame::Ack(_) | Frame::AckEcn(_) | Frame::Padding(_) | Frame::ConnectionClose { .. })
     }
 
     /// Counts toward bytes in flight: everything but ACK and CONNECTION_CLOSE (RFC 9002 §2).
     pub fn is_in_flight(&self) -> bool {
-        !matches!(self, Frame::Ack(_) | Frame::ConnectionClose { .. })
+        !matches!(self, Frame::Ack(_) | Frame::AckEcn(_) | Frame::ConnectionClose { .. })
     }
 }
 
@@ -354,6 +404,9 @@ pub struct QuicPacket {
     pub frames: Frames,
     /// The Immediate-ACK bit of the IFIP 2020 paper (a reserved short-header bit).
     pub i_bit: bool,
+    /// The ECN field of the IP header carrying the packet: what the sender set (RFC 9000
+    /// §13.4), and on arrival what the network delivered.
+    pub ecn: EcnCodepoint,
     /// Σ frame sizes, computed once: the sender, the network and the receiver all need the
     /// packet size, and an ACK frame's size walks its ranges.
     payload: u64,
@@ -362,7 +415,7 @@ pub struct QuicPacket {
 impl QuicPacket {
     pub fn new(space: SpaceId, pn: u64, header_bytes: u64, frames: Frames, i_bit: bool) -> Self {
         let payload = frames.iter().map(Frame::size).sum();
-        QuicPacket { space, pn, header_bytes, frames, i_bit, payload }
+        QuicPacket { space, pn, header_bytes, frames, i_bit, ecn: EcnCodepoint::NotEct, payload }
     }
 
     /// As `new`, for a builder that already summed the frame sizes (`payload`).
@@ -374,7 +427,7 @@ impl QuicPacket {
         payload: u64,
     ) -> Self {
         debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
-        QuicPacket { space, pn, header_bytes, frames, i_bit: false, payload }
+        QuicPacket { space, pn, header_bytes, frames, i_bit: false, ecn: EcnCodepoint::NotEct, payload }
     }
 
     /// UDP payload size: the QUIC packet including its header. The simulator adds 8 B UDP
@@ -460,6 +513,27 @@ mod tests {
         // plus a second range 10..=80: gap = 91 - 80 - 2 = 9, len 70 → 2 more + 2
         let b = AckFrame { ranges: smallvec::smallvec![(91, 100), (10, 80)], ack_delay: 5 };
         assert_eq!(b.size(), 6 + 1 + 2);
+    }
+
+    /// RFC 9000 §19.3: type 0x03 adds three varints to the ACK frame; the type byte stays 1 B.
+    /// Frames stay 40 B (the ECN variant is boxed) and packets 120 B, as before ECN (the
+    /// codepoint sits in the padding beside `space` and `i_bit`).
+    #[test]
+    fn ack_ecn_frame_size() {
+        let ack = AckFrame { ranges: smallvec::smallvec![(91, 100)], ack_delay: 5 };
+        let counts = EcnCounts { ect0: 70, ect1: 0, ce: 3 }; // 2 + 1 + 1
+        let f = Frame::AckEcn(Box::new(AckEcnFrame { ack: ack.clone(), counts }));
+        assert_eq!(f.size(), 6 + 4);
+        assert!(!f.is_ack_eliciting() && !f.is_in_flight());
+        let mut c = EcnCounts::default();
+        for e in [EcnCodepoint::Ect0, EcnCodepoint::Ce, EcnCodepoint::NotEct, EcnCodepoint::Ect0] {
+            c.add(e);
+        }
+        assert_eq!(c, EcnCounts { ect0: 2, ect1: 0, ce: 1 });
+        let big = EcnCounts { ect0: 1 << 30, ect1: 16_384, ce: 64 };
+        assert_eq!(big.size(), 8 + 4 + 2);
+        assert_eq!(std::mem::size_of::<Frame>(), 40);
+        assert_eq!(std::mem::size_of::<QuicPacket>(), 120);
     }
 
     #[test]

@@ -11,8 +11,9 @@ use quicksim_cc::{
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
+use super::ecn::Ecn;
 use super::niche::Opt;
-use super::packet::{AckFrame, SpaceId};
+use super::packet::{AckFrame, EcnCounts, SpaceId};
 use super::per_space::PerSpace;
 use super::sent_packets::SentPackets;
 pub use super::sent_packets::{KeptFrames, SentPacket};
@@ -109,6 +110,9 @@ pub struct Recovery {
     spaces: PerSpace<Space>,
     first_rtt_sample: Opt<SimTime>,
     timer: Opt<SimTime>,
+    /// The connection's ECN state (`ecn.rs`: received counts, marking, validation); None
+    /// without ECN. Kept here, as the sender side acts on acknowledged and lost packets.
+    pub ecn: Option<Box<Ecn>>,
 }
 
 thread_local! {
@@ -146,7 +150,19 @@ impl Recovery {
             spaces: Default::default(),
             first_rtt_sample: Opt::NONE,
             timer: Opt::NONE,
+            ecn: None,
         }
+    }
+
+    /// Marks ack-eliciting 1-RTT packets with ECT(0) and validates the peer's ECN counts
+    /// (RFC 9000 §13.4.2), reacting to CE marks (RFC 9002 §7.1).
+    pub fn enable_ecn(&mut self) {
+        self.ecn = Some(Box::default());
+    }
+
+    /// Whether the next ack-eliciting packet of `space` goes out with ECT(0) (counted as sent so).
+    pub fn ecn_mark_next(&mut self, space: SpaceId) -> bool {
+        space == SpaceId::Data && self.ecn.as_deref_mut().is_some_and(Ecn::mark_next)
     }
 
     /// The congestion controller's view of the connection at `now`.
@@ -207,13 +223,16 @@ impl Recovery {
         &mut p.expect("a packet with frames was just sent").frames
     }
 
-    /// Processes an ACK frame (RFC 9002 Appendix A.7). `ack_delay` is the decoded delay (zero
-    /// for Initial/Handshake). `app_limited` is passed to the controller with every acked packet.
+    /// Processes an ACK frame (RFC 9002 Appendix A.7). `ecn`: its ECN counts if it is an
+    /// ACK_ECN frame. `ack_delay` is the decoded delay (zero for Initial/Handshake).
+    /// `app_limited` is passed to the controller with every acked packet.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_ack_received(
         &mut self,
         now: SimTime,
         space: SpaceId,
         ack: &AckFrame,
+        ecn: Option<&EcnCounts>,
         ack_delay: SimDuration,
         app_limited: bool,
         ctx: TimerCtx,
@@ -224,6 +243,7 @@ impl Recovery {
         // An ACK in a packet of a space discarded by an earlier frame of the same packet.
         let Some(sp) = self.spaces.get_mut(space) else { return nothing(acked) };
         let largest = ack.largest();
+        let raises_largest = sp.largest_acked.get().is_none_or(|l| largest > l);
         sp.largest_acked = Opt::some(sp.largest_acked.get().map_or(largest, |l| l.max(largest)));
         let eliciting = &mut sp.ack_eliciting_in_flight;
         for &(s, l) in ack.ranges.iter().rev() {
@@ -246,6 +266,15 @@ impl Recovery {
                 if self.first_rtt_sample.is_none() {
                     self.first_rtt_sample = Opt::some(now);
                 }
+            }
+        }
+        // RFC 9002 Appendix A.7: ECN is processed after the RTT sample, before loss detection.
+        if let Some(e) = self.ecn.as_deref_mut().filter(|_| space == SpaceId::Data) {
+            let newly_ect = acked.iter().filter(|p| p.ect).count() as u64;
+            let sent_time = acked.last().map_or(SimTime::ZERO, |p| p.time_sent);
+            if e.on_ack(now, ecn, newly_ect, raises_largest, sent_time) {
+                let ev = CongestionEvent { cause: CongestionCause::Ecn, sent_time, lost_bytes: 0 };
+                self.cc.on_congestion_event(&mut cc_ctx!(self, now), &ev);
             }
         }
         let lost = self.detect_lost(now, space);
@@ -325,16 +354,22 @@ impl Recovery {
     fn on_packets_lost(&mut self, now: SimTime, lost: &[SentPacket]) -> (bool, bool) {
         let mut lost_bytes = 0;
         let mut largest_lost_time = None;
+        let mut lost_ect = 0;
         for p in lost.iter().filter(|p| p.in_flight) {
             self.bytes_in_flight -= p.size;
             lost_bytes += p.size;
             largest_lost_time = Some(p.time_sent);
+            lost_ect += u32::from(p.ect);
         }
         let Some(largest_lost_sent_time) = largest_lost_time else { return (false, false) };
         let persistent = self.in_persistent_congestion(lost);
         let cause = if persistent { CongestionCause::PersistentCongestion } else { CongestionCause::Loss };
         let ev = CongestionEvent { cause, sent_time: largest_lost_sent_time, lost_bytes };
         self.cc.on_congestion_event(&mut cc_ctx!(self, now), &ev);
+        if let Some(e) = self.ecn.as_deref_mut() {
+            e.on_marked_lost(lost_ect);
+            e.on_congestion(now, largest_lost_sent_time, persistent);
+        }
         (true, persistent)
     }
 
@@ -521,6 +556,7 @@ mod tests {
                 size: 1252,
                 ack_eliciting: true,
                 in_flight: true,
+                ect: false,
                 frames: [Frame::Ping].into_iter().collect(),
                 ack_largest: Opt::NONE,
             },
@@ -547,6 +583,7 @@ mod tests {
             SimTime::from_millis(20),
             SpaceId::Data,
             &ack(vec![(2, 5)]),
+            None,
             SimDuration::ZERO,
             false,
             ctx(),
@@ -568,6 +605,7 @@ mod tests {
             SimTime::from_millis(21),
             SpaceId::Data,
             &ack(vec![(1, 1)]),
+            None,
             SimDuration::ZERO,
             false,
             ctx(),
@@ -608,6 +646,7 @@ mod tests {
             SimTime::from_millis(10),
             SpaceId::Data,
             &ack(vec![(0, 0)]),
+            None,
             SimDuration::ZERO,
             false,
             ctx(),
@@ -621,6 +660,7 @@ mod tests {
             SimTime::from_millis(310),
             SpaceId::Data,
             &ack(vec![(11, 11)]),
+            None,
             SimDuration::ZERO,
             false,
             ctx(),

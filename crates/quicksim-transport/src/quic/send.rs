@@ -12,10 +12,11 @@ use quicksim_engine::{Rate, SimTime, PS_PER_S};
 
 use super::connection::{Connection, State};
 use super::niche::Opt;
-use super::packet::{stream_fit, AckFrame, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
+use super::packet::{stream_fit, AckEcnFrame, AckFrame, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
 use super::recovery::SentPacket;
 use super::stats::{count, Sum};
 use super::Role;
+use crate::endpoint::EcnCodepoint;
 
 /// Bytes kept free for STREAM data when an ACK frame is bundled into a data packet.
 const STREAM_ROOM: u64 = 32;
@@ -143,11 +144,9 @@ impl Connection {
         let mut frames = Frames::new();
         let mut ack = None;
         if self.acks[space].wants_bundle(true) || ack_due {
-            if let Some(a) = self.acks[space].build(now, 0, avail / 2) {
-                let n = a.size();
-                ack = Some((a.largest(), n));
-                self.note_ack_sent(&a, n);
-                frames.push(Frame::Ack(a));
+            if let Some((f, largest, n)) = self.build_ack(now, space, 0, avail / 2) {
+                ack = Some((largest, n));
+                frames.push(f);
             }
         }
         if let Some(c) = self.hs.crypto(space).and_then(|c| c.take_pending()) {
@@ -192,12 +191,11 @@ impl Connection {
         let acks = &self.acks[space];
         if acks.ack_due(now) || acks.wants_bundle(self.cfg.bundle_ack) {
             let exp = self.cfg.ack_delay_exponent;
-            if let Some(a) = self.acks[space].build(now, exp, avail.saturating_sub(STREAM_ROOM)) {
-                let n = a.size();
-                ack = Some((a.largest(), n));
+            if let Some((f, largest, n)) = self.build_ack(now, space, exp, avail.saturating_sub(STREAM_ROOM))
+            {
+                ack = Some((largest, n));
                 avail -= n;
-                self.note_ack_sent(&a, n);
-                frames.push(Frame::Ack(a));
+                frames.push(f);
             }
         }
         self.add_control_frames(&mut frames, &mut avail);
@@ -335,12 +333,10 @@ impl Connection {
         let pn = self.next_pn[si];
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
         let exp = if space == SpaceId::Data { self.cfg.ack_delay_exponent } else { 0 };
-        let a = self.acks[space].build(now, exp, avail)?;
-        let n = a.size();
-        self.note_ack_sent(&a, n);
+        let (f, largest, n) = self.build_ack(now, space, exp, avail)?;
         count(&mut self.stats, &mut self.rare, Sum::AckOnlyPacketsSent, 1);
-        let ack = Some((a.largest(), n));
-        let pkt = self.finish(now, space, pn, smallvec::smallvec![Frame::Ack(a)], ack, false, false);
+        let ack = Some((largest, n));
+        let pkt = self.finish(now, space, pn, smallvec::smallvec![f], ack, false, false);
         count(&mut self.stats, &mut self.rare, Sum::AckOnlyBytesSent, pkt.size_bytes());
         Some(pkt)
     }
@@ -370,6 +366,22 @@ impl Connection {
         pkt
     }
 
+    /// The ACK frame of `space` in at most `budget` bytes, counted as sent: an ACK_ECN frame
+    /// with the space's ECN counts once ECN-marked packets have arrived (RFC 9000 §19.3), else
+    /// a plain one. Returns the frame, its largest acknowledged and its size.
+    fn build_ack(&mut self, now: SimTime, space: SpaceId, exp: u8, budget: u64) -> Option<(Frame, u64, u64)> {
+        let counts = self.recovery.ecn.as_ref().and_then(|e| e.report(space));
+        let extra = counts.map_or(0, |c| c.size());
+        let a = self.acks[space].build(now, exp, budget.checked_sub(extra)?)?;
+        let (largest, n) = (a.largest(), a.size() + extra);
+        self.note_ack_sent(&a, n);
+        let f = match counts {
+            Some(counts) => Frame::AckEcn(Box::new(AckEcnFrame { ack: a, counts })),
+            None => Frame::Ack(a),
+        };
+        Some((f, largest, n))
+    }
+
     /// Counts an ACK frame of `size` bytes (its `size()`, computed by the caller).
     fn note_ack_sent(&mut self, a: &AckFrame, size: u64) {
         count(&mut self.stats, &mut self.rare, Sum::AckFramesSent, 1);
@@ -396,9 +408,10 @@ impl Connection {
         let si = space.index();
         self.next_pn[si] += 1;
         let payload: u64 = match ack {
-            Some((_, ack_size)) => {
-                frames.iter().map(|f| if let Frame::Ack(_) = f { ack_size } else { f.size() }).sum()
-            }
+            Some((_, ack_size)) => frames
+                .iter()
+                .map(|f| if let Frame::Ack(_) | Frame::AckEcn(_) = f { ack_size } else { f.size() })
+                .sum(),
             None => frames.iter().map(Frame::size).sum(),
         };
         debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
@@ -416,11 +429,18 @@ impl Connection {
         // a `SentPacket` assembled on the stack frame by frame and then moved was read back in
         // wider words than it was written with (a store-forwarding stall per packet sent).
         let frames = Default::default();
-        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames, ack_largest };
+        // RFC 9000 §13.4: ECT(0) on ack-eliciting 1-RTT packets while ECN is tested or validated.
+        let ect = ack_eliciting && self.recovery.ecn_mark_next(space);
+        if ect {
+            pkt.ecn = EcnCodepoint::Ect0;
+        }
+        let sent =
+            SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, ect, frames, ack_largest };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
-        let keep = |f: &Frame| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::Ping);
+        let keep =
+            |f: &Frame| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::AckEcn(_) | Frame::Ping);
         if in_flight {
             let kept = self.recovery.last_sent_frames(space, pn);
             for f in pkt.frames.iter() {

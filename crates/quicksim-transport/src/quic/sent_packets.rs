@@ -83,6 +83,7 @@ impl AckOnly {
             size: self.size as u64,
             ack_eliciting: false,
             in_flight: false,
+            ect: false,
             frames: KeptFrames::default(),
             ack_largest: self.ack_largest,
         }
@@ -331,6 +332,8 @@ pub struct SentPacket {
     pub size: u64,
     pub ack_eliciting: bool,
     pub in_flight: bool,
+    /// Sent with ECT(0) (`ecn.rs`): what ECN validation compares the peer's counts with.
+    pub ect: bool,
     /// Frames whose ack or loss matters (no PADDING, no ACK: see `ack_largest`).
     pub frames: KeptFrames,
     /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
@@ -349,6 +352,7 @@ mod tests {
             size: 100,
             ack_eliciting: true,
             in_flight: true,
+            ect: false,
             frames: Default::default(),
             ack_largest: Default::default(),
         }

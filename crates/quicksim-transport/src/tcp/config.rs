@@ -44,6 +44,12 @@ pub struct TcpConfig {
     pub timestamps: bool,
     /// RFC 7323 window scaling. Default true (Linux `tcp_window_scaling = 1`).
     pub window_scaling: bool,
+    /// ECN (RFC 3168): offer it in the SYN (ECE and CWR) or accept it in the SYN-ACK (ECE);
+    /// once both ends agreed, new data goes out with ECT(0), the receiver echoes a CE mark with
+    /// ECE on its ACKs until a segment with CWR arrives, and the sender reduces its window once
+    /// per window of data and sets CWR. Default false (Linux `tcp_ecn = 2`: it accepts ECN
+    /// but never asks for it, so between two Linux defaults ECN stays off).
+    pub ecn: bool,
     /// SACK (RFC 2018) and SACK-based loss recovery (RFC 6675). Default true (Linux `tcp_sack`).
     pub sack: bool,
     /// Proportional Rate Reduction (RFC 6937) during SACK recovery, else RFC 6675's
@@ -135,6 +141,7 @@ impl Default for TcpConfig {
             mss: None,
             timestamps: true,
             window_scaling: true,
+            ecn: false,
             sack: true,
             prr: true,
             cc: default_cc(),

@@ -11,11 +11,11 @@ use super::config::placeholder_config;
 use super::config::{TcpConfig, TlsVersion};
 use super::receiver::Receiver;
 use super::rto::Rto;
-use super::segment::{TcpSegment, TS_OPTION};
+use super::segment::{TcpSegment, CWR, ECE, TS_OPTION};
 use super::sender::{CaState, Sender};
 use super::tls::{self, TlsItem, TlsRx, TlsTx};
 use super::{cc_for, TcpStats};
-use crate::endpoint::{AppEvent, Role, TransportMetrics};
+use crate::endpoint::{AppEvent, EcnCodepoint, EcnState, Role, TransportMetrics};
 use quicksim_cc::CongestionController;
 
 /// Connection states (RFC 9293 §3.3.2, folded: the FIN states are flags).
@@ -46,6 +46,12 @@ pub struct Connection {
     pub(super) ts_on: bool,
     pub(super) sack_on: bool,
     pub(super) ws_on: bool,
+    /// ECN agreed in the handshake (RFC 3168 §6.1.1).
+    pub(super) ecn_on: bool,
+    /// Receiver: a CE mark arrived and no CWR since: ACKs carry ECE (RFC 3168 §6.1.3).
+    pub(super) ece_pending: bool,
+    /// Sender: the window was reduced for ECE; the next new data segment carries CWR.
+    pub(super) cwr_pending: bool,
     /// Window scale shift of the peer's windows (0 without scaling).
     pub(super) snd_shift: u8,
     /// The peer's MSS (its SYN option; 536 B before, RFC 9293 §3.7.1).
@@ -99,6 +105,9 @@ impl Connection {
             ts_on: false,
             sack_on: false,
             ws_on: false,
+            ecn_on: false,
+            ece_pending: false,
+            cwr_pending: false,
             snd_shift: 0,
             peer_mss: DEFAULT_PEER_MSS,
             tx,
@@ -244,6 +253,16 @@ impl Connection {
         matches!(self.state, State::Established | State::Closed)
     }
 
+    /// Where this end's use of ECN stands (`TransportCounters::ecn_state`).
+    pub fn ecn_state(&self) -> EcnState {
+        match (self.cfg.ecn, self.ecn_on, self.is_tcp_established()) {
+            (false, _, _) => EcnState::Off,
+            (true, true, _) => EcnState::Capable,
+            (true, false, false) => EcnState::Testing,
+            (true, false, true) => EcnState::Failed,
+        }
+    }
+
     pub fn metrics(&self) -> TransportMetrics {
         let m = self.tx.cc.metrics();
         let rtt = &self.rto.rtt;
@@ -321,6 +340,9 @@ impl Connection {
                 self.rx.on_timestamp(seg.seq, ts.val);
             }
         }
+        if self.ecn_on {
+            self.on_ecn_fields(seg);
+        }
         if seg.has_ack() && self.state != State::Closed {
             self.on_ack(now, seg);
         }
@@ -353,6 +375,9 @@ impl Connection {
             sack_permitted: false,
         });
         self.ts_on = self.cfg.timestamps && seg.ts.is_some();
+        // RFC 3168 §6.1.1: a SYN asks with ECE and CWR, the SYN-ACK agrees with ECE alone.
+        let ecn_flags = seg.flags & (ECE | CWR);
+        self.ecn_on = self.cfg.ecn && ecn_flags == if seg.has_ack() { ECE } else { ECE | CWR };
         self.sack_on = self.cfg.sack && o.sack_permitted;
         let scaling = self.cfg.window_scaling && o.wscale.is_some();
         self.ws_on = scaling;
@@ -437,6 +462,16 @@ impl Connection {
             self.stats.dup_acks += 1;
         }
         self.stats.segments_acked += o.delivered_segs;
+        // RFC 3168 §6.1.2: ECE on an ACK is a congestion signal, answered once per window.
+        if self.ecn_on && seg.flags & ECE != 0 {
+            self.stats.ece_received += 1;
+            if let Some(sent) = o.newest_sent {
+                if self.tx.on_ece(&cx, now, sent) {
+                    self.stats.ecn_reductions += 1;
+                    self.cwr_pending = true;
+                }
+            }
+        }
         if o.entered_recovery && !was_recovery {
             if self.sack_on {
                 self.stats.sack_recoveries += 1;
@@ -464,6 +499,22 @@ impl Connection {
         if self.persist_at.is_some() && self.tx.wnd_right > self.tx.snd_nxt {
             self.persist_at = None;
             self.persist_backoff = 0;
+        }
+    }
+
+    /// The receiver's side of ECN (RFC 3168 §6.1.3): CWR ends the echo, a CE mark starts it
+    /// (and is acknowledged at once, as Linux's quick-ACK on CE does, so the sender hears of it
+    /// within a round trip).
+    fn on_ecn_fields(&mut self, seg: &TcpSegment) {
+        if seg.flags & CWR != 0 {
+            self.ece_pending = false;
+        }
+        if seg.ecn == EcnCodepoint::Ce {
+            self.stats.ce_received += 1;
+            if !self.ece_pending {
+                self.ece_pending = true;
+                self.rx.ack_now = true;
+            }
         }
     }
 

@@ -58,6 +58,9 @@ impl Endpoint for Connection {
             packets_lost: s.retransmitted_segments,
             retransmitted_bytes: s.retransmitted_bytes,
             acks_sent: s.acks_sent,
+            ce_received: s.ce_received,
+            ecn_congestion_events: s.ecn_reductions,
+            ecn_state: self.ecn_state(),
         }
     }
     #[inline]

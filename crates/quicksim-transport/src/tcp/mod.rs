@@ -11,7 +11,8 @@
 //!
 //! Left out (a current Linux has them): RACK-TLP loss detection (RFC 8985) and tail loss
 //! probes, D-SACK (RFC 2883) and undo of spurious retransmissions, F-RTO (RFC 5682), the
-//! quick-ACK mode at connection start, receive-buffer autotuning, ECN, TIME-WAIT, RST.
+//! quick-ACK mode at connection start, receive-buffer autotuning, AccECN (RFC 9768: ECN here is
+//! RFC 3168's one signal per round trip), TIME-WAIT, RST.
 //!
 //! [`Endpoint`]: crate::Endpoint
 
@@ -85,6 +86,11 @@ pub struct TcpStats {
     pub zero_window_probes: u64,
     /// Application bytes delivered in order to the application.
     pub app_bytes_delivered: u64,
+    /// Segments received marked CE (RFC 3168), ACKs received with ECE, and window reductions
+    /// for ECE (at most one per window of data).
+    pub ce_received: u64,
+    pub ece_received: u64,
+    pub ecn_reductions: u64,
     /// When TCP's three-way handshake completed at this end.
     pub handshake_done_at: Option<SimTime>,
     /// When the application could send (TCP and TLS handshakes done).

@@ -14,8 +14,8 @@ use super::config::TlsVersion;
 use super::connection::{Connection, State};
 use super::sack::FIN_SEG;
 use super::segment::{max_sack_blocks, sack_option_len, SackBlocks, SynOptions, TcpSegment, Timestamps};
-use super::segment::{ACK, FIN, SYN};
-use crate::endpoint::{Role, WirePacket};
+use super::segment::{ACK, CWR, ECE, FIN, SYN};
+use crate::endpoint::{EcnCodepoint, Role, WirePacket};
 
 /// The data segment chosen.
 enum Pick {
@@ -85,7 +85,15 @@ impl Connection {
             sack: SackBlocks::new(),
             syn_opts: Some(opts),
             records: SmallVec::new(),
+            ecn: EcnCodepoint::NotEct,
         };
+        // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, the SYN-ACK that agrees ECE
+        // alone. Both go out Not-ECT.
+        if client && cfg.ecn {
+            seg.flags |= ECE | CWR;
+        } else if !client && self.ecn_on {
+            seg.flags |= ECE;
+        }
         if !client {
             seg.flags |= ACK;
             seg.ack = self.rx.rcv_nxt;
@@ -193,8 +201,18 @@ impl Connection {
             sack: blocks,
             syn_opts: None,
             records,
+            ecn: EcnCodepoint::NotEct,
         };
         self.fill_ack(now, &mut seg);
+        // RFC 3168 §6.1.2/§6.1.5: ECT(0) on new data only (never on retransmissions, pure ACKs
+        // or a bare FIN, as Linux), and CWR on the first new data after a reduction.
+        if self.ecn_on && !retx && len > 0 {
+            seg.ecn = EcnCodepoint::Ect0;
+            if self.cwr_pending {
+                self.cwr_pending = false;
+                seg.flags |= CWR;
+            }
+        }
         if retx {
             self.tx.board.on_retransmit(seq, now);
             self.stats.retransmitted_segments += 1;
@@ -246,6 +264,7 @@ impl Connection {
             sack: blocks,
             syn_opts: None,
             records: SmallVec::new(),
+            ecn: EcnCodepoint::NotEct,
         };
         self.fill_ack(now, &mut seg);
         self.count_sent(&seg);
@@ -255,6 +274,9 @@ impl Connection {
     /// ACK number, window, timestamps; settles an owed ACK.
     fn fill_ack(&mut self, now: SimTime, seg: &mut TcpSegment) {
         seg.flags |= ACK;
+        if self.ece_pending {
+            seg.flags |= ECE; // RFC 3168 §6.1.3: every ACK until CWR arrives
+        }
         seg.ack = self.rx.rcv_nxt;
         seg.window = self.rx.window(false, self.tx.smss);
         if self.ts_on {

@@ -15,7 +15,7 @@ use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
-use crate::endpoint::WirePacket;
+use crate::endpoint::{EcnCodepoint, WirePacket};
 
 /// TCP header without options (RFC 9293 §3.1).
 pub const BASE_HEADER: u64 = 20;
@@ -28,6 +28,9 @@ pub const TS_OPTION: u64 = 12;
 pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
 pub const ACK: u8 = 0x10;
+/// ECN-Echo and Congestion Window Reduced (RFC 3168 §6.1).
+pub const ECE: u8 = 0x40;
+pub const CWR: u8 = 0x80;
 
 /// Options only a SYN or SYN-ACK carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +87,9 @@ pub struct TcpSegment {
     pub syn_opts: Option<SynOptions>,
     /// TLS record headers that start in this segment.
     pub records: SmallVec<[RecordMark; 1]>,
+    /// The ECN field of the IP header carrying it (RFC 3168 §5): ECT(0) on new data once ECN
+    /// is agreed; on arrival what the network delivered.
+    pub ecn: EcnCodepoint,
 }
 
 impl TcpSegment {
@@ -152,6 +158,14 @@ impl WirePacket for TcpSegment {
     fn size_bytes(&self) -> u64 {
         self.header_len() + self.len as u64
     }
+    #[inline]
+    fn ecn(&self) -> EcnCodepoint {
+        self.ecn
+    }
+    #[inline]
+    fn set_ecn(&mut self, e: EcnCodepoint) {
+        self.ecn = e;
+    }
 }
 
 #[cfg(test)]
@@ -191,6 +205,7 @@ mod tests {
             sack: SackBlocks::new(),
             syn_opts: None,
             records: SmallVec::new(),
+            ecn: EcnCodepoint::NotEct,
         };
         assert_eq!(s.size_bytes(), 32 + 1448);
         assert_eq!(s.seq_len(), 1449);

@@ -56,6 +56,8 @@ pub struct AckOutcome {
     pub entered_recovery: bool,
     /// RTT sample without timestamps (Karn's rule applied).
     pub karn_sample: Option<SimDuration>,
+    /// Send time of the newest segment newly acknowledged or SACKed.
+    pub newest_sent: Option<SimTime>,
 }
 
 /// The sending half.
@@ -72,6 +74,8 @@ pub struct Sender {
     pub smss: u64,
     pub state: CaState,
     pub recovery_point: u64,
+    /// SND.NXT at the last ECN reduction: ECE is answered again once it is acknowledged.
+    pub ecn_recover: u64,
     pub dupacks: u64,
     /// RFC 6582 window during recovery without SACK (ssthresh + inflation).
     pub reno_cwnd: u64,
@@ -121,6 +125,7 @@ impl Sender {
             smss,
             state: CaState::Open,
             recovery_point: 0,
+            ecn_recover: 0,
             dupacks: 0,
             reno_cwnd: 0,
             prr_delivered: 0,
@@ -230,6 +235,7 @@ impl Sender {
         }
         out.karn_sample = karn.filter(|_| !retx_acked).map(|t| now - t);
         out.delivered_segs = delivered.len() as u64;
+        out.newest_sent = delivered.iter().map(|s| s.sent).max();
         // RFC 9293 §3.10.7.4: update the window from the newest segment.
         if self.wl1 < seq || (self.wl1 == seq && self.wl2 <= ack) {
             self.snd_wnd = window;
@@ -322,6 +328,26 @@ impl Sender {
             rate: None,
         };
         self.cc.on_ack_end(&mut cx, &summary);
+    }
+
+    /// An ACK with ECE acknowledged segments, the newest sent at `sent_time` (RFC 3168
+    /// §6.1.2): a congestion event for the controller, unless the window is already being
+    /// reduced (loss recovery, or an ECN reduction whose window of data is not yet acknowledged:
+    /// ECE counts again only on an ACK beyond SND.NXT of the last reduction, where the first
+    /// new segment, the one with CWR, went out; the receiver sent any ACK below it before it
+    /// saw CWR).
+    /// Returns true if it was one. Loss recovery keeps its own recovery point: a loss in the
+    /// same window is still repaired at once (the controller does not reduce twice in one
+    /// recovery period).
+    pub fn on_ece(&mut self, cx: &CcCtx, now: SimTime, sent_time: SimTime) -> bool {
+        if self.state != CaState::Open || self.snd_una <= self.ecn_recover {
+            return false;
+        }
+        self.ecn_recover = self.snd_nxt;
+        let ev = CongestionEvent { cause: CongestionCause::Ecn, sent_time, lost_bytes: 0 };
+        let mut cx = CcCtx { now, bytes_in_flight: self.in_flight(), ..*cx };
+        self.cc.on_congestion_event(&mut cx, &ev);
+        true
     }
 
     /// Fast retransmit (RFC 5681 §3.2, RFC 6675 §5 step 4, RFC 6582 §3.2 step 2).

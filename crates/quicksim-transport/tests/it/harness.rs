@@ -15,6 +15,9 @@ pub const UDP_IP: u64 = 28;
 /// Direction 0: client → server; 1: server → client.
 pub type DropFn = Box<dyn FnMut(usize, u64, &QuicPacket) -> bool>;
 pub type JitterFn = Box<dyn FnMut(usize, u64) -> SimDuration>;
+/// Changes a packet on its way (its ECN codepoint: a marking or bleaching path), before the
+/// drop function sees it.
+pub type RemarkFn = Box<dyn FnMut(usize, u64, &mut QuicPacket)>;
 
 pub struct Link {
     pub delay: SimDuration,
@@ -30,6 +33,7 @@ pub struct Sim {
     seq: u64,
     pub drop: DropFn,
     pub jitter: JitterFn,
+    pub remark: RemarkFn,
     /// Packets handed to each direction (including dropped ones).
     pub sent: [u64; 2],
     pub dropped: [u64; 2],
@@ -85,6 +89,7 @@ impl Sim {
             seq: 0,
             drop,
             jitter: Box::new(|_, _| SimDuration::ZERO),
+            remark: Box::new(|_, _, _| {}),
             sent: [0; 2],
             dropped: [0; 2],
             to_write: [BTreeMap::new(), BTreeMap::new()],
@@ -178,18 +183,21 @@ impl Sim {
         }
     }
 
-    fn transmit(&mut self, side: usize, p: QuicPacket) {
+    fn transmit(&mut self, side: usize, mut p: QuicPacket) {
         let idx = self.sent[side];
         self.sent[side] += 1;
         let size = p.size_bytes();
         if side == 1 {
             for f in &p.frames {
-                if let Frame::Ack(a) = f {
-                    self.server_acks.push((self.now, a.ranges.to_vec()));
+                match f {
+                    Frame::Ack(a) => self.server_acks.push((self.now, a.ranges.to_vec())),
+                    Frame::AckEcn(a) => self.server_acks.push((self.now, a.ack.ranges.to_vec())),
+                    _ => {}
                 }
             }
         }
         self.trace.push((self.now, side, size, p.is_ack_eliciting(), p.i_bit));
+        (self.remark)(side, idx, &mut p);
         if (self.drop)(side, idx, &p) {
             self.dropped[side] += 1;
             return;

@@ -2,10 +2,12 @@
 //! and of the TCP model (`tcp`, `tcp_props`, through the Endpoint-generic `net::Net`).
 
 mod cc_hooks;
+mod ecn;
 mod harness;
 mod net;
 mod props;
 mod tcp;
+mod tcp_ecn;
 mod tcp_park;
 mod tcp_props;
 
@@ -519,11 +521,12 @@ fn flow_control_without_rounding_grants_about_half_the_credit() {
 /// benchmark): a guard against fields creeping back inline. 1 128 B when written (the config is
 /// shared, the Initial/Handshake state and the ACK_FREQUENCY state are boxed); 672 B since the
 /// rare state moved into one box, absent options use a niche, hot counters are 32-bit with a
-/// carry, and the peer's parameters and receive-window rules come from the configuration.
+/// carry, and the peer's parameters and receive-window rules come from the configuration;
+/// 680 B with ECN: one pointer to the ECN state, allocated only when `ecn` is on.
 #[test]
 fn a_connection_stays_small() {
     let size = std::mem::size_of::<Connection>();
-    assert!(size <= 672, "Connection is {size} B inline");
+    assert!(size <= 680, "Connection is {size} B inline");
 }
 
 /// One transfer, optionally with both connections encoded and decoded before every event:
@@ -554,7 +557,7 @@ fn reencode_run(c: QuicConfig, s: QuicConfig, reencode: bool) -> Observed {
 
 /// `Connection::encode`/`decode` (how a simulator keeps idle connections compact) lose
 /// nothing: a run whose connections are re-encoded before every event is the same run, packet
-/// for packet, for the controllers, the handshake, pacing, ACK_FREQUENCY and flow control.
+/// for packet, for the controllers, the handshake, pacing, ACK_FREQUENCY, ECN and flow control.
 #[test]
 fn encoded_connections_continue_bit_identical() {
     let ackf = QuicConfig {
@@ -571,6 +574,13 @@ fn encoded_connections_continue_bit_identical() {
             QuicConfig::default(),
         ),
         ("ack frequency", ackf, QuicConfig { min_ack_delay: Some(ms(1)), ..Default::default() }),
+        // ACK_ECN frames carry the counts kept in the ECN state: lost in the encoding, the
+        // ACKs would shrink.
+        (
+            "ecn",
+            QuicConfig { ecn: true, ..Default::default() },
+            QuicConfig { ecn: true, ..Default::default() },
+        ),
         (
             "flow control limited, no congestion control",
             QuicConfig { cc: CcSpec::named("none").unwrap(), initial_max_data: 40_000, ..Default::default() },

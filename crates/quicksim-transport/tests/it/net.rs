@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use quicksim_engine::{Rate, SimDuration, SimTime};
-use quicksim_transport::{AppEvent, Endpoint, WirePacket};
+use quicksim_transport::{AppEvent, EcnCodepoint, Endpoint, WirePacket};
 
 /// IPv4 header (RFC 791) added below every packet on the wire.
 pub const IPV4: u64 = 20;
@@ -14,6 +14,8 @@ pub const IPV4: u64 = 20;
 pub type DropFn<P> = Box<dyn FnMut(usize, u64, &P) -> bool>;
 pub type JitterFn = Box<dyn FnMut(usize, u64) -> SimDuration>;
 pub type DupFn = Box<dyn FnMut(usize, u64) -> bool>;
+/// (direction, index, packet) → set CE on it if it is ECN-capable (a marking queue).
+pub type MarkFn<P> = Box<dyn FnMut(usize, u64, &P) -> bool>;
 pub type EndpointFn<E> = Box<dyn FnMut(&mut E)>;
 
 pub struct Link {
@@ -32,6 +34,7 @@ pub struct Net<E: Endpoint> {
     pub drop: DropFn<E::Packet>,
     pub jitter: JitterFn,
     pub dup: DupFn,
+    pub mark_ce: MarkFn<E::Packet>,
     /// Packets handed to each direction (dropped ones included).
     pub sent: [u64; 2],
     pub dropped: [u64; 2],
@@ -81,6 +84,7 @@ where
             drop: Box::new(|_, _, _| false),
             jitter: Box::new(|_, _| SimDuration::ZERO),
             dup: Box::new(|_, _| false),
+            mark_ce: Box::new(|_, _, _| false),
             sent: [0; 2],
             dropped: [0; 2],
             to_write: [0; 2],
@@ -146,10 +150,13 @@ where
         }
     }
 
-    fn transmit(&mut self, side: usize, p: E::Packet) {
+    fn transmit(&mut self, side: usize, mut p: E::Packet) {
         let idx = self.sent[side];
         self.sent[side] += 1;
         self.trace.push((self.now, side, p.clone()));
+        if p.ecn() != EcnCodepoint::NotEct && (self.mark_ce)(side, idx, &p) {
+            p.set_ecn(EcnCodepoint::Ce);
+        }
         if (self.drop)(side, idx, &p) {
             self.dropped[side] += 1;
             return;
