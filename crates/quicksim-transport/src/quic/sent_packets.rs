@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
+use quicksim_cc::PacketRate;
 use quicksim_engine::SimTime;
 
 use super::niche::Opt;
@@ -85,6 +86,7 @@ impl AckOnly {
             in_flight: false,
             frames: KeptFrames::default(),
             ack_largest: self.ack_largest,
+            rate: PacketRate::default(),
         }
     }
 }
@@ -335,6 +337,9 @@ pub struct SentPacket {
     pub frames: KeptFrames,
     /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
     pub ack_largest: Opt<u64>,
+    /// The delivery state when it was sent, for the rate sample of its ACK (in-flight packets
+    /// only; recovery fills it in `on_packet_sent`).
+    pub rate: PacketRate,
 }
 
 #[cfg(test)]
@@ -351,6 +356,7 @@ mod tests {
             in_flight: true,
             frames: Default::default(),
             ack_largest: Default::default(),
+            rate: Default::default(),
         }
     }
 
