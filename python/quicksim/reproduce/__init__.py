@@ -40,6 +40,7 @@ REPRODUCTIONS: dict[str, str] = {
     "cubic-dumbbell": "cubic_dumbbell",
     "tcp-vs-ns3": "tcp_vs_ns3",
     "quic-vs-tcp": "quic_vs_tcp",
+    "bbr": "bbr",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"
