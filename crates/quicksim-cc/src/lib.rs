@@ -10,11 +10,11 @@ pub mod api;
 pub mod hystart;
 pub mod minmax;
 pub mod rate;
-#[cfg(test)]
-pub(crate) mod testpath;
 pub mod registry;
 mod rtt;
 mod spec;
+#[cfg(test)]
+pub(crate) mod testpath;
 pub mod window;
 
 pub use algos::{AnyController, BuiltinConfig, NAMES};

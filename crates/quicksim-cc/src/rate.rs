@@ -148,8 +148,8 @@ mod tests {
 
     /// A window of 10 packets of 1000 B sent back to back at t = 0, acked one per ms from
     /// t = 100 ms: the first ACK's interval is the 100 ms RTT (1000 B / 100 ms = 80 kbit/s);
-    /// the tenth's is 109 ms for 10 000 B (734 kbit/s); a packet sent at 100 ms after the
-    /// first ACK measures from that ACK: delivered 10 000 − 1000 ... by hand below.
+    /// the tenth's is 109 ms for 10 000 B (80 Mbit/s / 109 = 733 945 bit/s); a packet sent
+    /// with nothing in flight starts a new flight: 1000 B over its own 100 ms, 80 kbit/s again.
     #[test]
     fn a_window_sent_at_once_is_measured_over_the_ack_interval() {
         let mut d = DeliveryRate::default();
@@ -171,7 +171,10 @@ mod tests {
         let r = d.on_sent(ms(109), 0, 1000);
         assert_eq!((r.delivered, r.delivered_time), (10_000, ms(109)));
         d.on_acked(&mut ak, ms(209), ms(109), &r, 1000);
-        assert_eq!(d.sample(std::mem::take(&mut ak), SimDuration::from_millis(100)).unwrap().rate, Rate::bps(80_000));
+        assert_eq!(
+            d.sample(std::mem::take(&mut ak), SimDuration::from_millis(100)).unwrap().rate,
+            Rate::bps(80_000)
+        );
     }
 
     #[test]
@@ -195,6 +198,9 @@ mod tests {
         assert_eq!((s.lost, s.newly_lost), (700, 700));
         let c = d.on_sent(ms(70), 0, 1000);
         assert!(!c.is_app_limited);
-        assert!(d.sample(std::mem::take(&mut ak), SimDuration::ZERO).is_none(), "nothing delivered, no sample");
+        assert!(
+            d.sample(std::mem::take(&mut ak), SimDuration::ZERO).is_none(),
+            "nothing delivered, no sample"
+        );
     }
 }

@@ -251,8 +251,8 @@ mod tests {
         AckEvent, AckSummary, CcCtx, CongestionCause, CongestionEvent, RateSample, RttEstimator, SentPacket,
         WindowRules,
     };
-    use quicksim_engine::Rate;
     use proptest::prelude::*;
+    use quicksim_engine::Rate;
     use quicksim_engine::{SimDuration, SimTime};
 
     const MDS: u64 = 1252;

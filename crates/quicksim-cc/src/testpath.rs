@@ -44,7 +44,8 @@ impl Path {
         let mut dr = DeliveryRate::default();
         let mut flights: VecDeque<Flight> = VecDeque::new();
         let (mut now, end) = (SimTime::ZERO, SimTime::ZERO + duration);
-        let (mut in_flight, mut link_free, mut next_send, mut n_sent) = (0u64, SimTime::ZERO, SimTime::ZERO, 0u64);
+        let (mut in_flight, mut link_free, mut next_send, mut n_sent) =
+            (0u64, SimTime::ZERO, SimTime::ZERO, 0u64);
         let mds = self.mds;
         loop {
             let can_send = in_flight + mds <= cc.cwnd_bytes();
@@ -71,7 +72,8 @@ impl Path {
                 }
                 let start = link_free.max(now);
                 let queued = self.rate.bytes_in(start - now);
-                let dropped = queued + mds > self.buffer || (self.loss_every > 0 && n_sent % self.loss_every == 0);
+                let dropped =
+                    queued + mds > self.buffer || (self.loss_every > 0 && n_sent % self.loss_every == 0);
                 if dropped {
                     let at = link_free.max(now) + self.rate.tx_time(mds) + self.base_rtt;
                     flights.push_back(Flight { sent: now, at, rec, lost: true });

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..results import Result
 
 NAME = "bbr"
-TITLE = "BBR (bbr1 = BBRv1, bbr = draft-ietf-ccwg-bbr-01): random loss, share vs CUBIC by buffer, beside ns-3 TcpBbr"
+TITLE = "BBR (bbr1 = BBRv1, bbr = draft-ietf-ccwg-bbr-01): random loss, share vs CUBIC, beside ns-3 TcpBbr"
 
 LINK_BPS = 10e6
 RTT_S = 0.040
@@ -147,7 +147,14 @@ def share_part(quick: bool) -> tuple[pd.DataFrame, list[Check]]:
     v1 = frame[frame.bbr == "bbr1"].set_index("buffer_bdp")
     v3 = frame[frame.bbr == "bbr"].set_index("buffer_bdp")
     checks.append(
-        Check("bbr1: share against CUBIC, 0.5 BDP buffer", float(v1.loc[0.5, "bbr_share"]), 0.5, 0.5, "", kind="min")
+        Check(
+            "bbr1: share against CUBIC, 0.5 BDP buffer",
+            float(v1.loc[0.5, "bbr_share"]),
+            0.5,
+            0.5,
+            "",
+            kind="min",
+        )
     )
     for name, f in (("bbr1", v1), ("bbr", v3)):
         checks.append(
@@ -193,7 +200,8 @@ def ns3_part() -> tuple[pd.DataFrame, list[Check], dict[str, float]]:
     w = frame[(frame.t_s > NS3_T0) & (frame.t_s <= NS3_T1)]
     probe = 4 * PAYLOAD + 100  # a ProbeRTT window: 4 segments
     dips = {
-        who: _dips(w.t_s.to_numpy(), w[f"{who}_cwnd_bytes"].to_numpy() <= probe) for who in ("ns3", "quicksim")
+        who: _dips(w.t_s.to_numpy(), w[f"{who}_cwnd_bytes"].to_numpy() <= probe)
+        for who in ("ns3", "quicksim")
     }
     checks = [
         Check(
@@ -210,7 +218,14 @@ def ns3_part() -> tuple[pd.DataFrame, list[Check], dict[str, float]]:
             0.10,
             "Mbit/s",
         ),
-        Check("bbr1 vs ns-3 TcpBbr: ProbeRTT episodes (2-30 s)", len(dips["quicksim"]), len(dips["ns3"]), 0, "", kind="exact"),
+        Check(
+            "bbr1 vs ns-3 TcpBbr: ProbeRTT episodes (2-30 s)",
+            len(dips["quicksim"]),
+            len(dips["ns3"]),
+            0,
+            "",
+            kind="exact",
+        ),
     ]
     shift = max((abs(a - b) for a, b in zip(dips["quicksim"], dips["ns3"], strict=False)), default=math.nan)
     checks.append(
@@ -246,24 +261,40 @@ def run(ctx: Context) -> Report:
     save_csv(loss, ctx.out / "loss.csv")
     save_csv(share, ctx.out / "share_vs_buffer.csv")
     save_csv(ns3, ctx.out / "ns3_side_by_side.csv")
-    plot_loss(loss, mathis_mbps(float(loss.set_index("cc").loc["cubic", "mean_srtt_ms"]) / 1e3), GOODPUT_MAX_MBPS, ctx.out / "loss.png")
+    plot_loss(
+        loss,
+        mathis_mbps(float(loss.set_index("cc").loc["cubic", "mean_srtt_ms"]) / 1e3),
+        GOODPUT_MAX_MBPS,
+        ctx.out / "loss.png",
+    )
     plot_share(share, ctx.out / "share_vs_buffer.png")
     plot_ns3(ns3, ctx.out / "ns3_side_by_side.png")
     sections = [
         "## Random loss (1 %)\n\n"
         + md_table(
             ["cc", "goodput (Mbit/s)", "utilization", "mean srtt (ms)"],
-            [[r.cc, f"{r.goodput_mbps:.3f}", f"{r.utilization:.3f}", f"{r.mean_srtt_ms:.1f}"] for r in loss.itertuples()],
+            [
+                [r.cc, f"{r.goodput_mbps:.3f}", f"{r.utilization:.3f}", f"{r.mean_srtt_ms:.1f}"]
+                for r in loss.itertuples()
+            ],
         ),
         "## Share against CUBIC by buffer size\n\n"
         + md_table(
             ["BBR", "buffer (BDP)", "packets", "BBR (Mbit/s)", "CUBIC (Mbit/s)", "BBR share"],
             [
-                [r.bbr, f"{r.buffer_bdp:g}", r.buffer_packets, f"{r.bbr_mbps:.3f}", f"{r.cubic_mbps:.3f}", f"{r.bbr_share:.3f}"]
+                [
+                    r.bbr,
+                    f"{r.buffer_bdp:g}",
+                    r.buffer_packets,
+                    f"{r.bbr_mbps:.3f}",
+                    f"{r.cubic_mbps:.3f}",
+                    f"{r.bbr_share:.3f}",
+                ]
                 for r in share.itertuples()
             ],
         ),
-        f"## ProbeRTT episodes beside ns-3\n\nns-3 TcpBbr: {dips['ns3_dips']} s; quicksim bbr1: {dips['quicksim_dips']} s",
+        "## ProbeRTT episodes beside ns-3\n\n"
+        f"ns-3 TcpBbr: {dips['ns3_dips']} s; quicksim bbr1: {dips['quicksim_dips']} s",
     ]
     return Report(
         NAME,

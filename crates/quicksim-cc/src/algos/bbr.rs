@@ -294,7 +294,7 @@ impl Bbr {
 
     /// A pseudo-random draw in [0, n) from the time (see the module doc).
     fn draw(now: SimTime, n: u64) -> u64 {
-        (now.ps() / 1_000_000 ^ now.ps() / 1_000_000_000) % n
+        ((now.ps() / 1_000_000) ^ (now.ps() / 1_000_000_000)) % n
     }
 
     fn start_round(&mut self) {

@@ -4,7 +4,7 @@
 //! The model: BtlBw, the windowed maximum of the delivery-rate samples over 10 packet-timed
 //! round trips (§4.1.1), and RTprop, the minimum RTT over 10 s (§4.1.2). The control: pacing
 //! rate = pacing_gain · BtlBw (less a 1 % margin, Linux/ns-3), cwnd = cwnd_gain · BtlBw · RTprop
-//! + 3 segments (§4.2.3.2) + the ACK-aggregation allowance of Linux/ns-3 (`extra_acked`).
+//! plus 3 segments (§4.2.3.2) and the ACK-aggregation allowance of Linux/ns-3 (`extra_acked`).
 //! The states (§4.3): Startup (gains 2/ln 2 ≈ 2.89) until the bandwidth grew by less than 25 %
 //! for three rounds; Drain (pacing gain 1/2.89) until in flight ≤ BDP; ProbeBW cycling the
 //! pacing gain through [1.25, 0.75, 1, 1, 1, 1, 1, 1], one phase per RTprop; ProbeRTT when

@@ -176,7 +176,8 @@ impl Bbr {
             return;
         }
         let now = cx.now;
-        match self.state {
+        let state = self.state;
+        match state {
             State::ProbeBwDown => {
                 if self.check_time_to_probe_bw(now) {
                     return;
@@ -188,17 +189,11 @@ impl Bbr {
             State::ProbeBwCruise => {
                 self.check_time_to_probe_bw(now);
             }
-            State::ProbeBwRefill => {
-                if self.round_start {
-                    self.bw_probe_samples = true;
-                    self.start_probe_bw_up(now, rs);
-                }
+            State::ProbeBwRefill if self.round_start => {
+                self.bw_probe_samples = true;
+                self.start_probe_bw_up(now, rs);
             }
-            State::ProbeBwUp => {
-                if self.check_time_to_go_down(cx) {
-                    self.start_probe_bw_down(now);
-                }
-            }
+            State::ProbeBwUp if self.check_time_to_go_down(cx) => self.start_probe_bw_down(now),
             _ => {}
         }
     }

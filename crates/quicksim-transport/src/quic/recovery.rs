@@ -5,8 +5,8 @@
 //! (re-queue stream data, regenerate MAX_* frames, trim ACK ranges) is the connection's job.
 
 use quicksim_cc::{
-    AckEvent, AckSampler, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController, CongestionEvent,
-    DeliveryRate, RttEstimator, SentPacket as CcSent, WindowRules,
+    AckEvent, AckSampler, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController,
+    CongestionEvent, DeliveryRate, RttEstimator, SentPacket as CcSent, WindowRules,
 };
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -272,7 +272,8 @@ impl Recovery {
         }
         if acked_packets > 0 {
             let rate = self.delivery.sample(sampler, self.rtt.min());
-            let summary = AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate };
+            let summary =
+                AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate };
             self.cc.on_ack_end(&mut cc_ctx!(self, now), &summary);
         }
         // RFC 9002 Appendix A.7 (INET: reset on any ACK that newly acks something).

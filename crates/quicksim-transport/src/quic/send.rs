@@ -419,7 +419,8 @@ impl Connection {
         // wider words than it was written with (a store-forwarding stall per packet sent).
         let frames = Default::default();
         let rate = Default::default();
-        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames, ack_largest, rate };
+        let sent =
+            SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, frames, ack_largest, rate };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
