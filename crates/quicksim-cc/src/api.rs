@@ -63,8 +63,8 @@ pub struct AckSummary {
     pub largest_acked_sent_time: SimTime,
     /// As in [`AckEvent::app_limited`].
     pub app_limited: bool,
-    /// The delivery-rate sample of this ACK, where the transport keeps the per-packet delivery
-    /// state it needs (QUIC: not yet, always `None`).
+    /// The delivery-rate sample of this ACK (QUIC and TCP keep the per-packet delivery state:
+    /// [`crate::rate`]). None when the ACK gives no valid sample (draft-cheng §3.3).
     pub rate: Option<RateSample>,
 }
 
@@ -89,6 +89,12 @@ pub struct RateSample {
     pub interval: SimDuration,
     /// delivered / interval.
     pub rate: Rate,
+    /// Bytes in flight when the sampled packet was sent, itself included (BBR's P.tx_in_flight).
+    pub tx_in_flight: u64,
+    /// Bytes declared lost between the sampled packet's send and this ACK (BBR's rs.lost).
+    pub lost: u64,
+    /// Bytes declared lost since the previous sample was taken (BBR's rs.newly_lost).
+    pub newly_lost: u64,
 }
 
 /// What caused a congestion event.
@@ -186,6 +192,13 @@ pub trait CongestionController: Send {
     fn on_spurious_congestion(&mut self, _cx: &mut CcCtx) {}
     /// Current congestion window in bytes (`u64::MAX` = unlimited).
     fn cwnd_bytes(&self) -> u64;
+    /// The controller sets the window itself during loss recovery too (BBR: packet
+    /// conservation, Linux `tcp_cong_control` with `cong_control`). A transport that applies its
+    /// own recovery window (TCP's PRR, RFC 6582 inflation) then uses `cwnd_bytes` instead and
+    /// keeps calling `on_ack`/`on_ack_end` during recovery. Default false.
+    fn owns_recovery_window(&self) -> bool {
+        false
+    }
     /// Pacing rate, when the algorithm paces (drives the pacer, not only logs).
     fn pacing_rate(&self, _cx: &CcCtx) -> Option<Rate> {
         None

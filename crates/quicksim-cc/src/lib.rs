@@ -8,9 +8,13 @@
 pub mod algos;
 pub mod api;
 pub mod hystart;
+pub mod minmax;
+pub mod rate;
 pub mod registry;
 mod rtt;
 mod spec;
+#[cfg(test)]
+pub(crate) mod testpath;
 pub mod window;
 
 pub use algos::{AnyController, BuiltinConfig, NAMES};
@@ -19,6 +23,7 @@ pub use api::{
     InitCtx, Phase, RateSample, SentPacket,
 };
 pub use hystart::HyStart;
+pub use rate::{AckSampler, DeliveryRate, PacketRate};
 pub use registry::{Algorithm, ControllerFactory};
 pub use rtt::RttEstimator;
 pub use spec::CcSpec;

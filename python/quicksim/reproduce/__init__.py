@@ -42,6 +42,7 @@ REPRODUCTIONS: dict[str, str] = {
     "quic-vs-tcp": "quic_vs_tcp",
     "aqm": "aqm",
     "quinn-vs-model": "quinn_vs_model",
+    "bbr": "bbr",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

@@ -6,4 +6,4 @@
 //! the line below. The registry tests (`registry.rs`) then build and exercise it, and scenarios
 //! can name it: `cc = { algo = "<NAME>", ... }`.
 
-crate::registry::controllers! { none::NoCc, newreno::NewReno, cubic::Cubic }
+crate::registry::controllers! { none::NoCc, newreno::NewReno, cubic::Cubic, bbr1::Bbr1, bbr::Bbr }

@@ -104,10 +104,10 @@ fn congestion_control_settings() {
     let e = err_of(quic_with(json!({"cc": {"algo": 3}})));
     assert!(e.starts_with("quic.cc: `algo` must be a controller name"), "{e}");
     // An unknown name lists the registered ones.
-    let e = err_of(quic_with(json!({"cc": "bbr"})));
+    let e = err_of(quic_with(json!({"cc": "vegas"})));
     assert_eq!(
         e,
-        "quic.cc: \"bbr\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\"]"
+        "quic.cc: \"vegas\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\", \"bbr1\", \"bbr\"]"
     );
     // A flow's own table is reported with its path.
     let mut sc = quic_with(json!({}));

@@ -82,8 +82,8 @@ fn tcp_settings_come_from_the_tables_and_errors_name_them() {
     assert_eq!(e(json!({"min_rto": "fast"}), json!({})).split(':').next(), Some("tcp.min_rto"));
     let msg = e(json!({}), json!({"tcp": {"sakc": true}}));
     assert!(msg.starts_with("flows[0].tcp.sakc: unknown field"), "{msg}");
-    let msg = e(json!({"cc": "bbr"}), json!({}));
-    assert!(msg.starts_with("tcp.cc: \"bbr\" is not a congestion controller"), "{msg}");
+    let msg = e(json!({"cc": "vegas"}), json!({}));
+    assert!(msg.starts_with("tcp.cc: \"vegas\" is not a congestion controller"), "{msg}");
     let msg = e(json!({"mss": 1461}), json!({}));
     assert!(msg.starts_with("tcp.mss: 1461 B does not fit the MTU of 1500 B"), "{msg}");
     let msg = e(json!({}), json!({"streams": 2}));

@@ -59,8 +59,9 @@ pub struct QuicConfig {
     /// After a congestion event one packet may be sent at once even if the window is full
     /// (INET `allowOnePacket`, RFC 9002 §7.3.2 "MAY"). Default true (INET).
     pub allow_one_packet: bool,
-    /// Pace in-flight packets at the controller's pacing rate, else 1.25·cwnd/srtt
-    /// (RFC 9002 §7.7). Default false (INET sends back-to-back).
+    /// Pace in-flight packets at 1.25·cwnd/srtt (RFC 9002 §7.7) when the controller gives no
+    /// rate. Default false (INET sends back-to-back). A controller's own rate (BBR) is always
+    /// honoured.
     pub pacing: bool,
     /// kInitialRtt. Default 333 ms (RFC 9002 §6.2.2, INET).
     pub initial_rtt: SimDuration,

@@ -5,8 +5,8 @@
 //! (re-queue stream data, regenerate MAX_* frames, trim ACK ranges) is the connection's job.
 
 use quicksim_cc::{
-    AckEvent, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController, CongestionEvent,
-    RttEstimator, SentPacket as CcSent, WindowRules,
+    AckEvent, AckSampler, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController,
+    CongestionEvent, DeliveryRate, RttEstimator, SentPacket as CcSent, WindowRules,
 };
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -100,6 +100,8 @@ pub struct Recovery {
     pub cc: AnyController,
     pub pto_count: u32,
     pub bytes_in_flight: u64,
+    /// Delivery-rate estimation (its per-packet part is `SentPacket::rate`).
+    delivery: DeliveryRate,
     /// Maximum datagram size (the controller's MDS).
     /// u32, as `max_packet_size` is validated to at most 65 527 B (it shares a word with
     /// `pto_count`).
@@ -145,6 +147,7 @@ impl Recovery {
             cc,
             pto_count: 0,
             bytes_in_flight: 0,
+            delivery: DeliveryRate::default(),
             mds: u32::try_from(mds).expect("max_packet_size is at most 65 527 B"),
             peer_max_ack_delay,
             spaces: Default::default(),
@@ -199,7 +202,7 @@ impl Recovery {
     }
 
     /// Records a sent packet (RFC 9002 Appendix A.5).
-    pub fn on_packet_sent(&mut self, space: SpaceId, p: SentPacket, app_limited: bool, ctx: TimerCtx) {
+    pub fn on_packet_sent(&mut self, space: SpaceId, mut p: SentPacket, app_limited: bool, ctx: TimerCtx) {
         let now = p.time_sent;
         let sp = &mut self.spaces[space];
         debug_assert!(!sp.discarded, "sending in a discarded space");
@@ -209,7 +212,11 @@ impl Recovery {
                 sp.last_ack_eliciting = Opt::some(now);
                 sp.ack_eliciting_in_flight += 1;
             }
+            p.rate = self.delivery.on_sent(now, self.bytes_in_flight, p.size);
             self.bytes_in_flight += p.size;
+            if app_limited {
+                self.delivery.on_app_limited(self.bytes_in_flight);
+            }
             self.cc.on_packet_sent(&mut cc_ctx!(self, now), &CcSent { bytes: p.size, app_limited });
         }
         self.spaces[space].sent.insert(p);
@@ -280,8 +287,10 @@ impl Recovery {
         let lost = self.detect_lost(now, space);
         let (congestion, persistent_congestion) = self.on_packets_lost(now, &lost);
         let (mut acked_bytes, mut acked_packets, mut largest_acked_sent_time) = (0, 0, SimTime::ZERO);
+        let mut sampler = AckSampler::default();
         for p in &acked {
             if p.in_flight {
+                self.delivery.on_acked(&mut sampler, now, p.time_sent, &p.rate, p.size);
                 self.bytes_in_flight -= p.size;
                 let ev = AckEvent { sent_time: p.time_sent, bytes: p.size, app_limited };
                 self.cc.on_ack(&mut cc_ctx!(self, now), &ev);
@@ -291,11 +300,9 @@ impl Recovery {
             }
         }
         if acked_packets > 0 {
-            // No delivery-rate sample: it needs per-packet delivery state (delivered count and
-            // time, first send time of the flight) kept for every sent packet, which no
-            // built-in algorithm uses yet.
+            let rate = self.delivery.sample(sampler, self.rtt.min());
             let summary =
-                AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate: None };
+                AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate };
             self.cc.on_ack_end(&mut cc_ctx!(self, now), &summary);
         }
         // RFC 9002 Appendix A.7 (INET: reset on any ACK that newly acks something).
@@ -357,6 +364,7 @@ impl Recovery {
         let mut lost_ect = 0;
         for p in lost.iter().filter(|p| p.in_flight) {
             self.bytes_in_flight -= p.size;
+            self.delivery.on_lost(p.size);
             lost_bytes += p.size;
             largest_lost_time = Some(p.time_sent);
             lost_ect += u32::from(p.ect);
@@ -559,6 +567,7 @@ mod tests {
                 ect: false,
                 frames: [Frame::Ping].into_iter().collect(),
                 ack_largest: Opt::NONE,
+                rate: Default::default(),
             },
             false,
             ctx(),

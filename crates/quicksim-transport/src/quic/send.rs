@@ -56,7 +56,9 @@ impl Connection {
         if !has_content {
             self.app_limited = true;
         } else if let Some(budget) = self.window_budget() {
-            if self.cfg.pacing && now < self.next_send_time {
+            // `next_send_time` only moves when packets are paced (`pacing`, or a controller
+            // that asks for a rate).
+            if now < self.next_send_time {
                 self.pacing_blocked = true;
             } else {
                 self.app_limited = false;
@@ -434,8 +436,8 @@ impl Connection {
         if ect {
             pkt.ecn = EcnCodepoint::Ect0;
         }
-        let sent =
-            SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, ect, frames, ack_largest };
+        let rate = Default::default();
+        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, ect, frames, ack_largest, rate };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
@@ -460,7 +462,7 @@ impl Connection {
         }
         if in_flight {
             self.allow_one = false;
-            if may_pace && self.cfg.pacing {
+            if may_pace {
                 if let Some(rate) = self.pacing_rate(now) {
                     let start = self.next_send_time.max(now);
                     self.next_send_time = start + rate.tx_time(size);
@@ -478,12 +480,16 @@ impl Connection {
         pkt
     }
 
-    /// The controller's pacing rate, else 1.25 · cwnd / srtt (RFC 9002 §7.7). None before an
-    /// RTT sample or with an unlimited window.
+    /// The controller's pacing rate (always honoured: BBR paces by design), else with `pacing`
+    /// 1.25 · cwnd / srtt (RFC 9002 §7.7). None without `pacing`, before an RTT sample or with
+    /// an unlimited window.
     fn pacing_rate(&self, now: SimTime) -> Option<Rate> {
         let cx = self.recovery.cc_ctx(now);
         if let Some(r) = self.recovery.cc.pacing_rate(&cx) {
             return (r.bits_per_s > 0).then_some(r);
+        }
+        if !self.cfg.pacing {
+            return None;
         }
         let cwnd = self.recovery.cc.cwnd_bytes();
         if !self.recovery.rtt.has_sample() || cwnd == u64::MAX {

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
+use quicksim_cc::PacketRate;
 use quicksim_engine::SimTime;
 
 use super::niche::Opt;
@@ -57,9 +58,10 @@ impl IntoIterator for KeptFrames {
 }
 
 /// An ACK-only packet as kept: not in flight, no frames to track, so only what its ack (the
-/// ack-of-ack), its loss or its pruning reads. 32 B instead of a 104-byte `SentPacket` slot: a
-/// receiver keeps its ACK-only packets for 5 s (`OLD_NON_IN_FLIGHT`), and in a mostly idle
-/// flow they were most of the ring.
+/// ack-of-ack), its loss or its pruning reads. 32 B instead of a `SentPacket` slot (104 B when
+/// written, 48 B more since it carries its delivery-rate record): a receiver keeps its
+/// ACK-only packets for 5 s (`OLD_NON_IN_FLIGHT`), and in a mostly idle flow they were most of
+/// the ring.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 struct AckOnly {
     pn: u64,
@@ -86,6 +88,7 @@ impl AckOnly {
             ect: false,
             frames: KeptFrames::default(),
             ack_largest: self.ack_largest,
+            rate: PacketRate::default(),
         }
     }
 }
@@ -338,6 +341,9 @@ pub struct SentPacket {
     pub frames: KeptFrames,
     /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
     pub ack_largest: Opt<u64>,
+    /// The delivery state when it was sent, for the rate sample of its ACK (in-flight packets
+    /// only; recovery fills it in `on_packet_sent`).
+    pub rate: PacketRate,
 }
 
 #[cfg(test)]
@@ -355,6 +361,7 @@ mod tests {
             ect: false,
             frames: Default::default(),
             ack_largest: Default::default(),
+            rate: Default::default(),
         }
     }
 

@@ -102,8 +102,9 @@ pub struct TcpConfig {
     /// Nagle's algorithm (RFC 9293 §3.7.4): hold a short segment while data is unacknowledged.
     /// Default false (`TCP_NODELAY`, as latency-sensitive applications set it).
     pub nagle: bool,
-    /// Pace data segments at the controller's rate, else Linux's 2·cwnd/srtt in slow start and
-    /// 1.2·cwnd/srtt after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`). Default false.
+    /// Pace data segments at Linux's 2·cwnd/srtt in slow start and 1.2·cwnd/srtt after
+    /// (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`) when the controller gives no rate.
+    /// Default false. A controller's own rate (BBR) is always honoured.
     pub pacing: bool,
     /// The application reads only when told (`Connection::read`), so tests can model a slow
     /// reader that fills the receive buffer. Default false: the application reads at once.

@@ -120,7 +120,9 @@ impl Connection {
         } else {
             self.pick_new(now, max_payload)?
         };
-        if self.cfg.pacing && now < self.tx.next_send_time {
+        // `next_send_time` only moves when segments are paced (`pacing`, or a controller that
+        // asks for a rate).
+        if now < self.tx.next_send_time {
             self.pacing_blocked = true;
             return None;
         }
@@ -213,8 +215,9 @@ impl Connection {
                 seg.flags |= CWR;
             }
         }
+        let rate = self.tx.delivery.on_sent(now, self.tx.in_flight(), len);
         if retx {
-            self.tx.board.on_retransmit(seq, now);
+            self.tx.board.on_retransmit(seq, now, rate);
             self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += len;
             if self.tx.state == super::CaState::Recovery {
@@ -222,7 +225,7 @@ impl Connection {
             }
         } else {
             let seq_len = len + u64::from(fin);
-            self.tx.board.push(seq, seq_len as u32, fin, now);
+            self.tx.board.push(seq, seq_len as u32, fin, now, rate);
             self.tx.snd_nxt += seq_len;
             if fin {
                 self.fin_seq = Some(seq + len);
@@ -239,10 +242,15 @@ impl Connection {
         self.persist_at = None;
         self.persist_backoff = 0;
         let size = seg.size_bytes();
-        if self.cfg.pacing {
-            if let Some(rate) = self.tx.pacing_rate(&cx, self.rto.rtt.has_sample()) {
-                self.tx.next_send_time = self.tx.next_send_time.max(now) + rate.tx_time(size);
-            }
+        // A controller's rate is always honoured (BBR paces by design); Linux's default rate
+        // only with `pacing`.
+        let rate = if self.cfg.pacing {
+            self.tx.pacing_rate(&cx, self.rto.rtt.has_sample())
+        } else {
+            quicksim_cc::CongestionController::pacing_rate(&self.tx.cc, &cx).filter(|r| r.bits_per_s > 0)
+        };
+        if let Some(rate) = rate {
+            self.tx.next_send_time = self.tx.next_send_time.max(now) + rate.tx_time(size);
         }
         self.count_sent(&seg);
         seg

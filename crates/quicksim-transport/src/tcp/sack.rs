@@ -9,6 +9,7 @@
 //! the already-SACKed ranges, the loss mark (`IsLost`) only moves forward, and the search for
 //! the next segment to retransmit (`NextSeg` rule 1) resumes where it stopped.
 
+use quicksim_cc::PacketRate;
 use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -35,6 +36,8 @@ pub struct SentSeg {
     pub marks: u8,
     /// Time of the latest (re)transmission.
     pub sent: SimTime,
+    /// The delivery state at the latest (re)transmission, for the rate sample of its ACK.
+    pub rate: PacketRate,
 }
 
 impl SentSeg {
@@ -60,6 +63,8 @@ pub struct Scoreboard {
     sacked: u64,
     lost: u64,
     retrans: u64,
+    /// Sequence bytes ever marked lost (for the rate samples' loss counts).
+    lost_total: u64,
     /// The SACKed sequence ranges (whole segments).
     sacked_set: RangeSet,
     /// Every un-SACKed segment below this is marked lost.
@@ -91,6 +96,10 @@ impl Scoreboard {
     pub fn lost_bytes(&self) -> u64 {
         self.lost
     }
+    /// Sequence bytes ever marked lost.
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
+    }
     pub fn retrans_bytes(&self) -> u64 {
         self.retrans
     }
@@ -114,10 +123,10 @@ impl Scoreboard {
     }
 
     /// A new segment `[seq, seq + len)` was sent at `now`.
-    pub fn push(&mut self, seq: u64, len: u32, fin: bool, now: SimTime) {
+    pub fn push(&mut self, seq: u64, len: u32, fin: bool, now: SimTime, rate: PacketRate) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seq), "segments must be contiguous");
         let marks = if fin { FIN_SEG } else { 0 };
-        self.segs.push_back(SentSeg { seq, len, marks, sent: now });
+        self.segs.push_back(SentSeg { seq, len, marks, sent: now, rate });
         self.out += len as u64;
     }
 
@@ -273,6 +282,7 @@ impl Scoreboard {
             if !s.has(SACKED | LOST) {
                 s.marks |= LOST;
                 self.lost += s.len as u64;
+                self.lost_total += s.len as u64;
                 newly += s.len as u64;
                 if s.has(RETRANS) {
                     s.marks &= !RETRANS;
@@ -300,6 +310,7 @@ impl Scoreboard {
         if !s.has(LOST) {
             s.marks |= LOST;
             self.lost += s.len as u64;
+            self.lost_total += s.len as u64;
         }
         let (seq, end) = (s.seq, s.end());
         self.retx_next = self.retx_next.min(seq);
@@ -321,6 +332,7 @@ impl Scoreboard {
             if !s.has(LOST) {
                 s.marks |= LOST;
                 self.lost += s.len as u64;
+                self.lost_total += s.len as u64;
             }
         }
         self.lost_high = self.segs.back().map_or(0, |s| s.end());
@@ -345,7 +357,7 @@ impl Scoreboard {
     }
 
     /// The segment at `seq` was retransmitted at `now`.
-    pub fn on_retransmit(&mut self, seq: u64, now: SimTime) {
+    pub fn on_retransmit(&mut self, seq: u64, now: SimTime, rate: PacketRate) {
         let i = self.index_of(seq);
         let s = &mut self.segs[i];
         debug_assert_eq!(s.seq, seq);
@@ -354,6 +366,7 @@ impl Scoreboard {
         }
         s.marks |= RETRANS | EVER_RETRANS;
         s.sent = now;
+        s.rate = rate;
         self.retx_next = self.retx_next.max(s.end());
     }
 }
@@ -368,7 +381,7 @@ mod tests {
     fn board() -> Scoreboard {
         let mut b = Scoreboard::default();
         for i in 0..10 {
-            b.push(1 + i * MSS, MSS as u32, false, SimTime::from_millis(i));
+            b.push(1 + i * MSS, MSS as u32, false, SimTime::from_millis(i), PacketRate::default());
         }
         b
     }
@@ -397,7 +410,7 @@ mod tests {
         for i in 0..3 {
             let s = b.next_lost().unwrap();
             assert_eq!(s.seq, seg(i).0);
-            b.on_retransmit(s.seq, SimTime::from_millis(50));
+            b.on_retransmit(s.seq, SimTime::from_millis(50), PacketRate::default());
         }
         assert!(b.next_lost().is_none());
         assert_eq!(b.pipe(), 7_000);
@@ -434,7 +447,7 @@ mod tests {
         b.on_sack(&[seg(5)], |_| {});
         b.mark_first_lost();
         let s = b.next_lost().unwrap();
-        b.on_retransmit(s.seq, SimTime::from_millis(30));
+        b.on_retransmit(s.seq, SimTime::from_millis(30), PacketRate::default());
         assert_eq!(b.pipe(), 9_000);
         b.mark_all_lost();
         // Everything but segment 5 is lost; the retransmission no longer counts.
@@ -444,7 +457,7 @@ mod tests {
         assert_eq!(b.next_lost().unwrap().seq, 1);
         let order: Vec<u64> = std::iter::from_fn(|| {
             let s = b.next_lost()?;
-            b.on_retransmit(s.seq, SimTime::from_millis(40));
+            b.on_retransmit(s.seq, SimTime::from_millis(40), PacketRate::default());
             Some((s.seq - 1) / MSS)
         })
         .collect();

@@ -20,8 +20,8 @@
 //!   ACKs. With SACK it is implicit: SACKed bytes leave `pipe`.
 
 use quicksim_cc::{
-    AckEvent, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController, CongestionEvent,
-    SentPacket, WindowRules,
+    AckEvent, AckSampler, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController,
+    CongestionEvent, DeliveryRate, RateSample, SentPacket, WindowRules,
 };
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
@@ -99,6 +99,8 @@ pub struct Sender {
     pub app_limited: bool,
     /// Pacing: earliest time of the next data segment.
     pub next_send_time: SimTime,
+    /// Delivery-rate estimation (its per-segment part is `SentSeg::rate`).
+    pub delivery: DeliveryRate,
     sack: bool,
     prr: bool,
 }
@@ -140,6 +142,7 @@ impl Sender {
             max_snd_wnd: 0,
             app_limited: false,
             next_send_time: SimTime::ZERO,
+            delivery: DeliveryRate::default(),
             sack,
             prr,
         }
@@ -160,6 +163,9 @@ impl Sender {
 
     /// The congestion window in force.
     pub fn cwnd(&self) -> u64 {
+        if self.cc.owns_recovery_window() {
+            return self.cc.cwnd_bytes();
+        }
         match self.state {
             CaState::Recovery if self.sack && self.prr_enabled() => self.prr_cwnd,
             CaState::Recovery if !self.sack => self.reno_cwnd,
@@ -187,6 +193,9 @@ impl Sender {
             self.prr_out += bytes;
         }
         self.force_one = false;
+        if app_limited {
+            self.delivery.on_app_limited(self.in_flight());
+        }
         let mut cx = CcCtx { now, bytes_in_flight: self.in_flight(), ..*cx };
         self.cc.on_packet_sent(&mut cx, &SentPacket { bytes, app_limited });
     }
@@ -212,6 +221,7 @@ impl Sender {
         let prior_una = self.snd_una;
         let prior_sacked = self.board.sacked_bytes();
         let prior_wnd = self.snd_wnd;
+        let prior_lost = self.board.lost_total();
         let mut delivered: smallvec::SmallVec<[SentSeg; 8]> = smallvec::SmallVec::new();
         if self.sack && !blocks.is_empty() {
             self.board.on_sack(blocks, |s| delivered.push(*s));
@@ -252,6 +262,13 @@ impl Sender {
         if self.sack {
             self.board.mark_lost(cfg.dupthresh, self.smss);
         }
+        self.delivery.on_lost(self.board.lost_total() - prior_lost);
+        let mut sampler = AckSampler::default();
+        for s in &delivered {
+            self.delivery.on_acked(&mut sampler, now, s.sent, &s.rate, s.payload());
+        }
+        let rate = self.delivery.sample(sampler, cx.rtt.min());
+        let mut fed = false;
         // RFC 6937 DeliveredData = Δ SND.UNA + Δ SACKed.
         let delivered_data = (out.acked_bytes + self.board.sacked_bytes()).saturating_sub(prior_sacked);
         match self.state {
@@ -270,13 +287,13 @@ impl Sender {
                     self.enter_recovery(cfg, cx, now, delivered_data);
                     out.entered_recovery = true;
                 } else {
-                    self.feed_cc(cx, now, &delivered);
+                    fed = self.feed_cc(cx, now, &delivered, rate);
                 }
             }
             CaState::Recovery => {
                 if self.snd_una >= self.recovery_point {
                     self.exit_recovery();
-                    self.feed_cc(cx, now, &delivered);
+                    fed = self.feed_cc(cx, now, &delivered, rate);
                 } else if self.sack {
                     self.prr_update(delivered_data);
                 } else if out.advanced {
@@ -300,17 +317,21 @@ impl Sender {
                     self.state = CaState::Open;
                     self.dupacks = 0;
                 }
-                self.feed_cc(cx, now, &delivered);
+                fed = self.feed_cc(cx, now, &delivered, rate);
             }
+        }
+        // A controller that sets its own recovery window (BBR) sees every ACK, in recovery too.
+        if !fed && self.cc.owns_recovery_window() {
+            self.feed_cc(cx, now, &delivered, rate);
         }
         out
     }
 
     /// Each newly delivered segment to the controller (ascending sequence order is not
     /// guaranteed across SACK and cumulative ACKs; the controllers only use send times).
-    fn feed_cc(&mut self, cx: &CcCtx, now: SimTime, delivered: &[SentSeg]) {
+    fn feed_cc(&mut self, cx: &CcCtx, now: SimTime, delivered: &[SentSeg], rate: Option<RateSample>) -> bool {
         if delivered.is_empty() {
-            return;
+            return true;
         }
         let mut cx = CcCtx { now, bytes_in_flight: self.in_flight(), ..*cx };
         let (mut bytes, mut largest_sent) = (0, SimTime::ZERO);
@@ -325,9 +346,10 @@ impl Sender {
             acked_packets: delivered.len() as u64,
             largest_acked_sent_time: largest_sent,
             app_limited: self.app_limited,
-            rate: None,
+            rate,
         };
         self.cc.on_ack_end(&mut cx, &summary);
+        true
     }
 
     /// An ACK with ECE acknowledged segments, the newest sent at `sent_time` (RFC 3168
@@ -462,7 +484,7 @@ mod tests {
     /// Sends `n` full segments at `t` ms.
     fn send(s: &mut Sender, cx: &CcCtx, n: u64, t: u64) {
         for _ in 0..n {
-            s.board.push(s.snd_nxt, MSS as u32, false, SimTime::from_millis(t));
+            s.board.push(s.snd_nxt, MSS as u32, false, SimTime::from_millis(t), Default::default());
             s.snd_nxt += MSS;
             s.on_sent(cx, SimTime::from_millis(t), MSS, false);
         }
@@ -508,7 +530,7 @@ mod tests {
         assert_eq!(s.cwnd(), 16_300);
         // The fast retransmission goes regardless (force_one) and counts in prr_out.
         assert!(s.force_one);
-        s.board.on_retransmit(1, now);
+        s.board.on_retransmit(1, now, Default::default());
         s.on_sent(&cx, now, MSS, false);
         // SACKs of 4..8: prr_delivered 6000 → ceil(6000 · 0.3) − 1000 = 800 < 1 segment.
         for i in 4..=8 {

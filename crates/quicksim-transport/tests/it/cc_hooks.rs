@@ -1,7 +1,7 @@
 //! The congestion-controller calls QUIC's recovery makes, seen by a run-time controller that
 //! records them (and decides as NewReno): one `on_ack_end` per ACK that acknowledged in-flight
-//! packets, causes that match the counters, spurious losses reported; and such a connection
-//! is never encodable.
+//! packets, causes that match the counters, spurious losses reported, delivery-rate samples
+//! bounded by the bottleneck; and such a connection is never encodable.
 
 use super::harness::Sim;
 use super::{ms, pair_no_hs, secs};
@@ -25,6 +25,9 @@ struct Calls {
     persistent: u64,
     other_causes: u64,
     spurious: u64,
+    rate_samples: u64,
+    max_rate_bps: u64,
+    sampled_lost: u64,
 }
 
 struct Recording {
@@ -44,7 +47,13 @@ impl CongestionController for Recording {
         c.ack_ends += 1;
         c.ack_end_bytes += ack.acked_bytes;
         c.ack_end_packets += ack.acked_packets;
-        assert!(ack.acked_packets > 0 && ack.rate.is_none());
+        assert!(ack.acked_packets > 0);
+        if let Some(r) = ack.rate {
+            c.rate_samples += 1;
+            c.max_rate_bps = c.max_rate_bps.max(r.rate.bits_per_s);
+            c.sampled_lost += r.newly_lost;
+            assert!(r.delivered > 0 && r.interval >= cx.rtt.min(), "{r:?}");
+        }
         self.inner.on_ack_end(cx, ack);
     }
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
@@ -88,7 +97,7 @@ fn recovery_reports_every_hook_consistently() {
     // (packet threshold 3) before it arrives and is acknowledged (a spurious loss).
     sim.jitter = Box::new(|dir, idx| if dir == 0 && idx % 23 == 5 { ms(4) } else { SimDuration::ZERO });
     sim.write(0, 0, 2_000_000);
-    sim.run_transfer(2_000_000, secs(30)).expect("completes");
+    let done = sim.run_transfer(2_000_000, secs(30)).expect("completes");
     let st = sim.conns[0].stats();
     let c = calls.lock().unwrap().clone();
     println!("{c:?}\n{st:?}");
@@ -99,6 +108,17 @@ fn recovery_reports_every_hook_consistently() {
     assert_eq!(c.persistent, st.persistent_congestion_events);
     assert_eq!(c.other_causes, 0, "QUIC reports neither ECN nor RTO");
     assert!(st.spurious_losses > 0, "the reordering made no spurious loss");
+    // Delivery-rate samples (draft-cheng): most ACKs give one; none exceeds the 20 Mbit/s
+    // bottleneck (QUIC bytes are fewer than the link's IP bytes, so even less is possible, but
+    // a sample of the whole window may include packets queued before the interval: 5 %
+    // margin), and the largest is at least the transfer's mean rate (the loss pattern keeps the
+    // window, and so the rate, well below the bottleneck: Mathis ≈ 6 Mbit/s). Lost bytes are reported
+    // once each: at most one full packet per lost packet.
+    assert!(c.rate_samples * 2 > c.ack_ends, "{c:?}");
+    let mean_bps = c.acked_bytes as f64 * 8.0 / done.as_secs_f64();
+    assert!(c.max_rate_bps <= 21_000_000 && c.max_rate_bps as f64 >= mean_bps, "{c:?} mean {mean_bps}");
+    let mps = QuicConfig::default().max_packet_size;
+    assert!(c.sampled_lost > 0 && c.sampled_lost <= st.packets_lost * mps, "{c:?}");
     assert!(c.spurious > 0 && c.spurious <= st.spurious_losses);
     // The run-time controller cannot be encoded: the connection never reports itself quiet.
     assert!(!sim.conns[0].can_park() && !sim.conns[0].is_quiet());

@@ -522,11 +522,13 @@ fn flow_control_without_rounding_grants_about_half_the_credit() {
 /// shared, the Initial/Handshake state and the ACK_FREQUENCY state are boxed); 672 B since the
 /// rare state moved into one box, absent options use a niche, hot counters are 32-bit with a
 /// carry, and the peer's parameters and receive-window rules come from the configuration;
-/// 680 B with ECN: one pointer to the ECN state, allocated only when `ecn` is on.
+/// 680 B with ECN: one pointer to the ECN state, allocated only when `ecn` is on; 728 B with
+/// the delivery-rate estimator's 48 B (issue 17: rate samples for every controller; inline, as
+/// every ACK of a sending connection updates it).
 #[test]
 fn a_connection_stays_small() {
     let size = std::mem::size_of::<Connection>();
-    assert!(size <= 680, "Connection is {size} B inline");
+    assert!(size <= 728, "Connection is {size} B inline");
 }
 
 /// One transfer, optionally with both connections encoded and decoded before every event:
@@ -616,7 +618,8 @@ fn an_idle_connection_encodes_small() {
         sim.conns[side].encode(&mut buf);
         println!("side {side}: {} B encoded", buf.len());
         // 198 and 223 B when written (no value is a 10-byte varint maximum: absent options and
-        // an unset ssthresh take 1 byte).
-        assert!(buf.len() <= 240, "side {side}: {} B encoded", buf.len());
+        // an unset ssthresh take 1 byte); 242 B on side 1 with the delivery-rate state
+        // (issue 17: delivered count, times and loss count, a few varints).
+        assert!(buf.len() <= 260, "side {side}: {} B encoded", buf.len());
     }
 }

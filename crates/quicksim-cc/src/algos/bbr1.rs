@@ -1,0 +1,498 @@
+//! BBR version 1 (`cc = "bbr1"`), as draft-cardwell-iccrg-bbr-congestion-control-00 specifies it
+//! and ns-3.44's `TcpBbr` implements it (following Linux `tcp_bbr.c` of 2017).
+//!
+//! The model: BtlBw, the windowed maximum of the delivery-rate samples over 10 packet-timed
+//! round trips (§4.1.1), and RTprop, the minimum RTT over 10 s (§4.1.2). The control: pacing
+//! rate = pacing_gain · BtlBw (less a 1 % margin, Linux/ns-3), cwnd = cwnd_gain · BtlBw · RTprop
+//! plus 3 segments (§4.2.3.2) and the ACK-aggregation allowance of Linux/ns-3 (`extra_acked`).
+//! The states (§4.3): Startup (gains 2/ln 2 ≈ 2.89) until the bandwidth grew by less than 25 %
+//! for three rounds; Drain (pacing gain 1/2.89) until in flight ≤ BDP; ProbeBW cycling the
+//! pacing gain through [1.25, 0.75, 1, 1, 1, 1, 1, 1], one phase per RTprop; ProbeRTT when
+//! RTprop was not refreshed for 10 s: cwnd 4 segments for at least 200 ms and one round.
+//!
+//! Losses: on entering recovery the window drops to what is in flight plus what the ACK
+//! delivered, then packet conservation for one round; at the end of recovery the window before
+//! it is restored (§4.2.3.4). An RTO (TCP) or persistent congestion (QUIC) leaves one segment.
+//!
+//! The ProbeBW start phase is drawn as in ns-3 (`GAIN_CYCLE_LENGTH - 1 - U(0, 6)`); the
+//! controller interface has no random stream, so the draw is the low bits of the time of the
+//! entry (deterministic for a given run, different across flows that enter at different times).
+
+use quicksim_engine::{Rate, SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
+
+use crate::minmax::WindowedMax;
+use crate::registry::Algorithm;
+use crate::{
+    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
+    InitCtx,
+};
+
+/// BBRv1 settings (`cc = { algo = "bbr1", .. }`). Defaults: ns-3.44 `TcpBbr`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Startup pacing and cwnd gain. Default 2.89 (ns-3 `HighGain`; draft §4.3.1: 2/ln 2).
+    #[serde(deserialize_with = "crate::registry::check::positive_up_to_1000")]
+    pub high_gain: f64,
+    /// BtlBw filter length in round trips. Default 10 (draft §4.1.1 BtlBwFilterLen).
+    pub bw_window_rounds: u64,
+    /// RTprop filter length. Default 10 s (draft §4.1.2 RTpropFilterLen).
+    pub rtprop_window_ms: u64,
+    /// Time in ProbeRTT. Default 200 ms (draft §4.3.4 ProbeRTTDuration).
+    pub probe_rtt_ms: u64,
+    /// ACK-aggregation allowance added to the window (Linux `bbr_extra_acked_gain`, ns-3
+    /// `m_extraAckedGain`): 0 turns it off. Default 1.
+    pub extra_acked_gain: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { high_gain: 2.89, bw_window_rounds: 10, rtprop_window_ms: 10_000, probe_rtt_ms: 200, extra_acked_gain: 1 }
+    }
+}
+
+/// §4.3.3.5: ProbeBW's pacing gains, one phase per RTprop.
+const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// §4.3.3: ProbeBW's cwnd gain.
+const PROBE_BW_CWND_GAIN: f64 = 2.0;
+/// §4.3.2: Startup exits when BtlBw grew less than this factor over three rounds.
+const FULL_BW_THRESH: f64 = 1.25;
+const FULL_BW_COUNT: u32 = 3;
+/// §4.2.3.3: the minimum window, 4 segments (also ProbeRTT's window).
+const MIN_PIPE_SEGMENTS: u64 = 4;
+/// Linux/ns-3: the pacing rate is 1 % below the bandwidth estimate, to drain queues.
+const PACING_MARGIN: f64 = 0.01;
+/// Linux/ns-3 ACK aggregation: the extra-acked filter's window (round trips), the epoch reset.
+const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+const ACK_EPOCH_RESET_BYTES: u64 = 1 << 12 << 10;
+
+/// The state machine's mode (§4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+/// BBRv1 state of one connection.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Bbr1 {
+    config: Config,
+    mds: u64,
+    /// The transport's loss window: the floor of every reduction (1 SMSS for TCP, 2 MDS for
+    /// QUIC, RFC 9002 §7.2).
+    floor: u64,
+    initial_cwnd: u64,
+    cwnd: u64,
+    prior_cwnd: u64,
+    pacing_bps: u64,
+    mode: Mode,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    btl_bw: WindowedMax,
+    /// RTprop; None before the first RTT sample.
+    rtprop: Option<SimDuration>,
+    rtprop_stamp: SimTime,
+    rtprop_expired: bool,
+    delivered: u64,
+    next_round_delivered: u64,
+    round_count: u64,
+    round_start: bool,
+    filled_pipe: bool,
+    full_bw: u64,
+    full_bw_count: u32,
+    cycle_index: usize,
+    cycle_stamp: SimTime,
+    probe_rtt_done: Option<SimTime>,
+    probe_rtt_round_done: bool,
+    idle_restart: bool,
+    packet_conservation: bool,
+    /// Packets sent before this time belong to the current recovery; None outside recovery.
+    recovery_start: Option<SimTime>,
+    extra_acked: [u64; 2],
+    extra_acked_idx: usize,
+    extra_acked_rounds: u32,
+    ack_epoch_start: SimTime,
+    ack_epoch_acked: u64,
+    acked_this_ack: u64,
+}
+
+impl Algorithm for Bbr1 {
+    const NAME: &'static str = "bbr1";
+    type Config = Config;
+    fn new(cfg: &Config, cx: &InitCtx) -> Self {
+        let iw = cx.window.initial_window(cx.mds);
+        let mut b = Bbr1 {
+            config: *cfg,
+            mds: cx.mds,
+            floor: cx.window.loss_window(cx.mds),
+            initial_cwnd: iw,
+            cwnd: iw,
+            prior_cwnd: iw,
+            pacing_bps: 0,
+            mode: Mode::Startup,
+            pacing_gain: cfg.high_gain,
+            cwnd_gain: cfg.high_gain,
+            btl_bw: WindowedMax::default(),
+            rtprop: None,
+            rtprop_stamp: SimTime::ZERO,
+            rtprop_expired: false,
+            delivered: 0,
+            next_round_delivered: 0,
+            round_count: 0,
+            round_start: false,
+            filled_pipe: false,
+            full_bw: 0,
+            full_bw_count: 0,
+            cycle_index: 0,
+            cycle_stamp: SimTime::ZERO,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            idle_restart: false,
+            packet_conservation: false,
+            recovery_start: None,
+            extra_acked: [0; 2],
+            extra_acked_idx: 0,
+            extra_acked_rounds: 0,
+            ack_epoch_start: SimTime::ZERO,
+            ack_epoch_acked: 0,
+            acked_this_ack: 0,
+        };
+        // §4.2.1: before any RTT sample, pace at high_gain · IW / 1 ms.
+        b.init_pacing_rate(SimDuration::from_millis(1));
+        b
+    }
+}
+
+impl Bbr1 {
+    /// The current mode (for tests and traces).
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The BtlBw estimate.
+    pub fn btl_bw(&self) -> Rate {
+        Rate::bps(self.btl_bw.get())
+    }
+
+    /// The current pacing gain.
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+
+    fn init_pacing_rate(&mut self, rtt: SimDuration) {
+        let bps = self.cwnd as f64 * 8.0 / rtt.as_secs_f64().max(1e-9);
+        self.pacing_bps = (self.pacing_gain * bps) as u64;
+    }
+
+    fn min_pipe(&self) -> u64 {
+        MIN_PIPE_SEGMENTS * self.mds
+    }
+
+    /// BDP · gain + 3 segments (§4.2.3.2 quanta); the initial window before an RTprop.
+    fn inflight(&self, gain: f64) -> u64 {
+        let Some(rtprop) = self.rtprop else { return self.initial_cwnd };
+        let bdp = Rate::bps(self.btl_bw.get()).bytes_in(rtprop) as f64;
+        let mut v = (gain * bdp) as u64 + 3 * self.mds;
+        if self.mode == Mode::ProbeBw && self.cycle_index == 0 {
+            // Linux/ns-3: room for the 1.25 phase's extra segments beyond the quanta.
+            v += 2 * self.mds;
+        }
+        v
+    }
+
+    fn enter_startup(&mut self) {
+        self.mode = Mode::Startup;
+        self.pacing_gain = self.config.high_gain;
+        self.cwnd_gain = self.config.high_gain;
+    }
+
+    fn enter_probe_bw(&mut self, now: SimTime) {
+        self.mode = Mode::ProbeBw;
+        self.pacing_gain = 1.0;
+        self.cwnd_gain = PROBE_BW_CWND_GAIN;
+        // §4.3.3.6: start at a random phase other than the 0.75 one (see the module doc).
+        let draw = ((now.ps() / 1_000_000) % 7) as usize;
+        self.cycle_index = PACING_GAIN_CYCLE.len() - 1 - draw;
+        self.advance_cycle_phase(now);
+    }
+
+    fn advance_cycle_phase(&mut self, now: SimTime) {
+        self.cycle_stamp = now;
+        self.cycle_index = (self.cycle_index + 1) % PACING_GAIN_CYCLE.len();
+        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
+    }
+
+    fn save_cwnd(&mut self) {
+        self.prior_cwnd = if self.recovery_start.is_none() && self.mode != Mode::ProbeRtt {
+            self.cwnd
+        } else {
+            self.prior_cwnd.max(self.cwnd)
+        };
+    }
+
+    fn restore_cwnd(&mut self) {
+        self.cwnd = self.cwnd.max(self.prior_cwnd);
+    }
+
+    fn exit_probe_rtt(&mut self, now: SimTime) {
+        if self.filled_pipe {
+            self.enter_probe_bw(now);
+        } else {
+            self.enter_startup();
+        }
+    }
+
+    fn update_model_and_state(&mut self, cx: &CcCtx, ack: &AckSummary) {
+        let now = cx.now;
+        let rs = ack.rate;
+        // §4.1.1.3 round counting and the BtlBw filter (ns-3 `UpdateBottleneckBandwidth`).
+        self.round_start = false;
+        if let Some(rs) = rs {
+            if rs.prior_delivered >= self.next_round_delivered {
+                self.next_round_delivered = self.delivered;
+                self.round_count += 1;
+                self.round_start = true;
+                self.packet_conservation = false;
+            }
+            if rs.rate.bits_per_s >= self.btl_bw.get() || !rs.is_app_limited {
+                self.btl_bw.update(self.round_count, rs.rate.bits_per_s, self.config.bw_window_rounds);
+            }
+        }
+        self.update_ack_aggregation(now, ack.acked_bytes);
+        // §4.3.3.5 ProbeBW gain cycling.
+        if self.mode == Mode::ProbeBw {
+            let prior_inflight = cx.bytes_in_flight + ack.acked_bytes;
+            let lost = rs.map_or(0, |r| r.newly_lost);
+            if self.is_next_cycle_phase(now, prior_inflight, lost) {
+                self.advance_cycle_phase(now);
+            }
+        }
+        // §4.3.2 full pipe.
+        if !self.filled_pipe && self.round_start && !rs.is_some_and(|r| r.is_app_limited) {
+            let bw = self.btl_bw.get();
+            if bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH {
+                self.full_bw = bw;
+                self.full_bw_count = 0;
+            } else {
+                self.full_bw_count += 1;
+                if self.full_bw_count >= FULL_BW_COUNT {
+                    self.filled_pipe = true;
+                }
+            }
+        }
+        // §4.3.2 Drain.
+        if self.mode == Mode::Startup && self.filled_pipe {
+            self.mode = Mode::Drain;
+            self.pacing_gain = 1.0 / self.config.high_gain;
+            self.cwnd_gain = self.config.high_gain;
+        }
+        if self.mode == Mode::Drain && cx.bytes_in_flight <= self.inflight(1.0) {
+            self.enter_probe_bw(now);
+        }
+        // §4.1.2.3 RTprop.
+        let window = SimDuration::from_millis(self.config.rtprop_window_ms);
+        self.rtprop_expired = now > self.rtprop_stamp + window;
+        let latest = cx.rtt.latest();
+        if latest.ps() > 0 && (self.rtprop.is_none_or(|r| latest <= r) || self.rtprop_expired) {
+            if self.rtprop.is_none() {
+                self.init_pacing_rate(latest);
+            }
+            self.rtprop = Some(latest);
+            self.rtprop_stamp = now;
+        }
+        // §4.3.4 ProbeRTT.
+        if self.mode != Mode::ProbeRtt && self.rtprop_expired && !self.idle_restart {
+            self.mode = Mode::ProbeRtt;
+            self.pacing_gain = 1.0;
+            self.cwnd_gain = 1.0;
+            self.save_cwnd();
+            self.probe_rtt_done = None;
+        }
+        if self.mode == Mode::ProbeRtt {
+            self.handle_probe_rtt(cx);
+        }
+        if ack.acked_bytes > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    fn handle_probe_rtt(&mut self, cx: &CcCtx) {
+        let now = cx.now;
+        match self.probe_rtt_done {
+            None if cx.bytes_in_flight <= self.min_pipe() => {
+                self.probe_rtt_done = Some(now + SimDuration::from_millis(self.config.probe_rtt_ms));
+                self.probe_rtt_round_done = false;
+                self.next_round_delivered = self.delivered;
+            }
+            None => {}
+            Some(done) => {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done && now > done {
+                    self.rtprop_stamp = now;
+                    self.restore_cwnd();
+                    self.exit_probe_rtt(now);
+                }
+            }
+        }
+    }
+
+    fn is_next_cycle_phase(&self, now: SimTime, prior_inflight: u64, lost: u64) -> bool {
+        let full_length = self.rtprop.is_some_and(|r| now - self.cycle_stamp > r);
+        if self.pacing_gain == 1.0 {
+            full_length
+        } else if self.pacing_gain > 1.0 {
+            full_length && (lost > 0 || prior_inflight >= self.inflight(self.pacing_gain))
+        } else {
+            full_length || prior_inflight <= self.inflight(1.0)
+        }
+    }
+
+    /// Linux `bbr_update_ack_aggregation`: the largest excess of acked data over what BtlBw
+    /// explains, over the last 5-10 rounds.
+    fn update_ack_aggregation(&mut self, now: SimTime, acked: u64) {
+        self.acked_this_ack = acked;
+        if self.config.extra_acked_gain == 0 || acked == 0 {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_rounds = (self.extra_acked_rounds + 1).min(31);
+            if self.extra_acked_rounds >= EXTRA_ACKED_WIN_ROUNDS {
+                self.extra_acked_rounds = 0;
+                self.extra_acked_idx ^= 1;
+                self.extra_acked[self.extra_acked_idx] = 0;
+            }
+        }
+        let mut expected = Rate::bps(self.btl_bw.get()).bytes_in(now - self.ack_epoch_start);
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET_BYTES {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_start = now;
+            expected = 0;
+        }
+        self.ack_epoch_acked += acked;
+        let extra = (self.ack_epoch_acked - expected).min(self.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_idx];
+        *slot = (*slot).max(extra);
+    }
+
+    fn aggregation_cwnd(&self) -> u64 {
+        if self.config.extra_acked_gain == 0 || !self.filled_pipe {
+            return 0;
+        }
+        let max_aggr = self.btl_bw.get() / 80; // BtlBw · 100 ms, in bytes
+        (self.config.extra_acked_gain * self.extra_acked[0].max(self.extra_acked[1])).min(max_aggr)
+    }
+
+    /// §4.2.2 pacing rate, §4.2.3 cwnd.
+    fn update_control_parameters(&mut self, cx: &CcCtx, ack: &AckSummary) {
+        let bw = self.btl_bw.get();
+        if bw > 0 {
+            let rate = (self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)) as u64;
+            if self.filled_pipe || rate > self.pacing_bps {
+                self.pacing_bps = rate;
+            }
+        }
+        let acked = ack.acked_bytes;
+        let newly_lost = ack.rate.map_or(0, |r| r.newly_lost);
+        if acked > 0 {
+            let mut conserving = false;
+            if self.recovery_start.is_some() {
+                // §4.2.3.4 (ns-3 `ModulateCwndForRecovery`).
+                if newly_lost > 0 {
+                    self.cwnd = self.cwnd.saturating_sub(newly_lost).max(self.floor);
+                }
+                if self.packet_conservation {
+                    self.cwnd = self.cwnd.max(cx.bytes_in_flight + acked);
+                    conserving = true;
+                }
+            }
+            if !conserving {
+                let target = self.inflight(self.cwnd_gain) + self.aggregation_cwnd();
+                if self.filled_pipe {
+                    self.cwnd = (self.cwnd + acked).min(target);
+                } else if self.cwnd < target || self.delivered < self.initial_cwnd {
+                    self.cwnd += acked;
+                }
+                self.cwnd = self.cwnd.max(self.min_pipe());
+            }
+        }
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.min_pipe());
+        }
+    }
+}
+
+impl CongestionController for Bbr1 {
+    fn on_ack(&mut self, _cx: &mut CcCtx, _ack: &AckEvent) {}
+
+    fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
+        self.delivered += ack.acked_bytes;
+        if let Some(start) = self.recovery_start {
+            // The first ACK of a packet sent after recovery began ends it (RFC 9002 §7.3.2;
+            // TCP's recovery point); ns-3's CA_EVENT_COMPLETE_CWR restores the window.
+            if ack.largest_acked_sent_time > start {
+                self.recovery_start = None;
+                self.packet_conservation = false;
+                self.restore_cwnd();
+            }
+        }
+        self.update_model_and_state(cx, ack);
+        self.update_control_parameters(cx, ack);
+    }
+
+    fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
+        match ev.cause {
+            CongestionCause::Rto | CongestionCause::PersistentCongestion => {
+                // ns-3 CA_LOSS: save the window, the loss window (TCP: one segment), a new round.
+                self.save_cwnd();
+                self.cwnd = self.floor;
+                self.round_start = true;
+                self.recovery_start = Some(cx.now);
+                self.packet_conservation = false;
+            }
+            CongestionCause::Loss | CongestionCause::Ecn => {
+                if self.recovery_start.is_some_and(|s| ev.sent_time < s) {
+                    return; // one reaction per recovery period
+                }
+                // ns-3 CA_RECOVERY: in flight + what was acked (at least one segment), then
+                // packet conservation for one round.
+                self.save_cwnd();
+                self.recovery_start = Some(cx.now);
+                self.cwnd = (cx.bytes_in_flight + self.acked_this_ack.max(self.mds)).max(self.floor);
+                self.packet_conservation = true;
+                self.next_round_delivered = self.delivered;
+            }
+        }
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn owns_recovery_window(&self) -> bool {
+        true
+    }
+
+    fn pacing_rate(&self, _cx: &CcCtx) -> Option<Rate> {
+        (self.pacing_bps > 0).then(|| Rate::bps(self.pacing_bps))
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        let state = if self.recovery_start.is_some() {
+            CcState::Recovery
+        } else if self.mode == Mode::Startup {
+            CcState::SlowStart
+        } else {
+            CcState::CongestionAvoidance
+        };
+        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: u64::MAX, state }
+    }
+}
+
+#[cfg(test)]
+#[path = "bbr1_tests.rs"]
+mod tests;
