@@ -353,6 +353,8 @@ impl Endpoint for QuinnEndpoint {
             // The bytes declared lost, which quinn sends again.
             retransmitted_bytes: st.path.lost_bytes,
             acks_sent: st.frame_tx.acks,
+            // quinn's ECN is not driven here (the datagrams carry no codepoint to it yet).
+            ..TransportCounters::default()
         }
     }
 

@@ -89,7 +89,7 @@ fn mixed_udp_scenario_results_are_pinned() {
     // `ce_marks` and `ecn_events` columns; same events, same trace hash).
     assert_eq!(
         (trace.as_str(), tables.as_str(), events),
-        ("0f8c655a449ae6a3", "REPIN", 49131),
+        ("0f8c655a449ae6a3", "91ca97bac983c8a2", 49131),
         "results changed: trace_hash, tables hash, events"
     );
 }

@@ -235,6 +235,7 @@ mod tests {
                                 sack_permitted: sack_perm,
                             }),
                             records: SmallVec::new(),
+                            ecn: Default::default(),
                         };
                         let mut v = Vec::new();
                         tcp(&mut v, &seg, 1, 2, 7);

@@ -4,7 +4,7 @@
 //! not encrypt: STREAM and CRYPTO data and the tag are zeros, and header protection is absent,
 //! so the bytes are what a decrypted packet would look like, in the clear.
 
-use quicksim_transport::quic::packet::{varint_len, AEAD_TAG_LEN, IMMEDIATE_ACK_TYPE};
+use quicksim_transport::quic::packet::{varint_len, AckFrame, AEAD_TAG_LEN, IMMEDIATE_ACK_TYPE};
 use quicksim_transport::quic::{Frame, QuicPacket, SpaceId};
 
 /// QUIC version 1 (RFC 9000 §15).
@@ -20,6 +20,22 @@ pub fn varint(out: &mut Vec<u8>, v: u64) {
     }
 }
 
+/// Appends an ACK frame of type `ty` (RFC 9000 §19.3) without ECN counts.
+fn ack(out: &mut Vec<u8>, ty: u8, a: &AckFrame) {
+    let (s0, l0) = a.ranges[0];
+    out.push(ty);
+    varint(out, l0);
+    varint(out, a.ack_delay);
+    varint(out, a.ranges.len() as u64 - 1);
+    varint(out, l0 - s0);
+    let mut prev = s0;
+    for &(s, l) in &a.ranges[1..] {
+        varint(out, prev - l - 2);
+        varint(out, l - s);
+        prev = s;
+    }
+}
+
 /// Appends one frame; STREAM and CRYPTO data and PADDING are counted in `zeros` instead of
 /// written when they end the packet's written part (see [`packet`]). Returns the zero bytes
 /// the frame carries after its written part.
@@ -27,19 +43,13 @@ fn frame(out: &mut Vec<u8>, f: &Frame) -> u64 {
     match f {
         Frame::Padding(n) => return *n,
         Frame::Ping => out.push(0x01),
-        Frame::Ack(a) => {
-            let (s0, l0) = a.ranges[0];
-            out.push(0x02);
-            varint(out, l0);
-            varint(out, a.ack_delay);
-            varint(out, a.ranges.len() as u64 - 1);
-            varint(out, l0 - s0);
-            let mut prev = s0;
-            for &(s, l) in &a.ranges[1..] {
-                varint(out, prev - l - 2);
-                varint(out, l - s);
-                prev = s;
-            }
+        Frame::Ack(a) => ack(out, 0x02, a),
+        Frame::AckEcn(e) => {
+            // Type 0x03: the ACK frame followed by the ECT(0), ECT(1) and CE counts (§19.3.2).
+            ack(out, 0x03, &e.ack);
+            varint(out, e.counts.ect0);
+            varint(out, e.counts.ect1);
+            varint(out, e.counts.ce);
         }
         Frame::Crypto(c) => {
             let data = c.len + c.params.as_ref().map_or(0, |p| p.encoded_len());

@@ -3,6 +3,7 @@
 //! (`quic:` names). Only field names and event names differ; the values are the same.
 
 use quicksim_engine::SimDuration;
+use quicksim_transport::quic::packet::AckFrame;
 use quicksim_transport::quic::{Frame, QuicPacket, SpaceId};
 use quicksim_transport::{LossTrigger, TraceParams, TransportMetrics};
 use serde_json::{json, Value};
@@ -167,21 +168,27 @@ fn packet_type(s: SpaceId) -> &'static str {
     }
 }
 
+/// An ACK frame as qlog writes it: ranges as [smallest, largest], in ascending order (the
+/// frame holds them descending); the ECN counts are added by the caller for ACK_ECN.
+fn ack(a: &AckFrame, ack_delay_exponent: u8) -> Value {
+    let ranges: Vec<Value> =
+        a.ranges.iter().rev().map(|&(s, l)| if s == l { json!([s]) } else { json!([s, l]) }).collect();
+    let delay_us = a.ack_delay << ack_delay_exponent;
+    json!({"frame_type": "ack", "ack_delay": delay_us as f64 / 1e3, "acked_ranges": ranges})
+}
+
 /// A frame as qlog writes it (the same in both dialects).
 fn frame(f: &Frame, ack_delay_exponent: u8) -> Value {
     match f {
         Frame::Padding(n) => json!({"frame_type": "padding", "length": n}),
         Frame::Ping => json!({"frame_type": "ping"}),
-        Frame::Ack(a) => {
-            // Ranges as [smallest, largest], in ascending order (the frame holds them descending).
-            let ranges: Vec<Value> = a
-                .ranges
-                .iter()
-                .rev()
-                .map(|&(s, l)| if s == l { json!([s]) } else { json!([s, l]) })
-                .collect();
-            let delay_us = a.ack_delay << ack_delay_exponent;
-            json!({"frame_type": "ack", "ack_delay": delay_us as f64 / 1e3, "acked_ranges": ranges})
+        Frame::Ack(a) => ack(a, ack_delay_exponent),
+        Frame::AckEcn(e) => {
+            let mut v = ack(&e.ack, ack_delay_exponent);
+            v["ect0"] = json!(e.counts.ect0);
+            v["ect1"] = json!(e.counts.ect1);
+            v["ce"] = json!(e.counts.ce);
+            v
         }
         Frame::Crypto(c) => json!({"frame_type": "crypto", "offset": c.offset, "length": c.len}),
         Frame::Stream(s) => {
