@@ -13,7 +13,8 @@ import pytest
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
-SHORT = ("--set", "run.duration=3s", "--set", "run.record.delays=true", "--no-plots", "-q")  # the flow starts at 2 s
+# The flow starts at 2 s.
+SHORT = ("--set", "run.duration=3s", "--set", "run.record.delays=true", "--no-plots", "-q")
 
 
 def _records(path: Path) -> list[dict[str, object]]:

@@ -404,7 +404,12 @@ def _element_index(items: list[Any], segment: str, where: str, raw: str) -> int:
         raise ScenarioError(
             f"override {raw!r}: {where} has {len(named)} elements named {segment!r}; use an index"
         )
-    names = [str(item["name"]) for item in items if isinstance(item, dict) and "name" in item]
+    # Names as written by an earlier override may hold any character: quoted where they would
+    # break the one-line message.
+    names = [
+        n if n.isprintable() else repr(n)
+        for n in (str(item["name"]) for item in items if isinstance(item, dict) and "name" in item)
+    ]
     hint = (
         f"names: {', '.join(names)}"
         if names

@@ -15,6 +15,7 @@ mod flows;
 mod link_cfg;
 pub mod normalize;
 pub mod output;
+mod outputs;
 mod payload;
 pub mod plugins;
 pub mod schema;

@@ -12,8 +12,8 @@ pub mod range_set;
 pub mod tcp;
 
 pub use endpoint::{
-    AppEvent, EcnCodepoint, EcnState, Endpoint, LossTrigger, Role, TraceEvent, TraceParams, TransportCounters,
-    TransportMetrics, WirePacket,
+    AppEvent, EcnCodepoint, EcnState, Endpoint, LossTrigger, Role, TraceEvent, TraceParams,
+    TransportCounters, TransportMetrics, WirePacket,
 };
 
 pub use quic::{ConnEvent, ConnMetrics, ConnStats, Connection, HeaderProfile, QuicConfig, QuicPacket};

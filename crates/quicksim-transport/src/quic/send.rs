@@ -437,7 +437,8 @@ impl Connection {
             pkt.ecn = EcnCodepoint::Ect0;
         }
         let rate = Default::default();
-        let sent = SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, ect, frames, ack_largest, rate };
+        let sent =
+            SentPacket { pn, time_sent: now, size, ack_eliciting, in_flight, ect, frames, ack_largest, rate };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
