@@ -71,9 +71,9 @@ pub(crate) fn sinks(
         rc.max_samples,
     );
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
-    let delays = DelayStats::from_record(rc, &names, &rec).map_err(|(f, m)| err(f, m))?;
+    let delays = DelayStats::from_record(rc, names, &rec).map_err(|(f, m)| err(f, m))?;
     let kinds: Vec<&str> = flows.iter().map(|f| f.spec.kind).collect();
-    let mut extra = QlogSink::from_record(&rc.qlog, &names, &kinds).map_err(|(f, m)| err(f, m))?;
+    let mut extra = QlogSink::from_record(&rc.qlog, names, &kinds).map_err(|(f, m)| err(f, m))?;
     extra.extend(plugins.sinks.iter().map(|(_, s)| s.make(flows.len())));
     let capture = match &sc.run.capture {
         None => None,
@@ -90,7 +90,7 @@ pub(crate) fn sinks(
                     dcid_len,
                 })
                 .collect();
-            Capture::new(c, plugins.out_dir.as_deref(), &net, &infos)?.map(Box::new)
+            Capture::new(c, plugins.out_dir.as_deref(), net, &infos)?.map(Box::new)
         }
     };
     Ok(Sinks::new(rec, delays, extra, capture))
