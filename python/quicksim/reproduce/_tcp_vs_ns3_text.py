@@ -83,18 +83,18 @@ periodic ratios agree to 4 digits across the RTTs).
 * **Random streams.** ns-3's loss and UDP draws are not quicksim's, so the random-loss Mathis
   points compare different loss sequences. One run's ratio scatters by ±3-10 % (the number of
   losses itself varies by 1/sqrt(n): 400 at p = 0.1 %, 95 at p = 0.005 %; ns-3's own batch-mean
-  CI says as much), too much for a 5 % bound between two single runs. So quicksim's side is the
-  mean of 5 seeds at each random-loss point, and ns-3's the mean of its runs 1-5 at RTT 20 ms
-  (run 1 at the other RTTs: an ns-3 point costs 20-110 s). ns-3's run 1 is the same loss
-  sequence at every RTT (its ratios agree to 3-4 digits), so its RTTs are not independent
-  samples. At RTT 20 ms, with 5 runs on each side, all six random-loss points agree within
-  2.4 % but one (delayed ACKs, p = 0.02 %: +4.4 %). ns-3's five runs there span 0.91-1.06
-  (random, p = 0.005 %) and 0.66-0.78 (delayed ACKs, p = 0.005 %); its run 1, the only one at
-  the other RTTs, is at the top of both (1.063 against a 5-run mean of 1.009; 0.775 against
-  0.723). The random-loss points that fail at RTT 2, 52 and 100 ms fail against that one run:
-  quicksim's 5-seed means there are within 4 % of ns-3's 5-run mean at 20 ms. More ns-3 runs
-  at every RTT (about 20 minutes of one core per RTT) would settle them; the periodic points
-  have no such noise and agree within 2 %.
+  CI says as much), too much for a 5 % bound between two single runs. So each side is a mean:
+  quicksim's of 10 seeds, ns-3's of its runs 1-5. ns-3's runs 2-5 were run at RTT 2 and 20 ms;
+  at 52 and 100 ms they are the 20-ms runs carried over (`carried_from_rtt_ms` in the CSV), since
+  ns-3's run k draws the same loss sequence at every RTT: its ratio at 52 and 100 ms equals the
+  20-ms one to 10 digits at p <= 0.02 % (run 1 everywhere, runs 2 and 3 at 100 ms measured) and
+  within 0.85 % at p = 0.1 %, where a rare timeout costs more round trips at 20 ms. At 2 ms the
+  minimum RTO makes the ratios differ by up to 11 %, so 2 ms has runs of its own. Compared so,
+  every Mathis point agrees within 3.9 %. An earlier version compared quicksim's 5-seed means
+  with ns-3's run 1 alone outside 20 ms, and five points failed: run 1 sits at the top of ns-3's
+  spread (1.063 against a 5-run mean of 1.009 for random loss at p = 0.005 %), and 5 quicksim
+  seeds still scattered ±4 % from RTT to RTT. The periodic points have no such noise and agree
+  within 2 %.
 * **RTOs at RTT 2 ms.** The minimum RTO of 1 s is 500 round trips at RTT 2 ms: each of the
   rare timeouts (0-2 per run, in both simulators) costs ~4.5 % of a 22-s run there and ~0.5 %
   at 20 ms, so the 2-ms points scatter with the number of RTOs (ns-3's delayed-ACK run 1 at
