@@ -25,12 +25,29 @@ def run(
 
     Files the run writes itself (`run.capture`: capture.pcapng) go to `out_dir`.
 
-    Numeric columns are `array.array` ("d" float64, "q" int64; read them with numpy through the
-    buffer protocol), string columns are lists.
+    Number columns are `Column`s (float64, int64), which numpy reads in place; the built-in
+    tables' name columns are `Strings` (dictionary-encoded); other string columns are lists.
 
     `progress(sim_time_s, events_so_far)` is called periodically; returning False stops the run
     early (then meta["stopped_early"] is True).
     """
+
+class Column:
+    """A number column of a run's output, owned by the core: `numpy.asarray(column)` reads it in
+    place (read-only, the array keeps the column alive)."""
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]: ...
+    def __len__(self) -> int: ...
+
+class Strings:
+    """A dictionary-encoded string column: row i is `labels[codes[i]]`."""
+
+    codes: Column
+    """The rows' indexes into `labels` (uint32)."""
+    labels: list[str]
+    """Each distinct string once."""
+    def __len__(self) -> int: ...
 
 def validate(scenario_json: str, controllers: dict[str, type] | None = None) -> str:
     """Check the scenario completely (schema and build); return it as normalized JSON: values in

@@ -2,6 +2,7 @@
 
     python -m quicksim.bench [--duration 10] [--seed 1] [--json]
     python -m quicksim.bench --outputs 10000     # the output steps of 10 000 short flows
+    python -m quicksim.bench --overhead          # per-run cost beyond the run loop (showcase)
 
 Two constant-rate UDP flows of 1472 B payloads (1500 B IP packets) at 600 Mbit/s each offer
 1.2 Gbit/s to a 1 Gbit/s, 10 ms bottleneck with a 100-packet drop-tail queue, so the bottleneck
@@ -26,6 +27,7 @@ __all__ = [
     "SUITE",
     "measure",
     "outputs",
+    "overhead",
     "scenario",
     "short_flows_scenario",
     "suite_worker",
@@ -100,17 +102,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="instead: time each output step (tables, summary, Parquet, plots) of a run of FLOWS "
         "short bulk flows, as `quicksim run` does them",
     )
+    parser.add_argument(
+        "--overhead",
+        type=int,
+        nargs="?",
+        const=20,
+        metavar="RUNS",
+        help="instead: the per-run cost of `quicksim.run` + summary() beyond the core's run loop "
+        "on the showcase, medians of RUNS runs in one process (default 20)",
+    )
     args = parser.parse_args(argv)
     if not args.duration > 0:
         parser.error("--duration must be positive")
     if args.outputs is not None and args.outputs < 1:
         parser.error("--outputs must be at least 1")
+    if args.overhead is not None and args.overhead < 1:
+        parser.error("--overhead must be at least 1")
     from .cli._common import handle_errors
 
     return handle_errors(lambda: _report(args))
 
 
 def _report(args: argparse.Namespace) -> int:
+    if args.overhead is not None:
+        return _report_overhead(args.overhead, args.json)
     if args.outputs is not None:
         o = outputs(args.outputs)
         if args.json:
@@ -132,6 +147,26 @@ def _report(args: argparse.Namespace) -> int:
     print(f"  packet-hops       {m['packet_hops']:,}  ({m['packet_hops_per_s'] / 1e6:.2f} M/s)")
     print(f"  sim s per wall s  {m['sim_s_per_wall_s']:.3f}")
     print(f"  bottleneck util.  {'-' if util is None else f'{100 * util:.1f} %'}")
+    return 0
+
+
+def _report_overhead(runs: int, as_json: bool) -> int:
+    o = overhead(runs)
+    if as_json:
+        print(json.dumps(o, indent=2))
+        return 0
+    ms = {k: 1e3 * v for k, v in o.items() if k.endswith("_s") and isinstance(v, float)}
+    print(f"{o['scenario']}: medians of {o['runs']} runs in one process (load {o['loadavg']})")
+    print(f"  run loop (core)          {ms['loop_s']:8.2f} ms")
+    print(f"  rest of quicksim.run     {ms['run_rest_s']:8.2f} ms")
+    print(f"  all DataFrames           {ms['tables_s']:8.2f} ms")
+    print(f"  summary()                {ms['summary_s']:8.2f} ms")
+    print(f"  outside the run loop     {ms['outside_s']:8.2f} ms  ({o['ratio']:.2f}x the run loop)")
+    f = o["first_run"]
+    print(
+        f"  first run, fresh process: import {1e3 * f['import_s']:.0f} ms, quicksim.run "
+        f"{1e3 * f['run_s']:.0f} ms (loop {1e3 * f['loop_s']:.0f} ms), summary {1e3 * f['summary_s']:.0f} ms"
+    )
     return 0
 
 
@@ -459,6 +494,66 @@ def outputs(flows: int = 10_000, plots: bool = True) -> dict[str, Any]:
         "rows": rows,
         "core_wall_s": result.meta.get("wall_s"),
         **times,
+    }
+
+
+_FIRST_RUN = """
+import json, sys, time
+t0 = time.perf_counter()
+import quicksim
+t1 = time.perf_counter()
+r = quicksim.run(sys.argv[1])
+t2 = time.perf_counter()
+r.summary()
+t3 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "run_s": t2 - t1, "loop_s": r.meta["wall_s"], "summary_s": t3 - t2}))
+"""
+
+
+def overhead(runs: int = 20, scenario: str = "linksharing") -> dict[str, Any]:
+    """What `quicksim.run` costs beyond the core's run loop, per run, in one process (the case of
+    a sweep of many short runs), on the showcase: medians over `runs` runs of the run loop's own
+    wall time (`meta["wall_s"]`), of the rest of `quicksim.run` (scenario in, the core's
+    building and tables, their hand-over, normalization, the `Result`), of making every
+    DataFrame and of `summary()` (tables' hash, per-flow means). `outside_s` is the sum of the
+    last three per run, the overhead a run that is summarized pays; `ratio` its median over the
+    loop's. The first run of a fresh process (imports: numpy, pandas) is measured apart, in a
+    subprocess. Wall seconds, with the load average: a measurement, not a timed test."""
+    import os
+    import statistics
+    import subprocess
+
+    rows: list[dict[str, float]] = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = api.run(scenario)
+        ran = time.perf_counter()
+        _ = result.tables
+        tabled = time.perf_counter()
+        result.summary()
+        done = time.perf_counter()
+        loop = float(result.meta["wall_s"])
+        rows.append(
+            {
+                "loop_s": loop,
+                "run_rest_s": ran - started - loop,
+                "tables_s": tabled - ran,
+                "summary_s": done - tabled,
+                "outside_s": done - started - loop,
+            }
+        )
+    medians = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_RUN, scenario], capture_output=True, text=True, check=True
+    )
+    return {
+        "scenario": scenario,
+        "runs": runs,
+        **medians,
+        "ratio": statistics.median(r["outside_s"] / r["loop_s"] for r in rows),
+        "first_run": json.loads(out.stdout),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "all": rows,
     }
 
 

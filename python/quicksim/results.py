@@ -83,6 +83,15 @@ class Result:
         self._flow_arrays: dict[str, np.ndarray] = {}
         self.name: str = name or "scenario"
 
+    def __getstate__(self) -> dict[str, Any]:
+        """For pickle (a Result sent between processes): the core's columns, which numpy reads
+        in place but which do not pickle themselves, as numpy arrays."""
+        state = dict(self.__dict__)
+        state["_raw_tables"] = {
+            name: {c: _picklable(v) for c, v in columns.items()} for name, columns in self._raw_tables.items()
+        }
+        return state
+
     def __repr__(self) -> str:
         m = self._meta
         return (
@@ -593,6 +602,11 @@ def _conform(name: str, df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _column(values: Any, dtype: str | None) -> Any:
+    if hasattr(values, "codes") and hasattr(values, "labels"):
+        return _categorical(np.asarray(values.codes), list(values.labels))
+    if hasattr(values, "__array_interface__"):
+        # The core's number column: numpy reads it in place (the DataFrame then copies it once).
+        return np.asarray(values) if dtype is None else np.asarray(values, dtype=dtype)
     if dtype == "category":
         return pd.Categorical([None if v is None else str(v) for v in values])
     if dtype is not None:
@@ -603,11 +617,79 @@ def _column(values: Any, dtype: str | None) -> Any:
     return pd.Series(list(values)) if len(values) else pd.Series([], dtype=object)
 
 
+class _Strings:
+    """A dictionary-encoded string column as plain Python and numpy (the core's, pickled)."""
+
+    __slots__ = ("codes", "labels")
+
+    def __init__(self, codes: np.ndarray, labels: list[str]) -> None:
+        self.codes, self.labels = codes, labels
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+
+def _picklable(values: Any) -> Any:
+    if hasattr(values, "codes") and hasattr(values, "labels"):
+        return _Strings(np.asarray(values.codes), list(values.labels))
+    if hasattr(values, "__array_interface__"):
+        return np.asarray(values)
+    return values
+
+
+def _categorical(codes: np.ndarray, labels: list[str]) -> pd.Categorical:
+    """The dictionary-encoded column `labels[codes]` as the categorical that
+    `pd.Categorical(labels[codes])` makes (categories: the labels in use, sorted; equal labels
+    merged), without a Python step per row."""
+    used = np.flatnonzero(np.bincount(codes, minlength=len(labels)))
+    categories = sorted({labels[i] for i in used})
+    if not categories:  # an empty column: exactly what the row-by-row path makes of none
+        return pd.Categorical([])
+    position = {c: k for k, c in enumerate(categories)}
+    remap = np.full(len(labels), -1, dtype=np.int64)
+    for i in used:
+        remap[i] = position[labels[i]]
+    return pd.Categorical.from_codes(remap[codes], dtype=_category_dtype(tuple(categories)))
+
+
+_CATEGORY_DTYPES: dict[tuple[str, ...], pd.CategoricalDtype] = {}
+"""Categorical dtypes by their categories: making one checks and converts every category (the
+larger part of a small table's cost), and the runs of a sweep share their names."""
+
+
+def _category_dtype(categories: tuple[str, ...]) -> pd.CategoricalDtype:
+    dtype = _CATEGORY_DTYPES.get(categories)
+    if dtype is None:
+        if len(_CATEGORY_DTYPES) >= 256:  # bounded: a long session of varied scenarios
+            _CATEGORY_DTYPES.clear()
+        dtype = _CATEGORY_DTYPES[categories] = pd.CategoricalDtype(list(categories))
+    return dtype
+
+
+def _category_codes(s: pd.Series) -> tuple[np.ndarray, list[Any]] | None:
+    """What `pd.factorize(s.astype(object), sort=True)` gives for a categorical of strings
+    (codes, -1 for a null; the values present, sorted), from its codes and categories without a
+    step per row; None for anything else (the caller then factorizes)."""
+    if not isinstance(s.dtype, pd.CategoricalDtype):
+        return None
+    codes = s.cat.codes.to_numpy()
+    categories = s.cat.categories
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(categories)))
+    present = [categories[i] for i in used]
+    if not all(type(v) is str for v in present):
+        return None
+    order = sorted(range(len(present)), key=present.__getitem__)
+    remap = np.full(len(categories) + 1, -1, dtype=np.int64)  # the last entry: a null (-1)
+    remap[used[order]] = np.arange(len(order))
+    return remap[codes], [present[k] for k in order]
+
+
 def _column_bytes(s: pd.Series) -> bytes:
     """A canonical byte form of a column, independent of in-memory vs Parquet dtypes."""
     kind = s.dtype.kind
     if isinstance(s.dtype, pd.CategoricalDtype) or kind in "OSUT" or pd.api.types.is_string_dtype(s.dtype):
-        codes, uniques = pd.factorize(s.astype(object), sort=True)
+        fast = _category_codes(s)
+        codes, uniques = pd.factorize(s.astype(object), sort=True) if fast is None else fast
         labels = json.dumps([str(u) for u in uniques]).encode()
         return b"s" + labels + b"\0" + _raw(codes, "<i8")
     mask = s.isna().to_numpy()

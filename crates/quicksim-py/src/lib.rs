@@ -2,6 +2,7 @@
 //! and maps every error to a quicksim exception; no simulation logic lives here. Controllers
 //! written in Python reach the run through `pycc`.
 
+mod columns;
 mod pycc;
 
 use std::sync::{Arc, Mutex};
@@ -10,7 +11,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use quicksim_scenario::{Column, RunOutput};
+use quicksim_scenario::RunOutput;
 
 create_exception!(
     _core,
@@ -65,45 +66,12 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
     let d = PyDict::new(py);
     d.set_item("meta", json_to_py(py, out.meta)?)?;
     d.set_item("totals", json_to_py(py, out.totals)?)?;
-    // Numeric columns cross as `array.array` buffers (one copy of the bytes, no Python object
-    // per value; numpy and pandas read them through the buffer protocol). String columns repeat
-    // a few names (flows, queues, links), so each distinct string becomes one Python object and
-    // the list holds references to it.
-    let array = py.import("array")?.getattr("array")?;
-    let typed = |code: &str, bytes: Vec<u8>| -> PyResult<Bound<'py, PyAny>> {
-        let a = array.call1((code,))?;
-        a.call_method1("frombytes", (pyo3::types::PyBytes::new(py, &bytes),))?;
-        Ok(a)
-    };
+    // Each column moves into Python as it is (`columns`): no value is copied or converted here.
     let tables = PyDict::new(py);
     for (name, cols) in out.tables {
         let t = PyDict::new(py);
         for (cname, col) in cols {
-            match col {
-                Column::F64(v) => {
-                    t.set_item(cname, typed("d", v.iter().flat_map(|x| x.to_ne_bytes()).collect())?)?
-                }
-                Column::I64(v) => {
-                    t.set_item(cname, typed("q", v.iter().flat_map(|x| x.to_ne_bytes()).collect())?)?
-                }
-                Column::Str(v) => {
-                    let mut seen: std::collections::HashMap<&str, Bound<'py, PyAny>> =
-                        std::collections::HashMap::new();
-                    let l = PyList::empty(py);
-                    for s in &v {
-                        let o = match seen.get(s.as_str()) {
-                            Some(o) => o.clone(),
-                            None => {
-                                let o = s.into_pyobject(py)?.into_any();
-                                seen.insert(s.as_str(), o.clone());
-                                o
-                            }
-                        };
-                        l.append(o)?;
-                    }
-                    t.set_item(cname, l)?
-                }
-            }
+            t.set_item(cname, columns::to_py(py, col)?)?;
         }
         tables.set_item(name, t)?;
     }
@@ -277,6 +245,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;
+    m.add_class::<columns::PyColumn>()?;
+    m.add_class::<columns::PyStrings>()?;
     m.add_class::<pycc::PyCtx>()?;
     m.add_class::<pycc::PyInit>()?;
     m.add_class::<pycc::PySent>()?;

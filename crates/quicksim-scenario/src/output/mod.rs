@@ -30,6 +30,14 @@ pub enum Column {
     F64(Vec<f64>),
     I64(Vec<i64>),
     Str(Vec<String>),
+    /// Strings as indexes into `labels` (Arrow's dictionary encoding): the built-in tables'
+    /// names (flows, queues, links, nodes) repeat on every row, so each is stored once and a
+    /// row costs 4 bytes instead of a `String`. Row i is `labels[codes[i]]`; the column's
+    /// type is `str`, as [`Column::Str`]'s.
+    Dict {
+        codes: Vec<u32>,
+        labels: Vec<String>,
+    },
 }
 
 impl Column {
@@ -38,10 +46,22 @@ impl Column {
             Column::F64(v) => v.len(),
             Column::I64(v) => v.len(),
             Column::Str(v) => v.len(),
+            Column::Dict { codes, .. } => codes.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+    /// The rows of a string column ([`Column::Str`] or [`Column::Dict`]), `None` for a number
+    /// column.
+    pub fn strings(&self) -> Option<Vec<&str>> {
+        match self {
+            Column::Str(v) => Some(v.iter().map(String::as_str).collect()),
+            Column::Dict { codes, labels } => {
+                Some(codes.iter().map(|&c| labels[c as usize].as_str()).collect())
+            }
+            Column::F64(_) | Column::I64(_) => None,
+        }
     }
 }
 

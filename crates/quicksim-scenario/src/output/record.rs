@@ -99,6 +99,29 @@ enum Truncated {
     Queue(u32),
 }
 
+/// A name column as codes into `labels` (the run's flow, channel or node names): no `String`
+/// per row (the queue series alone has one row per queue change).
+fn dict(codes: Vec<u32>, labels: &[String]) -> Column {
+    Column::Dict { codes, labels: labels.to_vec() }
+}
+
+/// A column of a few distinct static strings (drop reasons), each stored once, labels in the
+/// order of first appearance.
+fn interned(values: &[&'static str]) -> Column {
+    let mut labels: Vec<&'static str> = Vec::new();
+    let codes = values
+        .iter()
+        .map(|v| match labels.iter().position(|l| l == v) {
+            Some(i) => i as u32,
+            None => {
+                labels.push(v);
+                (labels.len() - 1) as u32
+            }
+        })
+        .collect();
+    Column::Dict { codes, labels: labels.into_iter().map(String::from).collect() }
+}
+
 impl Recorder {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -364,7 +387,7 @@ impl Recorder {
                         _ => FlowBin::default(),
                     };
                     t.push(b as f64 * bin_s);
-                    fl.push(flow_names[fi].clone());
+                    fl.push(fi as u32);
                     let vals = [
                         x.app_sent_bytes,
                         x.wire_sent_bytes,
@@ -384,7 +407,7 @@ impl Recorder {
             "flows".into(),
             vec![
                 ("t_s".into(), Column::F64(t)),
-                ("flow".into(), Column::Str(fl)),
+                ("flow".into(), dict(fl, flow_names)),
                 ("app_sent_bytes".into(), Column::I64(a)),
                 ("wire_sent_bytes".into(), Column::I64(w)),
                 ("sent_packets".into(), Column::I64(sp)),
@@ -403,7 +426,7 @@ impl Recorder {
             for b in 0..nbins {
                 let x = bins.get(b).copied().unwrap_or(0);
                 t.push(b as f64 * bin_s);
-                l.push(chan_names[ci].clone());
+                l.push(ci as u32);
                 by.push(x as i64);
                 ut.push(x as f64 * 8.0 / (chan_rate_bps[ci] as f64 * bin_s));
             }
@@ -412,14 +435,14 @@ impl Recorder {
             "links".into(),
             vec![
                 ("t_s".into(), Column::F64(t)),
-                ("link".into(), Column::Str(l)),
+                ("link".into(), dict(l, chan_names)),
                 ("bytes".into(), Column::I64(by)),
                 ("utilization".into(), Column::F64(ut)),
             ],
         ));
 
         let secs = |v: &[u64]| Column::F64(v.iter().map(|&p| p as f64 * 1e-12).collect());
-        let names = |v: &[u32], n: &[String]| Column::Str(v.iter().map(|&i| n[i as usize].clone()).collect());
+        let names = |v: &[u32], n: &[String]| dict(v.to_vec(), n);
 
         out.push((
             "queues".into(),
@@ -438,7 +461,7 @@ impl Recorder {
                 ("queue".into(), names(&self.drops.key, chan_names)),
                 ("flow".into(), names(&drop_flow, flow_names)),
                 ("bytes".into(), Column::I64(self.drops.a.clone())),
-                ("reason".into(), Column::Str(self.drop_reason.iter().map(|s| s.to_string()).collect())),
+                ("reason".into(), interned(&self.drop_reason)),
             ],
         ));
         let ss = |f: fn(&ConnSample) -> i64| Column::I64(self.conn_rows.iter().map(f).collect());
@@ -480,7 +503,7 @@ impl Recorder {
             let mut touched = self.stream_bins[i].iter().peekable();
             for b in 0..nbins {
                 t.push(b as f64 * bin_s);
-                fl.push(flow_names[f as usize].clone());
+                fl.push(f);
                 st.push(sid as i64);
                 let v = touched.next_if(|(tb, _)| *tb as usize == b).map_or(0, |&(_, v)| v);
                 by.push(v as i64);
@@ -490,7 +513,7 @@ impl Recorder {
             "streams".into(),
             vec![
                 ("t_s".into(), Column::F64(t)),
-                ("flow".into(), Column::Str(fl)),
+                ("flow".into(), dict(fl, flow_names)),
                 ("stream".into(), Column::I64(st)),
                 ("delivered_bytes".into(), Column::I64(by)),
             ],
@@ -506,13 +529,10 @@ impl Recorder {
                 ("bytes".into(), Column::I64(self.trace.a.clone())),
                 (
                     "event".into(),
-                    Column::Str(
-                        self.trace
-                            .b
-                            .iter()
-                            .map(|&r| if r == 1 { "recv" } else { "send" }.to_string())
-                            .collect(),
-                    ),
+                    Column::Dict {
+                        codes: self.trace.b.iter().map(|&r| u32::from(r == 1)).collect(),
+                        labels: vec!["send".into(), "recv".into()],
+                    },
                 ),
             ],
         ));

@@ -17,7 +17,7 @@ impl ColumnType {
         match c {
             Column::F64(_) => ColumnType::F64,
             Column::I64(_) => ColumnType::I64,
-            Column::Str(_) => ColumnType::Str,
+            Column::Str(_) | Column::Dict { .. } => ColumnType::Str,
         }
     }
     pub fn as_str(self) -> &'static str {

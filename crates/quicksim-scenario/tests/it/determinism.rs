@@ -54,10 +54,13 @@ pub(crate) fn tables_hash(o: &RunOutput) -> u64 {
             match col {
                 Column::F64(v) => v.iter().for_each(|x| eat(&x.to_bits().to_le_bytes())),
                 Column::I64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
-                Column::Str(v) => v.iter().for_each(|s| {
-                    eat(s.as_bytes());
-                    eat(&[0]);
-                }),
+                // A dictionary-encoded column hashes as the strings it holds, row by row.
+                Column::Str(_) | Column::Dict { .. } => {
+                    col.strings().unwrap_or_default().iter().for_each(|s| {
+                        eat(s.as_bytes());
+                        eat(&[0]);
+                    })
+                }
             }
         }
     }

@@ -56,9 +56,10 @@ pub fn col_f64<'a>(o: &'a RunOutput, t: &str, c: &str) -> &'a [f64] {
         other => panic!("{t}.{c} is not an f64 column: {other:?}"),
     }
 }
-pub fn col_str<'a>(o: &'a RunOutput, t: &str, c: &str) -> &'a [String] {
-    match o.column(t, c) {
-        Some(Column::Str(v)) => v,
-        other => panic!("{t}.{c} is not a str column: {other:?}"),
+/// A string column's rows (plain or dictionary-encoded).
+pub fn col_str(o: &RunOutput, t: &str, c: &str) -> Vec<String> {
+    match o.column(t, c).and_then(Column::strings) {
+        Some(v) => v.into_iter().map(String::from).collect(),
+        None => panic!("{t}.{c} is not a str column: {:?}", o.column(t, c)),
     }
 }
