@@ -244,7 +244,10 @@ def run(
     seed = check_seed(seed)
     if out is not None and not isinstance(out, (str, os.PathLike)):
         raise ScenarioError(f"out: expected a folder path, not {_type_name(out)}")
-    doc = apply_overrides(load_scenario(scenario), sets)
+    # Read (checked, a fresh copy) once; a second copy only to apply overrides.
+    doc = load_scenario(scenario)
+    if not isinstance(sets, (list, tuple)) or sets:
+        doc = apply_overrides(doc, sets)
     text = _to_json(doc)
     core = _load_core()
     controllers = _controllers(doc)

@@ -207,7 +207,7 @@ class Result:
             for table in ("flows", "conn", "drops"):
                 found = self.table(table).get("flow")
                 if found is not None:
-                    new = sorted({str(f) for f in pd.unique(found.dropna())} - seen)
+                    new = sorted(_present(found) - seen)
                     names += new
                     seen.update(new)
             self._flow_names = names
@@ -402,7 +402,8 @@ class Result:
                 h.update(f"table {name} {len(df)}\n".encode())
                 for column in sorted(df.columns):
                     h.update(f"column {column}\n".encode())
-                    h.update(_column_bytes(df[column]))
+                    for part in _column_parts(df[column]):
+                        h.update(part)
             self._hash = h.hexdigest()
         return self._hash
 
@@ -578,8 +579,14 @@ def _nulls(name: str, df: pd.DataFrame) -> pd.DataFrame:
     for column, sentinel in _NO_VALUE.get(name, {}).items():
         if column not in df.columns:
             continue
-        if isinstance(sentinel, int):
+        values = df[column].to_numpy()
+        if isinstance(sentinel, int) and values.dtype == np.int64:
+            # The core's own column: the nullable array built directly (what astype + mask make).
+            df[column] = pd.arrays.IntegerArray(values.copy(), values == sentinel)
+        elif isinstance(sentinel, int):
             df[column] = df[column].astype("Int64").mask(df[column] == sentinel)
+        elif values.dtype == np.float64:
+            df[column] = np.where(values == sentinel, np.nan, values)
         else:
             df[column] = df[column].mask(df[column] == sentinel)
     return df
@@ -615,6 +622,22 @@ def _column(values: Any, dtype: str | None) -> Any:
         except (TypeError, ValueError):  # e.g. None in an integer column: keep what pandas infers
             pass
     return pd.Series(list(values)) if len(values) else pd.Series([], dtype=object)
+
+
+def _codes_and_categories(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """A categorical column's codes (-1: null) and categories, without making a Series."""
+    values = column.array
+    assert isinstance(values, pd.Categorical)
+    return values.codes, values.categories
+
+
+def _present(column: pd.Series) -> set[str]:
+    """The distinct non-null values of a column as strings (of a categorical: from its codes)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes, categories = _codes_and_categories(column)
+        used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(categories)))
+        return {str(v) for v in categories[used].tolist()}
+    return {str(f) for f in pd.unique(column.dropna())}
 
 
 class _Strings:
@@ -672,10 +695,9 @@ def _category_codes(s: pd.Series) -> tuple[np.ndarray, list[Any]] | None:
     step per row; None for anything else (the caller then factorizes)."""
     if not isinstance(s.dtype, pd.CategoricalDtype):
         return None
-    codes = s.cat.codes.to_numpy()
-    categories = s.cat.categories
+    codes, categories = _codes_and_categories(s)
     used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(categories)))
-    present = [categories[i] for i in used]
+    present = categories[used].tolist()
     if not all(type(v) is str for v in present):
         return None
     order = sorted(range(len(present)), key=present.__getitem__)
@@ -686,25 +708,36 @@ def _category_codes(s: pd.Series) -> tuple[np.ndarray, list[Any]] | None:
 
 def _column_bytes(s: pd.Series) -> bytes:
     """A canonical byte form of a column, independent of in-memory vs Parquet dtypes."""
+    return b"".join(_column_parts(s))
+
+
+def _column_parts(s: pd.Series) -> list[bytes | memoryview]:
+    """`_column_bytes` in pieces whose concatenation it is: the values as contiguous arrays that
+    a hash reads in place (SHA-256 over pieces = over their concatenation), no copy joined."""
     kind = s.dtype.kind
+    if isinstance(s.dtype, np.dtype) and kind in "biuf":
+        # A numpy column holds no nulls (a float's NaN is one of its values): no mask to look for.
+        tag, dtype = {"b": (b"b", "u1"), "i": (b"i", "<i8"), "u": (b"i", "<i8"), "f": (b"f", "<f8")}[kind]
+        return [tag, _raw(s.to_numpy(), dtype)]
     if isinstance(s.dtype, pd.CategoricalDtype) or kind in "OSUT" or pd.api.types.is_string_dtype(s.dtype):
         fast = _category_codes(s)
         codes, uniques = pd.factorize(s.astype(object), sort=True) if fast is None else fast
         labels = json.dumps([str(u) for u in uniques]).encode()
-        return b"s" + labels + b"\0" + _raw(codes, "<i8")
+        return [b"s" + labels + b"\0", _raw(codes, "<i8")]
     mask = s.isna().to_numpy()
     prefix = b"n" + np.packbits(mask).tobytes() if kind != "f" and mask.any() else b""
     if kind == "b":
-        return prefix + b"b" + _raw(s.to_numpy(dtype="u1", na_value=0), "u1")
+        return [prefix + b"b", _raw(s.to_numpy(dtype="u1", na_value=0), "u1")]
     if kind in "iu":
-        return prefix + b"i" + _raw(s.to_numpy(dtype="<i8", na_value=0), "<i8")
+        return [prefix + b"i", _raw(s.to_numpy(dtype="<i8", na_value=0), "<i8")]
     if kind == "f":
-        return b"f" + _raw(s.to_numpy(dtype="<f8"), "<f8")
-    return b"o" + json.dumps([str(v) for v in s]).encode()
+        return [b"f", _raw(s.to_numpy(dtype="<f8"), "<f8")]
+    return [b"o" + json.dumps([str(v) for v in s]).encode()]
 
 
-def _raw(values: Any, dtype: str) -> bytes:
-    return np.asarray(values, dtype=dtype).tobytes()
+def _raw(values: Any, dtype: str) -> memoryview:
+    """The bytes of `values` as a contiguous array of `dtype`, in place when it is one already."""
+    return np.ascontiguousarray(np.asarray(values, dtype=dtype)).data
 
 
 _PLAIN = (str, int, bool, type(None))
