@@ -152,3 +152,28 @@ def test_a_numpy_column_hashes_as_its_nullable_twin_without_nulls(values: list[A
     s = pd.Series(values)
     assert isinstance(s.dtype, np.dtype) and not isinstance(s.astype(nullable).dtype, np.dtype)
     assert _column_bytes(s) == _column_bytes(s.astype(nullable))
+
+
+def test_columns_outside_the_schema_keep_their_plain_types(raw: dict[str, Any]) -> None:
+    # A table the schema does not know (a sink of one's own): strings stay strings, numbers keep
+    # the core's type, as in the row-by-row path.
+    from quicksim.results import _Strings
+
+    flows = raw["tables"]["flows"]
+    labels = list(flows["flow"].labels)
+    codes = np.asarray(flows["flow"].codes)
+    rows = [labels[c] for c in codes]
+    core = {"who": flows["flow"], "t_s": flows["t_s"], "b": flows["delivered_bytes"]}
+    plain = {
+        "who": rows,
+        "t_s": np.asarray(flows["t_s"]).tolist(),
+        "b": np.asarray(flows["delivered_bytes"]).tolist(),
+    }
+    lazy = Result({"tables": {"custom": core}}).table("custom")
+    pd.testing.assert_frame_equal(
+        lazy, Result({"tables": {"custom": plain}}).table("custom"), check_exact=True
+    )
+    assert not isinstance(lazy["who"].dtype, pd.CategoricalDtype) and len(lazy) == len(rows) > 0
+    # The pickled form of a name column reads the same.
+    back = Result({"tables": {"custom": {"who": _Strings(codes, labels)}}}).table("custom")
+    assert back["who"].tolist() == rows

@@ -72,6 +72,7 @@ HOW: dict[str, tuple[str, str]] = {
     "/path/to/venv-with-ns3/bin/python": ("skip", "needs a Python with the ns-3 wheel (the user's path)"),
     "python -m quicksim.bench": (AS_WRITTEN, ""),
     "python -m quicksim.bench --outputs 10000": (AS_WRITTEN, "slow"),
+    "python -m quicksim.bench --overhead": (AS_WRITTEN, ""),
     "cargo run --release --example queue_bench -p quicksim-engine": (AS_WRITTEN, "slow"),
 }
 

@@ -610,7 +610,10 @@ def _conform(name: str, df: pd.DataFrame) -> pd.DataFrame:
 
 def _column(values: Any, dtype: str | None) -> Any:
     if hasattr(values, "codes") and hasattr(values, "labels"):
-        return _categorical(np.asarray(values.codes), list(values.labels))
+        labels = list(values.labels)
+        if dtype == "category":
+            return _categorical(np.asarray(values.codes), labels)
+        values = [labels[c] for c in np.asarray(values.codes).tolist()]  # not a name column
     if hasattr(values, "__array_interface__"):
         # The core's number column: numpy reads it in place (the DataFrame then copies it once).
         return np.asarray(values) if dtype is None else np.asarray(values, dtype=dtype)
