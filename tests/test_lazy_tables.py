@@ -177,3 +177,18 @@ def test_columns_outside_the_schema_keep_their_plain_types(raw: dict[str, Any]) 
     # The pickled form of a name column reads the same.
     back = Result({"tables": {"custom": {"who": _Strings(codes, labels)}}}).table("custom")
     assert back["who"].tolist() == rows
+
+
+def test_conn_stand_ins_become_the_nulls_astype_and_mask_made(raw: dict[str, Any]) -> None:
+    # The nulls are made with numpy now; pandas' own route (what the code did before) must agree.
+    conn = Result(raw).conn
+    core = raw["tables"]["conn"]
+    ssthresh = pd.Series(np.asarray(core["ssthresh_bytes"]))
+    expected = ssthresh.astype("Int64").mask(ssthresh == -1)
+    pd.testing.assert_series_equal(conn["ssthresh_bytes"], expected, check_names=False, check_exact=True)
+    for column in ("latest_rtt_s", "min_rtt_s"):
+        values = pd.Series(np.asarray(core[column]))
+        pd.testing.assert_series_equal(
+            conn[column], values.mask(values == 0.0), check_names=False, check_exact=True
+        )
+    assert conn["ssthresh_bytes"].isna().any() and conn["min_rtt_s"].isna().any()
