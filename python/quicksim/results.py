@@ -1,7 +1,9 @@
 """The outcome of one run as tidy pandas tables, with throughput helpers and Parquet files.
 
 A `Result` wraps what `_core.run` returns (`meta`, `tables`, `totals`) plus the normalized
-scenario. Tables become DataFrames on first access, with the column types of `SCHEMA`.
+scenario. Tables become DataFrames on first access, with the column types of `SCHEMA`; until
+then the core's columns are kept as it handed them over (numbers numpy reads in place, names
+dictionary-encoded), so a run costs no pandas work for a table nobody reads.
 `save(dir)` writes one Parquet file per table, `scenario.json` and `summary.json`; each file is
 written to a temporary name and renamed, and `summary.json` is written last, so a directory with
 a `summary.json` always holds a complete result.
@@ -107,6 +109,8 @@ class Result:
             raise KeyError(f"no table {name!r}; tables: {', '.join(self._names)}")
         if name not in self._frames:
             self._frames[name] = _nulls(name, _frame(name, self._raw_tables.get(name)))
+            # The frame holds its own copy (an array still reading the core's keeps it alive).
+            self._raw_tables.pop(name, None)
         return self._frames[name]
 
     @property
