@@ -15,6 +15,7 @@ mod normalize;
 mod qlog;
 mod quic;
 mod quinn;
+mod rto;
 mod tcp;
 mod toy_cc;
 mod toy_qdisc;

@@ -64,6 +64,12 @@ fn a_bulk_transfer_completes_after_the_handshake() {
     let t = f["completion_time_s"].as_f64().unwrap();
     assert!((0.82 + 0.024..1.2).contains(&t), "completion {t} s");
     assert_eq!(f["quinn"]["established"], json!(true));
+    // quinn-proto exposes neither rttvar nor its PTO: those columns are NaN (not 0), the
+    // smoothed RTT is there (at the end: 24 ms plus queueing).
+    let (srtt, var, rto) =
+        (col_f64(&o, "conn", "srtt_s"), col_f64(&o, "conn", "rttvar_s"), col_f64(&o, "conn", "rto_s"));
+    assert!(!srtt.is_empty() && var.iter().chain(rto).all(|x| x.is_nan()));
+    assert!(srtt.last().is_some_and(|&x| x >= 0.024), "{srtt:?}");
 }
 
 #[test]
