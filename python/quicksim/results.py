@@ -143,10 +143,15 @@ class Result:
 
     @property
     def conn(self) -> pd.DataFrame:
-        """QUIC congestion state on change: cwnd, ssthresh (null while unset), inflight, RTTs
-        (latest and min null before the first RTT sample; srtt starts at the initial RTT), plus the
-        sender's cumulative packets sent/acked/lost, retransmitted bytes and the receiver's ACK
-        frames at that moment."""
+        """The congestion state of every QUIC or TCP sender on change: cwnd, ssthresh (null while
+        unset), inflight, RTTs (latest and min null before the first RTT sample; QUIC's srtt
+        starts at the initial RTT, TCP's srtt and rttvar are 0 before it), rttvar_s, and rto_s:
+        the retransmission timeout with its current backoff, TCP's RTO (RFC 6298) or QUIC's PTO
+        period (RFC 9002 §6.2.1: (srtt + max(4 rttvar, 1 ms) + max_ack_delay) * 2**pto_count,
+        max_ack_delay 0 before the handshake is confirmed); both NaN for quinn flows, which do not
+        expose them. Plus the sender's cumulative packets sent/acked/lost, retransmitted bytes,
+        timeouts (retransmission-timer expiries: QUIC PTOs, TCP RTOs of SYN and data) and the
+        receiver's ACK frames, CE marks and ECN events at that moment."""
         return self.table("conn")
 
     @property

@@ -329,13 +329,14 @@ impl Endpoint for QuinnEndpoint {
         TransportMetrics {
             cwnd_bytes: st.path.cwnd,
             // quinn-proto exposes neither ssthresh nor bytes in flight, nor the latest RTT
-            // sample, the PTO count or the send buffer (docs: quinn flows).
+            // sample, rttvar, the PTO period or count or the send buffer (README: quinn flows).
             ssthresh_bytes: u64::MAX,
             bytes_in_flight: 0,
             latest_rtt: SimDuration::ZERO,
             smoothed_rtt: sim_dur(c.rtt()),
             min_rtt: sim_dur(st.path.min_rtt),
-            rttvar: SimDuration::ZERO,
+            rttvar: None,
+            rto: None,
             in_recovery: false,
             pto_count: 0,
             send_queue_bytes: 0,

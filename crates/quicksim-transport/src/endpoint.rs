@@ -45,7 +45,13 @@ pub struct TransportMetrics {
     pub latest_rtt: SimDuration,
     pub smoothed_rtt: SimDuration,
     pub min_rtt: SimDuration,
-    pub rttvar: SimDuration,
+    /// The RTT variation of the estimator; None if the stack does not expose it (quinn).
+    pub rttvar: Option<SimDuration>,
+    /// The current retransmission timeout, backoff included: TCP's RTO (RFC 6298 §2, §5.5),
+    /// QUIC's PTO period (RFC 9002 §6.2.1: (smoothed_rtt + max(4·rttvar, kGranularity) +
+    /// max_ack_delay) · 2^pto_count, max_ack_delay 0 until the handshake is confirmed). None if
+    /// the stack does not expose it (quinn).
+    pub rto: Option<SimDuration>,
     pub in_recovery: bool,
     /// Consecutive probe or retransmission timeouts (QUIC's PTO count, TCP's RTO backoff).
     pub pto_count: u32,
@@ -95,6 +101,9 @@ pub struct TransportCounters {
     pub packets_lost: u64,
     /// Payload bytes sent again.
     pub retransmitted_bytes: u64,
+    /// Expiries of the retransmission timer: QUIC's PTOs (RFC 9002 §6.2), TCP's RTOs of the
+    /// SYN and of data (RFC 6298 §5.4). Loss-time timer expiries (QUIC) are not counted.
+    pub timeouts: u64,
     /// Acknowledgements sent (QUIC: ACK frames; TCP: segments carrying a new ACK).
     pub acks_sent: u64,
     /// Packets or segments that arrived at this endpoint marked Congestion Experienced (the

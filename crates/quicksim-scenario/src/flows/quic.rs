@@ -31,6 +31,8 @@ impl Transport for Connection {
             "bytes_sent": s.bytes_sent,
             "stream_bytes_sent": s.stream_bytes_sent,
             "retransmitted_bytes": s.retransmitted_bytes,
+            // PTO expiries (RFC 9002 §6.2; anti-deadlock ones included).
+            "timeouts": s.pto_count_total,
             "ack_frames_sent": r.ack_frames_sent,
             "ack_only_packets_sent": r.ack_only_packets_sent,
             "receiver_packets_sent": r.packets_sent,

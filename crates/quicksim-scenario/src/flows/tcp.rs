@@ -37,6 +37,8 @@ impl Transport for Connection {
             "fast_retransmits": s.fast_retransmits,
             "rtos": s.rtos,
             "syn_retransmits": s.syn_retransmits,
+            // Every retransmission-timer expiry, SYN's and data's: QUIC's totals have the same key.
+            "timeouts": s.rtos + s.syn_timeouts,
             "sack_recoveries": s.sack_recoveries,
             "reno_recoveries": s.reno_recoveries,
             "dup_acks_received": s.dup_acks,

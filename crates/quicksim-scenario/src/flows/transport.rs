@@ -270,6 +270,8 @@ where
                 srtt: m.smoothed_rtt,
                 latest_rtt: m.latest_rtt,
                 min_rtt: m.min_rtt,
+                rttvar: m.rttvar,
+                rto: m.rto,
             };
             let last = &mut self.common.last;
             if last.as_deref() != Some(&sample) {
@@ -286,6 +288,7 @@ where
                     packets_acked: s.packets_acked,
                     packets_lost: s.packets_lost,
                     retransmitted_bytes: s.retransmitted_bytes,
+                    timeouts: s.timeouts,
                     ack_frames_sent: r.acks_sent,
                     ce_marks: r.ce_received,
                     ecn_events: s.ecn_congestion_events,

@@ -471,6 +471,10 @@ impl Recorder {
         let sd = |f: fn(&ConnSample) -> SimDuration| {
             Column::F64(self.conn_rows.iter().map(|r| f(r).as_secs_f64()).collect())
         };
+        // NaN where the transport does not expose the value (quinn).
+        let sdo = |f: fn(&ConnSample) -> Option<SimDuration>| {
+            Column::F64(self.conn_rows.iter().map(|r| f(r).map_or(f64::NAN, |d| d.as_secs_f64())).collect())
+        };
         out.push((
             "conn".into(),
             vec![
@@ -485,10 +489,13 @@ impl Recorder {
                 ("srtt_s".into(), sd(|r| r.srtt)),
                 ("latest_rtt_s".into(), sd(|r| r.latest_rtt)),
                 ("min_rtt_s".into(), sd(|r| r.min_rtt)),
+                ("rttvar_s".into(), sdo(|r| r.rttvar)),
+                ("rto_s".into(), sdo(|r| r.rto)),
                 ("packets_sent".into(), cc(|c| c.packets_sent)),
                 ("packets_acked".into(), cc(|c| c.packets_acked)),
                 ("packets_lost".into(), cc(|c| c.packets_lost)),
                 ("retransmitted_bytes".into(), cc(|c| c.retransmitted_bytes)),
+                ("timeouts".into(), cc(|c| c.timeouts)),
                 ("ack_frames_sent".into(), cc(|c| c.ack_frames_sent)),
                 ("ce_marks".into(), cc(|c| c.ce_marks)),
                 ("ecn_events".into(), cc(|c| c.ecn_events)),

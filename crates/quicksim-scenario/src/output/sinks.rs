@@ -16,6 +16,8 @@ pub struct ConnCounters {
     pub packets_acked: u64,
     pub packets_lost: u64,
     pub retransmitted_bytes: u64,
+    /// Expiries of the sender's retransmission timer (QUIC: PTOs; TCP: RTOs of SYN and data).
+    pub timeouts: u64,
     /// ACK frames the receiving end has sent.
     pub ack_frames_sent: u64,
     /// Packets the receiving end got marked CE (ECN), and the congestion events the sender
@@ -33,6 +35,10 @@ pub struct ConnSample {
     pub srtt: SimDuration,
     pub latest_rtt: SimDuration,
     pub min_rtt: SimDuration,
+    /// None where the stack does not expose them (quinn).
+    pub rttvar: Option<SimDuration>,
+    /// The retransmission timeout with its backoff (QUIC: the PTO period).
+    pub rto: Option<SimDuration>,
 }
 
 /// A packet as sinks see it.

@@ -8,40 +8,35 @@ use super::*;
 use quicksim_net::{DropReason, Packet, Qdisc, QdiscCtx, Queued, Verdict};
 use quicksim_scenario::plugins::Plugins;
 use serde_json::json;
-use std::collections::VecDeque;
 
 /// FIFO of at most `limit` packets that marks (or, for a Not-ECT packet, drops) every packet
 /// offered while it holds `k` or more.
 struct StepMark<P> {
     k: usize,
     limit: usize,
-    q: VecDeque<Packet<P>>,
-    bytes: u64,
+    q: Fifo<P>,
 }
 
 impl<P> Qdisc<P> for StepMark<P> {
     fn enqueue(&mut self, cx: &mut QdiscCtx<'_, P>, p: Queued<P>) -> Verdict<P> {
         let mut pkt = p.pkt;
-        if self.q.len() >= self.limit {
+        if self.q.packets() >= self.limit {
             return Verdict::Dropped(pkt, DropReason::Overflow);
         }
-        if self.q.len() >= self.k && !cx.mark(&mut pkt) {
+        if self.q.packets() >= self.k && !cx.mark(&mut pkt) {
             return Verdict::Dropped(pkt, DropReason::Aqm);
         }
-        self.bytes += pkt.ip_bytes as u64;
-        self.q.push_back(pkt);
+        self.q.push(pkt);
         Verdict::Queued
     }
     fn dequeue(&mut self, _cx: &mut QdiscCtx<'_, P>) -> Option<Packet<P>> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.ip_bytes as u64;
-        Some(p)
+        self.q.pop()
     }
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.q.packets()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn uses_timers(&self) -> bool {
         false
@@ -49,13 +44,10 @@ impl<P> Qdisc<P> for StepMark<P> {
 }
 
 fn plugins() -> Plugins {
-    let mut p = Plugins::default();
-    p.register_qdisc("step", |cfg: &serde_json::Value| {
+    qdisc_plugins("step", |cfg: &serde_json::Value| {
         let n = |k: &str| cfg.get(k).and_then(|v| v.as_u64()).ok_or(format!("`{k}` (packets) is missing"));
-        Ok(StepMark { k: n("k")? as usize, limit: n("limit")? as usize, q: VecDeque::new(), bytes: 0 })
+        Ok(StepMark { k: n("k")? as usize, limit: n("limit")? as usize, q: Fifo::default() })
     })
-    .expect("a new name");
-    p
 }
 
 const BOTTLENECK: &str = "bottleneck:router1->router2";
@@ -76,8 +68,7 @@ fn run_flow(kind: &str, ecn: bool) -> RunOutput {
         "tcp": {"ecn": ecn},
         "flows": [{"name": "f", "kind": kind, "src": "sender1", "dst": "receiver1"}]
     });
-    quicksim_scenario::run_with(&sc.to_string(), None, &mut |_, _| true, &plugins())
-        .unwrap_or_else(|e| panic!("scenario failed: {e}"))
+    run_plugins(&sc, &plugins()).unwrap_or_else(|e| panic!("scenario failed: {e}"))
 }
 
 /// Delivered payload bits per second over [T0, end) from the `flows` table's bins.

@@ -15,6 +15,8 @@ mod normalize;
 mod qlog;
 mod quic;
 mod quinn;
+mod rto;
+mod support;
 mod tcp;
 mod toy_cc;
 mod toy_qdisc;
@@ -22,6 +24,7 @@ mod toy_sink;
 mod udp;
 
 use quicksim_scenario::{run, Column, RunOutput};
+pub use support::*;
 
 /// The error a scenario must be refused with (panics if it runs).
 pub fn err_of(sc: serde_json::Value) -> String {

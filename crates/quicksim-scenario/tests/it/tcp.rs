@@ -7,26 +7,7 @@ use serde_json::json;
 
 /// One TCP flow over a 10 Mbit/s, 10 ms dumbbell whose queue never empties after slow start.
 fn one_flow(mtu: u64, tcp: serde_json::Value, flow: serde_json::Value) -> serde_json::Value {
-    let mut f = json!({"name": "t", "kind": "tcp", "src": "sender1", "dst": "receiver1"});
-    for (k, v) in flow.as_object().unwrap() {
-        f[k] = v.clone();
-    }
-    json!({
-        "run": {"duration": "20s", "record": {"conn": true}},
-        "dumbbell": {"pairs": 1, "mtu": format!("{mtu}B"),
-                     "bottleneck": {"rate": "10Mbps", "delay": "10ms", "queue": {"packets": 100}},
-                     "access": {"rate": "1Gbps", "delay": "1ms"}},
-        "tcp": tcp,
-        "flows": [f]
-    })
-}
-
-/// Delivered bytes of flow `name` in the bins starting in [t0, t1) s, as bit/s.
-fn goodput_bps(o: &RunOutput, name: &str, t0: f64, t1: f64) -> f64 {
-    let (t, fl, d) =
-        (col_f64(o, "flows", "t_s"), col_str(o, "flows", "flow"), col_i64(o, "flows", "delivered_bytes"));
-    let bytes: i64 = (0..t.len()).filter(|&i| fl[i] == name && t[i] >= t0 && t[i] < t1).map(|i| d[i]).sum();
-    bytes as f64 * 8.0 / (t1 - t0)
+    dumbbell_flow("tcp", "t", mtu, 20, tcp, flow)
 }
 
 #[test]

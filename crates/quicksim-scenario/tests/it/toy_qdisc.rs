@@ -1,5 +1,6 @@
-//! A queue discipline defined entirely in this file and registered at run time: the proof that
-//! adding one takes one file and one registration line (`plugins.register_qdisc`). The toy is
+//! A queue discipline defined in this file and registered at run time: the proof that adding
+//! one takes one file and one registration line (`plugins.register_qdisc`, here through the
+//! tests' `qdisc_plugins`; the packets are held in the tests' `Fifo`, `support.rs`). The toy is
 //! a FIFO that, at every `every`-th packet offered, drops the packet at its head (a head drop,
 //! reported through the context) before accepting the new one.
 
@@ -7,13 +8,11 @@ use super::*;
 use quicksim_net::{DropReason, Packet, Qdisc, QdiscCtx, Queued, Verdict};
 use quicksim_scenario::plugins::Plugins;
 use serde_json::json;
-use std::collections::VecDeque;
 
 struct HeadDropEvery<P> {
     every: u64,
     offered: u64,
-    q: VecDeque<Packet<P>>,
-    bytes: u64,
+    q: Fifo<P>,
 }
 
 impl<P> Qdisc<P> for HeadDropEvery<P> {
@@ -21,39 +20,30 @@ impl<P> Qdisc<P> for HeadDropEvery<P> {
         self.offered += 1;
         if self.offered == self.every {
             self.offered = 0;
-            match self.q.pop_front() {
-                Some(head) => {
-                    self.bytes -= head.ip_bytes as u64;
-                    cx.drop_packet(head, DropReason::Aqm);
-                }
+            match self.q.pop() {
+                Some(head) => cx.drop_packet(head, DropReason::Aqm),
                 None => return Verdict::Dropped(p.pkt, DropReason::Aqm),
             }
         }
-        self.bytes += p.pkt.ip_bytes as u64;
-        self.q.push_back(p.pkt);
+        self.q.push(p.pkt);
         Verdict::Queued
     }
     fn dequeue(&mut self, _cx: &mut QdiscCtx<'_, P>) -> Option<Packet<P>> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.ip_bytes as u64;
-        Some(p)
+        self.q.pop()
     }
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.q.packets()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
 }
 
 fn plugins() -> Plugins {
-    let mut p = Plugins::default();
-    p.register_qdisc("headdrop", |cfg: &serde_json::Value| {
+    qdisc_plugins("headdrop", |cfg: &serde_json::Value| {
         let every = cfg.get("every").and_then(|v| v.as_u64()).ok_or("`every` (a packet count) is missing")?;
-        Ok(HeadDropEvery { every, offered: 0, q: VecDeque::new(), bytes: 0 })
+        Ok(HeadDropEvery { every, offered: 0, q: Fifo::default() })
     })
-    .expect("a new name");
-    p
 }
 
 /// 1000 datagrams of 1000 B (1028 B IP, 1035 B frames), one every 100 us from t = 0, into a
@@ -70,7 +60,7 @@ fn scenario(queue: serde_json::Value) -> serde_json::Value {
 }
 
 fn run_toy(queue: serde_json::Value) -> Result<RunOutput, quicksim_scenario::ScenarioError> {
-    quicksim_scenario::run_with(&scenario(queue).to_string(), None, &mut |_, _| true, &plugins())
+    run_plugins(&scenario(queue), &plugins())
 }
 
 #[test]

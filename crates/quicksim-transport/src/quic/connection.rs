@@ -439,7 +439,10 @@ impl Connection {
             latest_rtt: rtt.latest(),
             smoothed_rtt: rtt.smoothed(),
             min_rtt: rtt.min(),
-            rttvar: rtt.rttvar(),
+            rttvar: Some(rtt.rttvar()),
+            // The period an armed PTO would use: application data's (with max_ack_delay) once
+            // the handshake is confirmed, the handshake spaces' before (RFC 9002 §6.2.1).
+            rto: Some(self.recovery.pto_duration(self.hs.confirmed)),
             in_recovery: m.in_recovery(),
             pto_count: self.recovery.pto_count,
             send_queue_bytes: self.queued_bytes,

@@ -87,6 +87,7 @@ impl Endpoint for Connection {
             packets_acked: s.packets_acked,
             packets_lost: s.packets_lost,
             retransmitted_bytes: s.retransmitted_bytes,
+            timeouts: s.pto_count_total,
             acks_sent: s.ack_frames_sent,
             ce_received: self.recovery.ecn.as_ref().map_or(0, |e| e.ce_received()),
             ecn_congestion_events: self.recovery.ecn.as_ref().map_or(0, |e| e.congestion_events),

@@ -412,7 +412,7 @@ impl Recovery {
     }
 
     /// PTO duration with backoff (RFC 9002 §6.2.1); `with_ack_delay` for application data.
-    fn pto_duration(&self, with_ack_delay: bool) -> SimDuration {
+    pub fn pto_duration(&self, with_ack_delay: bool) -> SimDuration {
         let shift = self.pto_count.min(MAX_BACKOFF_SHIFT);
         let mut d = self.rtt.pto_base(GRANULARITY);
         if with_ack_delay {

@@ -273,7 +273,8 @@ impl Connection {
             latest_rtt: rtt.latest(),
             smoothed_rtt: if rtt.has_sample() { rtt.smoothed() } else { SimDuration::ZERO },
             min_rtt: rtt.min(),
-            rttvar: if rtt.has_sample() { rtt.rttvar() } else { SimDuration::ZERO },
+            rttvar: Some(if rtt.has_sample() { rtt.rttvar() } else { SimDuration::ZERO }),
+            rto: Some(self.rto_value()),
             in_recovery: self.tx.state != CaState::Open,
             pto_count: self.rto.backoff,
             send_queue_bytes: self.queued_bytes(),
@@ -654,6 +655,7 @@ impl Connection {
                     self.finish(now, Some("connection timed out: no answer to the SYN".into()));
                     return;
                 }
+                self.stats.syn_timeouts += 1;
                 self.rto.on_timeout();
                 self.syn_due = true;
             }

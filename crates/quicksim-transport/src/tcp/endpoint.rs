@@ -57,6 +57,7 @@ impl Endpoint for Connection {
             packets_acked: s.segments_acked,
             packets_lost: s.retransmitted_segments,
             retransmitted_bytes: s.retransmitted_bytes,
+            timeouts: s.rtos + s.syn_timeouts,
             acks_sent: s.acks_sent,
             ce_received: s.ce_received,
             ecn_congestion_events: s.ecn_reductions,

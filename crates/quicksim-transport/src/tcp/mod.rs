@@ -71,6 +71,9 @@ pub struct TcpStats {
     pub rtos: u64,
     /// SYN or SYN-ACK sent again after a timeout.
     pub syn_retransmits: u64,
+    /// Expiries of the SYN's (or SYN-ACK's) retransmission timer that sent it again (a server
+    /// also resends its SYN-ACK for a repeated SYN, counted in `syn_retransmits` only).
+    pub syn_timeouts: u64,
     /// Fast-recovery episodes with SACK (RFC 6675) and without (RFC 6582).
     pub sack_recoveries: u64,
     pub reno_recoveries: u64,

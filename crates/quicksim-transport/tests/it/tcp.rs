@@ -88,8 +88,11 @@ fn handshake_sizes_and_first_byte() {
     // 40 ms and echoes its timestamp: sample 60 ms, SRTT = 7/8·20 + 1/8·60 = 25 ms, RTTVAR =
     // 3/4·10 + 1/4·40 = 17.5 ms, RTO = max(200 ms, 25 + 70) = 200 ms.
     let m = n.eps[0].metrics();
-    assert_eq!((m.smoothed_rtt, m.rttvar, m.latest_rtt), (ms(25), SimDuration::from_micros(17_500), ms(60)));
-    assert_eq!(n.eps[0].rto_value(), ms(200));
+    assert_eq!(
+        (m.smoothed_rtt, m.rttvar, m.latest_rtt),
+        (ms(25), Some(SimDuration::from_micros(17_500)), ms(60))
+    );
+    assert_eq!((n.eps[0].rto_value(), m.rto), (ms(200), Some(ms(200))));
 }
 
 #[test]
@@ -249,7 +252,7 @@ fn rto_backoff_and_karns_rule() {
     n.run_until(at_ms(660));
     assert_eq!(n.eps[0].rto().backoff, 0);
     assert_eq!(n.eps[0].rto_value(), ms(200));
-    assert_eq!(n.eps[0].metrics().rttvar, SimDuration::from_micros(7500));
+    assert_eq!(n.eps[0].metrics().rttvar, Some(SimDuration::from_micros(7500)));
 }
 
 /// Times of client data segments sent again (same sequence number).
@@ -280,7 +283,7 @@ fn rtt_from_timestamps_across_retransmissions() {
     let m = n.eps[0].metrics();
     assert_eq!(m.latest_rtt, ms(20));
     // Two 20 ms samples: SRTT 20, RTTVAR 10 → 7.5 ms; backoff 0, RTO 200 ms.
-    assert_eq!((m.smoothed_rtt, m.rttvar, m.pto_count), (ms(20), SimDuration::from_micros(7500), 0));
+    assert_eq!((m.smoothed_rtt, m.rttvar, m.pto_count), (ms(20), Some(SimDuration::from_micros(7500)), 0));
     assert_eq!(n.eps[0].rto_value(), ms(200));
 }
 

@@ -130,7 +130,7 @@ impl Dialect {
             "min_rtt": ms(m.min_rtt),
             "smoothed_rtt": ms(m.smoothed_rtt),
             "latest_rtt": ms(m.latest_rtt),
-            "rtt_variance": ms(m.rttvar),
+            "rtt_variance": m.rttvar.map(ms),
             "pto_count": m.pto_count,
         });
         if m.cwnd_bytes != u64::MAX {
