@@ -291,8 +291,8 @@ the BDP and the link idles until it regrows: NewReno takes ~40 RTTs (4 s) from 4
 so a fluid sawtooth of 44..88 packets fills 0.79 of the link (measured 0.78 here, 0.79 in
 ns-3); CUBIC's 0.7 back-off and concave regrowth (K = cbrt(W_max (1 - 0.7) / 0.4) = 4 s)
 leave less idle (0.94 here, 0.92 in ns-3). Both simulators drop the same number of packets in
-the window (4 with NewReno, 10 with CUBIC: one back-off per 10 s and per 4 s). RFC 8289 sizes INTERVAL on the order of the
-worst-case RTT (100 ms here, as this path's) and presents TARGET as a trade of some
-utilization for delay; it promises no utilization for a single flow. The delays differ by less
-than a 1.2-ms frame time (both under 3 ms).
+the window (4 with NewReno, 10 with CUBIC: one back-off per 10 s and per 4 s). RFC 8289 sizes
+INTERVAL on the order of the worst-case RTT (100 ms here, as this path's) and presents TARGET
+as a trade of some utilization for delay; it promises no utilization for a single flow. The
+delays differ by less than a 1.2-ms frame time (both under 3 ms).
 """
