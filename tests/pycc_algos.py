@@ -88,9 +88,9 @@ class PyNewReno(Controller):
     def on_congestion_event(self, cx: Any, ev: Any) -> None:
         if not ev.sent_time_ps < self.recovery_start:
             self.recovery_start = cx.now_ps
-            if ev.cause == "rto":
+            if ev.cause == "rto" and not self.from_flight:
                 ss = max(ev.lost_bytes // 2, cx.minimum_window)
-            elif ev.cause in ("loss", "ecn") and self.from_flight:
+            elif ev.cause in ("loss", "ecn", "rto") and self.from_flight:
                 ss = max(cx.bytes_in_flight // 2, cx.minimum_window)
             else:
                 ss = self.cwnd // 2

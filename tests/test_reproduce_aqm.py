@@ -11,6 +11,7 @@ import pytest
 from quicksim import reproduce as rp
 from quicksim.reproduce import _aqm_ns3 as ns3
 from quicksim.reproduce import aqm
+from quicksim.reproduce._aqm_trace import Trace
 
 
 def test_registered() -> None:
@@ -28,6 +29,28 @@ def test_link_cases_phases_and_quick_scaling() -> None:
     for name, queue in aqm.DISCIPLINES.items():
         sc = aqm.scenario(step, queue)
         assert sc["dumbbell"]["bottleneck"]["queue"] is queue, name
+
+
+def test_trace_case_reads_the_trace_as_the_link_does(tmp_path: Path) -> None:
+    # Opportunities at 1, 1, 3 and 4 ms, period 4 ms (the 4-ms one is the period's last).
+    f = tmp_path / "t.mm"
+    f.write_text("1\n1\n3\n4\n")
+    tr = Trace(f)
+    assert tr.period_ms == 4 and tr.mean_rate_bps == 4 * 1500 * 8 / 0.004
+    # Before 1 ms none; at exactly 1 ms the two of 1 ms still serve (not before); 5 ms is the
+    # next period's first millisecond: the 4 of the first period.
+    assert list(tr.count_before([0.0, 0.001, 0.0015, 0.005, 0.0051])) == [0, 0, 2, 4, 6]
+    assert tr.capacity_bytes(0.0, 0.008) == 8 * 1500
+    # A packet arriving at 1.5 ms behind 2 frames of 1507 B needs 3 opportunities (3 ms, 4 ms,
+    # then 5 ms of the next period): it waits 3.5 ms; behind an empty queue 0.
+    assert tr.wait_s([0.0015, 0.0015], [2 * 1507, 0]) == pytest.approx([0.0035, 0.0])
+    # The bundled case: the trace as the bottleneck's forward model, one phase at its mean.
+    case = next(c for c in aqm.LINK_CASES if c.trace)
+    fwd = case.forward()
+    assert fwd["model"]["kind"] == "trace" and Path(fwd["model"]["file"]).is_file()
+    mean = case.link_trace().mean_rate_bps  # type: ignore[union-attr]
+    assert case.phases() == [(0.0, case.duration_s, mean)]
+    assert case.scaled(aqm.QUICK_SCALE).trace == case.trace
 
 
 def test_mean_delay_of_a_step_function_by_hand() -> None:
@@ -55,13 +78,17 @@ def test_quick_run_end_to_end(tmp_path: Path) -> None:
     report = rp.reproduce("aqm", out=tmp_path, quick=True)
     out = tmp_path / "aqm"
     assert (out / "step.png").stat().st_size > 20_000
+    assert (out / "trace.png").stat().st_size > 20_000
     phases = pd.read_csv(out / "phases.csv")
     assert set(phases.discipline) == set(aqm.DISCIPLINES)
-    # RED beside ns-3, the documented disagreement, is shown but not checked in quick mode.
+    assert set(phases.case) == {"step", "trace"}
     assert report.ok, [c.name for c in report.checks if not c.passed]
-    assert not any(c.name.startswith("beside ns-3.44, red:") for c in report.checks)
+    # Every AQM is checked beside ns-3, RED included, and CoDel with one flow.
+    for qd in ns3.QUEUES:
+        assert any(c.name.startswith(f"beside ns-3.44, {qd}:") for c in report.checks), qd
+    assert sum(c.name.startswith("CoDel, one ") for c in report.checks) == 2
     side = pd.read_csv(out / "ns3_side_by_side.csv")
-    for qd in ("codel", "fq_codel", "pie"):
+    for qd in ns3.QUEUES:
         r = side[side.qdisc == qd].iloc[0]
         assert abs(r.delay_s / r.ns3_delay_s - 1) <= 0.10, qd
         assert abs(r.utilization / r.ns3_utilization - 1) <= 0.10, qd

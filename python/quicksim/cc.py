@@ -20,7 +20,8 @@ Callbacks (override those you need; the others are never called, which costs not
   ev.sent_time_ps, ev.lost_bytes
 - `on_spurious_congestion(cx)`: a loss declared earlier was spurious
 
-`cx` is the transport's state at the call: now_ps (and now_s), mds, bytes_in_flight, the RTT
+`cx` is the transport's state at the call: now_ps (and now_s), mds, bytes_in_flight (at a TCP
+"rto" event: the bytes in flight just before the timeout), the RTT
 estimator (latest_rtt_ps, smoothed_rtt_ps, min_rtt_ps, rttvar_ps, has_rtt_sample: the RTT sample
 of an ACK is cx.latest_rtt_ps in its on_ack/on_ack_end) and the transport's window rules
 (initial_window, minimum_window, loss_window). Times are integer picoseconds, so integer

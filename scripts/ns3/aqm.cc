@@ -4,7 +4,7 @@
 // 48 ms (RTT 100 ms), MTU 1500 everywhere. One queue disc on the bottleneck's data direction
 // (--qdisc=red|codel|fq_codel|pie) with the parameters of quicksim's `scenarios/aqm-ns3-*.toml`;
 // a 1-packet device TxQueue under it (ns-3's minimum; see the report for what that adds).
-// TCP NewReno bulk flows (BulkSendApplication), SegmentSize 1448, 4 MiB buffers, ns-3.44's
+// TCP NewReno (or, --cc=cubic, TcpCubic) bulk flows (BulkSendApplication), SegmentSize 1448, 4 MiB buffers, ns-3.44's
 // other TCP defaults (SACK, timestamps, PRR, DelAckCount 2, MinRto 1 s, InitialCwnd 10).
 //
 // Measured over [warmup, simTime]: the mean sojourn time of the packets the queue disc
@@ -117,6 +117,7 @@ main(int argc, char* argv[])
     double warmup = 20;
     uint32_t seed = 1;
     uint32_t run = 1;
+    std::string cc = "newreno";
     CommandLine cmd(__FILE__);
     cmd.AddValue("qdisc", "red, codel, fq_codel or pie", qdisc);
     cmd.AddValue("flows", "number of bulk TCP flows", nFlows);
@@ -124,11 +125,18 @@ main(int argc, char* argv[])
     cmd.AddValue("warmup", "measurement starts here (s)", warmup);
     cmd.AddValue("seed", "RngSeedManager seed", seed);
     cmd.AddValue("run", "RngSeedManager run", run);
+    cmd.AddValue("cc", "newreno or cubic (ns-3.44's TcpCubic, its defaults: HyStart on)", cc);
     cmd.Parse(argc, argv);
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(run);
 
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    if (cc != "newreno" && cc != "cubic")
+    {
+        std::cerr << "aqm: --cc must be newreno or cubic, not " << cc << "\n";
+        return 2;
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(cc == "cubic" ? TcpCubic::GetTypeId() : TcpNewReno::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
@@ -262,7 +270,8 @@ main(int argc, char* argv[])
 
     double window = simTime - warmup;
     std::ostringstream os;
-    os << std::setprecision(10) << "{\"qdisc\":\"" << qdisc << "\",\"flows\":" << nFlows
+    os << std::setprecision(10) << "{\"qdisc\":\"" << qdisc << "\",\"cc\":\"" << cc
+       << "\",\"flows\":" << nFlows
        << ",\"sim_time_s\":" << simTime << ",\"warmup_s\":" << warmup << ",\"run\":" << run
        << ",\"mean_sojourn_s\":" << (st.sojournN ? st.sojournSum / st.sojournN : 0.0)
        << ",\"dequeued\":" << st.sojournN

@@ -25,7 +25,8 @@ pub struct CcCtx<'a> {
     pub mds: u64,
     pub rtt: &'a RttEstimator,
     /// Bytes in flight after the event was accounted for: a sent packet added, an acked or lost
-    /// one removed.
+    /// one removed. For a TCP retransmission timeout (after which nothing counts as in flight):
+    /// the bytes in flight (RFC 6675 pipe) just before it, what ns-3 sets ssthresh from.
     pub bytes_in_flight: u64,
     /// The transport's window rules (RFC 9002 for QUIC, RFC 5681/6928 for TCP).
     pub window: &'a WindowRules,

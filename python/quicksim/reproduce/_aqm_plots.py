@@ -47,7 +47,7 @@ def figure(case: Any, measured: Sequence[Any], rate_at: Callable[[Any, Any], Any
         for flow, g in m.goodput.groupby("flow", observed=True):
             top.plot(g.t_s, g.mbps, color=COLOURS.get(str(flow), "k"), lw=1, label=str(flow).upper())
         top.set_title(m.discipline)
-        top.set_ylim(0, 1.6 * case.rate_bps / 1e6)
+        top.set_ylim(0, (1.1 if case.trace else 1.6) * case.top_bps() / 1e6)
         bt, bd = binned(m.delay, case.duration_s)
         bottom.plot(bt, np.maximum(bd * 1e3, 0.1), color="tab:red", lw=0.9)
         if m.discipline in TARGETS_MS:

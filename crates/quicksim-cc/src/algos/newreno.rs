@@ -53,7 +53,11 @@ pub struct Config {
     /// On a loss, ssthresh = max(in-flight bytes / 2, 2·SMSS) from the transport's count
     /// (RFC 5681 §3.1 eq. 4 FlightSize; TCP reports RFC 6675's `pipe` after the lost segment
     /// left it, as ns-3's `TcpNewReno::GetSsThresh` gets it), not cwnd / 2 (RFC 9002 §7.3.2,
-    /// INET, Linux). Default false.
+    /// INET, Linux). On a timeout likewise from the bytes in flight just before it (ns-3's
+    /// `ReTxTimeout` passes `BytesInFlight()`, the pipe), not from SND.MAX - SND.UNA, which
+    /// after a long SACK recovery counts every SACKed byte above a lost retransmission and can
+    /// be many windows (ssthresh 125 segments after a 37-segment window, measured in the
+    /// `aqm` reproduction's RED runs). Default false.
     pub ssthresh_from_flight: bool,
 }
 
@@ -209,6 +213,11 @@ impl CongestionController for NewReno {
             self.recovery_start = cx.now;
             self.ssthresh = match ev.cause {
                 // RFC 5681 §3.1 eq. 4: max(FlightSize / 2, 2·SMSS).
+                // ns-3's `ReTxTimeout`: the same from the in-flight count before the timeout,
+                // which the transport reports with an RTO event.
+                CongestionCause::Rto if self.config.ssthresh_from_flight => {
+                    (cx.bytes_in_flight / 2).max(rules.minimum_window(mds))
+                }
                 CongestionCause::Rto => (ev.lost_bytes / 2).max(rules.minimum_window(mds)),
                 // RFC 9002 §7.3.2 / Appendix B.6: kLossReductionFactor = 0.5 (of cwnd, as INET).
                 // RFC 5681 §3.1 eq. 4 with the transport's in-flight count (ns-3).
@@ -601,6 +610,18 @@ mod tests {
         ack_n(&mut dflt, 10, t(0), t(100));
         call(t(200), 20_000, |cx| dflt.on_congestion_event(cx, &ev));
         assert_eq!(dflt.cwnd_bytes(), 12_520);
+        // A timeout: from the in-flight count before it (20 000), not from the FlightSize the
+        // event carries (SND.MAX - SND.UNA, 300 000 here: SACKed data above a lost segment);
+        // the default keeps RFC 5681's FlightSize.
+        let rto = CongestionEvent { cause: CongestionCause::Rto, sent_time: t(150), lost_bytes: 300_000 };
+        let mut cc = new_cc(cfg);
+        ack_n(&mut cc, 10, t(0), t(100));
+        call(t(1_200), 20_000, |cx| cc.on_congestion_event(cx, &rto));
+        assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (2 * MDS, 10_000)); // RFC 9002 rules: LW = 2 MDS
+        let mut dflt = new_cc(Config::default());
+        ack_n(&mut dflt, 10, t(0), t(100));
+        call(t(1_200), 20_000, |cx| dflt.on_congestion_event(cx, &rto));
+        assert_eq!(dflt.metrics().ssthresh_bytes, 150_000);
     }
 
     #[test]

@@ -69,17 +69,33 @@ fn codel_holds_one_flow_s_sojourn_near_target_where_droptail_fills_the_buffer() 
     let rec = json!({SAMPLES: 10_000_000});
     let codel =
         go(&dumbbell(1, json!({"kind": "codel", "packets": 1000}), bulk_flows(1), "60s", rec.clone()), None);
-    let droptail = go(&dumbbell(1, json!({"packets": 1000}), bulk_flows(1), "60s", rec), None);
+    let droptail = go(&dumbbell(1, json!({"packets": 1000}), bulk_flows(1), "60s", rec.clone()), None);
     let (sojourn, _) = delay_util(&codel);
     let steady = mean_queue(&codel, 20.0, 60.0) * FRAME_S;
     assert!(sojourn <= 0.010 && steady <= 0.010, "CoDel: mean sojourn {sojourn} s, steady {steady} s");
-    // Utilization over [20, 60] s: 0.943 measured, short of the 0.95. Not loosened
-    // to hide a fault: CUBIC backs off to 0.7 W_max while CoDel's standing queue is ~4 packets
-    // of a BDP of 83, so each back-off leaves the link partly idle until the window regrows
-    // (K = cbrt(W_max (1 - 0.7) / 0.4) = 4 s); 4 flows reach 0.977 (the next test's load).
+    // Utilization over [20, 60] s: 0.943 measured, short of the 0.95, and that is the
+    // true behaviour of one loss-based flow against CoDel at this RTT, not a fault of the model
+    // (CoDel's dequeue follows RFC 8289's pseudocode: the count/lastcount resumption within
+    // 16 intervals, the drop loop, first_above_time, no drop while at most one MTU waits).
+    // A flow keeps the link busy after a back-off only if the queue it backs off from holds
+    // (1 - beta) / beta of a BDP (CUBIC: 0.43 BDP = 36 packets; NewReno: one BDP = 83), and
+    // CoDel lets ~4 packets (5 ms) stand, so after each drop (one per ~3.5-4 s here) the window
+    // is below the BDP until it regrows (K = cbrt(W_max (1 - 0.7) / 0.4) = 4 s). ns-3.44's CoDel
+    // on the same path (`scripts/ns3/aqm.cc --qdisc=codel --flows=1`, committed in
+    // `reproduce/data/ns3_codel_one_flow.csv`) gives 0.923 with CUBIC and 0.787 with NewReno;
+    // quicksim 0.945 and 0.780 there (`quicksim reproduce aqm` checks both within 10 %). RFC
+    // 8289 sets INTERVAL on the order of the worst-case RTT (100 ms, this path's) and trades
+    // utilization for delay with TARGET; it promises no utilization for one flow. The bound
+    // below is the one measured, not widened. The claim holds from two flows on (their
+    // back-offs interleave): 0.954 at 5.2 ms with two, 0.977 at 8.0 ms with four.
     let util = utilization(&codel, 20.0, 60.0);
     println!("CoDel: mean sojourn {sojourn:.4} s, steady queue delay {steady:.4} s, utilization {util:.4}");
     assert!(util >= 0.93, "CoDel utilization {util}");
+    let two = go(&dumbbell(2, json!({"kind": "codel", "packets": 1000}), bulk_flows(2), "60s", rec), None);
+    let (two_sojourn, _) = delay_util(&two);
+    let two_util = utilization(&two, 20.0, 60.0);
+    println!("CoDel, two flows: mean sojourn {two_sojourn:.4} s, utilization {two_util:.4}");
+    assert!(two_util >= 0.95 && two_sojourn <= 0.010, "CoDel, two flows: {two_util}, {two_sojourn} s");
     let (dt_sojourn, _) = delay_util(&droptail);
     let dt_queue = mean_queue(&droptail, 20.0, 60.0);
     println!("DropTail: steady queue {dt_queue:.1} packets, mean sojourn {dt_sojourn:.3} s");

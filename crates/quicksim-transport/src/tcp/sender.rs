@@ -433,13 +433,16 @@ impl Sender {
         let lost_sent = self.board.first().map_or(now, |s| s.sent);
         // RFC 5681 §3.1 eq. 4: ssthresh from the FlightSize before the timeout.
         let flight = self.board.out_bytes();
+        // The controller also sees the pipe before the timeout (its `bytes_in_flight`), the
+        // count ns-3 halves (`ReTxTimeout` with `BytesInFlight()`).
+        let pipe = self.board.pipe();
         self.board.mark_all_lost();
         self.state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
         self.dupacks = 0;
         self.force_one = false;
         let ev = CongestionEvent { cause: CongestionCause::Rto, sent_time: lost_sent, lost_bytes: flight };
-        let mut cx = CcCtx { now, bytes_in_flight: 0, ..*cx };
+        let mut cx = CcCtx { now, bytes_in_flight: pipe, ..*cx };
         self.cc.on_congestion_event(&mut cx, &ev);
     }
 
