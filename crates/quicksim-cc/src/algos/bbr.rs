@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::registry::Algorithm;
 use crate::{
     AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
-    InitCtx, RateSample,
+    InitCtx, RateSample, SentPacket,
 };
 
 /// BBR settings (`cc = { algo = "bbr", .. }`). Defaults: the draft's constants.
@@ -162,8 +162,10 @@ pub struct Bbr {
     idle_restart: bool,
     // Recovery.
     recovery_start: Option<SimTime>,
-    packet_conservation: bool,
     newly_acked: u64,
+    /// C.is_cwnd_limited: the window was full at a send in this round or the last one.
+    cwnd_limited_round: bool,
+    cwnd_limited_prev: bool,
 }
 
 impl Algorithm for Bbr {
@@ -223,8 +225,9 @@ impl Algorithm for Bbr {
             probe_rtt_round_done: false,
             idle_restart: false,
             recovery_start: None,
-            packet_conservation: false,
             newly_acked: 0,
+            cwnd_limited_round: false,
+            cwnd_limited_prev: false,
         };
         // §5.6.2 BBRInitPacingRate: 2.77 · IW / 1 ms until an RTT is known.
         b.pacing_bps = (STARTUP_PACING_GAIN * iw as f64 * 8.0 / 1e-3) as u64;
@@ -387,22 +390,45 @@ impl Bbr {
     fn restore_cwnd(&mut self) {
         self.cwnd = self.cwnd.max(self.prior_cwnd);
     }
+
+    /// §5.5.10.2 BBRNoteLoss: the first loss of a round restarts the loss round, so that the
+    /// latest delivery signals cover a full round trip after it.
+    fn note_loss(&mut self) {
+        if !self.loss_in_round {
+            self.loss_round_delivered = self.delivered;
+        }
+        self.loss_in_round = true;
+    }
+
+    /// C.is_cwnd_limited (§2): the window was full at some send in the last round trip.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited_round || self.cwnd_limited_prev
+    }
 }
 
 #[path = "bbr_model.rs"]
 mod model;
 
 impl CongestionController for Bbr {
+    fn on_packet_sent(&mut self, cx: &mut CcCtx, _p: &SentPacket) {
+        if cx.bytes_in_flight + self.mds > self.cwnd {
+            self.cwnd_limited_round = true;
+        }
+    }
+
     fn on_ack(&mut self, _cx: &mut CcCtx, _ack: &AckEvent) {}
 
     fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
         self.delivered += ack.acked_bytes;
         self.newly_acked = ack.acked_bytes;
+        if ack.rate.is_some_and(|r| r.newly_lost > 0) {
+            // §5.2.4 / §5.5.10.2: the transport marked packets lost while processing this ACK.
+            self.note_loss();
+        }
         if let Some(start) = self.recovery_start {
             if ack.largest_acked_sent_time > start {
                 // §5.6.4.4: recovery ends, the window before it comes back.
                 self.recovery_start = None;
-                self.packet_conservation = false;
                 self.restore_cwnd();
             }
         }
@@ -413,24 +439,22 @@ impl CongestionController for Bbr {
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
         match ev.cause {
             CongestionCause::Rto | CongestionCause::PersistentCongestion => {
-                // §5.6.4.4 on a retransmission timeout: the loss window, a new round.
+                // §5.6.4.4 BBROnEnterRTO: save the window, then what is in flight plus one
+                // packet (at least the transport's loss window).
                 self.save_cwnd();
-                self.cwnd = self.floor;
+                self.note_loss();
+                self.cwnd = (cx.bytes_in_flight + self.mds).max(self.floor);
                 self.recovery_start = Some(cx.now);
-                self.packet_conservation = false;
-                self.start_round();
             }
             CongestionCause::Loss | CongestionCause::Ecn => {
+                self.note_loss();
                 if self.recovery_start.is_some_and(|s| ev.sent_time < s) {
                     return;
                 }
-                // §5.6.4.4 on entering fast recovery: in flight plus what this ACK delivered,
-                // then packet conservation for a round.
+                // §5.6.4.4 BBROnEnterFastRecovery: save the window, nothing more; the loss
+                // response is the model's (§5.5.10), and the window comes back at the end.
                 self.save_cwnd();
                 self.recovery_start = Some(cx.now);
-                self.cwnd = (cx.bytes_in_flight + self.newly_acked.max(self.mds)).max(self.floor);
-                self.packet_conservation = true;
-                self.start_round();
             }
         }
     }

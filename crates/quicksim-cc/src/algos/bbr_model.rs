@@ -56,13 +56,13 @@ impl Bbr {
             self.round_count += 1;
             self.rounds_since_bw_probe += 1;
             self.round_start = true;
-            self.packet_conservation = false;
+            self.cwnd_limited_prev = self.cwnd_limited_round;
+            self.cwnd_limited_round = false;
         }
         if rs.rate.bits_per_s >= self.max_bw() || !rs.is_app_limited {
             self.max_bw_slots[0] = self.max_bw_slots[0].max(rs.rate.bits_per_s);
         }
         if rs.newly_lost > 0 {
-            self.loss_in_round = true;
             self.loss_events_in_round += 1;
         }
         if !self.loss_round_start {
@@ -193,7 +193,7 @@ impl Bbr {
                 self.bw_probe_samples = true;
                 self.start_probe_bw_up(now, rs);
             }
-            State::ProbeBwUp if self.check_time_to_go_down(cx) => self.start_probe_bw_down(now),
+            State::ProbeBwUp if self.check_time_to_go_down(rs) => self.start_probe_bw_down(now),
             _ => {}
         }
     }
@@ -215,11 +215,11 @@ impl Bbr {
     }
 
     /// §5.3.3.6 BBRCheckTimeToGoDown.
-    fn check_time_to_go_down(&mut self, cx: &CcCtx) -> bool {
-        let cwnd_limited = cx.bytes_in_flight + self.mds > self.cwnd;
-        if cwnd_limited && self.cwnd >= self.inflight_hi {
+    fn check_time_to_go_down(&mut self, rs: Option<&RateSample>) -> bool {
+        if self.is_cwnd_limited() && self.cwnd >= self.inflight_hi {
             // inflight_hi is the limit: probe further before deciding.
             self.reset_full_bw();
+            self.full_bw = rs.map_or(0, |r| r.rate.bits_per_s);
             return false;
         }
         self.full_bw_now
@@ -241,16 +241,19 @@ impl Bbr {
             }
         }
         let Some(rs) = rs else { return };
-        if self.bw_probe_samples && self.inflight_too_high(rs) {
-            // BBRHandleInflightTooHigh.
-            self.bw_probe_samples = false;
-            if !rs.is_app_limited {
-                let target = (self.config.beta * self.target_inflight() as f64) as u64;
-                self.inflight_hi = rs.tx_in_flight.max(target);
+        if self.inflight_too_high(rs) {
+            if self.bw_probe_samples {
+                // BBRHandleInflightTooHigh.
+                self.bw_probe_samples = false;
+                if !rs.is_app_limited {
+                    let target = (self.config.beta * self.target_inflight() as f64) as u64;
+                    self.inflight_hi = rs.tx_in_flight.max(target);
+                }
+                if self.state == State::ProbeBwUp {
+                    self.start_probe_bw_down(cx.now);
+                }
             }
-            if self.state == State::ProbeBwUp {
-                self.start_probe_bw_down(cx.now);
-            }
+            // Loss is too high for this sample to raise the upper bound.
             return;
         }
         if self.inflight_hi == u64::MAX {
@@ -261,8 +264,7 @@ impl Bbr {
         }
         if self.state == State::ProbeBwUp {
             // BBRProbeInflightHiUpward.
-            let cwnd_limited = cx.bytes_in_flight + self.mds > self.cwnd;
-            if !cwnd_limited || self.cwnd < self.inflight_hi {
+            if !self.is_cwnd_limited() || self.cwnd < self.inflight_hi {
                 return;
             }
             self.bw_probe_up_acks += self.newly_acked;
@@ -363,26 +365,13 @@ impl Bbr {
             // BBRUpdateMaxInflight: cwnd_gain · BDP + ACK aggregation, quantized.
             let extra = self.extra_acked[0].max(self.extra_acked[1]);
             let max_inflight = self.quantization_budget(self.bdp_multiple(self.bw, self.cwnd_gain) + extra);
-            let newly_lost = ack.rate.map_or(0, |r| r.newly_lost);
-            let mut conserving = false;
-            if self.recovery_start.is_some() {
-                // BBRModulateCwndForRecovery.
-                if newly_lost > 0 {
-                    self.cwnd = self.cwnd.saturating_sub(newly_lost).max(self.floor);
-                }
-                if self.packet_conservation {
-                    self.cwnd = self.cwnd.max(cx.bytes_in_flight + acked);
-                    conserving = true;
-                }
+            // BBRSetCwnd (§5.6.4.6); in fast recovery too (§5.6.4.4: the model's loss response).
+            if self.filled_pipe {
+                self.cwnd = (self.cwnd + acked).min(max_inflight);
+            } else if self.cwnd < max_inflight || self.delivered < self.initial_cwnd {
+                self.cwnd += acked;
             }
-            if !conserving {
-                if self.filled_pipe {
-                    self.cwnd = (self.cwnd + acked).min(max_inflight);
-                } else if self.cwnd < max_inflight || self.delivered < self.initial_cwnd {
-                    self.cwnd += acked;
-                }
-                self.cwnd = self.cwnd.max(self.min_pipe());
-            }
+            self.cwnd = self.cwnd.max(self.min_pipe());
         }
         if self.state == State::ProbeRtt {
             self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
