@@ -21,9 +21,10 @@
 use quicksim_engine::{Rate, SimDuration, SimTime, PS_PER_MS};
 use serde::{Deserialize, Serialize};
 
+use super::bbr_common::{AckAggregation, BbrWindow};
 use crate::registry::Algorithm;
 use crate::{
-    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
+    AckEvent, AckSummary, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent,
     InitCtx, RateSample, SentPacket,
 };
 
@@ -63,8 +64,6 @@ const PROBE_RTT_DURATION: SimDuration = SimDuration(200 * PS_PER_MS);
 const MIN_RTT_FILTER_LEN: SimDuration = SimDuration(10_000 * PS_PER_MS);
 /// §5.5.10.3 BBRHeadroom.
 const HEADROOM: f64 = 0.15;
-/// §5.6.2 pacing margin.
-const PACING_MARGIN: f64 = 0.01;
 /// §5.3.1.3 Startup high-loss exit: loss events per round.
 const STARTUP_FULL_LOSS_COUNT: u32 = 6;
 /// §5.5.9 ACK aggregation window (rounds).
@@ -106,12 +105,8 @@ enum AckPhase {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Bbr {
     config: Config,
-    mds: u64,
-    floor: u64,
-    initial_cwnd: u64,
-    cwnd: u64,
-    prior_cwnd: u64,
-    pacing_bps: u64,
+    /// cwnd, pacing rate and the recovery period (shared with `bbr1`).
+    w: BbrWindow,
     state: State,
     pacing_gain: f64,
     cwnd_gain: f64,
@@ -128,11 +123,7 @@ pub struct Bbr {
     probe_rtt_min_delay: Option<SimDuration>,
     probe_rtt_min_stamp: SimTime,
     probe_rtt_expired: bool,
-    extra_acked: [u64; 2],
-    extra_acked_idx: usize,
-    extra_acked_rounds: u32,
-    ack_epoch_start: SimTime,
-    ack_epoch_acked: u64,
+    aggregation: AckAggregation,
     // Rounds.
     delivered: u64,
     next_round_delivered: u64,
@@ -160,9 +151,10 @@ pub struct Bbr {
     probe_rtt_done: Option<SimTime>,
     probe_rtt_round_done: bool,
     idle_restart: bool,
-    // Recovery.
-    recovery_start: Option<SimTime>,
     newly_acked: u64,
+    /// A congestion event came before the ACK that declared it (the transports call
+    /// `on_congestion_event` first): BBRNoteLoss runs once that ACK's delivery is counted.
+    loss_pending: bool,
     /// C.is_cwnd_limited: the window was full at a send in this round or the last one.
     cwnd_limited_round: bool,
     cwnd_limited_prev: bool,
@@ -172,15 +164,9 @@ impl Algorithm for Bbr {
     const NAME: &'static str = "bbr";
     type Config = Config;
     fn new(cfg: &Config, cx: &InitCtx) -> Self {
-        let iw = cx.window.initial_window(cx.mds);
         let mut b = Bbr {
             config: *cfg,
-            mds: cx.mds,
-            floor: cx.window.loss_window(cx.mds),
-            initial_cwnd: iw,
-            cwnd: iw,
-            prior_cwnd: iw,
-            pacing_bps: 0,
+            w: BbrWindow::new(cx),
             state: State::Startup,
             pacing_gain: STARTUP_PACING_GAIN,
             cwnd_gain: STARTUP_CWND_GAIN,
@@ -196,11 +182,7 @@ impl Algorithm for Bbr {
             probe_rtt_min_delay: None,
             probe_rtt_min_stamp: SimTime::ZERO,
             probe_rtt_expired: false,
-            extra_acked: [0; 2],
-            extra_acked_idx: 0,
-            extra_acked_rounds: 0,
-            ack_epoch_start: SimTime::ZERO,
-            ack_epoch_acked: 0,
+            aggregation: AckAggregation::default(),
             delivered: 0,
             next_round_delivered: 0,
             round_count: 0,
@@ -224,13 +206,13 @@ impl Algorithm for Bbr {
             probe_rtt_done: None,
             probe_rtt_round_done: false,
             idle_restart: false,
-            recovery_start: None,
             newly_acked: 0,
+            loss_pending: false,
             cwnd_limited_round: false,
             cwnd_limited_prev: false,
         };
         // §5.6.2 BBRInitPacingRate: 2.77 · IW / 1 ms until an RTT is known.
-        b.pacing_bps = (STARTUP_PACING_GAIN * iw as f64 * 8.0 / 1e-3) as u64;
+        b.w.pacing_bps = (STARTUP_PACING_GAIN * b.w.initial_cwnd as f64 * 8.0 / 1e-3) as u64;
         b
     }
 }
@@ -256,22 +238,22 @@ impl Bbr {
     }
 
     fn min_pipe(&self) -> u64 {
-        (4 * self.mds).max(self.floor)
+        (4 * self.w.mds).max(self.w.floor)
     }
 
     /// §5.6.4.2 BBRBDPMultiple.
     fn bdp_multiple(&self, bw: u64, gain: f64) -> u64 {
         match self.min_rtt {
-            None => self.initial_cwnd,
+            None => self.w.initial_cwnd,
             Some(rtt) => (gain * Rate::bps(bw).bytes_in(rtt) as f64) as u64,
         }
     }
 
     /// §5.6.4.2 BBRQuantizationBudget (send quantum = one segment).
     fn quantization_budget(&self, inflight: u64) -> u64 {
-        let mut v = inflight.max(3 * self.mds).max(self.min_pipe());
+        let mut v = inflight.max(3 * self.w.mds).max(self.min_pipe());
         if self.state == State::ProbeBwUp {
-            v += 2 * self.mds;
+            v += 2 * self.w.mds;
         }
         v
     }
@@ -286,13 +268,13 @@ impl Bbr {
         if self.inflight_hi == u64::MAX {
             return u64::MAX;
         }
-        let headroom = ((HEADROOM * self.inflight_hi as f64) as u64).max(self.mds);
+        let headroom = ((HEADROOM * self.inflight_hi as f64) as u64).max(self.w.mds);
         self.inflight_hi.saturating_sub(headroom).max(self.min_pipe())
     }
 
     /// §5.3.3.5 BBRTargetInflight.
     fn target_inflight(&self) -> u64 {
-        self.bdp_multiple(self.bw, 1.0).min(self.cwnd)
+        self.bdp_multiple(self.bw, 1.0).min(self.w.cwnd)
     }
 
     /// A pseudo-random draw in [0, n) from the time (see the module doc).
@@ -374,21 +356,9 @@ impl Bbr {
     }
 
     fn raise_inflight_hi_slope(&mut self) {
-        let growth = self.mds << self.bw_probe_up_rounds.min(30);
+        let growth = self.w.mds << self.bw_probe_up_rounds.min(30);
         self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
-        self.probe_up_cnt = (self.cwnd / growth).max(1);
-    }
-
-    fn save_cwnd(&mut self) {
-        self.prior_cwnd = if self.recovery_start.is_none() && self.state != State::ProbeRtt {
-            self.cwnd
-        } else {
-            self.prior_cwnd.max(self.cwnd)
-        };
-    }
-
-    fn restore_cwnd(&mut self) {
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
+        self.probe_up_cnt = (self.w.cwnd / growth).max(1);
     }
 
     /// §5.5.10.2 BBRNoteLoss: the first loss of a round restarts the loss round, so that the
@@ -411,7 +381,7 @@ mod model;
 
 impl CongestionController for Bbr {
     fn on_packet_sent(&mut self, cx: &mut CcCtx, _p: &SentPacket) {
-        if cx.bytes_in_flight + self.mds > self.cwnd {
+        if cx.bytes_in_flight + self.w.mds > self.w.cwnd {
             self.cwnd_limited_round = true;
         }
     }
@@ -421,17 +391,12 @@ impl CongestionController for Bbr {
     fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
         self.delivered += ack.acked_bytes;
         self.newly_acked = ack.acked_bytes;
-        if ack.rate.is_some_and(|r| r.newly_lost > 0) {
+        if std::mem::take(&mut self.loss_pending) || ack.rate.is_some_and(|r| r.newly_lost > 0) {
             // §5.2.4 / §5.5.10.2: the transport marked packets lost while processing this ACK.
             self.note_loss();
         }
-        if let Some(start) = self.recovery_start {
-            if ack.largest_acked_sent_time > start {
-                // §5.6.4.4: recovery ends, the window before it comes back.
-                self.recovery_start = None;
-                self.restore_cwnd();
-            }
-        }
+        // §5.6.4.4: recovery ends, the window before it comes back.
+        self.w.ack_ends_recovery(ack.largest_acked_sent_time);
         self.update_model_and_state(cx, ack);
         self.update_control_parameters(cx, ack);
     }
@@ -441,26 +406,26 @@ impl CongestionController for Bbr {
             CongestionCause::Rto | CongestionCause::PersistentCongestion => {
                 // §5.6.4.4 BBROnEnterRTO: save the window, then what is in flight plus one
                 // packet (at least the transport's loss window).
-                self.save_cwnd();
+                self.w.save_cwnd(self.state == State::ProbeRtt);
                 self.note_loss();
-                self.cwnd = (cx.bytes_in_flight + self.mds).max(self.floor);
-                self.recovery_start = Some(cx.now);
+                self.w.cwnd = (cx.bytes_in_flight + self.w.mds).max(self.w.floor);
+                self.w.recovery_start = Some(cx.now);
             }
             CongestionCause::Loss | CongestionCause::Ecn => {
-                self.note_loss();
-                if self.recovery_start.is_some_and(|s| ev.sent_time < s) {
+                self.loss_pending = true;
+                if self.w.recovery_start.is_some_and(|s| ev.sent_time < s) {
                     return;
                 }
                 // §5.6.4.4 BBROnEnterFastRecovery: save the window, nothing more; the loss
                 // response is the model's (§5.5.10), and the window comes back at the end.
-                self.save_cwnd();
-                self.recovery_start = Some(cx.now);
+                self.w.save_cwnd(self.state == State::ProbeRtt);
+                self.w.recovery_start = Some(cx.now);
             }
         }
     }
 
     fn cwnd_bytes(&self) -> u64 {
-        self.cwnd
+        self.w.cwnd
     }
 
     fn owns_recovery_window(&self) -> bool {
@@ -468,18 +433,11 @@ impl CongestionController for Bbr {
     }
 
     fn pacing_rate(&self, _cx: &CcCtx) -> Option<Rate> {
-        (self.pacing_bps > 0).then(|| Rate::bps(self.pacing_bps))
+        self.w.pacing_rate()
     }
 
     fn metrics(&self) -> CcMetrics {
-        let state = if self.recovery_start.is_some() {
-            CcState::Recovery
-        } else if self.state == State::Startup {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        };
-        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: u64::MAX, state }
+        self.w.metrics(self.state == State::Startup)
     }
 }
 
