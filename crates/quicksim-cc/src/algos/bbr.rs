@@ -12,11 +12,19 @@
 //! a Reno flow would take (at most 63); ProbeRTT (cwnd BDP/2) when min_rtt was not refreshed for
 //! 5 s, for 200 ms and a round.
 //!
-//! Simplifications, said here: the per-lost-packet `BBRHandleLostPacket` is applied to each
-//! ACK's rate sample (the transport reports losses per ACK); the draft's random draws
-//! (`PickProbeWait`) use the low bits of the current time (the controller interface has no
-//! random stream; deterministic per run); ECN is treated as loss by the transport's event, as
-//! for every controller; the quantum is one segment (no TSO).
+//! Losses (§5.5.10, §5.6.4.4): fast recovery only saves the window (no packet conservation:
+//! that was BBRv1's) and restores it at the end; the loss response is the model's, once per
+//! round with a loss (BBRNoteLoss makes that round last one round past its first loss). An RTO
+//! leaves in flight + 1 packet. draft-ietf-ccwg-bbr-06 (6 July 2026, the latest revision) reads
+//! the same on each of these rules.
+//!
+//! Simplifications, said here: the per-lost-packet `BBRHandleLostPacket` is checked on each
+//! ACK's rate sample (the transport reports losses per ACK; Linux BBRv3 checks both; the
+//! sample's tx_in_flight is the newest acked packet's, a little above the lost one's while
+//! in-flight rises in ProbeBW_UP); the draft's random draws (`PickProbeWait`) use the low bits
+//! of the current time (the controller interface has no random stream; deterministic per run);
+//! ECN is treated as loss by the transport's event, as for every controller; the quantum is one
+//! segment (no TSO); no undo of spurious recoveries (§5.5.11 of -06).
 
 use quicksim_engine::{Rate, SimDuration, SimTime, PS_PER_MS};
 use serde::{Deserialize, Serialize};

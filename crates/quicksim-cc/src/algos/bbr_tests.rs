@@ -173,14 +173,14 @@ fn probe_rtt_every_5_s_holds_half_a_bdp_for_200_ms() {
     }
 }
 
-/// 1 % loss (every 100th packet) on 10 Mbit/s / 40 ms. BBRv3 reads loss as congestion when a
-/// round loses more than 2 % of what was in flight: one loss in a round of ~35 packets (2.9 %)
-/// does, in about one round of three. Each such round, outside bandwidth probing, sets
-/// bw_lo = max(bw_latest, 0.7·bw_lo), and bw_latest is what the 99 % pacing delivered: bw_lo
-/// loses ~1 % per lossy round until the next probe resets it (every 2-3 s, ~60 rounds, ~20
-/// lossy: down to 0.99^20 ≈ 82 %). The mean over a cycle is then about 90 %, less the cwnd cap
-/// of inflight_lo: between 75 % and 95 % of the link. (BBRv1, which ignores loss outside
-/// recovery, keeps ≥ 90 %: `bbr1_tests`.)
+/// 1 % loss (every 100th packet) on 10 Mbit/s / 40 ms. BBRv3 answers loss twice: outside
+/// bandwidth probing, at the end of each round with a loss, bw_lo = max(bw_latest, 0.7·bw_lo)
+/// (bw_latest: what the 99 % pacing delivered, ~2 % less per lossy round) until the next probe
+/// resets it (every ~34 rounds here, a loss every ~3 rounds: ~10 cuts, down to ~0.82); and a
+/// probe that loses more than 2 % of what was in flight (one loss in a ~35-packet round is
+/// 2.9 %) caps inflight_hi there, CRUISE keeping 15 % headroom below it. Between 75 % and 95 %
+/// of the link (the scenario runs with Bernoulli loss measure 0.84: `it/bbr.rs`; BBRv1, which
+/// ignores loss outside recovery, keeps ≥ 90 %: `bbr1_tests`).
 #[test]
 fn one_percent_random_loss_costs_bbr3_its_lower_bounds_decay() {
     let mut b = bbr();
