@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from quicksim import reproduce as rp
+from quicksim.reproduce import _bbr_mechanism as mech
 from quicksim.reproduce import bbr
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -26,6 +27,20 @@ def test_mathis_rate_by_hand() -> None:
     assert bbr.mathis_mbps(0.040, 0.01) == pytest.approx(3.5468, abs=1e-4)
     # The payload capacity of 10 Mbit/s with 1500-byte packets.
     assert pytest.approx(9.6533, abs=1e-4) == bbr.GOODPUT_MAX_MBPS
+
+
+def test_lower_bound_model_by_hand() -> None:
+    # 10 Mbit/s, 41 ms: W = 34.17 packets a round, N = min(W, 63, 2.5 / 0.041 = 61) = W.
+    # p = 1 %: a cut every L = 1 + 1 / 0.3417 = 3.927 rounds, d = 1 - 0.99 · 0.99 = 0.0199;
+    # D = (34.17 - 3) / 3.927 · 0.0199 = 0.158; cruise mean (1 - e^-D) / D = 0.9250;
+    # (31.17 · 0.9250 + 3) / 34.17 = 0.9316.
+    frac, big_d = mech.lower_bound_model(10, 0.01)
+    assert big_d == pytest.approx(0.1579, abs=1e-4)
+    assert frac == pytest.approx(0.9316, abs=1e-4)
+    # 100 Mbit/s at 0.1 % has the same losses per round (pW = 0.34), twice the rounds per
+    # cycle (61) at about half the cut (d = 0.011): the same D.
+    assert mech.lower_bound_model(100, 0.001)[1] == pytest.approx(big_d, rel=0.05)
+    assert mech.lower_bound_model(10, 0.0) == (1.0, 0.0)
 
 
 def test_probe_rtt_dips_are_the_starts_of_low_runs() -> None:

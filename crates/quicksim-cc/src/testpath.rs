@@ -3,7 +3,8 @@
 //! of `buffer` bytes served at `rate`, and are acknowledged one by one `base_rtt` after they
 //! leave the queue; a packet the queue cannot hold (or every `loss_every`-th) is reported lost
 //! when the ACK of the packet behind it would arrive. Delivery-rate samples come from
-//! [`crate::rate`], as a transport makes them.
+//! [`crate::rate`], as a transport makes them. And, for exact transitions, [`rate_ack`]: one
+//! synthetic ACK carrying the delivery-rate sample a test chooses.
 
 use std::collections::VecDeque;
 
@@ -11,9 +12,51 @@ use quicksim_engine::{Rate, SimDuration, SimTime};
 
 use crate::rate::{AckSampler, DeliveryRate, PacketRate};
 use crate::{
-    AckEvent, AckSummary, CcCtx, CongestionCause, CongestionController, CongestionEvent, RttEstimator,
-    SentPacket, WindowRules,
+    AckEvent, AckSummary, CcCtx, CongestionCause, CongestionController, CongestionEvent, RateSample,
+    RttEstimator, SentPacket, WindowRules,
 };
+
+/// An RTT estimator whose only sample (min, latest, smoothed) is `ms`.
+pub fn fixed_rtt(ms: u64) -> RttEstimator {
+    let mut rtt = RttEstimator::new(SimDuration::from_millis(333));
+    rtt.update(SimDuration::from_millis(ms), SimDuration::ZERO, SimDuration::ZERO, true);
+    rtt
+}
+
+/// One ACK of one `mds`-byte packet at `now` whose rate sample measures `bw_bps` and starts a
+/// new round (the packet was sent when `delivered` bytes were delivered, all the controller has
+/// seen), with `inflight` bytes left in flight, `lost` bytes newly declared lost; sent 40 ms
+/// before.
+pub fn rate_ack(
+    cc: &mut impl CongestionController,
+    mds: u64,
+    delivered: u64,
+    rtt: &RttEstimator,
+    now: SimTime,
+    (bw_bps, inflight, lost): (u64, u64, u64),
+) {
+    let rs = RateSample {
+        delivered: mds,
+        prior_delivered: delivered,
+        delivered_time: now,
+        first_sent_time: now,
+        is_app_limited: false,
+        interval: SimDuration::from_millis(40),
+        rate: Rate::bps(bw_bps),
+        tx_in_flight: inflight,
+        lost,
+        newly_lost: lost,
+    };
+    let summary = AckSummary {
+        acked_bytes: mds,
+        acked_packets: 1,
+        largest_acked_sent_time: now - SimDuration::from_millis(40),
+        app_limited: false,
+        rate: Some(rs),
+    };
+    let mut cx = CcCtx { now, mds, rtt, bytes_in_flight: inflight, window: &WindowRules::RFC5681 };
+    cc.on_ack_end(&mut cx, &summary);
+}
 
 pub struct Path {
     pub rate: Rate,

@@ -1,5 +1,5 @@
-"""The plots of `quicksim reproduce bbr`: goodput under random loss, BBR's share against CUBIC by
-buffer size, and bbr1 beside ns-3's TcpBbr."""
+"""The plots of `quicksim reproduce bbr`: goodput under random loss, `bbr`'s utilization by loss
+rate on two paths, BBR's share against CUBIC by buffer size, and bbr1 beside ns-3's TcpBbr."""
 
 from __future__ import annotations
 
@@ -63,6 +63,50 @@ def plot_ns3(frame: pd.DataFrame, path: Path) -> Path:
     b.set_ylabel("goodput (Mbit/s, 0.1 s)")
     b.set_xlabel("time (s)")
     a.set_title("ns-3 tcp-bbr-example: 10 Mbit/s, 10 ms, 100-packet FIFO")
+    path = save_figure(fig, path)
+    plt.close(fig)
+    return path
+
+
+def plot_sweep(sweep: pd.DataFrame, path: Path) -> Path:
+    """`bbr`'s utilization by loss rate on both paths (log x; the loss-free run as a dotted
+    line), with the lower-bound model and the runs with one or both loss responses off."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (mbps, g), color in zip(sweep.groupby("link_mbps"), ("tab:blue", "tab:red"), strict=False):
+        free = g[g.loss == 0].utilization
+        lossy = g[g.loss > 0]
+        ax.plot(lossy.loss, lossy.utilization, marker="o", color=color, label=f"{mbps} Mbit/s: bbr (draft)")
+        ax.plot(
+            lossy.loss, lossy.model, ls="--", color=color, lw=1, label=f"{mbps} Mbit/s: lower-bound model"
+        )
+        ax.plot(
+            lossy.loss,
+            lossy.no_lower_bounds,
+            ls="",
+            marker="x",
+            color=color,
+            label=f"{mbps} Mbit/s: beta 0.999",
+        )
+        ax.plot(
+            lossy.loss,
+            lossy.neither,
+            ls="",
+            marker="^",
+            mfc="none",
+            color=color,
+            label=f"{mbps} Mbit/s: beta 0.999, no 2 % threshold",
+        )
+        if len(free):
+            ax.axhline(float(free.iloc[0]), color=color, lw=0.8, ls=":")
+    ax.axhline(0.9, color="k", lw=1, label="90 %")
+    ax.set_xscale("log")
+    ax.set_xlabel("random loss rate (dotted: each path without loss)")
+    ax.set_ylabel("utilization (goodput / payload capacity)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("bbr (draft-ietf-ccwg-bbr) under random loss, 40 ms RTT")
+    ax.legend(fontsize=7, loc="lower left")
     path = save_figure(fig, path)
     plt.close(fig)
     return path

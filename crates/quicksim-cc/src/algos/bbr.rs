@@ -12,19 +12,28 @@
 //! a Reno flow would take (at most 63); ProbeRTT (cwnd BDP/2) when min_rtt was not refreshed for
 //! 5 s, for 200 ms and a round.
 //!
-//! Simplifications, said here: the per-lost-packet `BBRHandleLostPacket` is applied to each
-//! ACK's rate sample (the transport reports losses per ACK); the draft's random draws
-//! (`PickProbeWait`) use the low bits of the current time (the controller interface has no
-//! random stream; deterministic per run); ECN is treated as loss by the transport's event, as
-//! for every controller; the quantum is one segment (no TSO).
+//! Losses (§5.5.10, §5.6.4.4): fast recovery only saves the window (no packet conservation:
+//! that was BBRv1's) and restores it at the end; the loss response is the model's, once per
+//! round with a loss (BBRNoteLoss makes that round last one round past its first loss). An RTO
+//! leaves in flight + 1 packet. draft-ietf-ccwg-bbr-06 (6 July 2026, the latest revision) reads
+//! the same on each of these rules.
+//!
+//! Simplifications, said here: the per-lost-packet `BBRHandleLostPacket` is checked on each
+//! ACK's rate sample (the transport reports losses per ACK; Linux BBRv3 checks both; the
+//! sample's tx_in_flight is the newest acked packet's, a little above the lost one's while
+//! in-flight rises in ProbeBW_UP); the draft's random draws (`PickProbeWait`) use the low bits
+//! of the current time (the controller interface has no random stream; deterministic per run);
+//! ECN is treated as loss by the transport's event, as for every controller; the quantum is one
+//! segment (no TSO); no undo of spurious recoveries (§5.5.11 of -06).
 
 use quicksim_engine::{Rate, SimDuration, SimTime, PS_PER_MS};
 use serde::{Deserialize, Serialize};
 
+use super::bbr_common::{AckAggregation, BbrWindow};
 use crate::registry::Algorithm;
 use crate::{
-    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
-    InitCtx, RateSample,
+    AckEvent, AckSummary, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent,
+    InitCtx, RateSample, SentPacket,
 };
 
 /// BBR settings (`cc = { algo = "bbr", .. }`). Defaults: the draft's constants.
@@ -63,8 +72,6 @@ const PROBE_RTT_DURATION: SimDuration = SimDuration(200 * PS_PER_MS);
 const MIN_RTT_FILTER_LEN: SimDuration = SimDuration(10_000 * PS_PER_MS);
 /// §5.5.10.3 BBRHeadroom.
 const HEADROOM: f64 = 0.15;
-/// §5.6.2 pacing margin.
-const PACING_MARGIN: f64 = 0.01;
 /// §5.3.1.3 Startup high-loss exit: loss events per round.
 const STARTUP_FULL_LOSS_COUNT: u32 = 6;
 /// §5.5.9 ACK aggregation window (rounds).
@@ -106,12 +113,8 @@ enum AckPhase {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Bbr {
     config: Config,
-    mds: u64,
-    floor: u64,
-    initial_cwnd: u64,
-    cwnd: u64,
-    prior_cwnd: u64,
-    pacing_bps: u64,
+    /// cwnd, pacing rate and the recovery period (shared with `bbr1`).
+    w: BbrWindow,
     state: State,
     pacing_gain: f64,
     cwnd_gain: f64,
@@ -128,11 +131,7 @@ pub struct Bbr {
     probe_rtt_min_delay: Option<SimDuration>,
     probe_rtt_min_stamp: SimTime,
     probe_rtt_expired: bool,
-    extra_acked: [u64; 2],
-    extra_acked_idx: usize,
-    extra_acked_rounds: u32,
-    ack_epoch_start: SimTime,
-    ack_epoch_acked: u64,
+    aggregation: AckAggregation,
     // Rounds.
     delivered: u64,
     next_round_delivered: u64,
@@ -160,25 +159,22 @@ pub struct Bbr {
     probe_rtt_done: Option<SimTime>,
     probe_rtt_round_done: bool,
     idle_restart: bool,
-    // Recovery.
-    recovery_start: Option<SimTime>,
-    packet_conservation: bool,
     newly_acked: u64,
+    /// A congestion event came before the ACK that declared it (the transports call
+    /// `on_congestion_event` first): BBRNoteLoss runs once that ACK's delivery is counted.
+    loss_pending: bool,
+    /// C.is_cwnd_limited: the window was full at a send in this round or the last one.
+    cwnd_limited_round: bool,
+    cwnd_limited_prev: bool,
 }
 
 impl Algorithm for Bbr {
     const NAME: &'static str = "bbr";
     type Config = Config;
     fn new(cfg: &Config, cx: &InitCtx) -> Self {
-        let iw = cx.window.initial_window(cx.mds);
         let mut b = Bbr {
             config: *cfg,
-            mds: cx.mds,
-            floor: cx.window.loss_window(cx.mds),
-            initial_cwnd: iw,
-            cwnd: iw,
-            prior_cwnd: iw,
-            pacing_bps: 0,
+            w: BbrWindow::new(cx),
             state: State::Startup,
             pacing_gain: STARTUP_PACING_GAIN,
             cwnd_gain: STARTUP_CWND_GAIN,
@@ -194,11 +190,7 @@ impl Algorithm for Bbr {
             probe_rtt_min_delay: None,
             probe_rtt_min_stamp: SimTime::ZERO,
             probe_rtt_expired: false,
-            extra_acked: [0; 2],
-            extra_acked_idx: 0,
-            extra_acked_rounds: 0,
-            ack_epoch_start: SimTime::ZERO,
-            ack_epoch_acked: 0,
+            aggregation: AckAggregation::default(),
             delivered: 0,
             next_round_delivered: 0,
             round_count: 0,
@@ -222,12 +214,13 @@ impl Algorithm for Bbr {
             probe_rtt_done: None,
             probe_rtt_round_done: false,
             idle_restart: false,
-            recovery_start: None,
-            packet_conservation: false,
             newly_acked: 0,
+            loss_pending: false,
+            cwnd_limited_round: false,
+            cwnd_limited_prev: false,
         };
         // §5.6.2 BBRInitPacingRate: 2.77 · IW / 1 ms until an RTT is known.
-        b.pacing_bps = (STARTUP_PACING_GAIN * iw as f64 * 8.0 / 1e-3) as u64;
+        b.w.pacing_bps = (STARTUP_PACING_GAIN * b.w.initial_cwnd as f64 * 8.0 / 1e-3) as u64;
         b
     }
 }
@@ -253,22 +246,22 @@ impl Bbr {
     }
 
     fn min_pipe(&self) -> u64 {
-        (4 * self.mds).max(self.floor)
+        (4 * self.w.mds).max(self.w.floor)
     }
 
     /// §5.6.4.2 BBRBDPMultiple.
     fn bdp_multiple(&self, bw: u64, gain: f64) -> u64 {
         match self.min_rtt {
-            None => self.initial_cwnd,
+            None => self.w.initial_cwnd,
             Some(rtt) => (gain * Rate::bps(bw).bytes_in(rtt) as f64) as u64,
         }
     }
 
     /// §5.6.4.2 BBRQuantizationBudget (send quantum = one segment).
     fn quantization_budget(&self, inflight: u64) -> u64 {
-        let mut v = inflight.max(3 * self.mds).max(self.min_pipe());
+        let mut v = inflight.max(3 * self.w.mds).max(self.min_pipe());
         if self.state == State::ProbeBwUp {
-            v += 2 * self.mds;
+            v += 2 * self.w.mds;
         }
         v
     }
@@ -283,13 +276,13 @@ impl Bbr {
         if self.inflight_hi == u64::MAX {
             return u64::MAX;
         }
-        let headroom = ((HEADROOM * self.inflight_hi as f64) as u64).max(self.mds);
+        let headroom = ((HEADROOM * self.inflight_hi as f64) as u64).max(self.w.mds);
         self.inflight_hi.saturating_sub(headroom).max(self.min_pipe())
     }
 
     /// §5.3.3.5 BBRTargetInflight.
     fn target_inflight(&self) -> u64 {
-        self.bdp_multiple(self.bw, 1.0).min(self.cwnd)
+        self.bdp_multiple(self.bw, 1.0).min(self.w.cwnd)
     }
 
     /// A pseudo-random draw in [0, n) from the time (see the module doc).
@@ -371,21 +364,23 @@ impl Bbr {
     }
 
     fn raise_inflight_hi_slope(&mut self) {
-        let growth = self.mds << self.bw_probe_up_rounds.min(30);
+        let growth = self.w.mds << self.bw_probe_up_rounds.min(30);
         self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
-        self.probe_up_cnt = (self.cwnd / growth).max(1);
+        self.probe_up_cnt = (self.w.cwnd / growth).max(1);
     }
 
-    fn save_cwnd(&mut self) {
-        self.prior_cwnd = if self.recovery_start.is_none() && self.state != State::ProbeRtt {
-            self.cwnd
-        } else {
-            self.prior_cwnd.max(self.cwnd)
-        };
+    /// §5.5.10.2 BBRNoteLoss: the first loss of a round restarts the loss round, so that the
+    /// latest delivery signals cover a full round trip after it.
+    fn note_loss(&mut self) {
+        if !self.loss_in_round {
+            self.loss_round_delivered = self.delivered;
+        }
+        self.loss_in_round = true;
     }
 
-    fn restore_cwnd(&mut self) {
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
+    /// C.is_cwnd_limited (§2): the window was full at some send in the last round trip.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited_round || self.cwnd_limited_prev
     }
 }
 
@@ -393,19 +388,23 @@ impl Bbr {
 mod model;
 
 impl CongestionController for Bbr {
+    fn on_packet_sent(&mut self, cx: &mut CcCtx, _p: &SentPacket) {
+        if cx.bytes_in_flight + self.w.mds > self.w.cwnd {
+            self.cwnd_limited_round = true;
+        }
+    }
+
     fn on_ack(&mut self, _cx: &mut CcCtx, _ack: &AckEvent) {}
 
     fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
         self.delivered += ack.acked_bytes;
         self.newly_acked = ack.acked_bytes;
-        if let Some(start) = self.recovery_start {
-            if ack.largest_acked_sent_time > start {
-                // §5.6.4.4: recovery ends, the window before it comes back.
-                self.recovery_start = None;
-                self.packet_conservation = false;
-                self.restore_cwnd();
-            }
+        if std::mem::take(&mut self.loss_pending) || ack.rate.is_some_and(|r| r.newly_lost > 0) {
+            // §5.2.4 / §5.5.10.2: the transport marked packets lost while processing this ACK.
+            self.note_loss();
         }
+        // §5.6.4.4: recovery ends, the window before it comes back.
+        self.w.ack_ends_recovery(ack.largest_acked_sent_time);
         self.update_model_and_state(cx, ack);
         self.update_control_parameters(cx, ack);
     }
@@ -413,30 +412,28 @@ impl CongestionController for Bbr {
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
         match ev.cause {
             CongestionCause::Rto | CongestionCause::PersistentCongestion => {
-                // §5.6.4.4 on a retransmission timeout: the loss window, a new round.
-                self.save_cwnd();
-                self.cwnd = self.floor;
-                self.recovery_start = Some(cx.now);
-                self.packet_conservation = false;
-                self.start_round();
+                // §5.6.4.4 BBROnEnterRTO: save the window, then what is in flight plus one
+                // packet (at least the transport's loss window).
+                self.w.save_cwnd(self.state == State::ProbeRtt);
+                self.note_loss();
+                self.w.cwnd = (cx.bytes_in_flight + self.w.mds).max(self.w.floor);
+                self.w.recovery_start = Some(cx.now);
             }
             CongestionCause::Loss | CongestionCause::Ecn => {
-                if self.recovery_start.is_some_and(|s| ev.sent_time < s) {
+                self.loss_pending = true;
+                if self.w.recovery_start.is_some_and(|s| ev.sent_time < s) {
                     return;
                 }
-                // §5.6.4.4 on entering fast recovery: in flight plus what this ACK delivered,
-                // then packet conservation for a round.
-                self.save_cwnd();
-                self.recovery_start = Some(cx.now);
-                self.cwnd = (cx.bytes_in_flight + self.newly_acked.max(self.mds)).max(self.floor);
-                self.packet_conservation = true;
-                self.start_round();
+                // §5.6.4.4 BBROnEnterFastRecovery: save the window, nothing more; the loss
+                // response is the model's (§5.5.10), and the window comes back at the end.
+                self.w.save_cwnd(self.state == State::ProbeRtt);
+                self.w.recovery_start = Some(cx.now);
             }
         }
     }
 
     fn cwnd_bytes(&self) -> u64 {
-        self.cwnd
+        self.w.cwnd
     }
 
     fn owns_recovery_window(&self) -> bool {
@@ -444,18 +441,11 @@ impl CongestionController for Bbr {
     }
 
     fn pacing_rate(&self, _cx: &CcCtx) -> Option<Rate> {
-        (self.pacing_bps > 0).then(|| Rate::bps(self.pacing_bps))
+        self.w.pacing_rate()
     }
 
     fn metrics(&self) -> CcMetrics {
-        let state = if self.recovery_start.is_some() {
-            CcState::Recovery
-        } else if self.state == State::Startup {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        };
-        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: u64::MAX, state }
+        self.w.metrics(self.state == State::Startup)
     }
 }
 

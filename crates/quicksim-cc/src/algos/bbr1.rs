@@ -21,10 +21,11 @@
 use quicksim_engine::{Rate, SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
+use super::bbr_common::{AckAggregation, BbrWindow};
 use crate::minmax::WindowedMax;
 use crate::registry::Algorithm;
 use crate::{
-    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
+    AckEvent, AckSummary, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent,
     InitCtx,
 };
 
@@ -61,8 +62,6 @@ const FULL_BW_THRESH: f64 = 1.25;
 const FULL_BW_COUNT: u32 = 3;
 /// §4.2.3.3: the minimum window, 4 segments (also ProbeRTT's window).
 const MIN_PIPE_SEGMENTS: u64 = 4;
-/// Linux/ns-3: the pacing rate is 1 % below the bandwidth estimate, to drain queues.
-const PACING_MARGIN: f64 = 0.01;
 /// Linux/ns-3 ACK aggregation: the extra-acked filter's window (round trips), the epoch reset.
 const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
 const ACK_EPOCH_RESET_BYTES: u64 = 1 << 12 << 10;
@@ -80,14 +79,8 @@ pub enum Mode {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Bbr1 {
     config: Config,
-    mds: u64,
-    /// The transport's loss window: the floor of every reduction (1 SMSS for TCP, 2 MDS for
-    /// QUIC, RFC 9002 §7.2).
-    floor: u64,
-    initial_cwnd: u64,
-    cwnd: u64,
-    prior_cwnd: u64,
-    pacing_bps: u64,
+    /// cwnd, pacing rate and the recovery period (shared with `bbr`).
+    w: BbrWindow,
     mode: Mode,
     pacing_gain: f64,
     cwnd_gain: f64,
@@ -109,13 +102,7 @@ pub struct Bbr1 {
     probe_rtt_round_done: bool,
     idle_restart: bool,
     packet_conservation: bool,
-    /// Packets sent before this time belong to the current recovery; None outside recovery.
-    recovery_start: Option<SimTime>,
-    extra_acked: [u64; 2],
-    extra_acked_idx: usize,
-    extra_acked_rounds: u32,
-    ack_epoch_start: SimTime,
-    ack_epoch_acked: u64,
+    aggregation: AckAggregation,
     acked_this_ack: u64,
 }
 
@@ -123,15 +110,9 @@ impl Algorithm for Bbr1 {
     const NAME: &'static str = "bbr1";
     type Config = Config;
     fn new(cfg: &Config, cx: &InitCtx) -> Self {
-        let iw = cx.window.initial_window(cx.mds);
         let mut b = Bbr1 {
             config: *cfg,
-            mds: cx.mds,
-            floor: cx.window.loss_window(cx.mds),
-            initial_cwnd: iw,
-            cwnd: iw,
-            prior_cwnd: iw,
-            pacing_bps: 0,
+            w: BbrWindow::new(cx),
             mode: Mode::Startup,
             pacing_gain: cfg.high_gain,
             cwnd_gain: cfg.high_gain,
@@ -152,12 +133,7 @@ impl Algorithm for Bbr1 {
             probe_rtt_round_done: false,
             idle_restart: false,
             packet_conservation: false,
-            recovery_start: None,
-            extra_acked: [0; 2],
-            extra_acked_idx: 0,
-            extra_acked_rounds: 0,
-            ack_epoch_start: SimTime::ZERO,
-            ack_epoch_acked: 0,
+            aggregation: AckAggregation::default(),
             acked_this_ack: 0,
         };
         // §4.2.1: before any RTT sample, pace at high_gain · IW / 1 ms.
@@ -183,22 +159,22 @@ impl Bbr1 {
     }
 
     fn init_pacing_rate(&mut self, rtt: SimDuration) {
-        let bps = self.cwnd as f64 * 8.0 / rtt.as_secs_f64().max(1e-9);
-        self.pacing_bps = (self.pacing_gain * bps) as u64;
+        let bps = self.w.cwnd as f64 * 8.0 / rtt.as_secs_f64().max(1e-9);
+        self.w.pacing_bps = (self.pacing_gain * bps) as u64;
     }
 
     fn min_pipe(&self) -> u64 {
-        MIN_PIPE_SEGMENTS * self.mds
+        MIN_PIPE_SEGMENTS * self.w.mds
     }
 
     /// BDP · gain + 3 segments (§4.2.3.2 quanta); the initial window before an RTprop.
     fn inflight(&self, gain: f64) -> u64 {
-        let Some(rtprop) = self.rtprop else { return self.initial_cwnd };
+        let Some(rtprop) = self.rtprop else { return self.w.initial_cwnd };
         let bdp = Rate::bps(self.btl_bw.get()).bytes_in(rtprop) as f64;
-        let mut v = (gain * bdp) as u64 + 3 * self.mds;
+        let mut v = (gain * bdp) as u64 + 3 * self.w.mds;
         if self.mode == Mode::ProbeBw && self.cycle_index == 0 {
             // Linux/ns-3: room for the 1.25 phase's extra segments beyond the quanta.
-            v += 2 * self.mds;
+            v += 2 * self.w.mds;
         }
         v
     }
@@ -223,18 +199,6 @@ impl Bbr1 {
         self.cycle_stamp = now;
         self.cycle_index = (self.cycle_index + 1) % PACING_GAIN_CYCLE.len();
         self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index];
-    }
-
-    fn save_cwnd(&mut self) {
-        self.prior_cwnd = if self.recovery_start.is_none() && self.mode != Mode::ProbeRtt {
-            self.cwnd
-        } else {
-            self.prior_cwnd.max(self.cwnd)
-        };
-    }
-
-    fn restore_cwnd(&mut self) {
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
     }
 
     fn exit_probe_rtt(&mut self, now: SimTime) {
@@ -308,7 +272,7 @@ impl Bbr1 {
             self.mode = Mode::ProbeRtt;
             self.pacing_gain = 1.0;
             self.cwnd_gain = 1.0;
-            self.save_cwnd();
+            self.w.save_cwnd(self.mode == Mode::ProbeRtt);
             self.probe_rtt_done = None;
         }
         if self.mode == Mode::ProbeRtt {
@@ -334,7 +298,7 @@ impl Bbr1 {
                 }
                 if self.probe_rtt_round_done && now > done {
                     self.rtprop_stamp = now;
-                    self.restore_cwnd();
+                    self.w.restore_cwnd();
                     self.exit_probe_rtt(now);
                 }
             }
@@ -359,24 +323,8 @@ impl Bbr1 {
         if self.config.extra_acked_gain == 0 || acked == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_rounds = (self.extra_acked_rounds + 1).min(31);
-            if self.extra_acked_rounds >= EXTRA_ACKED_WIN_ROUNDS {
-                self.extra_acked_rounds = 0;
-                self.extra_acked_idx ^= 1;
-                self.extra_acked[self.extra_acked_idx] = 0;
-            }
-        }
-        let mut expected = Rate::bps(self.btl_bw.get()).bytes_in(now - self.ack_epoch_start);
-        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET_BYTES {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_start = now;
-            expected = 0;
-        }
-        self.ack_epoch_acked += acked;
-        let extra = (self.ack_epoch_acked - expected).min(self.cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_idx];
-        *slot = (*slot).max(extra);
+        let (bw, cwnd) = (self.btl_bw.get(), self.w.cwnd);
+        self.aggregation.update(now, acked, bw, cwnd, self.round_start, EXTRA_ACKED_WIN_ROUNDS, ACK_EPOCH_RESET_BYTES);
     }
 
     fn aggregation_cwnd(&self) -> u64 {
@@ -384,44 +332,37 @@ impl Bbr1 {
             return 0;
         }
         let max_aggr = self.btl_bw.get() / 80; // BtlBw · 100 ms, in bytes
-        (self.config.extra_acked_gain * self.extra_acked[0].max(self.extra_acked[1])).min(max_aggr)
+        (self.config.extra_acked_gain * self.aggregation.get()).min(max_aggr)
     }
 
     /// §4.2.2 pacing rate, §4.2.3 cwnd.
     fn update_control_parameters(&mut self, cx: &CcCtx, ack: &AckSummary) {
         let bw = self.btl_bw.get();
         if bw > 0 {
-            let rate = (self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)) as u64;
-            if self.filled_pipe || rate > self.pacing_bps {
-                self.pacing_bps = rate;
-            }
+            self.w.set_pacing_rate(self.pacing_gain, bw, self.filled_pipe);
         }
         let acked = ack.acked_bytes;
         let newly_lost = ack.rate.map_or(0, |r| r.newly_lost);
         if acked > 0 {
             let mut conserving = false;
-            if self.recovery_start.is_some() {
+            if self.w.recovery_start.is_some() {
                 // §4.2.3.4 (ns-3 `ModulateCwndForRecovery`).
                 if newly_lost > 0 {
-                    self.cwnd = self.cwnd.saturating_sub(newly_lost).max(self.floor);
+                    self.w.cwnd = self.w.cwnd.saturating_sub(newly_lost).max(self.w.floor);
                 }
                 if self.packet_conservation {
-                    self.cwnd = self.cwnd.max(cx.bytes_in_flight + acked);
+                    self.w.cwnd = self.w.cwnd.max(cx.bytes_in_flight + acked);
                     conserving = true;
                 }
             }
             if !conserving {
                 let target = self.inflight(self.cwnd_gain) + self.aggregation_cwnd();
-                if self.filled_pipe {
-                    self.cwnd = (self.cwnd + acked).min(target);
-                } else if self.cwnd < target || self.delivered < self.initial_cwnd {
-                    self.cwnd += acked;
-                }
-                self.cwnd = self.cwnd.max(self.min_pipe());
+                let min_pipe = self.min_pipe();
+                self.w.grow(acked, target, self.filled_pipe, self.delivered, min_pipe);
             }
         }
         if self.mode == Mode::ProbeRtt {
-            self.cwnd = self.cwnd.min(self.min_pipe());
+            self.w.cwnd = self.w.cwnd.min(self.min_pipe());
         }
     }
 }
@@ -431,13 +372,13 @@ impl CongestionController for Bbr1 {
 
     fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
         self.delivered += ack.acked_bytes;
-        if let Some(start) = self.recovery_start {
+        if let Some(start) = self.w.recovery_start {
             // The first ACK of a packet sent after recovery began ends it (RFC 9002 §7.3.2;
             // TCP's recovery point); ns-3's CA_EVENT_COMPLETE_CWR restores the window.
             if ack.largest_acked_sent_time > start {
-                self.recovery_start = None;
+                self.w.recovery_start = None;
                 self.packet_conservation = false;
-                self.restore_cwnd();
+                self.w.restore_cwnd();
             }
         }
         self.update_model_and_state(cx, ack);
@@ -448,21 +389,21 @@ impl CongestionController for Bbr1 {
         match ev.cause {
             CongestionCause::Rto | CongestionCause::PersistentCongestion => {
                 // ns-3 CA_LOSS: save the window, the loss window (TCP: one segment), a new round.
-                self.save_cwnd();
-                self.cwnd = self.floor;
+                self.w.save_cwnd(self.mode == Mode::ProbeRtt);
+                self.w.cwnd = self.w.floor;
                 self.round_start = true;
-                self.recovery_start = Some(cx.now);
+                self.w.recovery_start = Some(cx.now);
                 self.packet_conservation = false;
             }
             CongestionCause::Loss | CongestionCause::Ecn => {
-                if self.recovery_start.is_some_and(|s| ev.sent_time < s) {
+                if self.w.recovery_start.is_some_and(|s| ev.sent_time < s) {
                     return; // one reaction per recovery period
                 }
                 // ns-3 CA_RECOVERY: in flight + what was acked (at least one segment), then
                 // packet conservation for one round.
-                self.save_cwnd();
-                self.recovery_start = Some(cx.now);
-                self.cwnd = (cx.bytes_in_flight + self.acked_this_ack.max(self.mds)).max(self.floor);
+                self.w.save_cwnd(self.mode == Mode::ProbeRtt);
+                self.w.recovery_start = Some(cx.now);
+                self.w.cwnd = (cx.bytes_in_flight + self.acked_this_ack.max(self.w.mds)).max(self.w.floor);
                 self.packet_conservation = true;
                 self.next_round_delivered = self.delivered;
             }
@@ -470,7 +411,7 @@ impl CongestionController for Bbr1 {
     }
 
     fn cwnd_bytes(&self) -> u64 {
-        self.cwnd
+        self.w.cwnd
     }
 
     fn owns_recovery_window(&self) -> bool {
@@ -478,18 +419,11 @@ impl CongestionController for Bbr1 {
     }
 
     fn pacing_rate(&self, _cx: &CcCtx) -> Option<Rate> {
-        (self.pacing_bps > 0).then(|| Rate::bps(self.pacing_bps))
+        self.w.pacing_rate()
     }
 
     fn metrics(&self) -> CcMetrics {
-        let state = if self.recovery_start.is_some() {
-            CcState::Recovery
-        } else if self.mode == Mode::Startup {
-            CcState::SlowStart
-        } else {
-            CcState::CongestionAvoidance
-        };
-        CcMetrics { cwnd_bytes: self.cwnd, ssthresh_bytes: u64::MAX, state }
+        self.w.metrics(self.mode == Mode::Startup)
     }
 }
 

@@ -4,8 +4,8 @@
 //! every 10 s and holds 4 segments for 200 ms.
 
 use super::*;
-use crate::testpath::Path;
-use crate::{RateSample, RttEstimator, WindowRules};
+use crate::testpath::{fixed_rtt, rate_ack, Path};
+use crate::{RttEstimator, WindowRules};
 
 const MDS: u64 = 1448;
 
@@ -17,36 +17,14 @@ fn ms(v: u64) -> SimTime {
     SimTime::from_millis(v)
 }
 
-/// One ACK of one segment that starts a new round (its packet was sent after the previous
-/// round's end), measuring `bw_bps`, with `inflight` bytes left in flight.
+/// One ACK of one segment that starts a new round, measuring `bw_bps`, `inflight` left.
 fn ack(b: &mut Bbr1, rtt: &RttEstimator, now: SimTime, bw_bps: u64, inflight: u64) {
-    let rs = RateSample {
-        delivered: MDS,
-        prior_delivered: b.delivered,
-        delivered_time: now,
-        first_sent_time: now,
-        is_app_limited: false,
-        interval: SimDuration::from_millis(40),
-        rate: Rate::bps(bw_bps),
-        tx_in_flight: inflight,
-        lost: 0,
-        newly_lost: 0,
-    };
-    let summary = AckSummary {
-        acked_bytes: MDS,
-        acked_packets: 1,
-        largest_acked_sent_time: now - SimDuration::from_millis(40),
-        app_limited: false,
-        rate: Some(rs),
-    };
-    let mut cx = CcCtx { now, mds: MDS, rtt, bytes_in_flight: inflight, window: &WindowRules::RFC5681 };
-    b.on_ack_end(&mut cx, &summary);
+    let delivered = b.delivered;
+    rate_ack(b, MDS, delivered, rtt, now, (bw_bps, inflight, 0));
 }
 
 fn rtt40() -> RttEstimator {
-    let mut rtt = RttEstimator::new(SimDuration::from_millis(333));
-    rtt.update(SimDuration::from_millis(40), SimDuration::ZERO, SimDuration::ZERO, true);
-    rtt
+    fixed_rtt(40)
 }
 
 #[test]

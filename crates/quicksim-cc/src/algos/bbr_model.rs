@@ -1,10 +1,10 @@
 //! BBR's per-ACK work (draft-ietf-ccwg-bbr-01 §5.2 `BBRUpdateOnACK`): the model and state
 //! update (§5.3, §5.5) and the control parameters (§5.6), in the draft's order.
 
-use quicksim_engine::{Rate, SimTime};
+use quicksim_engine::SimTime;
 
 use super::{
-    AckPhase, Bbr, State, EXTRA_ACKED_FILTER_LEN, MIN_RTT_FILTER_LEN, PACING_MARGIN, PROBE_RTT_CWND_GAIN,
+    AckPhase, Bbr, State, EXTRA_ACKED_FILTER_LEN, MIN_RTT_FILTER_LEN, PROBE_RTT_CWND_GAIN,
     PROBE_RTT_DURATION, STARTUP_FULL_LOSS_COUNT,
 };
 use crate::{AckSummary, CcCtx, RateSample};
@@ -56,13 +56,13 @@ impl Bbr {
             self.round_count += 1;
             self.rounds_since_bw_probe += 1;
             self.round_start = true;
-            self.packet_conservation = false;
+            self.cwnd_limited_prev = self.cwnd_limited_round;
+            self.cwnd_limited_round = false;
         }
         if rs.rate.bits_per_s >= self.max_bw() || !rs.is_app_limited {
             self.max_bw_slots[0] = self.max_bw_slots[0].max(rs.rate.bits_per_s);
         }
         if rs.newly_lost > 0 {
-            self.loss_in_round = true;
             self.loss_events_in_round += 1;
         }
         if !self.loss_round_start {
@@ -74,7 +74,7 @@ impl Bbr {
                 self.bw_lo = self.max_bw();
             }
             if self.inflight_lo == u64::MAX {
-                self.inflight_lo = self.cwnd;
+                self.inflight_lo = self.w.cwnd;
             }
             let beta = self.config.beta;
             self.bw_lo = self.bw_latest.max((beta * self.bw_lo as f64) as u64);
@@ -91,24 +91,8 @@ impl Bbr {
         if acked == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_rounds += 1;
-            if self.extra_acked_rounds >= EXTRA_ACKED_FILTER_LEN / 2 {
-                self.extra_acked_rounds = 0;
-                self.extra_acked_idx ^= 1;
-                self.extra_acked[self.extra_acked_idx] = 0;
-            }
-        }
-        let mut expected = Rate::bps(self.bw).bytes_in(now - self.ack_epoch_start);
-        if self.ack_epoch_acked <= expected {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_start = now;
-            expected = 0;
-        }
-        self.ack_epoch_acked += acked;
-        let extra = (self.ack_epoch_acked - expected).min(self.cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_idx];
-        *slot = (*slot).max(extra);
+        let (bw, cwnd) = (self.bw, self.w.cwnd);
+        self.aggregation.update(now, acked, bw, cwnd, self.round_start, EXTRA_ACKED_FILTER_LEN / 2, u64::MAX);
     }
 
     /// §5.3.1.2 BBRCheckFullBWReached (also ends ProbeBW_UP: `full_bw_now`).
@@ -135,7 +119,7 @@ impl Bbr {
     /// §5.3.1.3 BBRCheckStartupDone with BBRCheckStartupHighLoss.
     fn check_startup_done(&mut self, cx: &CcCtx, rs: Option<&RateSample>) {
         if self.state == State::Startup && self.loss_round_start {
-            let high_loss = self.recovery_start.is_some()
+            let high_loss = self.w.recovery_start.is_some()
                 && self.loss_events_in_round >= STARTUP_FULL_LOSS_COUNT
                 && rs.is_some_and(|r| self.inflight_too_high(r));
             if high_loss {
@@ -193,14 +177,14 @@ impl Bbr {
                 self.bw_probe_samples = true;
                 self.start_probe_bw_up(now, rs);
             }
-            State::ProbeBwUp if self.check_time_to_go_down(cx) => self.start_probe_bw_down(now),
+            State::ProbeBwUp if self.check_time_to_go_down(rs) => self.start_probe_bw_down(now),
             _ => {}
         }
     }
 
     /// §5.3.3.6 BBRCheckTimeToProbeBW, with BBRIsRenoCoexistenceProbeTime.
     fn check_time_to_probe_bw(&mut self, now: SimTime) -> bool {
-        let reno_rounds = (self.target_inflight() / self.mds).min(63);
+        let reno_rounds = (self.target_inflight() / self.w.mds).min(63);
         if now - self.cycle_stamp > self.bw_probe_wait || self.rounds_since_bw_probe >= reno_rounds {
             self.start_probe_bw_refill();
             return true;
@@ -215,11 +199,11 @@ impl Bbr {
     }
 
     /// §5.3.3.6 BBRCheckTimeToGoDown.
-    fn check_time_to_go_down(&mut self, cx: &CcCtx) -> bool {
-        let cwnd_limited = cx.bytes_in_flight + self.mds > self.cwnd;
-        if cwnd_limited && self.cwnd >= self.inflight_hi {
+    fn check_time_to_go_down(&mut self, rs: Option<&RateSample>) -> bool {
+        if self.is_cwnd_limited() && self.w.cwnd >= self.inflight_hi {
             // inflight_hi is the limit: probe further before deciding.
             self.reset_full_bw();
+            self.full_bw = rs.map_or(0, |r| r.rate.bits_per_s);
             return false;
         }
         self.full_bw_now
@@ -241,16 +225,19 @@ impl Bbr {
             }
         }
         let Some(rs) = rs else { return };
-        if self.bw_probe_samples && self.inflight_too_high(rs) {
-            // BBRHandleInflightTooHigh.
-            self.bw_probe_samples = false;
-            if !rs.is_app_limited {
-                let target = (self.config.beta * self.target_inflight() as f64) as u64;
-                self.inflight_hi = rs.tx_in_flight.max(target);
+        if self.inflight_too_high(rs) {
+            if self.bw_probe_samples {
+                // BBRHandleInflightTooHigh.
+                self.bw_probe_samples = false;
+                if !rs.is_app_limited {
+                    let target = (self.config.beta * self.target_inflight() as f64) as u64;
+                    self.inflight_hi = rs.tx_in_flight.max(target);
+                }
+                if self.state == State::ProbeBwUp {
+                    self.start_probe_bw_down(cx.now);
+                }
             }
-            if self.state == State::ProbeBwUp {
-                self.start_probe_bw_down(cx.now);
-            }
+            // Loss is too high for this sample to raise the upper bound.
             return;
         }
         if self.inflight_hi == u64::MAX {
@@ -261,15 +248,14 @@ impl Bbr {
         }
         if self.state == State::ProbeBwUp {
             // BBRProbeInflightHiUpward.
-            let cwnd_limited = cx.bytes_in_flight + self.mds > self.cwnd;
-            if !cwnd_limited || self.cwnd < self.inflight_hi {
+            if !self.is_cwnd_limited() || self.w.cwnd < self.inflight_hi {
                 return;
             }
             self.bw_probe_up_acks += self.newly_acked;
             if self.bw_probe_up_acks >= self.probe_up_cnt {
                 let delta = self.bw_probe_up_acks / self.probe_up_cnt;
                 self.bw_probe_up_acks -= delta * self.probe_up_cnt;
-                self.inflight_hi += delta * self.mds;
+                self.inflight_hi += delta * self.w.mds;
             }
             if self.round_start {
                 self.raise_inflight_hi_slope();
@@ -303,7 +289,7 @@ impl Bbr {
             self.state = State::ProbeRtt;
             self.pacing_gain = 1.0;
             self.cwnd_gain = PROBE_RTT_CWND_GAIN;
-            self.save_cwnd();
+            self.w.save_cwnd(self.state == State::ProbeRtt);
             self.probe_rtt_done = None;
             self.ack_phase = AckPhase::ProbeStopping;
             self.start_round();
@@ -324,7 +310,7 @@ impl Bbr {
                     if self.probe_rtt_round_done && now > done {
                         // BBRCheckProbeRTTDone / BBRExitProbeRTT.
                         self.probe_rtt_min_stamp = now;
-                        self.restore_cwnd();
+                        self.w.restore_cwnd();
                         self.reset_lower_bounds();
                         if self.filled_pipe {
                             self.start_probe_bw_down(now);
@@ -349,43 +335,23 @@ impl Bbr {
     /// §5.2 BBRUpdateControlParameters: pacing rate (§5.6.2) and cwnd (§5.6.4).
     pub(super) fn update_control_parameters(&mut self, cx: &CcCtx, ack: &AckSummary) {
         if self.min_rtt.is_some() && self.bw > 0 {
-            let rate = (self.pacing_gain * self.bw as f64 * (1.0 - PACING_MARGIN)) as u64;
-            if self.filled_pipe || rate > self.pacing_bps {
-                self.pacing_bps = rate;
-            }
+            self.w.set_pacing_rate(self.pacing_gain, self.bw, self.filled_pipe);
         } else if let (None, true) = (self.min_rtt, cx.rtt.has_sample()) {
             // §5.6.2 BBRInitPacingRate from the first smoothed RTT.
             let s = cx.rtt.smoothed().as_secs_f64().max(1e-6);
-            self.pacing_bps = (self.pacing_gain * self.initial_cwnd as f64 * 8.0 / s) as u64;
+            self.w.pacing_bps = (self.pacing_gain * self.w.initial_cwnd as f64 * 8.0 / s) as u64;
         }
         let acked = ack.acked_bytes;
         if acked > 0 {
             // BBRUpdateMaxInflight: cwnd_gain · BDP + ACK aggregation, quantized.
-            let extra = self.extra_acked[0].max(self.extra_acked[1]);
+            let extra = self.aggregation.get();
             let max_inflight = self.quantization_budget(self.bdp_multiple(self.bw, self.cwnd_gain) + extra);
-            let newly_lost = ack.rate.map_or(0, |r| r.newly_lost);
-            let mut conserving = false;
-            if self.recovery_start.is_some() {
-                // BBRModulateCwndForRecovery.
-                if newly_lost > 0 {
-                    self.cwnd = self.cwnd.saturating_sub(newly_lost).max(self.floor);
-                }
-                if self.packet_conservation {
-                    self.cwnd = self.cwnd.max(cx.bytes_in_flight + acked);
-                    conserving = true;
-                }
-            }
-            if !conserving {
-                if self.filled_pipe {
-                    self.cwnd = (self.cwnd + acked).min(max_inflight);
-                } else if self.cwnd < max_inflight || self.delivered < self.initial_cwnd {
-                    self.cwnd += acked;
-                }
-                self.cwnd = self.cwnd.max(self.min_pipe());
-            }
+            // BBRSetCwnd (§5.6.4.6); in fast recovery too (§5.6.4.4: the model's loss response).
+            let min_pipe = self.min_pipe();
+            self.w.grow(acked, max_inflight, self.filled_pipe, self.delivered, min_pipe);
         }
         if self.state == State::ProbeRtt {
-            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
+            self.w.cwnd = self.w.cwnd.min(self.probe_rtt_cwnd());
         }
         // BBRBoundCwndForModel.
         let mut cap = if self.state.in_probe_bw() && self.state != State::ProbeBwCruise {
@@ -396,6 +362,6 @@ impl Bbr {
             u64::MAX
         };
         cap = cap.min(self.inflight_lo).max(self.min_pipe());
-        self.cwnd = self.cwnd.min(cap);
+        self.w.cwnd = self.w.cwnd.min(cap);
     }
 }

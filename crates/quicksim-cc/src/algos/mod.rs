@@ -6,4 +6,6 @@
 //! the line below. The registry tests (`registry.rs`) then build and exercise it, and scenarios
 //! can name it: `cc = { algo = "<NAME>", ... }`.
 
+mod bbr_common;
+
 crate::registry::controllers! { none::NoCc, newreno::NewReno, cubic::Cubic, bbr1::Bbr1, bbr::Bbr }

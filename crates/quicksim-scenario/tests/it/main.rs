@@ -1,6 +1,7 @@
 //! Integration tests of whole scenarios against hand computation from their numbers.
 
 mod aqm;
+mod bbr;
 mod capture;
 mod cubic_rfc9438;
 mod delays;
