@@ -15,6 +15,8 @@ mod normalize;
 mod qlog;
 mod quic;
 mod quinn;
+#[cfg(feature = "quinn-qlog")]
+mod quinn_qlog;
 mod tcp;
 mod toy_cc;
 mod toy_qdisc;
