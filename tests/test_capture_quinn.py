@@ -95,10 +95,10 @@ def test_the_secrets_block_precedes_every_quinn_packet_and_holds_the_key_log(
     # NSS key-log lines: label, the 32-byte client random, the secret (the cipher suite's hash
     # length: 32 B for SHA-256, 48 B for SHA-384, which rustls's first choice AES-256-GCM uses).
     for ln in lines:
-        label, random, secret = ln.split(" ")
+        _label, random, secret = ln.split(" ")
         assert len(random) == 64 and len(secret) in (64, 96), ln
         int(random, 16), int(secret, 16)
-    assert LABELS <= {ln.split(" ")[0] for ln in lines}, lines
+    assert {ln.split(" ")[0] for ln in lines} >= LABELS, lines
     assert len({ln.split(" ")[1] for ln in lines}) == 1, "one connection, one client random"
     assert len(lines) == len(set(lines)), "a secret both ends derive is written once"
     # quinn's datagrams are UDP to/from port 443 with the client's port. Initial packets are
@@ -140,7 +140,9 @@ def frame_types(f: Path, port: int) -> list[int]:
     return [int(t) for row in rows.split() for t in row.split(",") if t]
 
 
-def test_tshark_decrypts_the_quinn_packets_with_the_embedded_secrets(run: tuple[Path, quicksim.Result]) -> None:
+def test_tshark_decrypts_the_quinn_packets_with_the_embedded_secrets(
+    run: tuple[Path, quicksim.Result],
+) -> None:
     out, res = run
     types = frame_types(out / "capture.pcapng", quinn_port(res))
     # 0x02/0x03 ACK, 0x08-0x0f STREAM, 0x06 CRYPTO: 1-RTT and handshake packets decrypted.
@@ -188,7 +190,7 @@ def test_quinn_qlog_holds_the_events_derived_from_its_datagrams_and_stats(
         assert head["qlog_version"] == "0.3", head
         times = [e["time"] for e in events]
         # Simulated time, ms since the run's start: in [0, 1000] and in order.
-        assert times == sorted(times) and 0 <= times[0] and times[-1] <= 1000.0, (times[0], times[-1])
+        assert times == sorted(times) and times[0] >= 0 and times[-1] <= 1000.0, (times[0], times[-1])
         files[role] = events
     sent = [e["data"] for e in files["client"] if e["name"] == "transport:packet_sent"]
     got = [e["data"] for e in files["server"] if e["name"] == "transport:packet_received"]
@@ -210,4 +212,4 @@ def test_quinn_qlog_holds_the_events_derived_from_its_datagrams_and_stats(
     # The smoothed RTT (ms) after its first sample: at least the bottleneck's 20 ms round trip,
     # at most the path's (under 25 ms with the access links) plus the 30-packet queue
     # (30 x 1507 B at 10 Mbit/s = 36 ms) and quinn's 25 ms ACK delay.
-    assert 20.0 <= min(srtt[1:]) and max(srtt[1:]) <= 25 + 36 + 25, (min(srtt[1:]), max(srtt[1:]))
+    assert min(srtt[1:]) >= 20.0 and max(srtt[1:]) <= 25 + 36 + 25, (min(srtt[1:]), max(srtt[1:]))

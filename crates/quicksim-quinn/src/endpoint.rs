@@ -150,7 +150,8 @@ impl QuinnEndpoint {
                 .title(Some("quinn-proto 0.11.19 in quicksim".into()))
                 .description(Some(if role == Role::Client { "client" } else { "server" }.into()))
                 .start_time(*BASE);
-            let stream = q.into_stream().ok_or_else(|| "qlog: quinn-proto's streamer did not start".to_string())?;
+            let stream =
+                q.into_stream().ok_or_else(|| "qlog: quinn-proto's streamer did not start".to_string())?;
             let (c, s) = shared.with_qlog(stream, role == Role::Server)?;
             (Some(buf), c, s)
         } else {

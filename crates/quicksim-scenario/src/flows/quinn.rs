@@ -3,9 +3,9 @@
 //! flow's own `quinn` table. quinn endpoints are never parked (their state is quinn-proto's).
 
 use super::transport::Transport;
+use crate::payload::Contents;
 use crate::ScenarioError;
 use quicksim_engine::{Rng, SimTime};
-use crate::payload::Contents;
 use quicksim_quinn::{QuinnConfig, QuinnEndpoint, QuinnPacket, QuinnShared, TlsKeyLog};
 use quicksim_transport::{Endpoint, Role};
 use serde_json::{json, Map, Value};

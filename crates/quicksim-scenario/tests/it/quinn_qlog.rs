@@ -21,7 +21,8 @@ fn scenario() -> Value {
 }
 
 fn texts(o: &quicksim_scenario::RunOutput) -> Vec<(String, String)> {
-    let (Some(Column::Str(n)), Some(Column::Str(t))) = (o.column("qlog", "file"), o.column("qlog", "text")) else {
+    let (Some(Column::Str(n)), Some(Column::Str(t))) = (o.column("qlog", "file"), o.column("qlog", "text"))
+    else {
         panic!("no qlog table")
     };
     n.iter().cloned().zip(t.iter().cloned()).collect()

@@ -216,8 +216,11 @@ impl Sink for QlogSink {
             match ev {
                 TransportEvent::PacketSent { packet, .. } | TransportEvent::PacketReceived { packet, .. } => {
                     let Some(p) = packet.downcast_ref::<QuinnPacket>() else { return };
-                    let name =
-                        if matches!(ev, TransportEvent::PacketSent { .. }) { "packet_sent" } else { "packet_received" };
+                    let name = if matches!(ev, TransportEvent::PacketSent { .. }) {
+                        "packet_sent"
+                    } else {
+                        "packet_received"
+                    };
                     self.record(now, flow, side, "transport", name, d.datagram(&p.0));
                     return;
                 }
