@@ -2,7 +2,7 @@
 //! over it): the settings quinn-proto exposes, and how they become quinn-proto's configuration
 //! for one flow (TLS from the flow's seed, MTU from the path).
 
-use crate::tls;
+use crate::tls::{self, TlsKeyLog};
 use quicksim_engine::{Rng, SimDuration};
 use quicksim_transport::tcp::config::units;
 use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
@@ -234,6 +234,8 @@ pub struct QuinnShared {
     pub server: Arc<ServerConfig>,
     /// Per end (client, server): the endpoint configuration, quinn's RNG seed, the TLS stream.
     pub ends: [(Arc<EndpointConfig>, [u8; 32], Rng); 2],
+    /// The connection's TLS secrets, logged by both ends (for a packet capture).
+    pub keylog: Arc<TlsKeyLog>,
 }
 
 impl std::fmt::Debug for QuinnShared {
@@ -257,7 +259,8 @@ impl QuinnShared {
     pub fn new(cfg: QuinnConfig, mut rng: Rng) -> Result<QuinnShared, String> {
         cfg.validate()?;
         let transport = Arc::new(cfg.transport()?);
-        let c = tls::crypto(seed32(&mut rng), cfg.encryption)?;
+        let keylog = Arc::new(TlsKeyLog::default());
+        let c = tls::crypto(seed32(&mut rng), cfg.encryption, &keylog)?;
         let mut client = ClientConfig::new(c.client);
         client.transport_config(Arc::clone(&transport));
         // quinn draws the client's first destination CID from the thread's RNG by default.
@@ -277,7 +280,29 @@ impl QuinnShared {
             Ok((Arc::new(e), quinn_seed, tls))
         };
         let ends = [end(&mut rng)?, end(&mut rng)?];
-        Ok(QuinnShared { cfg, client, server: Arc::new(server), ends })
+        Ok(QuinnShared { cfg, client, server: Arc::new(server), ends, keylog })
+    }
+
+    /// The client's and the server's configuration with quinn-proto's own qlog written to
+    /// `stream` (each end needs its own: the qlog stream is part of quinn's transport
+    /// configuration). Everything else is as in `client`/`server`.
+    #[cfg(feature = "qlog")]
+    pub(crate) fn with_qlog(
+        &self,
+        stream: quinn_proto::QlogStream,
+        server: bool,
+    ) -> Result<(ClientConfig, Arc<ServerConfig>), String> {
+        let mut t = self.cfg.transport()?;
+        t.qlog_stream(Some(stream));
+        let t = Arc::new(t);
+        let mut c = self.client.clone();
+        let mut s = (*self.server).clone();
+        if server {
+            s.transport_config(t);
+        } else {
+            c.transport_config(t);
+        }
+        Ok((c, Arc::new(s)))
     }
 }
 

@@ -1,7 +1,9 @@
 //! One end of a quinn flow: a quinn-proto `Endpoint` with its single `Connection`, driven through
 //! quicksim's [`Endpoint`] trait in simulated time. quinn's `Instant` is a fixed base instant
 //! plus the simulated time (nanoseconds); its datagrams are [`QuinnPacket`]s crossing the
-//! simulated links; its next timeout is the flow's timer event.
+//! simulated links; its next timeout is the flow's timer event. With the `qlog` feature, a traced
+//! end (a qlog asked for) has quinn-proto's own qlog writer attached, its time base simulated
+//! time zero.
 
 use crate::config::QuinnShared;
 use crate::tls::{self, with_rng};
@@ -13,6 +15,8 @@ use quinn_proto::{
 };
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+#[cfg(feature = "qlog")]
+use std::sync::Mutex;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
@@ -60,6 +64,31 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
+/// Where quinn-proto's qlog streamer writes one end's JSON-SEQ records (handed on by
+/// `poll_qlog`). quinn requires `Send + Sync`; a run is single-threaded, so the lock is never
+/// contended.
+#[cfg(feature = "qlog")]
+#[derive(Clone, Default)]
+struct QlogBuf(Arc<Mutex<Vec<u8>>>);
+
+#[cfg(feature = "qlog")]
+impl QlogBuf {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+}
+
+#[cfg(feature = "qlog")]
+impl std::io::Write for QlogBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Everything of an end except the TLS generator (borrowed separately around quinn calls).
 struct Inner {
     role: Role,
@@ -86,14 +115,49 @@ pub struct QuinnEndpoint {
     /// The source of rustls's random bytes for this end.
     tls_rng: Rng,
     shared: Arc<QuinnShared>,
+    /// quinn-proto's own qlog of this end (traced ends only).
+    #[cfg(feature = "qlog")]
+    qlog: Option<QlogBuf>,
 }
 
 impl QuinnEndpoint {
     /// The client (which opens the connection at `now`) or the server of a flow.
     pub fn new(role: Role, shared: Arc<QuinnShared>, now: SimTime) -> Result<QuinnEndpoint, String> {
+        Self::make(role, shared, now, false)
+    }
+
+    /// As [`QuinnEndpoint::new`], with quinn-proto's own qlog written (`Endpoint::poll_qlog`
+    /// hands it on): its header first, then quinn's events (`packet_sent`, `packet_received`,
+    /// `packet_lost`, `metrics_updated`), times in ms since simulated time zero.
+    #[cfg(feature = "qlog")]
+    pub fn with_qlog(role: Role, shared: Arc<QuinnShared>, now: SimTime) -> Result<QuinnEndpoint, String> {
+        Self::make(role, shared, now, true)
+    }
+
+    fn make(role: Role, shared: Arc<QuinnShared>, now: SimTime, qlog: bool) -> Result<QuinnEndpoint, String> {
         let i = if role == Role::Client { 0 } else { 1 };
         let (ecfg, seed, tls_rng) = shared.ends[i].clone();
-        let server = (role == Role::Server).then(|| Arc::clone(&shared.server));
+        #[cfg(not(feature = "qlog"))]
+        let (client_cfg, server_cfg) = {
+            let _ = qlog;
+            (shared.client.clone(), Arc::clone(&shared.server))
+        };
+        #[cfg(feature = "qlog")]
+        let (qlog, client_cfg, server_cfg) = if qlog {
+            let buf = QlogBuf::default();
+            let mut q = quinn_proto::QlogConfig::default();
+            q.writer(Box::new(buf.clone()))
+                .title(Some("quinn-proto 0.11.19 in quicksim".into()))
+                .description(Some(if role == Role::Client { "client" } else { "server" }.into()))
+                .start_time(*BASE);
+            let stream =
+                q.into_stream().ok_or_else(|| "qlog: quinn-proto's streamer did not start".to_string())?;
+            let (c, s) = shared.with_qlog(stream, role == Role::Server)?;
+            (Some(buf), c, s)
+        } else {
+            (None, shared.client.clone(), Arc::clone(&shared.server))
+        };
+        let server = (role == Role::Server).then_some(server_cfg);
         let ep = quinn_proto::Endpoint::new(ecfg, server, false, Some(seed));
         let mut e = QuinnEndpoint {
             inner: Inner {
@@ -114,9 +178,11 @@ impl QuinnEndpoint {
             },
             tls_rng,
             shared,
+            #[cfg(feature = "qlog")]
+            qlog,
         };
         if role == Role::Client {
-            let cfg = e.shared.client.clone();
+            let cfg = client_cfg;
             let Inner { ep, conn, .. } = &mut e.inner;
             let c =
                 with_rng(&mut e.tls_rng, || ep.connect(instant(now), cfg, SERVER_ADDR, tls::server_name()))
@@ -291,6 +357,13 @@ impl Endpoint for QuinnEndpoint {
 
     fn poll_event(&mut self) -> Option<AppEvent> {
         self.inner.events.pop_front()
+    }
+
+    #[cfg(feature = "qlog")]
+    fn poll_qlog(&mut self) -> Option<String> {
+        let text = self.qlog.as_ref()?.take();
+        // quinn's streamer writes serde_json's output: UTF-8.
+        (!text.is_empty()).then(|| String::from_utf8_lossy(&text).into_owned())
     }
 
     fn app_stream_id(index: u32) -> u64 {

@@ -10,3 +10,4 @@ mod tls;
 
 pub use config::{QuinnCc, QuinnConfig, QuinnShared, UDP_IP};
 pub use endpoint::{QuinnEndpoint, QuinnPacket};
+pub use tls::TlsKeyLog;

@@ -8,6 +8,9 @@
 //! here reads a thread-local generator that each quinn endpoint installs for the duration of
 //! every call into quinn-proto ([`with_rng`]): the simulation is single-threaded per run, and the
 //! generator is part of the endpoint's state, so a run's TLS bytes depend only on its seed.
+//!
+//! Both ends log their TLS 1.3 secrets ([`TlsKeyLog`], NSS key-log lines) so that a packet
+//! capture can carry them for Wireshark.
 
 use bytes::BytesMut;
 use quicksim_engine::Rng;
@@ -27,7 +30,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, Serve
 use rustls::{DigitallySignedStruct, NamedGroup, SignatureScheme};
 use std::any::Any;
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 thread_local! {
     /// The generator of the endpoint whose quinn-proto call is running on this thread.
@@ -193,15 +196,73 @@ impl ServerCertVerifier for PinnedCert {
     }
 }
 
+/// The TLS secrets of one flow's connection as NSS key-log lines (`LABEL <client random>
+/// <secret>`, hex; the format Wireshark reads), in the order rustls derived them. Both ends
+/// log into it; a line both ends derive is kept once. A run is single-threaded: the lock is
+/// never contended (rustls requires `Sync`).
+#[derive(Debug, Default)]
+pub struct TlsKeyLog {
+    lines: Mutex<Vec<String>>,
+}
+
+impl TlsKeyLog {
+    /// The number of lines logged so far.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The lines from the `from`-th on, each ending with a newline.
+    pub fn lines_from(&self, from: usize) -> Vec<String> {
+        self.lock().get(from..).map(<[String]>::to_vec).unwrap_or_default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        // A panic while holding the lock cannot leave a half-written line: push is the only
+        // write.
+        self.lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn hex(out: &mut String, bytes: &[u8]) {
+    for b in bytes {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+}
+
+/// rustls's hook; shared by the client and server configs of a flow.
+#[derive(Debug)]
+struct KeyLogHook(Arc<TlsKeyLog>);
+
+impl rustls::KeyLog for KeyLogHook {
+    fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
+        let mut line = String::with_capacity(label.len() + 2 * (client_random.len() + secret.len()) + 3);
+        line.push_str(label);
+        line.push(' ');
+        hex(&mut line, client_random);
+        line.push(' ');
+        hex(&mut line, secret);
+        line.push('\n');
+        let mut lines = self.0.lock();
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+}
+
 /// The crypto configurations of one flow's client and server.
 pub(crate) struct Crypto {
     pub client: Arc<dyn crypto::ClientConfig>,
     pub server: Arc<dyn crypto::ServerConfig>,
 }
 
-/// TLS 1.3 through rustls for a flow whose certificate comes from `seed`; `encryption = false`
-/// wraps both in the null packet protection.
-pub(crate) fn crypto(seed: [u8; 32], encryption: bool) -> Result<Crypto, String> {
+/// TLS 1.3 through rustls for a flow whose certificate comes from `seed`, both ends logging
+/// their secrets into `keylog`; `encryption = false` wraps both in the null packet protection.
+pub(crate) fn crypto(seed: [u8; 32], encryption: bool, keylog: &Arc<TlsKeyLog>) -> Result<Crypto, String> {
     let id = identity(seed)?;
     let p = provider();
     let algs = p.signature_verification_algorithms;
@@ -213,6 +274,7 @@ pub(crate) fn crypto(seed: [u8; 32], encryption: bool) -> Result<Crypto, String>
         .with_no_client_auth();
     // Each flow is a first contact: no session resumption across flows.
     client.resumption = rustls::client::Resumption::disabled();
+    client.key_log = Arc::new(KeyLogHook(Arc::clone(keylog)));
     let mut server = rustls::ServerConfig::builder_with_provider(p)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| format!("rustls: {e}"))?
@@ -220,6 +282,7 @@ pub(crate) fn crypto(seed: [u8; 32], encryption: bool) -> Result<Crypto, String>
         .with_single_cert(vec![id.cert], PrivateKeyDer::Pkcs8(id.key))
         .map_err(|e| format!("rustls: {e}"))?;
     server.send_tls13_tickets = 0;
+    server.key_log = Arc::new(KeyLogHook(Arc::clone(keylog)));
     let client = quinn_proto::crypto::rustls::QuicClientConfig::try_from(client)
         .map_err(|e| format!("quinn-proto: {e}"))?;
     let server = quinn_proto::crypto::rustls::QuicServerConfig::try_from(server)

@@ -88,6 +88,7 @@ pub(crate) fn sinks(
                     src: f.spec.src,
                     dst: f.spec.dst,
                     dcid_len,
+                    tls_keylog: f.app.tls_keylog(),
                 })
                 .collect();
             Capture::new(c, plugins.out_dir.as_deref(), net, &infos)?.map(Box::new)

@@ -14,6 +14,9 @@ pub enum Contents<'a> {
     Udp,
     Quic(&'a QuicPacket),
     Tcp(&'a TcpSegment),
+    /// A UDP payload as a real stack wrote it (quinn-proto's QUIC datagrams: real, protected
+    /// bytes).
+    Datagram(&'a [u8]),
     /// A transport without a wire encoding: only its size is known.
     Opaque,
 }

@@ -227,6 +227,11 @@ pub trait Endpoint {
     fn poll_trace(&mut self) -> Option<TraceEvent> {
         None
     }
+    /// The qlog records (JSON-SEQ text) the stack wrote itself since the last call, for a real
+    /// stack with its own qlog writer (quinn-proto); only while traced. Default: none.
+    fn poll_qlog(&mut self) -> Option<String> {
+        None
+    }
     /// Nothing is going on: no bytes in flight, no data to send, no event for the application.
     /// Only decides whether the run loop may store the endpoint compactly (`false`: never).
     fn is_quiet(&self) -> bool {

@@ -59,11 +59,24 @@ pub struct Config {
     /// be many windows (ssthresh 125 segments after a 37-segment window, measured in the
     /// `aqm` reproduction's RED runs). Default false.
     pub ssthresh_from_flight: bool,
+    /// Congestion avoidance as quinn-proto 0.11's NewReno (`congestion/new_reno.rs`): one MDS
+    /// once the bytes acknowledged reach cwnd (RFC 5681 `pba >= cwnd`, not INET's
+    /// `pba > cwnd - MDS`), the rest carried over; acknowledgements of packets sent before the
+    /// recovery started count for nothing, and the count is kept across congestion events.
+    /// For comparing the model with quinn (`quicksim reproduce quinn-vs-model`). Overrides
+    /// `exact_increase`; default false.
+    pub quinn_increase: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { exact_increase: true, hystart: false, per_ack_increase: false, ssthresh_from_flight: false }
+        Config {
+            exact_increase: true,
+            hystart: false,
+            per_ack_increase: false,
+            ssthresh_from_flight: false,
+            quinn_increase: false,
+        }
     }
 }
 
@@ -117,7 +130,8 @@ impl NewReno {
 impl CongestionController for NewReno {
     fn on_ack(&mut self, cx: &mut CcCtx, ack: &AckEvent) {
         let mds = cx.mds;
-        let exact = self.config.exact_increase;
+        let quinn = self.config.quinn_increase;
+        let exact = self.config.exact_increase && !quinn;
         // INET (after RFC 4960 §7.2.2): partial_bytes_acked is reset when nothing is in flight.
         if cx.bytes_in_flight == 0 && exact {
             self.carry = 0;
@@ -146,6 +160,16 @@ impl CongestionController for NewReno {
             self.cwnd += self.hystart.as_mut().map_or(ack.bytes, |h| h.increase(ack.bytes));
             if exact {
                 self.carry = 0;
+            }
+            if quinn && self.cwnd >= self.ssthresh {
+                // quinn: what slow start took beyond ssthresh starts the count.
+                self.carry = self.cwnd - self.ssthresh;
+            }
+        } else if quinn {
+            self.carry += ack.bytes;
+            if self.carry >= self.cwnd {
+                self.carry -= self.cwnd;
+                self.cwnd += mds;
             }
         } else if exact {
             // RFC 5681 §3.1 byte counting, with INET's `pba > cwnd - MDS` (RFC 5681: pba >= cwnd)
@@ -229,7 +253,7 @@ impl CongestionController for NewReno {
                 }
             };
             self.cwnd = self.ssthresh.max(rules.minimum_window(mds));
-            if self.config.exact_increase {
+            if self.config.exact_increase && !self.config.quinn_increase {
                 self.carry = 0;
             }
             self.phase = Phase::Recovery;
@@ -393,6 +417,28 @@ mod tests {
     }
 
     #[test]
+    fn quinn_ca_adds_one_mds_per_cwnd_and_keeps_its_count_across_recovery() {
+        let mut cc = in_ca(Config { quinn_increase: true, ..Default::default() });
+        assert_eq!(cc.cwnd_bytes(), 12_520);
+        // quinn-proto's `bytes_acked >= window`: 9 packets (11 268 B) are not enough, 10 are,
+        // one packet later than INET's `pba > cwnd - MDS`.
+        ack_n(&mut cc, 9, t(250), t(300));
+        assert_eq!((cc.cwnd_bytes(), cc.carry), (12_520, 11_268));
+        ack_n(&mut cc, 1, t(250), t(300));
+        assert_eq!((cc.cwnd_bytes(), cc.carry), (13_772, 0));
+        ack_n(&mut cc, 7, t(300), t(400));
+        // A loss halves the window and keeps the count (quinn does not reset `bytes_acked`);
+        // acknowledgements of packets sent before the recovery add nothing to it.
+        lose(&mut cc, t(350), t(450));
+        assert_eq!((cc.cwnd_bytes(), cc.carry), (6_886, 7 * MDS));
+        ack_n(&mut cc, 5, t(400), t(460));
+        assert_eq!((cc.cwnd_bytes(), cc.carry), (6_886, 7 * MDS));
+        // The first new acknowledgement after the recovery: 8 x 1252 >= 6886, one MDS more.
+        ack_n(&mut cc, 1, t(455), t(500));
+        assert_eq!((cc.cwnd_bytes(), cc.carry), (8_138, 8 * MDS - 6_886));
+    }
+
+    #[test]
     fn exact_ca_subtracts_new_cwnd_from_large_pba() {
         // INET: after the increase, pba -= cwnd (the increased one) if cwnd < pba.
         let mut cc = in_ca(Config { exact_increase: true, ..Default::default() });
@@ -512,7 +558,7 @@ mod tests {
         call(now, 100_000, |cx| cc.on_ack_end(cx, &summary));
     }
 
-    const PER_ACK: Config = Config { exact_increase: true, hystart: false, per_ack_increase: true, ssthresh_from_flight: false };
+    const PER_ACK: Config = Config { exact_increase: true, hystart: false, per_ack_increase: true, ssthresh_from_flight: false, quinn_increase: false };
 
     #[test]
     fn per_ack_slow_start_adds_one_mds_per_ack_whatever_it_covers() {

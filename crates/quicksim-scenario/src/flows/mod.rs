@@ -198,6 +198,25 @@ macro_rules! transports {
                 }
             }
 
+            /// The TLS secrets log of the flow's connection (quinn), for a capture.
+            pub(crate) fn tls_keylog(&self) -> Option<std::sync::Arc<quicksim_quinn::TlsKeyLog>> {
+                match self {
+                    FlowApp::Udp(_) => None,
+                    $(
+                        FlowApp::$live(t) => <$ty as Transport>::tls_keylog(&t.cfg),
+                        FlowApp::$parked(p) => <$ty as Transport>::tls_keylog(&p.cfg),
+                    )*
+                }
+            }
+
+            /// The end of the run: what a stack's own qlog holds still goes to the sinks.
+            pub(crate) fn flush_qlog(&mut self, cx: &mut Ctx, now: SimTime, f: u32) {
+                match self {
+                    $( FlowApp::$live(t) => t.flush_qlog(cx, now, f), )*
+                    _ => {}
+                }
+            }
+
             /// The flow's own totals (completion time, the transport's block) added to `o`.
             pub(crate) fn totals(&self, spec: &FlowSpec, o: &mut serde_json::Value) {
                 match self {

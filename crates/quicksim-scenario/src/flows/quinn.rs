@@ -3,9 +3,10 @@
 //! flow's own `quinn` table. quinn endpoints are never parked (their state is quinn-proto's).
 
 use super::transport::Transport;
+use crate::payload::Contents;
 use crate::ScenarioError;
 use quicksim_engine::{Rng, SimTime};
-use quicksim_quinn::{QuinnConfig, QuinnEndpoint, QuinnShared};
+use quicksim_quinn::{QuinnConfig, QuinnEndpoint, QuinnPacket, QuinnShared, TlsKeyLog};
 use quicksim_transport::{Endpoint, Role};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -18,6 +19,25 @@ impl Transport for QuinnEndpoint {
         let end =
             |role| QuinnEndpoint::new(role, Arc::clone(cfg), now).expect("config validated at build time");
         [end(Role::Client), end(Role::Server)]
+    }
+
+    /// quinn writes its own qlog: each end gets quinn-proto's qlog streamer from the start (it
+    /// is part of the configuration the connection is made with).
+    #[cfg(feature = "quinn-qlog")]
+    fn pair_traced(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
+        let end = |role| {
+            QuinnEndpoint::with_qlog(role, Arc::clone(cfg), now).expect("config validated at build time")
+        };
+        [end(Role::Client), end(Role::Server)]
+    }
+
+    fn tls_keylog(cfg: &Arc<QuinnShared>) -> Option<Arc<TlsKeyLog>> {
+        Some(Arc::clone(&cfg.keylog))
+    }
+
+    /// The datagram's real bytes (protected as quinn-proto sent them).
+    fn contents(p: &QuinnPacket) -> Contents<'_> {
+        Contents::Datagram(&p.0)
     }
 
     fn totals(c: &[QuinnEndpoint; 2], close_error: &Option<String>) -> Value {

@@ -25,6 +25,18 @@ pub(crate) trait Transport: Registered {
     fn pair(cfg: &Self::Shared, now: SimTime) -> [Self; 2];
     /// The transport's own block of the flow's totals (`summary.json` `flows.<name>.<KIND>`).
     fn totals(ends: &[Self; 2], close_error: &Option<String>) -> serde_json::Value;
+    /// The two ends of a connection whose events a sink traces (a qlog): by default `pair` with
+    /// `Endpoint::set_tracing` on both; a stack that must know from the start overrides it.
+    fn pair_traced(cfg: &Self::Shared, now: SimTime) -> [Self; 2] {
+        let mut ends = Self::pair(cfg, now);
+        ends.iter_mut().for_each(Self::set_tracing);
+        ends
+    }
+    /// The TLS secrets log of a connection made from `cfg`, for a packet capture (a stack that
+    /// encrypts for real). Default: none.
+    fn tls_keylog(_cfg: &Self::Shared) -> Option<std::sync::Arc<quicksim_quinn::TlsKeyLog>> {
+        None
+    }
     /// The packet as a capture sees it (`Contents`); the default: only its size is known.
     fn contents(_p: &Self::Packet) -> Contents<'_> {
         Contents::Opaque
@@ -111,11 +123,11 @@ where
 
     /// A new connection's two ends, traced if a sink wants it.
     fn pair(&self, cx: &Ctx, now: SimTime, f: u32) -> [E; 2] {
-        let mut ends = E::pair(&self.cfg, now);
         if cx.out.rec.tracing && cx.out.rec.traces(f) {
-            ends.iter_mut().for_each(E::set_tracing);
+            E::pair_traced(&self.cfg, now)
+        } else {
+            E::pair(&self.cfg, now)
         }
-        ends
     }
 
     /// The flow's stop time: INET's generator closes abruptly (CONNECTION_CLOSE, unsent and
@@ -210,6 +222,9 @@ where
             while let Some(t) = c[side as usize].poll_trace() {
                 cx.out.rec.transport_event(now, f, side, TransportEvent::Trace(&t));
             }
+            while let Some(t) = c[side as usize].poll_qlog() {
+                cx.out.rec.transport_event(now, f, side, TransportEvent::Qlog(&t));
+            }
         }
         loop {
             while let Some(pkt) = c[side as usize].poll_transmit(now) {
@@ -298,6 +313,20 @@ where
         }
     }
 
+    /// The end of the run: the qlog records a stack wrote itself since its last pump
+    /// (`Endpoint::poll_qlog`) go to the sinks, so its files end where the run does.
+    pub(crate) fn flush_qlog(&mut self, cx: &mut Ctx, now: SimTime, f: u32) {
+        let Some(c) = &mut self.ends else { return };
+        if !cx.out.rec.tracing {
+            return;
+        }
+        for (side, e) in c.iter_mut().enumerate() {
+            while let Some(t) = e.poll_qlog() {
+                cx.out.rec.transport_event(now, f, side as u8, TransportEvent::Qlog(&t));
+            }
+        }
+    }
+
     /// The flow's totals beyond the common ones: completion time and the transport's block.
     pub(crate) fn totals(&self, spec: &FlowSpec, o: &mut serde_json::Value) {
         if let Some(c) = self.common.app.completion {
@@ -377,7 +406,7 @@ const IPV4_BYTES: u64 = quicksim_net::IPV4_HEADER as u64;
 /// ([`Transport::park`]), and decoded by its next event; it then continues exactly as if it had
 /// never been encoded (tested bit for bit).
 pub(crate) struct Parked<E: Transport> {
-    cfg: E::Shared,
+    pub(crate) cfg: E::Shared,
     /// The `FlowCommon`, a byte saying whether the endpoints exist, then the client's and the
     /// server's encodings.
     bytes: Box<[u8]>,

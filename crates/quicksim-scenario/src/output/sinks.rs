@@ -92,6 +92,8 @@ pub enum TransportEvent<'a> {
     PacketReceived { bytes: u64, packet: &'a dyn std::any::Any },
     /// What the endpoint reports while traced (`Sink::traces`): parameters, losses.
     Trace(&'a TraceEvent),
+    /// JSON-SEQ qlog records the stack wrote itself (quinn-proto's own qlog), in its order.
+    Qlog(&'a str),
     /// The sender's sampled state changed (as recorded in the `conn` table).
     MetricsUpdated(&'a TransportMetrics),
     /// An event for the application.

@@ -25,6 +25,7 @@ pub(crate) fn finish(
     let flow_states = std::mem::take(&mut w.flows);
     for (i, mut f) in flow_states.into_iter().enumerate() {
         f.app.make_live();
+        f.app.flush_qlog(&mut w.cx, end, i as u32);
         let t = &w.cx.out.rec.tables.flow_totals[i];
         let mut o = json!({
             "kind": f.spec.kind,

@@ -18,6 +18,8 @@ mod quic;
 mod quinn;
 mod rto;
 mod support;
+#[cfg(feature = "quinn-qlog")]
+mod quinn_qlog;
 mod tcp;
 mod toy_cc;
 mod toy_qdisc;

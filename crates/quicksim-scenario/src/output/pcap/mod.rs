@@ -11,6 +11,10 @@
 //! `summary.json` under `capture`. A frame is recorded when it has arrived at the far end of
 //! its link (the time the `links` table counts it), with its TTL as it crossed that link (64
 //! minus the routers before it). Payload bytes are zeros: the model has none.
+//!
+//! A quinn flow's frames carry the UDP payload quinn-proto sent, byte for byte (protected with
+//! its TLS 1.3 keys); before the first frame that needs a secret, a Decryption Secrets Block
+//! holds the connection's secrets as NSS key-log lines, so Wireshark decrypts the packets.
 
 mod headers;
 mod pcapng;
@@ -27,6 +31,7 @@ use serde_json::json;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The capture's file name inside the run's output folder.
 pub const FILE_NAME: &str = "capture.pcapng";
@@ -45,6 +50,8 @@ pub struct FlowInfo<'a> {
     pub dst: NodeId,
     /// Connection id length of a QUIC flow with the `rfc9000` header profile.
     pub dcid_len: Option<u8>,
+    /// The TLS secrets of a quinn flow's connection (written into the capture).
+    pub tls_keylog: Option<Arc<quicksim_quinn::TlsKeyLog>>,
 }
 
 /// One captured flow.
@@ -57,6 +64,8 @@ struct FlowCap {
     path: [Vec<u32>; 2],
     /// Window scale each end offered in its SYN (RFC 7323 §2), as seen in the capture.
     wscale: [Option<u8>; 2],
+    /// A quinn flow's TLS secrets and how many of its lines the file holds already.
+    keylog: Option<(Arc<quicksim_quinn::TlsKeyLog>, usize)>,
 }
 
 /// The sink that writes `capture.pcapng`.
@@ -146,7 +155,9 @@ impl Capture {
         let f = File::create(&file).map_err(io)?;
         let ppp = cfg.linktype == "ppp";
         let comment = format!(
-            "quicksim {}: simulated frames; payload bytes are zeros, QUIC is unencrypted",
+            "quicksim {}: simulated frames; payload bytes are zeros and the model's QUIC is \
+             unencrypted; quinn flows carry quinn-proto's real datagrams, their TLS secrets in \
+             Decryption Secrets Blocks",
             crate::VERSION
         );
         let mut w = pcapng::Writer::new(BufWriter::with_capacity(BUFFER_BYTES, f), "quicksim", &comment)
@@ -176,9 +187,9 @@ impl Capture {
                 continue;
             }
             let client = (CLIENT_PORT_BASE + i as u32 % (65_536 - CLIENT_PORT_BASE)) as u16;
-            let server = if f.kind == "quic" { 443 } else { 9 };
+            let server = if matches!(f.kind, "quic" | "quinn") { 443 } else { 9 };
             let proto = match f.kind {
-                "quic" | "udp" | "onoff" => "udp",
+                "quic" | "quinn" | "udp" | "onoff" => "udp",
                 "tcp" => "tcp",
                 _ => "253",
             };
@@ -196,6 +207,7 @@ impl Capture {
                 dcid_len: f.dcid_len,
                 path: [chans_of(f.src, f.dst), chans_of(f.dst, f.src)],
                 wscale: [None, None],
+                keylog: f.tls_keylog.as_ref().map(|k| (Arc::clone(k), 0)),
             })));
         }
         let nodes: serde_json::Map<String, serde_json::Value> =
@@ -254,7 +266,7 @@ impl Capture {
         }
         let ip = b.len();
         let proto = match c {
-            Contents::Udp | Contents::Quic(_) => PROTO_UDP,
+            Contents::Udp | Contents::Quic(_) | Contents::Datagram(_) => PROTO_UDP,
             Contents::Tcp(_) => PROTO_TCP,
             Contents::Opaque => PROTO_EXPERIMENTAL,
         };
@@ -269,6 +281,12 @@ impl Capture {
                 if let Contents::Quic(q) = c {
                     quic::packet(b, q, p.flow, from, f.dcid_len);
                 }
+                headers::finish_checksum(b, seg, 6, pseudo, true);
+                (ip + ip_len as usize).saturating_sub(b.len())
+            }
+            Contents::Datagram(d) => {
+                headers::udp(b, sport, dport, l4_len as u16);
+                b.extend_from_slice(d);
                 headers::finish_checksum(b, seg, 6, pseudo, true);
                 (ip + ip_len as usize).saturating_sub(b.len())
             }
@@ -290,6 +308,27 @@ impl Capture {
     }
 }
 
+impl Capture {
+    /// The TLS secrets flow `flow`'s connection derived since the last frame of it that was
+    /// written, as a Decryption Secrets Block: a packet is sent only after the secrets that
+    /// protect it were derived (by one of the two ends), and it is captured after it was sent,
+    /// so the block comes before the first frame that needs it.
+    fn write_secrets(&mut self, flow: u32) {
+        let Some(Some(f)) = self.flows.get_mut(flow as usize) else { return };
+        let Some((log, done)) = &mut f.keylog else { return };
+        if log.len() == *done {
+            return;
+        }
+        let lines = log.lines_from(*done);
+        *done += lines.len();
+        let Some(w) = self.w.as_mut() else { return };
+        if let Err(e) = w.secrets(pcapng::SECRETS_TLS_KEYLOG, lines.concat().as_bytes()) {
+            self.error = Some(e.to_string());
+            self.w = None;
+        }
+    }
+}
+
 impl Sink for Capture {
     fn wants_contents(&self) -> bool {
         true
@@ -297,7 +336,13 @@ impl Sink for Capture {
 
     fn link_frame(&mut self, now: SimTime, chan: ChanId, p: &PacketInfo, _frame_bytes: u64, c: Contents<'_>) {
         let ifc = self.iface[chan.0 as usize];
-        if ifc == NO_IFACE || self.w.is_none() {
+        if ifc == NO_IFACE {
+            return;
+        }
+        if let Contents::Datagram(_) = c {
+            self.write_secrets(p.flow);
+        }
+        if self.w.is_none() {
             return;
         }
         let Some(zeros) = self.build(chan, p, c) else { return };

@@ -1,6 +1,7 @@
 //! The pcapng file format (draft-ietf-opsawg-pcapng): a Section Header Block, one Interface
 //! Description Block per captured link direction (nanosecond timestamps, `if_tsresol` = 9),
-//! then one Enhanced Packet Block per frame. Little-endian, written through a `BufWriter`.
+//! then one Enhanced Packet Block per frame, and Decryption Secrets Blocks (§4.7) where a
+//! connection's TLS secrets become known. Little-endian, written through a `BufWriter`.
 
 use std::io::{self, Write};
 
@@ -12,6 +13,9 @@ pub const LINKTYPE_PPP: u16 = 9;
 const SHB: u32 = 0x0a0d_0d0a;
 const IDB: u32 = 0x0000_0001;
 const EPB: u32 = 0x0000_0006;
+const DSB: u32 = 0x0000_000a;
+/// Secrets Type of a Decryption Secrets Block holding NSS key-log lines ("TLSK").
+pub const SECRETS_TLS_KEYLOG: u32 = 0x544c_534b;
 const BYTE_ORDER_MAGIC: u32 = 0x1a2b_3c4d;
 
 /// Option codes (pcapng §4.2, §4.1).
@@ -127,6 +131,22 @@ impl<W: Write> Writer<W> {
         self.w.write_all(&total.to_le_bytes())
     }
 
+    /// A Decryption Secrets Block of type `kind` (e.g. [`SECRETS_TLS_KEYLOG`]) holding `data`;
+    /// it applies to the packets after it.
+    pub fn secrets(&mut self, kind: u32, data: &[u8]) -> io::Result<()> {
+        let total = (20 + data.len() + pad4(data.len())) as u32;
+        let b = &mut self.buf;
+        b.clear();
+        b.extend_from_slice(&DSB.to_le_bytes());
+        b.extend_from_slice(&total.to_le_bytes());
+        b.extend_from_slice(&kind.to_le_bytes());
+        b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        b.extend_from_slice(data);
+        b.resize(b.len() + pad4(data.len()), 0);
+        b.extend_from_slice(&total.to_le_bytes());
+        self.w.write_all(b)
+    }
+
     /// Flushes and hands back the sink.
     pub fn finish(mut self) -> io::Result<W> {
         self.w.flush()?;
@@ -147,6 +167,7 @@ mod tests {
         let mut w = Writer::new(Vec::new(), "quicksim", "a test").unwrap();
         w.interface(LINKTYPE_RAW, 100, "l:a->b", "x").unwrap();
         w.packet(0, (5 << 32) + 7, &[1, 2, 3], 200, &[9, 9], 101).unwrap();
+        w.secrets(SECRETS_TLS_KEYLOG, b"L 00 11\n").unwrap();
         let b = w.finish().unwrap();
         let mut i = 0;
         let mut kinds = Vec::new();
@@ -158,8 +179,11 @@ mod tests {
             i += total;
         }
         assert_eq!(i, b.len());
-        assert_eq!(kinds, [SHB, IDB, EPB]);
-        let epb = b.len() - (32 + 104);
+        assert_eq!(kinds, [SHB, IDB, EPB, DSB]);
+        let dsb = b.len() - 28;
+        assert_eq!((u32_at(&b, dsb + 8), u32_at(&b, dsb + 12)), (SECRETS_TLS_KEYLOG, 8), "type, length");
+        assert_eq!(&b[dsb + 16..dsb + 24], b"L 00 11\n");
+        let epb = dsb - (32 + 104);
         assert_eq!((u32_at(&b, epb + 12), u32_at(&b, epb + 16)), (5, 7), "timestamp high, low");
         assert_eq!((u32_at(&b, epb + 20), u32_at(&b, epb + 24)), (101, 205), "captured, original");
         assert_eq!(&b[epb + 28..epb + 31], &[1, 2, 3]);

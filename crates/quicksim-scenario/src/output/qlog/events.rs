@@ -103,6 +103,18 @@ impl Dialect {
         })
     }
 
+    /// `packet_sent` / `packet_received` of a real stack's datagram (quinn): only what is
+    /// readable without its keys: the first packet's type from the unprotected first byte
+    /// (RFC 9000 §17: the header form bit, a long header's type bits) and the datagram's length.
+    pub fn datagram(self, d: &[u8]) -> Value {
+        let t = match d.first() {
+            Some(b) if b & 0x80 == 0 => "1RTT",
+            Some(b) => ["initial", "0RTT", "handshake", "retry"][usize::from(b >> 4 & 3)],
+            None => "unknown",
+        };
+        json!({"header": {"packet_type": t}, "raw": {"length": d.len()}})
+    }
+
     /// `packet_lost` with its trigger.
     pub fn lost(self, space: u8, pn: u64, bytes: u64, trigger: LossTrigger) -> Value {
         let space = match space {

@@ -11,6 +11,14 @@
 //! `data_moved` (stream bytes handed to the application). [`events::Dialect`] says how each
 //! is named. The files reach the output as the rows of a `qlog` table (file name, text),
 //! which the Python side writes out as files.
+//!
+//! A quinn flow's files hold, in a build with the `quinn-qlog` feature, quinn-proto's own qlog
+//! (the `qlog` crate 0.15's JSON-SEQ, header and events as quinn writes them), passed through
+//! unchanged ([`TransportEvent::Qlog`]; the dialect does not apply). Without it (the default:
+//! see the feature's cost in `Cargo.toml`), the events quicksim derives from quinn's datagrams
+//! and statistics: `packet_sent`/`packet_received` with the first packet's type and the length
+//! (the rest is encrypted), `metrics_updated` (window, smoothed and minimum RTT from
+//! `Connection::stats()`) and `data_moved`.
 
 pub mod events;
 
@@ -18,6 +26,7 @@ use super::sinks::{RunInfo, Sink, TransportEvent};
 use super::{Column, Table};
 use events::{ms, Dialect};
 use quicksim_engine::SimTime;
+use quicksim_quinn::QuinnPacket;
 use quicksim_transport::quic::QuicPacket;
 use quicksim_transport::{AppEvent, TraceEvent, TransportMetrics};
 use serde::{Deserialize, Serialize};
@@ -82,6 +91,11 @@ pub struct QlogSink {
     dialect: Dialect,
     /// Per flow: traced, and its two ends once they exist.
     selected: Vec<bool>,
+    /// Per flow: its stack writes its own qlog (quinn with `quinn-qlog`), passed through.
+    own: Vec<bool>,
+    /// Per flow: a real stack whose events are derived from its datagrams and statistics
+    /// (quinn without `quinn-qlog`).
+    derived: Vec<bool>,
     ends: Vec<Option<Box<[End; 2]>>>,
 }
 
@@ -91,7 +105,9 @@ impl QlogSink {
     /// Traces the flows marked in `selected`.
     pub fn new(selected: Vec<bool>, dialect: Dialect) -> QlogSink {
         let ends = selected.iter().map(|_| None).collect();
-        QlogSink { dialect, selected, ends }
+        let own = vec![false; selected.len()];
+        let derived = own.clone();
+        QlogSink { dialect, selected, own, derived, ends }
     }
 
     /// The sink `run.record.qlog` asks for (none for an empty list), for flows `names` of
@@ -109,16 +125,23 @@ impl QlogSink {
             let Some(i) = names.iter().position(|x| x == n) else {
                 return Err(("run.record.qlog", format!("{n:?} is not a flow")));
             };
-            if kinds[i] != "quic" {
+            if !matches!(kinds[i], "quic" | "quinn") {
                 let kind = kinds[i];
                 return Err((
                     "run.record.qlog",
-                    format!("{n:?} is a {kind} flow; qlog is written for QUIC flows"),
+                    format!("{n:?} is a {kind} flow; qlog is written for QUIC and quinn flows"),
                 ));
             }
             sel[i] = true;
         }
-        Ok(vec![Box::new(QlogSink::new(sel, cfg.dialect()))])
+        let mut sink = QlogSink::new(sel, cfg.dialect());
+        let quinn: Vec<bool> = kinds.iter().map(|&k| k == "quinn").collect();
+        if cfg!(feature = "quinn-qlog") {
+            sink.own = quinn;
+        } else {
+            sink.derived = quinn;
+        }
+        Ok(vec![Box::new(sink)])
     }
 
     fn record(&mut self, now: SimTime, flow: u32, side: u8, category: &str, event: &str, data: Value) {
@@ -182,7 +205,40 @@ impl Sink for QlogSink {
         if !self.selected[flow as usize] {
             return;
         }
+        if self.own[flow as usize] {
+            if let TransportEvent::Qlog(text) = ev {
+                self.end(flow, side).text.push_str(text);
+            }
+            return;
+        }
         let d = self.dialect;
+        if self.derived[flow as usize] {
+            match ev {
+                TransportEvent::PacketSent { packet, .. } | TransportEvent::PacketReceived { packet, .. } => {
+                    let Some(p) = packet.downcast_ref::<QuinnPacket>() else { return };
+                    let name = if matches!(ev, TransportEvent::PacketSent { .. }) {
+                        "packet_sent"
+                    } else {
+                        "packet_received"
+                    };
+                    self.record(now, flow, side, "transport", name, d.datagram(&p.0));
+                    return;
+                }
+                // quinn exposes no ssthresh or recovery state: no congestion_state_updated.
+                // Only what `Connection::stats()` gives (window, smoothed and minimum RTT).
+                TransportEvent::MetricsUpdated(m) => {
+                    let mut v = d.metrics(m);
+                    if let Some(o) = v.as_object_mut() {
+                        for k in ["bytes_in_flight", "latest_rtt", "rtt_variance", "pto_count"] {
+                            o.remove(k);
+                        }
+                    }
+                    self.record(now, flow, side, "recovery", "metrics_updated", v);
+                    return;
+                }
+                _ => {}
+            }
+        }
         match ev {
             TransportEvent::PacketSent { packet, .. } | TransportEvent::PacketReceived { packet, .. } => {
                 let Some(p) = packet.downcast_ref::<QuicPacket>() else { return };
@@ -203,7 +259,7 @@ impl Sink for QlogSink {
                 let data = d.delivered(*stream_id, *offset, *len);
                 self.record(now, flow, side, "transport", "data_moved", data);
             }
-            TransportEvent::App(_) => {}
+            TransportEvent::App(_) | TransportEvent::Qlog(_) => {}
         }
     }
 
@@ -215,7 +271,10 @@ impl Sink for QlogSink {
             let name = &info.flow_names[f];
             for (side, end) in ends.iter_mut().enumerate() {
                 let mut text = String::new();
-                push_record(&mut text, &self.dialect.header(name, ROLES[side]));
+                // A stack's own qlog starts with its own header.
+                if !self.own[f] {
+                    push_record(&mut text, &self.dialect.header(name, ROLES[side]));
+                }
                 text.push_str(&std::mem::take(&mut end.text));
                 files.push(format!("{name}.{}.sqlog", ROLES[side]));
                 texts.push(text);
