@@ -53,6 +53,9 @@ pub struct Keys {
     zero_below: u64,
     /// By bucket index (`(exponent - SUB) * 128 + mantissa`), filled when first met.
     buckets: Vec<Bucket>,
+    /// `Config::value` of key `k` at `k - key_lo` (NaN: not computed yet; an `exp` each).
+    values: Vec<f64>,
+    key_lo: i32,
 }
 
 impl Keys {
@@ -67,7 +70,8 @@ impl Keys {
             z += 1;
         }
         debug_assert!(z > 1 << (SUB + 1), "bucket indexes need the leading bit above SUB");
-        Keys { config, zero_below: z, buckets: Vec::new() }
+        let key_lo = config.key(ps_s(z));
+        Keys { config, zero_below: z, buckets: Vec::new(), values: Vec::new(), key_lo }
     }
 
     /// The key of `ps`, None for the zero bucket.
@@ -127,6 +131,18 @@ impl Keys {
         let bucket = Bucket { key: klo, next_at };
         self.buckets[i] = bucket;
         bucket
+    }
+
+    /// The value the sketch gives for key `k` (`Config::value`), computed once per key.
+    pub fn value(&mut self, k: i32) -> f64 {
+        let i = (k - self.key_lo) as usize;
+        if self.values.len() <= i {
+            self.values.resize(i + 1, f64::NAN);
+        }
+        if self.values[i].is_nan() {
+            self.values[i] = self.config.value(k);
+        }
+        self.values[i]
     }
 
     /// The configuration the keys are of.
@@ -236,7 +252,7 @@ impl Hist {
 
     /// [`Hist::stats`] of these samples, which are then added to `total` and forgotten, in one
     /// pass over the counts that stops at the last sample (a bin's close).
-    pub fn close_into(&mut self, cfg: &Config, total: &mut Hist) -> [f64; 4] {
+    pub fn close_into(&mut self, keys: &mut Keys, total: &mut Hist) -> [f64; 4] {
         let n = self.n;
         if n == 0 {
             return [f64::NAN; 4];
@@ -259,7 +275,7 @@ impl Hist {
             let (k, cnt) = (self.lo + i as i32, std::mem::take(c));
             seen += cnt;
             while next < 3 && seen > ranks[next] {
-                out[next + 1] = cfg.value(k);
+                out[next + 1] = keys.value(k);
                 next += 1;
             }
             match total.counts.get_mut(k.wrapping_sub(total.lo) as u32 as usize) {
@@ -379,7 +395,7 @@ mod tests {
             bin.add(k.key(ps), ps);
             if i % 997 == 996 || i == 9_999 {
                 let want = bin.stats(&cfg);
-                assert_eq!(bin.close_into(&cfg, &mut total2), want);
+                assert_eq!(bin.close_into(&mut k, &mut total2), want);
                 assert_eq!((bin.count(), bin.counts.iter().sum::<u64>()), (0, 0));
             }
         }

@@ -20,7 +20,6 @@
 
 use super::{Column, Table};
 use hist::{Hist, Keys};
-use sketches_ddsketch::Config;
 use quicksim_engine::{SimDuration, SimTime};
 
 mod hist;
@@ -57,11 +56,11 @@ impl<const N: usize> Series<N> {
         now: u64,
         bin_ps: u64,
         ps: [(Option<i32>, u64); N],
-        cfg: &Config,
+        keys: &mut Keys,
         closed: impl FnOnce(u32, [[f64; 4]; N]),
     ) {
         if now >= self.end {
-            self.next_bin(now, bin_ps, cfg, closed);
+            self.next_bin(now, bin_ps, keys, closed);
         }
         for (h, (k, v)) in self.cur.iter_mut().zip(ps) {
             h.add(k, v);
@@ -69,21 +68,21 @@ impl<const N: usize> Series<N> {
     }
 
     #[cold]
-    fn next_bin(&mut self, now: u64, bin_ps: u64, cfg: &Config, closed: impl FnOnce(u32, [[f64; 4]; N])) {
-        self.close(cfg, closed);
+    fn next_bin(&mut self, now: u64, bin_ps: u64, keys: &mut Keys, closed: impl FnOnce(u32, [[f64; 4]; N])) {
+        self.close(keys, closed);
         self.bin = (now / bin_ps) as u32;
         self.end = (self.bin as u64 + 1).saturating_mul(bin_ps);
     }
 
     /// Hands the current bin's statistics to `closed` (if it has samples) and adds its counts
     /// to the run's.
-    fn close(&mut self, cfg: &Config, closed: impl FnOnce(u32, [[f64; 4]; N])) {
+    fn close(&mut self, keys: &mut Keys, closed: impl FnOnce(u32, [[f64; 4]; N])) {
         if self.cur[0].count() == 0 {
             return;
         }
         let mut x = [[f64::NAN; 4]; N];
         for ((x, c), t) in x.iter_mut().zip(self.cur.iter_mut()).zip(self.total.iter_mut()) {
-            *x = c.close_into(cfg, t);
+            *x = c.close_into(keys, t);
         }
         closed(self.bin, x);
     }
@@ -260,8 +259,8 @@ impl DelayStats {
             let k = self.keys.key(wait);
             let series = self.chans[c].get_or_insert_with(Series::new);
             if self.links_bins {
-                let (cfg, out) = (self.keys.config(), &mut self.chan_bins);
-                series.add(now.0, self.bin_ps, [(k, wait)], cfg, |b, [x]| {
+                let (keys, out) = (&mut self.keys, &mut self.chan_bins);
+                series.add(now.0, self.bin_ps, [(k, wait)], keys, |b, [x]| {
                     out.push((chan, b, [x[0], x[2], x[3]]));
                 });
             } else {
@@ -296,8 +295,8 @@ impl DelayStats {
             let v = [(self.keys.key(owd), owd), (self.keys.key(queued), queued)];
             let series = self.flows[f].get_or_insert_with(Series::new);
             if self.flows_bins {
-                let (cfg, out) = (self.keys.config(), &mut self.flow_bins);
-                series.add(now.0, self.bin_ps, v, cfg, |b, [o, q]| {
+                let (keys, out) = (&mut self.keys, &mut self.flow_bins);
+                series.add(now.0, self.bin_ps, v, keys, |b, [o, q]| {
                     out.push((flow, b, [o[0], o[1], o[2], o[3], q[0], q[2]]));
                 });
             } else {
@@ -319,11 +318,11 @@ impl DelayStats {
 
     /// Closes every open bin (at the end of the run: later samples would be in the next one).
     fn close_all(&mut self) {
-        let cfg = self.keys.config();
+        let keys = &mut self.keys;
         for (f, s) in self.flows.iter_mut().enumerate() {
             if let Some(s) = s {
                 let out = &mut self.flow_bins;
-                s.close(cfg, |b, [o, q]| {
+                s.close(keys, |b, [o, q]| {
                     out.push((f as u32, b, [o[0], o[1], o[2], o[3], q[0], q[2]]));
                 });
             }
@@ -331,7 +330,7 @@ impl DelayStats {
         for (c, s) in self.chans.iter_mut().enumerate() {
             if let Some(s) = s {
                 let out = &mut self.chan_bins;
-                s.close(cfg, |b, [x]| {
+                s.close(keys, |b, [x]| {
                     out.push((c as u32, b, [x[0], x[2], x[3]]));
                 });
             }
