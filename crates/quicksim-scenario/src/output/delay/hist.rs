@@ -378,7 +378,7 @@ mod tests {
         let cfg = config();
         let (mut all, mut total, mut bin) = (Hist::default(), Hist::default(), Hist::default());
         for (i, x) in values(10_000, 5).enumerate() {
-            let ps = x % 50_000_000_000 >> (i % 20);
+            let ps = (x % 50_000_000_000) >> (i % 20);
             all.add(k.key(ps), ps);
             bin.add(k.key(ps), ps);
             if i % 997 == 0 {
@@ -391,7 +391,7 @@ mod tests {
         // The same through close_into, which also gives each bin's statistics.
         let (mut total2, mut bin) = (Hist::default(), Hist::default());
         for (i, x) in values(10_000, 5).enumerate() {
-            let ps = x % 50_000_000_000 >> (i % 20);
+            let ps = (x % 50_000_000_000) >> (i % 20);
             bin.add(k.key(ps), ps);
             if i % 997 == 996 || i == 9_999 {
                 let want = bin.stats(&cfg);
