@@ -212,14 +212,33 @@ def test_tshark_finds_the_models_tcp_retransmissions_and_duplicate_acks(tmp_path
     client = res.totals["capture"]["flows"]["t"]["client"].split(":")[0]
     data = f"ip.src == {client} && "
     retrans = count(f, data + "(tcp.analysis.retransmission || tcp.analysis.fast_retransmission)")
-    # Wireshark calls a retransmission "out-of-order" when it follows the highest sequence number
-    # seen by less than the connection's first RTT (its reordering heuristic, packet-tcp.c); on
-    # the sender's own first link nothing is reordered, so each one is a retransmission. A SACK
-    # recovery of several holes sends them so: only its first is at the cumulative ACK (tshark's
-    # "fast retransmission").
     ooo = count(f, data + "tcp.analysis.out_of_order")
     assert model["retransmitted_segments"] > 20 and retrans > 20, model
     assert retrans + ooo == model["retransmitted_segments"] + model["syn_retransmits"], (retrans, ooo, model)
+    # Why some are "out-of-order" (docs/capture.md): Wireshark (packet-tcp.c, tshark 4.0) labels a
+    # segment that does not advance the highest sequence number seen a fast retransmission if it
+    # is at the cumulative ACK after >= 2 duplicate ACKs (tested first), else out-of-order if it
+    # comes less than the initial RTT (SYN to handshake ACK) after the highest segment, else a
+    # retransmission. A SACK recovery sends its later holes between new segments, so they are
+    # "out-of-order". Checked per segment: the segments below the highest are the model's
+    # retransmissions, and every out-of-order / plain retransmission label follows that timing.
+    fields = ("frame.time_relative", "tcp.seq", "tcp.len", "tcp.analysis.out_of_order")
+    fields += ("tcp.analysis.retransmission", "tcp.analysis.fast_retransmission", "tcp.analysis.initial_rtt")
+    out = tshark("-r", f, "-Y", data + "tcp.len > 0", "-T", "fields", *(a for x in fields for a in ("-e", x)))
+    rows = [line.split("\t") for line in out.splitlines()]
+    irtt = next(float(r[6]) for r in rows if r[6])
+    high, high_t, below = 0, 0.0, 0
+    for t_s, seq, length, is_ooo, is_retrans, is_fast, _ in rows:
+        t, end = float(t_s), int(seq) + int(length)
+        if end <= high:
+            below += 1
+            assert not is_ooo or t - high_t < irtt, (t, high_t, irtt)
+            # (a fast retransmission is flagged a retransmission too)
+            assert not is_retrans or is_fast or t - high_t >= irtt or end == high, (t, high_t, irtt)
+        else:
+            assert not (is_ooo or is_retrans), t
+            high, high_t = end, t
+    assert below == model["retransmitted_segments"], (below, model)  # data segments (no SYN here)
     assert count(f, data + "tcp.analysis.spurious_retransmission") == 0
     assert count(f, "tcp.analysis.duplicate_ack") == model["dup_acks_received"]
     assert count(f, "tcp.options.sack_le") > 0, "SACK blocks dissected"

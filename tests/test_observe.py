@@ -14,7 +14,7 @@ import pytest
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 # The flow starts at 2 s.
-SHORT = ("--set", "run.duration=3s", "--set", "run.record.delays=true", "--no-plots", "-q")
+SHORT = ("--set", "run.duration=3s", "--no-plots", "-q")  # delay statistics: on by default
 
 
 def _records(path: Path) -> list[dict[str, object]]:
@@ -63,6 +63,16 @@ def test_printed_table_shows_the_delays(cli: Cli, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "OWD mean/p50/p95/p99 ms" in proc.stdout and "wait p95 ms" in proc.stdout
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["flows"]["quic"]["owd_p95_s"] > 1.1e-3, "on by default"
+
+
+def test_delay_statistics_switch_off(cli: Cli, tmp_path: Path) -> None:
+    off = ("--set", "run.record.delays=false")
+    proc = cli("run", "scenarios/buffer-sizing.toml", "--out", str(tmp_path), *SHORT, *off)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert "owd_p95_s" not in summary["flows"]["quic"] and "delays" not in summary["totals"]
 
 
 def test_qlog_of_a_tcp_flow_is_one_line_naming_the_field(cli: Cli, tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ pub const TABLES: &[(&str, &[(&str, ColumnType)])] = &[
             ("wire_recv_bytes", I64),
             ("recv_packets", I64),
             ("delivered_bytes", I64),
-            // The delay statistics (`output/delay.rs`): NaN where the bin had no delivery.
+            // The delay statistics (`output/delay/`): NaN where the bin had no delivery.
             ("owd_mean_s", F64),
             ("owd_p50_s", F64),
             ("owd_p95_s", F64),

@@ -129,6 +129,9 @@ fn flows_hash(o: &RunOutput) -> String {
     format!("{h:016x}")
 }
 
+// The flows totals hashes were re-pinned once when the delay statistics were turned on by
+// default and their keys (`owd_*_s`, `queueing_*_s`) joined every flow's totals: trace hashes and
+// event counts unchanged.
 fn pins(doc: &serde_json::Value) -> (String, u64, String) {
     let o = go(doc, None);
     assert!(o.totals["flows"].as_object().is_some_and(|m| !m.is_empty()), "no flow totals");
