@@ -87,9 +87,13 @@ fn mixed_udp_scenario_results_are_pinned() {
     // same events (trace hash and event count unchanged); and again for the delay statistics'
     // columns, NaN here (off by default; same events), and for ECN's outputs (the conn table's
     // `ce_marks` and `ecn_events` columns; same events, same trace hash).
+    // Trace hash and event count re-pinned once (were "0f8c655a449ae6a3", 49131) when a frame's
+    // arrival came to be scheduled at the start of its serialization and an end of transmission
+    // became an event only where packets wait or the frame is lost (issue 21): fewer events,
+    // the same tables (their hash unchanged).
     assert_eq!(
         (trace.as_str(), tables.as_str(), events),
-        ("0f8c655a449ae6a3", "91ca97bac983c8a2", 49131),
+        ("5295f8b48d18a2ce", "91ca97bac983c8a2", 34296),
         "results changed: trace_hash, tables hash, events"
     );
 }
