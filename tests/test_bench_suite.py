@@ -18,11 +18,13 @@ pytestmark = pytest.mark.core
 
 def test_suite_worker_reports_the_figures() -> None:
     rep = bench.suite_worker("linksharing")
-    # Every packet hop is two events (end of transmission, arrival); the others are the UDP
-    # source's sends (interval 10-20 ms for 50 s: at least 2 500), QUIC timers and flow starts
-    # and stops, a few percent of the run.
-    other = rep["events"] - 2 * rep["packet_hops"]
-    assert 2_500 <= other < 0.03 * rep["events"], (rep["events"], rep["packet_hops"])
+    # Every packet hop is one event (its arrival, scheduled when the frame starts); an end of
+    # transmission is an event only where packets waited behind the frame or it was lost (the
+    # bottleneck's queue: fewer than the hops; one per hop before issue 21 would exceed them);
+    # the others are the UDP source's sends (interval 10-20 ms for 50 s: at least 2 500), QUIC
+    # timers and flow starts and stops.
+    other = rep["events"] - rep["packet_hops"]
+    assert 2_500 <= other < rep["packet_hops"], (rep["events"], rep["packet_hops"])
     assert rep["sim_s"] == pytest.approx(50.0)
     assert rep["trace_hash"] and rep["build_profile"] == "release"
     if rep["peak_rss_run_mib"] is not None:  # Linux: read from /proc before the outputs

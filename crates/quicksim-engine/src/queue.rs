@@ -16,6 +16,9 @@ const LANE_BIT: u32 = 1 << 31;
 /// `Key::slot` with this bit set (and not `LANE_BIT`) is a small event: the rest of the field is
 /// its code and it has no body (see `push_small`).
 const SMALL_BIT: u32 = 1 << 30;
+/// The first insertion sequence number of ordinary events: the numbers below are
+/// `push_small_first`'s, which order an event before every other one at its time.
+const FIRST_SEQ: u64 = 1 << 62;
 
 #[derive(Clone, Copy)]
 struct Key {
@@ -191,6 +194,8 @@ pub struct EventQueue<E> {
     /// schedules something), instead of a pop (sift to the bottom and back up) plus a push.
     hole: bool,
     seq: u64,
+    /// The next sequence number of `push_small_first` (below `FIRST_SEQ`).
+    first_seq: u64,
     now: SimTime,
     popped: u64,
 }
@@ -209,7 +214,8 @@ impl<E> EventQueue<E> {
             free: Vec::with_capacity(1024),
             lanes: Vec::new(),
             hole: false,
-            seq: 0,
+            seq: FIRST_SEQ,
+            first_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
         }
@@ -285,6 +291,17 @@ impl<E> EventQueue<E> {
         assert!(code < SMALL_BIT, "small event code {code} too large");
         self.heap_push(Key { time: at, seq: self.seq, slot: (SMALL_BIT | code) as u64 });
         self.seq += 1;
+    }
+    /// Schedule a small event (as `push_small`) that pops before every other event at its time;
+    /// among themselves such events pop in the order they were pushed (their sequence numbers
+    /// count from 0, below those of all other events).
+    #[inline]
+    pub fn push_small_first(&mut self, at: SimTime, code: u32) {
+        assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
+        assert!(code < SMALL_BIT, "small event code {code} too large");
+        debug_assert!(self.first_seq < FIRST_SEQ);
+        self.heap_push(Key { time: at, seq: self.first_seq, slot: (SMALL_BIT | code) as u64 });
+        self.first_seq += 1;
     }
     /// Schedule `ev` at `at`; `at` must not be before `now()`.
     pub fn schedule(&mut self, at: SimTime, ev: E) -> Result<(), PastEventError> {
@@ -426,6 +443,20 @@ mod tests {
         let b: Vec<_> = std::iter::from_fn(|| mixed.pop_with(|c| c)).collect();
         assert_eq!(a, b);
         assert!(mixed.is_empty());
+    }
+
+    #[test]
+    fn small_first_events_pop_before_everything_else_at_their_time() {
+        let mut q = EventQueue::new();
+        q.push(SimTime(5), 1u32);
+        q.push_small(SimTime(5), 2);
+        q.push_lane(0, SimTime(5), 3);
+        q.push_small_first(SimTime(5), 40);
+        q.push_small_first(SimTime(4), 50);
+        q.push_small_first(SimTime(5), 30);
+        q.push(SimTime(6), 6);
+        let got: Vec<_> = std::iter::from_fn(|| q.pop_with(|c| c)).map(|(t, e)| (t.0, e)).collect();
+        assert_eq!(got, vec![(4, 50), (5, 40), (5, 30), (5, 1), (5, 2), (5, 3), (6, 6)]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use crate::loss::{DropCount, DropList, GilbertElliott};
 use crate::model::{fixed_rate, AnyLinkModel, LinkModelConfig, Serializer};
 use crate::qdisc::{droptail, AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QdiscSink, QueueLen, Verdict};
+use crate::transmitter::Transmitter;
 use crate::{ChanId, NetEvent, NetObserver, NodeId, Packet};
 use quicksim_engine::{Rate, Rng, RngStreams, SimDuration, SimTime};
 
@@ -184,7 +185,14 @@ pub struct Channel<P> {
     /// Decides serialization times (the link model, with the time of the last frame size
     /// remembered); private so that every rate change goes through `set_rate`.
     model: Serializer,
+    /// When the link is free, and its one pending end-of-transmission event (see
+    /// `transmitter.rs`: a frame's arrival is scheduled when it starts).
+    xmit: Transmitter,
+    /// The frame whose fate is settled at its end of serialization (`TxDone`): a lost one (its
+    /// drop is reported then, with `tx_lost`), or any frame on a link that may go down.
     tx: Option<Packet<P>>,
+    /// Why `tx` is lost, if that was decided when it started.
+    tx_lost: Option<DropReason>,
     last_arrival: SimTime,
     last_queue_change: SimTime,
     /// The time of the `QdiscTimer` event last scheduled (earlier ones are stale).
@@ -200,8 +208,8 @@ pub struct Channel<P> {
     ge_bad: bool,
     /// Progress through `cfg.drop_lists`, one per list.
     drop_counts: Vec<DropCount>,
-    /// Frames serialized but not yet arrived at the far end.
-    propagating: u64,
+    /// Frames started (in transmission or propagating) that have not arrived or been dropped.
+    in_flight: u64,
     rngs: ChannelRngs,
     pub stats: ChannelStats,
 }
@@ -248,12 +256,14 @@ impl<P> Channel<P> {
             qdisc_timers: true,
             cfg,
             up: true,
+            xmit: Transmitter::default(),
             tx: None,
+            tx_lost: None,
             last_arrival: SimTime::ZERO,
             last_queue_change: SimTime::ZERO,
             qdisc_timer: None,
             periodic_count,
-            propagating: 0,
+            in_flight: 0,
             rngs,
             stats: ChannelStats::default(),
         }
@@ -278,7 +288,7 @@ impl<P> Channel<P> {
 
     /// Replace the link model before the run (a model supplied at run time: `AnyLinkModel::Dyn`).
     pub fn set_link_model(&mut self, m: AnyLinkModel) {
-        assert!(self.tx.is_none(), "link model replaced during a transmission");
+        assert!(self.in_flight == 0, "link model replaced during a transmission");
         self.model = Serializer::new(m);
         self.qdisc.set_link_rate(self.model.rate());
     }
@@ -295,9 +305,16 @@ impl<P> Channel<P> {
     pub fn queued_bytes(&self) -> u64 {
         self.qdisc.len_bytes()
     }
-    /// A frame is in transmission.
-    pub fn busy(&self) -> bool {
-        self.tx.is_some()
+    /// A frame is in transmission at `now`, or one waiting is about to start.
+    pub fn busy(&self, now: SimTime) -> bool {
+        !self.xmit.free(now)
+    }
+
+    /// Before the run: this direction has down periods. Each frame's fate is then decided at
+    /// the end of its serialization, when whether the link is up decides it (one more event per
+    /// frame; see `transmitter.rs`).
+    pub fn may_go_down(&mut self) {
+        self.xmit.set_fate_at_end();
     }
 
     /// Add the time since the last change at `len` packets to the queue-length integral, and
@@ -362,7 +379,7 @@ impl<P> Channel<P> {
             return self.drop_pkt(now, &p, DropReason::Overflow, obs);
         }
         self.stats.enqueued_packets += 1;
-        if self.tx.is_none() && self.qlen.packets == 0 {
+        if self.qlen.packets == 0 && self.xmit.free(now) {
             self.start_tx(now, p, sched, obs);
             return;
         }
@@ -373,6 +390,11 @@ impl<P> Channel<P> {
             self.drop_pkt(now, &p, why, obs);
         }
         self.after_qdisc_op(now, len, sched, obs);
+        if self.qlen.packets > 0 {
+            if let Some(at) = self.xmit.wake_for_waiting(now) {
+                sched(at, NetEvent::TxEnd(self.id));
+            }
+        }
     }
 
     /// Always inlined, as the code it replaced was: as a call it cost 2 % more instructions on
@@ -385,8 +407,30 @@ impl<P> Channel<P> {
     {
         obs.tx_started(now, self.id, &p);
         let frame = p.ip_bytes as u64 + self.cfg.overhead as u64;
-        sched(now + self.model.tx_time(now, frame), NetEvent::TxDone(self.id));
-        self.tx = Some(p);
+        let end = now + self.model.tx_time(now, frame);
+        self.xmit.start(end);
+        self.in_flight += 1;
+        // Counted when it starts; `finish` takes back a frame still on the wire at the end.
+        self.stats.sent_packets += 1;
+        if self.xmit.fate_at_end() {
+            self.tx = Some(p);
+            sched(self.xmit.wake_at_end(), NetEvent::TxDone(self.id));
+            return;
+        }
+        match self.fate(p.flow) {
+            None => {
+                self.propagate(end, p, sched);
+                if self.qlen.packets > 0 {
+                    sched(self.xmit.wake_at_end(), NetEvent::TxEnd(self.id));
+                }
+            }
+            Some(why) => {
+                // Lost: its drop is reported when its serialization ends, as it always was.
+                self.tx = Some(p);
+                self.tx_lost = Some(why);
+                sched(self.xmit.wake_at_end(), NetEvent::TxEnd(self.id));
+            }
+        }
     }
 
     fn start_next<S, O>(&mut self, now: SimTime, sched: &mut S, obs: &mut O)
@@ -394,7 +438,7 @@ impl<P> Channel<P> {
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
-        if !self.up || self.tx.is_some() || self.qlen.packets == 0 {
+        if !self.up || !self.xmit.free(now) || self.qlen.packets == 0 {
             return;
         }
         let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
@@ -423,15 +467,31 @@ impl<P> Channel<P> {
         self.start_next(now, sched, obs);
     }
 
-    /// The frame in transmission has been serialized: apply loss, schedule its arrival,
-    /// start the next one.
+    /// The end of a serialization the transmitter asked to hear about: a frame whose fate is
+    /// settled now is dropped or sent on its way, and the next waiting packet starts.
     pub fn tx_done<S, O>(&mut self, now: SimTime, sched: &mut S, obs: &mut O)
     where
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
-        assert!(self.tx.is_some(), "TxDone without a frame in transmission");
-        self.stats.sent_packets += 1;
+        self.xmit.woken();
+        if let Some(p) = self.tx.take() {
+            match self.tx_lost.take().or_else(|| self.fate(p.flow)) {
+                Some(why) => {
+                    self.in_flight -= 1;
+                    self.drop_pkt(now, &p, why, obs)
+                }
+                None => self.propagate(now, p, sched),
+            }
+        }
+        self.start_next(now, sched, obs);
+    }
+
+    /// Whether the frame of `flow` that ends its serialization is lost, and why: the link is
+    /// down (only checked at the end of a frame: `may_go_down`), its loss model or a drop list.
+    /// Draws from the loss stream, once per frame in the channel's order.
+    #[inline(always)]
+    fn fate(&mut self, flow: u32) -> Option<DropReason> {
         let lost = if !self.up {
             Some(DropReason::Down)
         } else {
@@ -452,38 +512,33 @@ impl<P> Channel<P> {
                 }
             }
         };
-        let lost = match lost {
-            None if !self.cfg.drop_lists.is_empty() => self.listed(),
-            l => l,
-        };
         match lost {
-            Some(why) => {
-                let p = self.tx.take().expect("checked above");
-                self.drop_pkt(now, &p, why, obs)
-            }
-            None => {
-                let mut at = now + self.cfg.delay;
-                if let Some(j) = self.cfg.jitter {
-                    at += SimDuration(self.rngs.jitter.range_u64(0, j.max.0));
-                    if !j.reorder && at < self.last_arrival {
-                        at = self.last_arrival;
-                    }
-                }
-                self.last_arrival = at;
-                self.propagating += 1;
-                // Taken out of `tx` only here, so the packet goes from the channel to the event
-                // without a detour through the stack (store-to-load forwarding stalls).
-                let p = self.tx.take().expect("checked above");
-                sched(at, NetEvent::Arrive(self.id, p));
-            }
+            None if !self.cfg.drop_lists.is_empty() => self.listed(flow),
+            l => l,
         }
-        self.start_next(now, sched, obs);
     }
 
-    /// Whether a drop list names the frame in transmission (each list that counts it advances).
+    /// Schedule the arrival at the far end of a frame whose serialization ends at `end`:
+    /// after the propagation delay and the jitter drawn for it.
+    #[inline(always)]
+    fn propagate<S>(&mut self, end: SimTime, p: Packet<P>, sched: &mut S)
+    where
+        S: FnMut(SimTime, NetEvent<P>),
+    {
+        let mut at = end + self.cfg.delay;
+        if let Some(j) = self.cfg.jitter {
+            at += SimDuration(self.rngs.jitter.range_u64(0, j.max.0));
+            if !j.reorder && at < self.last_arrival {
+                at = self.last_arrival;
+            }
+        }
+        self.last_arrival = at;
+        sched(at, NetEvent::Arrive(self.id, p));
+    }
+
+    /// Whether a drop list names the frame of `flow` (each list that counts it advances).
     #[cold]
-    fn listed(&mut self) -> Option<DropReason> {
-        let flow = self.tx.as_ref().expect("a frame in transmission").flow;
+    fn listed(&mut self, flow: u32) -> Option<DropReason> {
         let mut hit = false;
         for (list, count) in self.cfg.drop_lists.iter().zip(&mut self.drop_counts) {
             if list.flow.is_none_or(|f| f == flow) {
@@ -496,7 +551,7 @@ impl<P> Channel<P> {
     /// Count a frame that reached the far end.
     pub fn arrived<O: NetObserver<P>>(&mut self, now: SimTime, p: &Packet<P>, obs: &mut O) {
         let frame = p.ip_bytes as u64 + self.cfg.overhead as u64;
-        self.propagating -= 1;
+        self.in_flight -= 1;
         self.stats.delivered_packets += 1;
         self.stats.delivered_bytes += p.ip_bytes as u64;
         self.stats.delivered_frame_bytes += frame;
@@ -513,20 +568,29 @@ impl<P> Channel<P> {
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
     {
+        assert!(
+            up || self.xmit.fate_at_end(),
+            "channel {} goes down but was not told it may (Channel::may_go_down)",
+            self.id.0
+        );
         self.up = up;
         if up {
             self.start_next(now, sched, obs);
         }
     }
 
-    /// Close the time integral of the queue length at the end of the run.
+    /// Close the time integral of the queue length at the end of the run, and take back the
+    /// count of a frame whose serialization ends at or after it (counted when it started).
     pub fn finish(&mut self, now: SimTime) {
         let n = self.qdisc.len_packets();
         self.account_queue(now, n, n);
+        if self.in_flight > 0 && self.xmit.busy_until() >= now {
+            self.stats.sent_packets -= 1;
+        }
     }
 
     /// Packets held by this channel: waiting, in transmission or propagating.
     pub fn held_packets(&self) -> u64 {
-        self.qdisc.len_packets() as u64 + self.tx.is_some() as u64 + self.propagating
+        self.qdisc.len_packets() as u64 + self.in_flight
     }
 }

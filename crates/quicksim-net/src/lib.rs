@@ -11,6 +11,7 @@ pub mod model;
 pub mod qdisc;
 mod routing;
 mod topology;
+mod transmitter;
 
 pub use channel::{Channel, ChannelConfig, ChannelRngs, ChannelStats, DropReason, Jitter, LossModel};
 pub use loss::{DropList, GilbertElliott};
@@ -109,8 +110,13 @@ impl Ecn {
 /// Events the network asks its driver to schedule.
 #[derive(Debug)]
 pub enum NetEvent<P> {
-    /// The frame on this channel has finished serialization.
+    /// The frame on this channel has finished serialization (a channel that may go down: its
+    /// fate is decided now). Ordered as scheduled, at the frame's start.
     TxDone(ChanId),
+    /// The frame on this channel has finished serialization and the channel asked to hear it
+    /// (packets wait, or the frame is lost; see `transmitter.rs`). Ordered before every other
+    /// event at its time: the transmitter is free from the instant its frame ends.
+    TxEnd(ChanId),
     /// A packet reaches the far end of the channel.
     Arrive(ChanId, Packet<P>),
     /// Scheduled impairment changes (rate schedule, link down/up).

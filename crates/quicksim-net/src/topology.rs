@@ -200,6 +200,17 @@ impl<P> Network<P> {
         }
     }
 
+    /// The end of a serialization on channel `c` (`NetEvent::TxDone`, `NetEvent::TxEnd`), on a
+    /// path of its own for the run loop: nothing is delivered.
+    #[inline]
+    pub fn tx_done<S, O>(&mut self, now: SimTime, c: ChanId, sched: &mut S, obs: &mut O)
+    where
+        S: FnMut(SimTime, NetEvent<P>),
+        O: NetObserver<P>,
+    {
+        self.chans[c.0 as usize].tx_done(now, sched, obs);
+    }
+
     /// Handle a network event; returns a packet that reached its destination host.
     pub fn handle<S, O>(
         &mut self,
@@ -213,8 +224,8 @@ impl<P> Network<P> {
         O: NetObserver<P>,
     {
         match ev {
-            NetEvent::TxDone(c) => {
-                self.chans[c.0 as usize].tx_done(now, sched, obs);
+            NetEvent::TxDone(c) | NetEvent::TxEnd(c) => {
+                self.tx_done(now, c, sched, obs);
                 None
             }
             NetEvent::Arrive(c, p) => {

@@ -31,6 +31,7 @@ impl Ev {
     pub(crate) fn code(&self) -> u64 {
         match self {
             Ev::Net(NetEvent::TxDone(c)) => 1 + ((c.0 as u64) << 8),
+            Ev::Net(NetEvent::TxEnd(c)) => tx_end_code(*c),
             Ev::Net(NetEvent::Arrive(c, p)) => 2 + ((c.0 as u64) << 8) + (p.uid() << 24),
             Ev::Net(NetEvent::SetRate(c, _)) => 3 + ((c.0 as u64) << 8),
             Ev::Net(NetEvent::SetUp(c, _)) => 4 + ((c.0 as u64) << 8),
@@ -46,10 +47,18 @@ impl Ev {
     }
 }
 
+/// The trace-hash code of a `NetEvent::TxEnd` of channel `c`.
+#[inline(always)]
+pub(crate) fn tx_end_code(c: ChanId) -> u64 {
+    13 + ((c.0 as u64) << 8)
+}
+
 /// Schedule a network event. Arrivals on a link direction come in time order (jitter without
 /// reordering is clamped to FIFO), so each channel is a FIFO lane of the event queue and the
 /// heap only holds the lanes' heads; the pop order is unchanged (see `EventQueue::push_lane`).
-/// Ends of transmission (half the network's events) are small events. Always inlined: each
+/// Ends of transmission are small events; a `TxEnd` pops before every other event at its time
+/// (`EventQueue::push_small_first`; several at one time pop in the order they were scheduled,
+/// not by channel number, which would favour low-numbered links). Always inlined: each
 /// network call site schedules one kind of event, so only that arm remains, and the event is
 /// built where it is stored instead of passing through the stack (reading back an event just
 /// written in narrower pieces stalls store-to-load forwarding).
@@ -58,12 +67,17 @@ pub(crate) fn sched_net(q: &mut EventQueue<Ev>, t: SimTime, e: NetEvent<Payload>
     match e {
         NetEvent::Arrive(c, _) => q.push_lane(c.0, t, Ev::Net(e)),
         NetEvent::TxDone(c) if c.0 < SMALL_MAX => q.push_small(t, c.0),
+        NetEvent::TxEnd(c) => {
+            // 2^28 channels would take over 100 GB: the memory budget refuses such a network.
+            assert!(c.0 < SMALL_MAX, "channel {} beyond the small-event range", c.0);
+            q.push_small_first(t, SMALL_TX_END << SMALL_KIND_SHIFT | c.0)
+        }
         _ => q.push(t, Ev::Net(e)),
     }
 }
 
 /// Small events (`EventQueue::push_small`) live in the heap key alone, with no slab slot: a
-/// link's end of transmission, a flow's timer and a message generator's next message.
+/// link's end of transmission (both kinds), a flow's timer and a message generator's next message.
 /// The code holds the kind in bits 28-29 and the channel or flow number below (a timer: flow
 /// number << 1 | side). An event whose number does not fit is pushed with a body instead;
 /// either way it pops in the same order (same time and insertion sequence). For many mostly
@@ -73,6 +87,7 @@ const SMALL_MAX: u32 = 1 << SMALL_KIND_SHIFT;
 const SMALL_TX_DONE: u32 = 0;
 const SMALL_FLOW_TIMER: u32 = 1;
 const SMALL_APP_MESSAGE: u32 = 2;
+const SMALL_TX_END: u32 = 3;
 
 /// Schedules a flow's timer or message, as a small event when its flow number fits.
 #[inline]
@@ -86,10 +101,16 @@ pub(crate) fn push_flow_event(q: &mut EventQueue<Ev>, t: SimTime, ev: Ev) {
     }
 }
 
-/// The channel of a small-event code that is an end of transmission.
+/// The channel of a small-event code that is an end of transmission (`TxDone` or `TxEnd`), and
+/// the event's trace-hash code.
 #[inline(always)]
-pub(crate) fn small_tx_done(code: u32) -> Option<ChanId> {
-    (code >> SMALL_KIND_SHIFT == SMALL_TX_DONE).then_some(ChanId(code & (SMALL_MAX - 1)))
+pub(crate) fn small_tx_done(code: u32) -> Option<(ChanId, u64)> {
+    let c = ChanId(code & (SMALL_MAX - 1));
+    match code >> SMALL_KIND_SHIFT {
+        SMALL_TX_DONE => Some((c, 1 + ((c.0 as u64) << 8))),
+        SMALL_TX_END => Some((c, tx_end_code(c))),
+        _ => None,
+    }
 }
 
 /// The event of a small-event code (`sched_net`, `push_flow_event`).
@@ -99,6 +120,7 @@ pub(crate) fn small_event(code: u32) -> Ev {
     match code >> SMALL_KIND_SHIFT {
         SMALL_TX_DONE => Ev::Net(NetEvent::TxDone(ChanId(n))),
         SMALL_FLOW_TIMER => Ev::FlowTimer(n >> 1, (n & 1) as u8),
+        SMALL_TX_END => Ev::Net(NetEvent::TxEnd(ChanId(n))),
         _ => Ev::AppMessage(n),
     }
 }
@@ -129,12 +151,14 @@ mod tests {
         }
         let mut sched = |t, e| sched_net(&mut q, t, e);
         sched(SimTime(4), NetEvent::TxDone(ChanId(SMALL_MAX - 1)));
+        sched(SimTime(5), NetEvent::TxEnd(ChanId(SMALL_MAX - 1)));
         let got: Vec<String> =
             std::iter::from_fn(|| q.pop_with(small_event)).map(|(t, e)| format!("{} {e:?}", t.0)).collect();
         let want = [
             format!("3 AppMessage({})", SMALL_MAX - 1),
             "3 FlowStart(2)".to_string(),
             format!("4 Net(TxDone(ChanId({})))", SMALL_MAX - 1),
+            format!("5 Net(TxEnd(ChanId({})))", SMALL_MAX - 1),
             "5 FlowTimer(7, 1)".to_string(),
             format!("5 FlowTimer({big}, 0)"),
             format!("5 AppMessage({big})"),

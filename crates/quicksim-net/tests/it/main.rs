@@ -1,3 +1,4 @@
 //! Integration tests of the network crate through its public interface.
 
 mod conservation;
+mod transmitter;

@@ -9,9 +9,12 @@
 //!
 //! 1. The event enters the run's trace hash (kind, time and fields: `Ev::code`).
 //! 2. A network event is handed to the network, which may report to the sinks (queue change,
-//!    drop, link delivery) and schedule further network events; a packet that reaches its
-//!    destination host is delivered: the sinks see it (`packet_received`), then a UDP datagram's
-//!    payload counts as delivered, while a transport packet goes to its endpoint (step 3).
+//!    drop, link delivery) and schedule further network events (a frame's arrival at the far
+//!    end is scheduled when its serialization starts; an end of transmission only where packets
+//!    wait behind the frame or it is lost, popping first among the events of its time: see
+//!    `quicksim_net`'s `transmitter.rs`); a packet that reaches its destination host is
+//!    delivered: the sinks see it (`packet_received`), then a UDP datagram's payload counts as
+//!    delivered, while a transport packet goes to its endpoint (step 3).
 //! 3. A flow event (start, stop, timer, message, packet) wakes the flow if it was resting, then
 //!    the flow acts: a transport endpoint handles the input (`handle_packet` / `handle_timeout`),
 //!    then the endpoint is *pumped*: `poll_transmit` until None (each packet is sent into the
@@ -85,6 +88,9 @@ impl World {
             }
         }
         for (t, ev) in b.link_events {
+            if let NetEvent::SetUp(c, _) = ev {
+                w.cx.net.chans[c.0 as usize].may_go_down();
+            }
             w.cx.q.push(t, Ev::Net(ev));
         }
         w
@@ -106,13 +112,13 @@ impl World {
                 break;
             }
             let (now, popped) = self.cx.q.pop_split().expect("peeked");
-            // An end of transmission (a small event, half the network's events) goes straight
-            // to its channel. Rebuilt as a full event and merged with the others before the
-            // match, every event was assembled on the stack (+4 M instructions and +2.4 M stores
-            // on the showcase against round 4, which kept it in registers).
+            // An end of transmission (a small event) goes straight to its channel. Rebuilt as
+            // a full event and merged with the others before the match, every event was
+            // assembled on the stack (+4 M instructions and +2.4 M stores on the showcase
+            // against round 4, which kept it in registers).
             let ev = match popped {
                 Popped::Small(code) => match small_tx_done(code) {
-                    Some(c) => Err(c),
+                    Some(tx) => Err(tx),
                     None => Ok(small_event(code)),
                 },
                 Popped::Event(ev) => Ok(ev),
@@ -122,13 +128,11 @@ impl World {
                     self.trace_hash = trace_step(self.trace_hash, now, ev.code());
                     self.handle(now, ev);
                 }
-                Err(c) => {
-                    self.trace_hash = trace_step(self.trace_hash, now, Ev::Net(NetEvent::TxDone(c)).code());
+                Err((c, code)) => {
+                    self.trace_hash = trace_step(self.trace_hash, now, code);
                     let cx = &mut self.cx;
                     let q = &mut cx.q;
-                    let got =
-                        cx.net.handle(now, NetEvent::TxDone(c), &mut |t, e| sched_net(q, t, e), &mut cx.out);
-                    debug_assert!(got.is_none(), "an end of transmission delivers nothing");
+                    cx.net.tx_done(now, c, &mut |t, e| sched_net(q, t, e), &mut cx.out);
                 }
             }
             let n = self.cx.q.events_processed();

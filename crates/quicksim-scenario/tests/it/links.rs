@@ -302,5 +302,10 @@ fn the_new_models_are_deterministic_survive_normalization_and_are_pinned() {
     assert_eq!(reasons.iter().filter(|r| *r == "listed").count(), 3);
     assert!(reasons.iter().any(|r| r == "loss") && reasons.iter().any(|r| r == "overflow"));
     // Pinned when the models were added (issue 16); a change meant to move it says why.
-    assert_eq!(hash(&a), "feb8084e4935f1c2");
+    // Re-pinned once (was "feb8084e4935f1c2") when a frame's arrival came to be scheduled at
+    // the start of its serialization and an end of transmission an event only where packets
+    // wait or the frame is lost (issue 21): 22 461 events instead of 34 889, every table and
+    // total the same except the order of two queue-length rows of one instant (a link's end of
+    // transmission now pops before the other events of its time).
+    assert_eq!(hash(&a), "103d1e0e8014de33");
 }
