@@ -375,7 +375,7 @@ impl Hist {
 
     /// [`Hist::stats`] of these samples, which are then added to `total` and forgotten (a
     /// bin's close). Dense counts are read in one pass that stops at the last sample; they go
-    /// back to the inline form when this bin's would have fitted in it (a flow gone quiet).
+    /// back to the inline form after a bin of at most FEW samples (a flow gone quiet).
     pub fn close_into(&mut self, keys: &mut Keys, total: &mut Hist) -> [f64; 4] {
         let Repr::Dense(d) = &mut self.0 else {
             let out = self.quantiles(|k| keys.value(k));
@@ -389,10 +389,12 @@ impl Hist {
         }
         let mut out = [(d.sum_ps as f64 / n as f64) * 1e-12, 0.0, 0.0, 0.0];
         let ranks = [0.5, 0.95, 0.99].map(|q| (q * (n as f64 - 1.0)) as u64);
-        total.add_sum(d.sum_ps);
-        total.add_count(None, d.zero);
+        // These counts once went past the inline form (a sixth key, a count past u16), so have
+        // the run's: they are dense too.
+        let t = total.dense();
+        t.sum_ps += d.sum_ps;
+        t.add_count(None, d.zero);
         let mut seen = d.zero;
-        let mut distinct = (d.zero > 0) as usize;
         // Ranks below `seen` are in the zero bucket (value 0) or found already.
         let mut next = ranks.iter().take_while(|&&r| r < seen).count();
         for (i, c) in d.counts.iter_mut().enumerate() {
@@ -404,14 +406,14 @@ impl Hist {
             }
             let (k, cnt) = (d.lo + i as i32, std::mem::take(c));
             seen += cnt;
-            distinct += 1;
             while next < 3 && seen > ranks[next] {
                 out[next + 1] = keys.value(k);
                 next += 1;
             }
-            total.add_count(Some(k), cnt);
+            t.add_count(Some(k), cnt);
         }
-        if distinct <= FEW && n <= u16::MAX as u64 {
+        if n <= FEW as u64 {
+            // A handful of samples: the flow has gone quiet, its room is given back.
             *self = Hist::default();
         } else {
             (d.zero, d.n, d.sum_ps) = (0, 0, 0);
@@ -571,8 +573,8 @@ mod tests {
         h.add(k.key(5_000_000), 5_000_000);
         assert!(!is_few(&h));
         assert_eq!((pairs(&h), h.sum()), (vec![(k.key(5_000_000), 65_536)], 65_536 * 5_000_000));
-        // A dense bin of six keys stays dense at its close (a busy flow keeps its room), one of
-        // one key goes back inline; the total has the same counts.
+        // A dense bin of eight samples stays dense at its close (a busy flow keeps its room),
+        // one of a single sample goes back inline; the total has the same counts.
         let mut total = Hist::default();
         let want = d.stats(&cfg);
         let want_pairs = pairs(&d);
