@@ -1,6 +1,6 @@
 //! DDSketch without a logarithm per sample: the sketch's key of an integer delay (ps) from its
-//! leading zeros and mantissa bits, and the dense per-key counts the delay statistics keep per
-//! bin and per run.
+//! leading zeros and mantissa bits, and the per-key counts the delay statistics keep per bin
+//! and per run (a few keys inline, dense past that).
 //!
 //! The sketch is the `sketches-ddsketch` crate's (Masson et al., VLDB 2019), configured with
 //! `alpha` = 1 %: a value v > 1 ns has key `floor(ln(v) / ln(gamma))`, gamma = 1.01 / 0.99, and
@@ -152,14 +152,14 @@ impl Keys {
 }
 
 /// Distinct keys a histogram keeps inline before its counts turn dense.
-const FEW: usize = 5;
+const FEW: usize = 4;
 /// The zero bucket's key in the inline form (below every real key: about -1 040 to 840).
 const ZERO: i16 = i16::MIN;
 
 /// Samples counted per sketch key, with their exact count and sum.
 ///
-/// A few samples (at most [`FEW`] distinct keys, counts below 2^16, sum below 2^64 ps) are kept
-/// as inline (key, count) pairs, 32 bytes in all: an idle flow's bin and run costs no heap.
+/// A few samples (at most [`FEW`] distinct keys, counts below 2^8, sum below 2^64 ps) are kept
+/// as inline (key, count) pairs, 24 bytes in all: an idle flow's bin and run costs no heap.
 /// Past that the counts are dense over the keys met (a heap block: a sample is an index).
 /// The representation does not change any result: the same keys with the same counts.
 #[derive(Clone)]
@@ -168,7 +168,7 @@ pub struct Hist(Repr);
 #[derive(Clone)]
 enum Repr {
     /// Pairs with count 0 are unused; [`ZERO`] is the zero bucket.
-    Few { keys: [i16; FEW], counts: [u16; FEW], sum_ps: u64 },
+    Few { keys: [i16; FEW], counts: [u8; FEW], sum_ps: u64 },
     Dense(Box<Dense>),
 }
 
@@ -265,7 +265,7 @@ impl Hist {
                     .find(|&i| counts[i] > 0 && keys[i] == k)
                     .or_else(|| (0..FEW).find(|&i| counts[i] == 0));
                 if let Some(i) = at {
-                    if let Some(x) = u16::try_from(c).ok().and_then(|c| counts[i].checked_add(c)) {
+                    if let Some(x) = u8::try_from(c).ok().and_then(|c| counts[i].checked_add(c)) {
                         keys[i] = k;
                         counts[i] = x;
                         return;
@@ -302,7 +302,7 @@ impl Hist {
     fn each(&self, mut f: impl FnMut(Option<i32>, u64)) {
         match &self.0 {
             Repr::Few { keys, counts, .. } => {
-                let mut e: [(i16, u16); FEW] = std::array::from_fn(|i| (keys[i], counts[i]));
+                let mut e: [(i16, u8); FEW] = std::array::from_fn(|i| (keys[i], counts[i]));
                 e.sort_unstable();
                 for (k, c) in e.into_iter().filter(|e| e.1 > 0) {
                     f((k != ZERO).then_some(k as i32), c as u64);
@@ -389,7 +389,7 @@ impl Hist {
         }
         let mut out = [(d.sum_ps as f64 / n as f64) * 1e-12, 0.0, 0.0, 0.0];
         let ranks = [0.5, 0.95, 0.99].map(|q| (q * (n as f64 - 1.0)) as u64);
-        // These counts once went past the inline form (a sixth key, a count past u16), so have
+        // These counts once went past the inline form (a fifth key, a count past u8), so have
         // the run's: they are dense too.
         let t = total.dense();
         t.sum_ps += d.sum_ps;
@@ -546,34 +546,34 @@ mod tests {
         v
     }
 
-    /// A few samples stay inline (32 bytes, no heap), and turn dense at the sixth distinct key
-    /// or a count past 2^16 - 1 with the same counts, sum and statistics; a bin that would
+    /// A few samples stay inline (24 bytes, no heap), and turn dense at the fifth distinct key
+    /// or a count past 2^8 - 1 with the same counts, sum and statistics; a bin that would
     /// have fitted goes back inline at its close.
     #[test]
     fn few_keys_stay_inline_and_turn_dense_unchanged() {
-        assert_eq!(std::mem::size_of::<Hist>(), 32);
+        assert_eq!(std::mem::size_of::<Hist>(), 24);
         let mut k = Keys::new();
         let cfg = config();
         let (mut h, mut d) = (Hist::default(), Hist::default());
         d.dense();
         let is_few = |h: &Hist| matches!(h.0, Repr::Few { .. });
-        // Distinct keys: zero, 10 ms, 5 us, 7 ns, 9 ns, then 2 us (the sixth, at i = 7).
+        // Distinct keys: zero, 10 ms, 5 us, 7 ns, then 9 ns (the fifth, at i = 6).
         let samples = [0u64, 10_000_000_000, 10_000_000_001, 0, 5_000_000, 7_000, 9_000, 2_000_000, 1];
         for (i, &ps) in samples.iter().enumerate() {
             h.add(k.key(ps), ps);
             d.add(k.key(ps), ps);
-            assert_eq!(is_few(&h), i < 7, "{i}");
+            assert_eq!(is_few(&h), i < 6, "{i}");
             assert_eq!((pairs(&h), h.stats(&cfg), h.count()), (pairs(&d), d.stats(&cfg), d.count()));
         }
         let mut h = Hist::default();
-        for _ in 0..u16::MAX {
+        for _ in 0..u8::MAX {
             h.add(k.key(5_000_000), 5_000_000);
         }
         assert!(is_few(&h));
         h.add(k.key(5_000_000), 5_000_000);
         assert!(!is_few(&h));
-        assert_eq!((pairs(&h), h.sum()), (vec![(k.key(5_000_000), 65_536)], 65_536 * 5_000_000));
-        // A dense bin of eight samples stays dense at its close (a busy flow keeps its room),
+        assert_eq!((pairs(&h), h.sum()), (vec![(k.key(5_000_000), 256)], 256 * 5_000_000));
+        // A dense bin of nine samples stays dense at its close (a busy flow keeps its room),
         // one of a single sample goes back inline; the total has the same counts.
         let mut total = Hist::default();
         let want = d.stats(&cfg);
