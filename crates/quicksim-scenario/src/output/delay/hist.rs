@@ -1,6 +1,6 @@
 //! DDSketch without a logarithm per sample: the sketch's key of an integer delay (ps) from its
-//! leading zeros and mantissa bits, and the dense per-key counts the delay statistics keep per
-//! bin and per run.
+//! leading zeros and mantissa bits, and the per-key counts the delay statistics keep per bin
+//! and per run (a few keys inline, dense past that).
 //!
 //! The sketch is the `sketches-ddsketch` crate's (Masson et al., VLDB 2019), configured with
 //! `alpha` = 1 %: a value v > 1 ns has key `floor(ln(v) / ln(gamma))`, gamma = 1.01 / 0.99, and
@@ -151,9 +151,30 @@ impl Keys {
     }
 }
 
-/// Samples counted per sketch key (dense over the keys met), with their exact count and sum.
+/// Distinct keys a histogram keeps inline before its counts turn dense.
+const FEW: usize = 4;
+/// The zero bucket's key in the inline form (below every real key: about -1 040 to 840).
+const ZERO: i16 = i16::MIN;
+
+/// Samples counted per sketch key, with their exact count and sum.
+///
+/// A few samples (at most [`FEW`] distinct keys, counts below 2^8, sum below 2^64 ps) are kept
+/// as inline (key, count) pairs, 24 bytes in all: an idle flow's bin and run costs no heap.
+/// Past that the counts are dense over the keys met (a heap block: a sample is an index).
+/// The representation does not change any result: the same keys with the same counts.
+#[derive(Clone)]
+pub struct Hist(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// Pairs with count 0 are unused; [`ZERO`] is the zero bucket.
+    Few { keys: [i16; FEW], counts: [u8; FEW], sum_ps: u64 },
+    Dense(Box<Dense>),
+}
+
+/// Dense counts per key over the keys met.
 #[derive(Clone, Default)]
-pub struct Hist {
+struct Dense {
     /// The key of `counts[0]`.
     lo: i32,
     counts: Vec<u64>,
@@ -163,17 +184,22 @@ pub struct Hist {
     sum_ps: u128,
 }
 
-impl Hist {
-    /// Counts one sample of `ps` picoseconds with key `key` (`Keys::key(ps)`).
+impl Default for Hist {
+    fn default() -> Hist {
+        Hist(Repr::Few { keys: [0; FEW], counts: [0; FEW], sum_ps: 0 })
+    }
+}
+
+impl Dense {
+    /// Counts `c` samples of key `k` (None: the zero bucket).
     #[inline]
-    pub fn add(&mut self, key: Option<i32>, ps: u64) {
-        self.n += 1;
-        self.sum_ps += ps as u128;
+    fn add_count(&mut self, key: Option<i32>, c: u64) {
+        self.n += c;
         match key {
-            None => self.zero += 1,
+            None => self.zero += c,
             Some(k) => match self.counts.get_mut(k.wrapping_sub(self.lo) as u32 as usize) {
-                Some(c) => *c += 1,
-                None => self.add_outside(k, 1),
+                Some(x) => *x += c,
+                None => self.add_outside(k, c),
             },
         }
     }
@@ -195,97 +221,203 @@ impl Hist {
         }
         self.counts[(k - self.lo) as usize] += c;
     }
+}
+
+impl Hist {
+    /// Counts one sample of `ps` picoseconds with key `key` (`Keys::key(ps)`).
+    #[inline]
+    pub fn add(&mut self, key: Option<i32>, ps: u64) {
+        match &mut self.0 {
+            Repr::Dense(d) => {
+                d.sum_ps += ps as u128;
+                d.add_count(key, 1);
+            }
+            Repr::Few { .. } => {
+                self.add_sum(ps as u128);
+                self.add_count(key, 1);
+            }
+        }
+    }
+
+    /// Adds `s` ps to the sum.
+    fn add_sum(&mut self, s: u128) {
+        if let Repr::Few { sum_ps, .. } = &mut self.0 {
+            if let Some(x) = u64::try_from(s).ok().and_then(|s| sum_ps.checked_add(s)) {
+                *sum_ps = x;
+                return;
+            }
+        }
+        self.dense().sum_ps += s;
+    }
+
+    /// Counts `c` samples of key `key` (the sum is added apart).
+    fn add_count(&mut self, key: Option<i32>, c: u64) {
+        if c == 0 {
+            return;
+        }
+        if let Repr::Few { keys, counts, .. } = &mut self.0 {
+            let k = match key {
+                None => Some(ZERO),
+                Some(k) => i16::try_from(k).ok().filter(|&k| k != ZERO),
+            };
+            if let Some(k) = k {
+                let at = (0..FEW)
+                    .find(|&i| counts[i] > 0 && keys[i] == k)
+                    .or_else(|| (0..FEW).find(|&i| counts[i] == 0));
+                if let Some(i) = at {
+                    if let Some(x) = u8::try_from(c).ok().and_then(|c| counts[i].checked_add(c)) {
+                        keys[i] = k;
+                        counts[i] = x;
+                        return;
+                    }
+                }
+            }
+        }
+        self.dense().add_count(key, c);
+    }
+
+    /// The dense form (made from the inline pairs, which then no longer fit).
+    fn dense(&mut self) -> &mut Dense {
+        if let Repr::Few { .. } = self.0 {
+            let mut d = Dense { sum_ps: self.sum(), ..Dense::default() };
+            self.each(|k, c| d.add_count(k, c));
+            self.0 = Repr::Dense(Box::new(d));
+        }
+        match &mut self.0 {
+            Repr::Dense(d) => d,
+            Repr::Few { .. } => unreachable!("made dense above"),
+        }
+    }
+
+    /// The sum of the samples (ps).
+    fn sum(&self) -> u128 {
+        match &self.0 {
+            Repr::Few { sum_ps, .. } => *sum_ps as u128,
+            Repr::Dense(d) => d.sum_ps,
+        }
+    }
+
+    /// Calls `f(key, count)` for every key with samples, in increasing order, the zero bucket
+    /// (None) first.
+    fn each(&self, mut f: impl FnMut(Option<i32>, u64)) {
+        match &self.0 {
+            Repr::Few { keys, counts, .. } => {
+                let mut e: [(i16, u8); FEW] = std::array::from_fn(|i| (keys[i], counts[i]));
+                e.sort_unstable();
+                for (k, c) in e.into_iter().filter(|e| e.1 > 0) {
+                    f((k != ZERO).then_some(k as i32), c as u64);
+                }
+            }
+            Repr::Dense(d) => {
+                if d.zero > 0 {
+                    f(None, d.zero);
+                }
+                for (i, &c) in d.counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+                    f(Some(d.lo + i as i32), c);
+                }
+            }
+        }
+    }
 
     /// The number of samples.
     pub fn count(&self) -> u64 {
-        self.n
+        match &self.0 {
+            Repr::Few { counts, .. } => counts.iter().map(|&c| c as u64).sum(),
+            Repr::Dense(d) => d.n,
+        }
     }
 
     /// Adds `o`'s samples to these.
     pub fn merge(&mut self, o: &Hist) {
-        self.n += o.n;
-        self.sum_ps += o.sum_ps;
-        self.zero += o.zero;
-        for (i, &c) in o.counts.iter().enumerate().filter(|(_, &c)| c > 0) {
-            let k = o.lo + i as i32;
-            match self.counts.get_mut(k.wrapping_sub(self.lo) as u32 as usize) {
-                Some(x) => *x += c,
-                None => self.add_outside(k, c),
-            }
-        }
+        self.add_sum(o.sum());
+        o.each(|k, c| self.add_count(k, c));
     }
 
     /// Forgets the samples (keeps the room for the next bin's).
     #[cfg(test)]
     pub fn clear(&mut self) {
-        self.counts.fill(0);
-        self.zero = 0;
-        self.n = 0;
-        self.sum_ps = 0;
+        match &mut self.0 {
+            Repr::Dense(d) => {
+                d.counts.fill(0);
+                (d.zero, d.n, d.sum_ps) = (0, 0, 0);
+            }
+            Repr::Few { .. } => *self = Hist::default(),
+        }
+    }
+
+    /// The mean (exact, from the sum in ps) and the 0.5, 0.95 and 0.99 quantiles (s), each the
+    /// value (`value(key)`; 0 for the zero bucket) of the key at rank `floor(q (n - 1))`, as
+    /// the crate's `DDSketch::quantile` gives them for these counts; NaN when empty.
+    fn quantiles(&self, mut value: impl FnMut(i32) -> f64) -> [f64; 4] {
+        let n = self.count();
+        if n == 0 {
+            return [f64::NAN; 4];
+        }
+        let mut out = [(self.sum() as f64 / n as f64) * 1e-12, 0.0, 0.0, 0.0];
+        let ranks = [0.5, 0.95, 0.99].map(|q| (q * (n as f64 - 1.0)) as u64);
+        let (mut seen, mut next) = (0, 0);
+        self.each(|k, c| {
+            seen += c;
+            while next < 3 && seen > ranks[next] {
+                out[next + 1] = k.map_or(0.0, &mut value);
+                next += 1;
+            }
+        });
+        out
     }
 
     /// The mean (exact, from the sum in ps) and the 0.5, 0.95 and 0.99 quantiles (s), as the
     /// crate's `DDSketch::quantile` gives them for these counts (rank `floor(q (n - 1))`, the
     /// key's value `gamma^key * 2 gamma / (1 + gamma)`); NaN when empty.
     pub fn stats(&self, cfg: &Config) -> [f64; 4] {
-        if self.n == 0 {
-            return [f64::NAN; 4];
-        }
-        let mean = (self.sum_ps as f64 / self.n as f64) * 1e-12;
-        let q = |q: f64| {
-            let rank = (q * (self.n as f64 - 1.0)) as u64;
-            if rank < self.zero {
-                return 0.0;
-            }
-            let rank = rank - self.zero;
-            let mut seen = 0;
-            for (i, &c) in self.counts.iter().enumerate() {
-                seen += c;
-                if seen > rank {
-                    return cfg.value(self.lo + i as i32);
-                }
-            }
-            unreachable!("the counts add up to n")
-        };
-        [mean, q(0.5), q(0.95), q(0.99)]
+        self.quantiles(|k| cfg.value(k))
     }
 
-    /// [`Hist::stats`] of these samples, which are then added to `total` and forgotten, in one
-    /// pass over the counts that stops at the last sample (a bin's close).
+    /// [`Hist::stats`] of these samples, which are then added to `total` and forgotten (a
+    /// bin's close). Dense counts are read in one pass that stops at the last sample; they go
+    /// back to the inline form after a bin of at most FEW samples (a flow gone quiet).
     pub fn close_into(&mut self, keys: &mut Keys, total: &mut Hist) -> [f64; 4] {
-        let n = self.n;
+        let Repr::Dense(d) = &mut self.0 else {
+            let out = self.quantiles(|k| keys.value(k));
+            total.merge(self);
+            *self = Hist::default();
+            return out;
+        };
+        let n = d.n;
         if n == 0 {
             return [f64::NAN; 4];
         }
-        let mut out = [(self.sum_ps as f64 / n as f64) * 1e-12, 0.0, 0.0, 0.0];
+        let mut out = [(d.sum_ps as f64 / n as f64) * 1e-12, 0.0, 0.0, 0.0];
         let ranks = [0.5, 0.95, 0.99].map(|q| (q * (n as f64 - 1.0)) as u64);
-        total.n += n;
-        total.sum_ps += self.sum_ps;
-        total.zero += self.zero;
-        let mut seen = self.zero;
+        // These counts once went past the inline form (a fifth key, a count past u8), so have
+        // the run's: they are dense too.
+        let t = total.dense();
+        t.sum_ps += d.sum_ps;
+        t.add_count(None, d.zero);
+        let mut seen = d.zero;
         // Ranks below `seen` are in the zero bucket (value 0) or found already.
         let mut next = ranks.iter().take_while(|&&r| r < seen).count();
-        for (i, c) in self.counts.iter_mut().enumerate() {
+        for (i, c) in d.counts.iter_mut().enumerate() {
             if seen == n {
                 break;
             }
             if *c == 0 {
                 continue;
             }
-            let (k, cnt) = (self.lo + i as i32, std::mem::take(c));
+            let (k, cnt) = (d.lo + i as i32, std::mem::take(c));
             seen += cnt;
             while next < 3 && seen > ranks[next] {
                 out[next + 1] = keys.value(k);
                 next += 1;
             }
-            match total.counts.get_mut(k.wrapping_sub(total.lo) as u32 as usize) {
-                Some(x) => *x += cnt,
-                None => total.add_outside(k, cnt),
-            }
+            t.add_count(Some(k), cnt);
         }
-        self.zero = 0;
-        self.n = 0;
-        self.sum_ps = 0;
+        if n <= FEW as u64 {
+            // A handful of samples: the flow has gone quiet, its room is given back.
+            *self = Hist::default();
+        } else {
+            (d.zero, d.n, d.sum_ps) = (0, 0, 0);
+        }
         out
     }
 
@@ -293,10 +425,7 @@ impl Hist {
     /// same keys, the same counts; its sum and extremes are of those values, not the samples').
     pub fn sketch(&self, cfg: &Config) -> DDSketch {
         let mut s = DDSketch::new(*cfg);
-        s.add_with_count(0.0, self.zero);
-        for (i, &c) in self.counts.iter().enumerate() {
-            s.add_with_count(cfg.value(self.lo + i as i32), c);
-        }
+        self.each(|k, c| s.add_with_count(k.map_or(0.0, |k| cfg.value(k)), c));
         s
     }
 }
@@ -396,10 +525,66 @@ mod tests {
             if i % 997 == 996 || i == 9_999 {
                 let want = bin.stats(&cfg);
                 assert_eq!(bin.close_into(&mut k, &mut total2), want);
-                assert_eq!((bin.count(), bin.counts.iter().sum::<u64>()), (0, 0));
+                assert_eq!((bin.count(), total_of(&bin)), (0, 0));
             }
         }
         assert_eq!(total2.stats(&cfg), all.stats(&cfg));
-        assert_eq!((total.counts.iter().sum::<u64>(), total.zero), (all.counts.iter().sum(), all.zero));
+        assert_eq!((total_of(&total), total.count()), (all.count(), all.count()));
+    }
+
+    /// The samples a histogram's counts add up to.
+    fn total_of(h: &Hist) -> u64 {
+        let mut n = 0;
+        h.each(|_, c| n += c);
+        n
+    }
+
+    /// The counts of a histogram, key by key.
+    fn pairs(h: &Hist) -> Vec<(Option<i32>, u64)> {
+        let mut v = Vec::new();
+        h.each(|k, c| v.push((k, c)));
+        v
+    }
+
+    /// A few samples stay inline (24 bytes, no heap), and turn dense at the fifth distinct key
+    /// or a count past 2^8 - 1 with the same counts, sum and statistics; a bin that would
+    /// have fitted goes back inline at its close.
+    #[test]
+    fn few_keys_stay_inline_and_turn_dense_unchanged() {
+        assert_eq!(std::mem::size_of::<Hist>(), 24);
+        let mut k = Keys::new();
+        let cfg = config();
+        let (mut h, mut d) = (Hist::default(), Hist::default());
+        d.dense();
+        let is_few = |h: &Hist| matches!(h.0, Repr::Few { .. });
+        // Distinct keys: zero, 10 ms, 5 us, 7 ns, then 9 ns (the fifth, at i = 6).
+        let samples = [0u64, 10_000_000_000, 10_000_000_001, 0, 5_000_000, 7_000, 9_000, 2_000_000, 1];
+        for (i, &ps) in samples.iter().enumerate() {
+            h.add(k.key(ps), ps);
+            d.add(k.key(ps), ps);
+            assert_eq!(is_few(&h), i < 6, "{i}");
+            assert_eq!((pairs(&h), h.stats(&cfg), h.count()), (pairs(&d), d.stats(&cfg), d.count()));
+        }
+        let mut h = Hist::default();
+        for _ in 0..u8::MAX {
+            h.add(k.key(5_000_000), 5_000_000);
+        }
+        assert!(is_few(&h));
+        h.add(k.key(5_000_000), 5_000_000);
+        assert!(!is_few(&h));
+        assert_eq!((pairs(&h), h.sum()), (vec![(k.key(5_000_000), 256)], 256 * 5_000_000));
+        // A dense bin of nine samples stays dense at its close (a busy flow keeps its room),
+        // one of a single sample goes back inline; the total has the same counts.
+        let mut total = Hist::default();
+        let want = d.stats(&cfg);
+        let want_pairs = pairs(&d);
+        assert_eq!(d.close_into(&mut k, &mut total), want);
+        assert!(!is_few(&d) && d.count() == 0);
+        assert_eq!(pairs(&total), want_pairs);
+        let mut bin = Hist::default();
+        bin.add(k.key(3_000_000), 3_000_000);
+        bin.dense();
+        bin.close_into(&mut k, &mut total);
+        assert!(is_few(&bin));
     }
 }

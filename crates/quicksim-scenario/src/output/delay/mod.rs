@@ -8,8 +8,9 @@
 //! DDSketch key (the `sketches-ddsketch` crate, Masson et al., VLDB 2019; `hist.rs` finds the
 //! crate's key of an integer delay without a logarithm per sample): every quantile is the
 //! crate's, within 1 % (relative) of the exact sample quantile (`alpha` = 0.01; a delay of at
-//! most 1 ns counts as exactly zero), in a few hundred bytes per series whatever the number of
-//! packets; the means are exact. There is no randomness, so the same run gives the same numbers
+//! most 1 ns counts as exactly zero), in 32 bytes per series for a few distinct delays (a
+//! quiet flow) and a few hundred bytes past that, whatever the number of packets; the means
+//! are exact. There is no randomness, so the same run gives the same numbers
 //! bit for bit.
 //!
 //! What is measured: a flow's one-way delay counts its forward (data) packets only, as
