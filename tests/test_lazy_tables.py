@@ -102,12 +102,12 @@ def test_the_tables_hash_is_the_one_the_row_by_row_path_gave(raw: dict[str, Any]
     # Pinned with the code before the lazy path (81af4b3: array.array columns, strings as lists,
     # pd.Categorical and pd.factorize over the values) on this run: the canonical bytes, and so
     # every saved summary's tables_sha256, are unchanged. The trace hash says it is the same run.
-    # Re-pinned once at the merge that brought the conn table's rto columns, the delay statistics
-    # on by default (new columns) and issue 21's fewer events (a new trace hash, same tables):
+    # Re-pinned once at the merge that brought the conn table's rto columns
+    # (new columns) and issue 21's fewer events (a new trace hash, same tables):
     # were "441798f8711f7191" / "324d596c...a7968", the values both paths gave at 81af4b3.
     r = Result(raw)
     assert r.meta["trace_hash"] == "fe49a53cbe5c0bfd"
-    assert r.hash() == "0079bdace4cd75aca019c58988c95370735e4d826af61befd0b4ed90ffd8a8bc"
+    assert r.hash() == "dbccae84d8fe3f544e144c33f5147e22884f369dd174c18085110deadadb0de7"
 
 
 def _factorized(s: pd.Series) -> bytes:

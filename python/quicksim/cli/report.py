@@ -1,7 +1,6 @@
 """Compare runs as Pantheon does: average throughput, 95th-percentile one-way delay, loss rate.
 
-The runs need the delay statistics (on unless `run.record.delays = false`; without them the
-delay is "-").
+The runs need the delay statistics (`run.record.delays = true`; without them the delay is "-").
 DIR is a run's output (with summary.json: one point per run, labelled by the directory's name)
 or a sweep's output (with runs.parquet: one point per sweep point, averaged over its
 repetitions; the plan's metrics must include `goodput_mbps` and `owd_p95_ms`, and `loss_rate`

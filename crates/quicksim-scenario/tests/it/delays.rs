@@ -7,7 +7,7 @@ use serde_json::json;
 /// 22-packet DropTail queue, shortened to 3 s.
 fn buffer_sizing() -> serde_json::Value {
     json!({
-        "run": {"duration": "3s", "seed": 1, "record_interval": "0.1s", "record": {"queues": ["bottleneck"], "links": ["bottleneck"]}},
+        "run": {"duration": "3s", "seed": 1, "record_interval": "0.1s", "record": {"queues": ["bottleneck"], "links": ["bottleneck"], "delays": true}},
         "dumbbell": {"pairs": 1, "mtu": "1280B",
                      "bottleneck": {"rate": "100Mbps", "delay": "1ms", "queue": {"packets": 22}},
                      "access": {"rate": "1000Gbps", "delay": "0s"}},
