@@ -204,5 +204,11 @@ pub trait CongestionController: Send {
     fn pacing_rate(&self, _cx: &CcCtx) -> Option<Rate> {
         None
     }
+    /// The controller reads [`AckSummary::rate`]. A transport may skip the per-packet
+    /// delivery-rate bookkeeping (and pass `rate: None`) for one that does not: NewReno and
+    /// CUBIC never look at it. Default true, so a new or run-time controller gets its samples.
+    fn wants_rate_samples(&self) -> bool {
+        true
+    }
     fn metrics(&self) -> CcMetrics;
 }

@@ -231,6 +231,13 @@ macro_rules! controllers {
                 }
             }
             #[inline]
+            fn wants_rate_samples(&self) -> bool {
+                match self {
+                    $(AnyController::$ty(c) => c.wants_rate_samples(),)+
+                    AnyController::Dyn(d) => d.cc.wants_rate_samples(),
+                }
+            }
+            #[inline]
             fn metrics(&self) -> $crate::CcMetrics {
                 match self {
                     $(AnyController::$ty(c) => c.metrics(),)+

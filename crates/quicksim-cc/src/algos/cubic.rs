@@ -349,6 +349,11 @@ impl CongestionController for Cubic {
         }
     }
 
+    /// CUBIC never reads the delivery-rate sample.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
     fn cwnd_bytes(&self) -> u64 {
         self.cwnd
     }

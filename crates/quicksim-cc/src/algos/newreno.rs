@@ -278,6 +278,11 @@ impl CongestionController for NewReno {
         }
     }
 
+    /// NewReno never reads the delivery-rate sample.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
     fn cwnd_bytes(&self) -> u64 {
         self.cwnd
     }

@@ -32,6 +32,11 @@ impl CongestionController for NoCc {
 
     fn on_congestion_event(&mut self, _cx: &mut CcCtx, _ev: &CongestionEvent) {}
 
+    /// no controller never reads the delivery-rate sample.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
     fn cwnd_bytes(&self) -> u64 {
         u64::MAX
     }
