@@ -7,7 +7,13 @@ use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 use super::connection::Connection;
 use super::packet::{AckFrame, EcnCounts, Frame, SpaceId};
 use super::recovery::{SentPacket, PACKET_THRESHOLD};
-use super::stats::{count, Sum};
+use super::ack::AckManager;
+use super::ack_frequency::AckFreqSender;
+use super::handshake::Handshake;
+use super::per_space::PerSpace;
+use super::rare::RareBox;
+use super::stats::{count, Stats, Sum};
+use super::streams::Streams;
 use super::Role;
 use crate::endpoint::{LossTrigger, TraceEvent};
 
@@ -59,16 +65,33 @@ impl Connection {
             SimDuration::ZERO
         };
         let ctx = self.timer_ctx();
-        let out = self.recovery.on_ack_received(now, space, ack, ecn, ack_delay, self.app_limited, ctx);
+        let mut freed = false;
+        // What acknowledging a packet means for the connection, field by field (recovery is
+        // borrowed meanwhile): see `AckedFrames`.
+        let mut frames = AckedFrames {
+            stats: &mut self.stats,
+            rare: &mut self.rare,
+            acks: &mut self.acks,
+            streams: &mut self.streams,
+            queued_bytes: &mut self.queued_bytes,
+            hs: &mut self.hs,
+            ack_freq_tx: &mut self.ack_freq_tx,
+            new_max_ack_delay: None,
+        };
+        let out = self.recovery.on_ack_received(now, space, ack, ecn, ack_delay, self.app_limited, ctx, |p| {
+            freed |= frames.on_packet_acked(space, p);
+        });
+        let new_max_ack_delay = frames.new_max_ack_delay;
         if spurious {
+            // Also when nothing else was newly acknowledged (only packets declared lost).
             self.recovery.on_spurious_congestion(now);
         }
-        let mut freed = false;
-        // By reference: a SentPacket is large, and the buffer is recycled (cleared) anyway.
-        for p in &out.acked {
-            freed |= self.on_packet_acked(space, p);
+        let Some(out) = out else { return false };
+        // An acknowledged ACK_FREQUENCY frame: the peer's new max_ack_delay counts from here,
+        // after this ACK's own timer update (as when the frames were handled after recovery).
+        if let Some(d) = new_max_ack_delay {
+            self.recovery.peer_max_ack_delay = d;
         }
-        self.recovery.recycle(out.acked);
         for p in out.lost {
             self.on_packet_lost(space, p);
         }
@@ -88,40 +111,6 @@ impl Connection {
         }
     }
 
-    pub(super) fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
-        if p.in_flight {
-            count(&mut self.stats, &mut self.rare, Sum::PacketsAcked, 1);
-        }
-        if let Some(largest) = p.ack_largest.get() {
-            self.acks[space].on_ack_of_ack(largest);
-        }
-        let mut freed = false;
-        for f in p.frames.iter() {
-            match *f {
-                Frame::Stream(sf) => {
-                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
-                        let n = s.on_acked(sf.offset, sf.len);
-                        self.queued_bytes -= n;
-                        freed |= n > 0;
-                    }
-                }
-                Frame::Crypto(_) => {
-                    if let Some(c) = self.hs.crypto(space) {
-                        c.acked = true;
-                        c.pending = false;
-                    }
-                }
-                Frame::AckFrequency(ref f) => {
-                    if let Some(d) = self.ack_freq_tx.as_mut().and_then(|t| t.on_acked(f)) {
-                        self.recovery.peer_max_ack_delay = d;
-                    }
-                }
-                _ => {}
-            }
-        }
-        freed
-    }
-
     pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
         let largest = self.recovery.largest_acked(space);
         self.trace(|| {
@@ -132,7 +121,7 @@ impl Connection {
             } else {
                 LossTrigger::TimeThreshold
             };
-            TraceEvent::PacketLost { space: space as u8, pn: p.pn, bytes: p.size, trigger }
+            TraceEvent::PacketLost { space: space as u8, pn: p.pn, bytes: u64::from(p.size), trigger }
         });
         if p.in_flight {
             self.rare.get_mut().stats.packets_lost += 1;
@@ -188,5 +177,58 @@ impl Connection {
                 | Frame::ConnectionClose { .. } => {}
             }
         }
+    }
+}
+
+/// The parts of a connection that acknowledged frames act on, borrowed while recovery visits
+/// the acknowledged packets in place (`Recovery::on_ack_received`).
+struct AckedFrames<'a> {
+    stats: &'a mut Stats,
+    rare: &'a mut RareBox,
+    acks: &'a mut PerSpace<AckManager>,
+    streams: &'a mut Streams,
+    queued_bytes: &'a mut u64,
+    hs: &'a mut Handshake,
+    ack_freq_tx: &'a mut Option<Box<AckFreqSender>>,
+    /// The peer's max_ack_delay from an acknowledged ACK_FREQUENCY frame, applied once
+    /// recovery is done with the ACK.
+    new_max_ack_delay: Option<SimDuration>,
+}
+
+impl AckedFrames<'_> {
+    /// Releases what packet `p` of `space` carried. True if stream data was newly
+    /// acknowledged (queue space freed).
+    fn on_packet_acked(&mut self, space: SpaceId, p: &SentPacket) -> bool {
+        if p.in_flight {
+            count(self.stats, self.rare, Sum::PacketsAcked, 1);
+        }
+        if let Some(largest) = p.ack_largest.get() {
+            self.acks[space].on_ack_of_ack(largest);
+        }
+        let mut freed = false;
+        for f in p.frames.iter() {
+            match *f {
+                Frame::Stream(sf) => {
+                    if let Some(s) = self.streams.send.get_mut(&sf.id) {
+                        let n = s.on_acked(sf.offset, sf.len);
+                        *self.queued_bytes -= n;
+                        freed |= n > 0;
+                    }
+                }
+                Frame::Crypto(_) => {
+                    if let Some(c) = self.hs.crypto(space) {
+                        c.acked = true;
+                        c.pending = false;
+                    }
+                }
+                Frame::AckFrequency(ref f) => {
+                    if let Some(d) = self.ack_freq_tx.as_mut().and_then(|t| t.on_acked(f)) {
+                        self.new_max_ack_delay = Some(d);
+                    }
+                }
+                _ => {}
+            }
+        }
+        freed
     }
 }

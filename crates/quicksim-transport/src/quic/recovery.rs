@@ -70,15 +70,41 @@ pub struct TimerCtx {
     pub has_handshake_keys: bool,
 }
 
-/// Result of processing an ACK frame.
+/// Result of processing an ACK frame that acknowledged something new (the acknowledged
+/// packets went to the caller's `on_acked`).
 #[derive(Debug, Default)]
 pub struct AckOutcome {
-    /// Newly acknowledged packets, ascending packet numbers.
-    pub acked: Vec<SentPacket>,
     pub lost: Vec<SentPacket>,
     /// A congestion event was reported to the controller.
     pub congestion: bool,
     pub persistent_congestion: bool,
+}
+
+/// What the RTT sample and ECN validation need of an ACK's newly acknowledged packets (`ect`
+/// and `last_sent` only with ECN).
+#[derive(Default)]
+struct NewlyAcked {
+    count: usize,
+    /// Send time of the ACK's largest acknowledged, if newly acknowledged.
+    largest_sent: Opt<SimTime>,
+    ack_eliciting: bool,
+    /// Sent with ECT(0).
+    ect: u64,
+    /// Send time of the highest-numbered one.
+    last_sent: SimTime,
+}
+
+impl NewlyAcked {
+    #[inline]
+    fn add(&mut self, p: &SentPacket, largest: u64) {
+        self.count += 1;
+        if p.pn == largest {
+            self.largest_sent = Opt::some(p.time_sent);
+        }
+        self.ack_eliciting |= p.ack_eliciting;
+        self.ect += u64::from(p.ect);
+        self.last_sent = p.time_sent;
+    }
 }
 
 /// What a loss-detection timer expiry asks the connection to do.
@@ -100,8 +126,10 @@ pub struct Recovery {
     pub cc: AnyController,
     pub pto_count: u32,
     pub bytes_in_flight: u64,
-    /// Delivery-rate estimation (its per-packet part is `SentPacket::rate`).
-    delivery: DeliveryRate,
+    /// Delivery-rate estimation (its per-packet part is `SentPacket::rate`), only for a
+    /// controller that reads rate samples (`wants_rate_samples`: not NewReno or CUBIC, which
+    /// then skip it on every packet and ACK).
+    delivery: Option<Box<DeliveryRate>>,
     /// Maximum datagram size (the controller's MDS).
     /// u32, as `max_packet_size` is validated to at most 65 527 B (it shares a word with
     /// `pto_count`).
@@ -115,13 +143,6 @@ pub struct Recovery {
     /// The connection's ECN state (`ecn.rs`: received counts, marking, validation); None
     /// without ECN. Kept here, as the sender side acts on acknowledged and lost packets.
     pub ecn: Option<Box<Ecn>>,
-}
-
-thread_local! {
-    /// Reused for `AckOutcome::acked` (handed back with `Recovery::recycle`), so an ACK allocates
-    /// nothing. One buffer per thread rather than per connection: a connection's ACK is handled
-    /// to the end before the next one starts, and idle connections keep no buffer.
-    static ACKED_BUF: std::cell::Cell<Vec<SentPacket>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl std::fmt::Debug for Recovery {
@@ -142,12 +163,13 @@ impl Recovery {
         mds: u64,
         peer_max_ack_delay: SimDuration,
     ) -> Self {
+        let delivery = cc.wants_rate_samples().then(Box::default);
         Recovery {
             rtt: RttEstimator::new(initial_rtt),
             cc,
             pto_count: 0,
             bytes_in_flight: 0,
-            delivery: DeliveryRate::default(),
+            delivery,
             mds: u32::try_from(mds).expect("max_packet_size is at most 65 527 B"),
             peer_max_ack_delay,
             spaces: Default::default(),
@@ -212,12 +234,15 @@ impl Recovery {
                 sp.last_ack_eliciting = Opt::some(now);
                 sp.ack_eliciting_in_flight += 1;
             }
-            p.rate = self.delivery.on_sent(now, self.bytes_in_flight, p.size);
-            self.bytes_in_flight += p.size;
-            if app_limited {
-                self.delivery.on_app_limited(self.bytes_in_flight);
+            let size = u64::from(p.size);
+            if let Some(d) = self.delivery.as_deref_mut() {
+                p.rate = d.on_sent(now, self.bytes_in_flight, size);
+                if app_limited {
+                    d.on_app_limited(self.bytes_in_flight + size);
+                }
             }
-            self.cc.on_packet_sent(&mut cc_ctx!(self, now), &CcSent { bytes: p.size, app_limited });
+            self.bytes_in_flight += size;
+            self.cc.on_packet_sent(&mut cc_ctx!(self, now), &CcSent { bytes: size, app_limited });
         }
         self.spaces[space].sent.insert(p);
         self.set_timer(now, ctx);
@@ -232,7 +257,10 @@ impl Recovery {
 
     /// Processes an ACK frame (RFC 9002 Appendix A.7). `ecn`: its ECN counts if it is an
     /// ACK_ECN frame. `ack_delay` is the decoded delay (zero for Initial/Handshake).
-    /// `app_limited` is passed to the controller with every acked packet.
+    /// `app_limited` is passed to the controller with every acked packet. Each newly
+    /// acknowledged packet is shown to `on_acked` (ascending packet numbers) after the
+    /// controller's `on_ack` for it and before it is dropped: acknowledged packets are visited
+    /// in place, never copied out. Returns None if the ACK acknowledged nothing new.
     #[allow(clippy::too_many_arguments)]
     pub fn on_ack_received(
         &mut self,
@@ -243,64 +271,77 @@ impl Recovery {
         ack_delay: SimDuration,
         app_limited: bool,
         ctx: TimerCtx,
-    ) -> AckOutcome {
-        let mut acked = ACKED_BUF.with(std::cell::Cell::take);
-        let nothing =
-            |acked| AckOutcome { acked, lost: Vec::new(), congestion: false, persistent_congestion: false };
+        mut on_acked: impl FnMut(&SentPacket),
+    ) -> Option<AckOutcome> {
         // An ACK in a packet of a space discarded by an earlier frame of the same packet.
-        let Some(sp) = self.spaces.get_mut(space) else { return nothing(acked) };
+        let sp = self.spaces.get_mut(space)?;
         let largest = ack.largest();
         let raises_largest = sp.largest_acked.get().is_none_or(|l| largest > l);
         sp.largest_acked = Opt::some(sp.largest_acked.get().map_or(largest, |l| l.max(largest)));
-        let eliciting = &mut sp.ack_eliciting_in_flight;
-        for &(s, l) in ack.ranges.iter().rev() {
-            sp.sent.drain_range(s, l, |p| {
-                if p.in_flight && p.ack_eliciting {
-                    *eliciting -= 1;
+        // What the RTT sample and ECN read of the newly acked packets, before loss detection;
+        // they stay in place until the controller has seen the losses (below).
+        let newly = match sp.sent.get_tracked(largest) {
+            // The common case: the largest acknowledged is newly acked and elicited the ACK;
+            // without ECN that is all the RTT sample needs.
+            Some(p) if p.ack_eliciting && self.ecn.is_none() => {
+                NewlyAcked { largest_sent: Opt::some(p.time_sent), ack_eliciting: true, ..Default::default() }
+            }
+            _ => {
+                let mut newly = NewlyAcked::default();
+                for &(s, l) in ack.ranges.iter().rev() {
+                    sp.sent.visit_range(s, l, |p| newly.add(p, largest));
                 }
-                acked.push(p);
-            });
-        }
-        if acked.is_empty() {
-            return nothing(acked);
-        }
+                if newly.count == 0 {
+                    return None;
+                }
+                newly
+            }
+        };
         // RFC 9002 §5.1: sample when the largest acknowledged is newly acked and at least one
         // newly acked packet was ack-eliciting.
-        if let Some(lp) = acked.iter().find(|p| p.pn == largest) {
-            if acked.iter().any(|p| p.ack_eliciting) {
-                let latest = now - lp.time_sent;
-                self.rtt.update(latest, ack_delay, self.peer_max_ack_delay, ctx.handshake_confirmed);
-                if self.first_rtt_sample.is_none() {
-                    self.first_rtt_sample = Opt::some(now);
-                }
+        if let (Some(sent), true) = (newly.largest_sent.get(), newly.ack_eliciting) {
+            self.rtt.update(now - sent, ack_delay, self.peer_max_ack_delay, ctx.handshake_confirmed);
+            if self.first_rtt_sample.is_none() {
+                self.first_rtt_sample = Opt::some(now);
             }
         }
         // RFC 9002 Appendix A.7: ECN is processed after the RTT sample, before loss detection.
         if let Some(e) = self.ecn.as_deref_mut().filter(|_| space == SpaceId::Data) {
-            let newly_ect = acked.iter().filter(|p| p.ect).count() as u64;
-            let sent_time = acked.last().map_or(SimTime::ZERO, |p| p.time_sent);
-            if e.on_ack(now, ecn, newly_ect, raises_largest, sent_time) {
+            let sent_time = newly.last_sent;
+            if e.on_ack(now, ecn, newly.ect, raises_largest, sent_time) {
                 let ev = CongestionEvent { cause: CongestionCause::Ecn, sent_time, lost_bytes: 0 };
                 self.cc.on_congestion_event(&mut cc_ctx!(self, now), &ev);
             }
         }
-        let lost = self.detect_lost(now, space);
+        let lost = self.detect_lost(now, space, &ack.ranges);
         let (congestion, persistent_congestion) = self.on_packets_lost(now, &lost);
         let (mut acked_bytes, mut acked_packets, mut largest_acked_sent_time) = (0, 0, SimTime::ZERO);
         let mut sampler = AckSampler::default();
-        for p in &acked {
-            if p.in_flight {
-                self.delivery.on_acked(&mut sampler, now, p.time_sent, &p.rate, p.size);
-                self.bytes_in_flight -= p.size;
-                let ev = AckEvent { sent_time: p.time_sent, bytes: p.size, app_limited };
-                self.cc.on_ack(&mut cc_ctx!(self, now), &ev);
-                acked_bytes += p.size;
-                acked_packets += 1;
-                largest_acked_sent_time = p.time_sent;
-            }
+        let sp = &mut self.spaces[space];
+        let eliciting = &mut sp.ack_eliciting_in_flight;
+        for &(s, l) in ack.ranges.iter().rev() {
+            sp.sent.drain_range(s, l, |p| {
+                if p.in_flight {
+                    if p.ack_eliciting {
+                        *eliciting -= 1;
+                    }
+                    let size = u64::from(p.size);
+                    if let Some(d) = self.delivery.as_deref_mut() {
+                        d.on_acked(&mut sampler, now, p.time_sent, &p.rate, size);
+                    }
+                    self.bytes_in_flight -= size;
+                    let ev = AckEvent { sent_time: p.time_sent, bytes: size, app_limited };
+                    self.cc.on_ack(&mut cc_ctx!(self, now), &ev);
+                    acked_bytes += size;
+                    acked_packets += 1;
+                    largest_acked_sent_time = p.time_sent;
+                }
+                on_acked(p);
+            });
         }
         if acked_packets > 0 {
-            let rate = self.delivery.sample(sampler, self.rtt.min());
+            let min_rtt = self.rtt.min();
+            let rate = self.delivery.as_deref_mut().and_then(|d| d.sample(sampler, min_rtt));
             let summary =
                 AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate };
             self.cc.on_ack_end(&mut cc_ctx!(self, now), &summary);
@@ -310,7 +351,7 @@ impl Recovery {
             self.pto_count = 0;
         }
         self.set_timer(now, ctx);
-        AckOutcome { acked, lost, congestion, persistent_congestion }
+        Some(AckOutcome { lost, congestion, persistent_congestion })
     }
 
     /// An ACK acknowledged packets declared lost before: tells the controller.
@@ -318,15 +359,10 @@ impl Recovery {
         self.cc.on_spurious_congestion(&mut cc_ctx!(self, now));
     }
 
-    /// Gives back the `acked` vector of an [`AckOutcome`] for the next ACK (of any connection
-    /// on this thread; cleared here).
-    pub fn recycle(&mut self, mut acked: Vec<SentPacket>) {
-        acked.clear();
-        ACKED_BUF.with(|b| b.set(acked));
-    }
-
-    /// RFC 9002 Appendix A.10: packet and time thresholds.
-    fn detect_lost(&mut self, now: SimTime, space: SpaceId) -> Vec<SentPacket> {
+    /// RFC 9002 Appendix A.10: packet and time thresholds. `acked`: the ACK ranges being
+    /// processed (descending, as in the frame), whose packets are still held but acknowledged:
+    /// they are skipped.
+    fn detect_lost(&mut self, now: SimTime, space: SpaceId, acked: &[(u64, u64)]) -> Vec<SentPacket> {
         let loss_delay = self.rtt.loss_delay(GRANULARITY);
         let sp = &mut self.spaces[space];
         sp.loss_time = Opt::NONE;
@@ -336,22 +372,30 @@ impl Recovery {
         let is_lost = |p: &SentPacket| {
             lost_send_time.is_some_and(|t| p.time_sent <= t) || largest >= p.pn + PACKET_THRESHOLD
         };
+        let Some(first) = sp.sent.first_pn() else { return Vec::new() };
         let (mut lost, mut loss_time) = (Vec::new(), None);
         let eliciting = &mut sp.ack_eliciting_in_flight;
-        sp.sent.drain_if(
-            largest,
-            is_lost,
-            |p| {
-                if p.in_flight && p.ack_eliciting {
-                    *eliciting -= 1;
-                }
-                lost.push(p);
-            },
-            |p| {
-                let t = p.time_sent + loss_delay;
-                loss_time = Some(loss_time.map_or(t, |lt: SimTime| lt.min(t)));
-            },
-        );
+        let mut take = |p: SentPacket| {
+            if p.in_flight && p.ack_eliciting {
+                *eliciting -= 1;
+            }
+            lost.push(p);
+        };
+        let mut keep = |p: &SentPacket| {
+            let t = p.time_sent + loss_delay;
+            loss_time = Some(loss_time.map_or(t, |lt: SimTime| lt.min(t)));
+        };
+        // The gaps of `acked` in [0, largest], ascending, from the lowest number held.
+        let mut lo = first;
+        for &(s, l) in acked.iter().rev() {
+            if s > lo {
+                sp.sent.drain_if(lo, s - 1, &is_lost, &mut take, &mut keep);
+            }
+            lo = lo.max(l.saturating_add(1));
+        }
+        if lo <= largest {
+            sp.sent.drain_if(lo, largest, &is_lost, &mut take, &mut keep);
+        }
         sp.loss_time = loss_time.into();
         lost
     }
@@ -363,9 +407,12 @@ impl Recovery {
         let mut largest_lost_time = None;
         let mut lost_ect = 0;
         for p in lost.iter().filter(|p| p.in_flight) {
-            self.bytes_in_flight -= p.size;
-            self.delivery.on_lost(p.size);
-            lost_bytes += p.size;
+            let size = u64::from(p.size);
+            self.bytes_in_flight -= size;
+            if let Some(d) = self.delivery.as_deref_mut() {
+                d.on_lost(size);
+            }
+            lost_bytes += size;
             largest_lost_time = Some(p.time_sent);
             lost_ect += u32::from(p.ect);
         }
@@ -483,7 +530,7 @@ impl Recovery {
             return None;
         }
         if let Some((_, space)) = self.earliest_loss_time() {
-            let lost = self.detect_lost(now, space);
+            let lost = self.detect_lost(now, space, &[]);
             let (congestion, persistent_congestion) = self.on_packets_lost(now, &lost);
             self.set_timer(now, ctx);
             return Some(TimeoutAction::Lost { space, lost, congestion, persistent_congestion });
@@ -513,7 +560,7 @@ impl Recovery {
             return;
         }
         for p in sp.sent.iter_tracked().filter(|p| p.in_flight) {
-            self.bytes_in_flight -= p.size;
+            self.bytes_in_flight -= u64::from(p.size);
         }
         *sp = Space { discarded: true, ..Default::default() };
         if self.spaces.iter().take(2).all(|s| s.discarded) && space != SpaceId::Data {
@@ -578,6 +625,16 @@ mod tests {
         AckFrame { ranges: ranges.into(), ack_delay: 0 }
     }
 
+    /// Processes an ACK of `ranges` (descending) at `now`: the packet numbers newly acked, in
+    /// the order recovery showed them, and the outcome.
+    fn ack_at(r: &mut Recovery, now: SimTime, ranges: Vec<(u64, u64)>) -> (Vec<u64>, AckOutcome) {
+        let mut acked = Vec::new();
+        let out = r.on_ack_received(now, SpaceId::Data, &ack(ranges), None, SimDuration::ZERO, false, ctx(), |p| {
+            acked.push(p.pn)
+        });
+        (acked, out.expect("the ACK acknowledges new packets"))
+    }
+
     #[test]
     fn packet_threshold_loss_and_single_congestion_event() {
         let mut r = rec();
@@ -588,16 +645,8 @@ mod tests {
         assert_eq!(r.bytes_in_flight, 6 * 1252);
         let cwnd0 = r.cc.cwnd_bytes();
         // pn 0 and 1 missing, 2..=5 acked: 0, 1 and 2 below 5 − 3 → 0 and 1 lost.
-        let out = r.on_ack_received(
-            SimTime::from_millis(20),
-            SpaceId::Data,
-            &ack(vec![(2, 5)]),
-            None,
-            SimDuration::ZERO,
-            false,
-            ctx(),
-        );
-        assert_eq!(out.acked.len(), 4);
+        let (acked, out) = ack_at(&mut r, SimTime::from_millis(20), vec![(2, 5)]);
+        assert_eq!(acked, [2, 3, 4, 5]);
         assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), vec![0, 1]);
         assert!(out.congestion);
         assert_eq!(r.bytes_in_flight, 0);
@@ -605,20 +654,42 @@ mod tests {
         assert_eq!(r.rtt.latest(), SimDuration::from_millis(20));
     }
 
+    /// An ACK with a gap: its packets stay held while loss detection runs, which skips them and
+    /// looks only at the gaps. Ten packets sent at 0, ACK of 5-6 and 9 at 20 ms: 0-4 are three
+    /// below 9 (packet threshold), 7 and 8 are not and wait for the time threshold.
+    #[test]
+    fn loss_detection_skips_the_ranges_being_acknowledged() {
+        let mut r = rec();
+        for pn in 0..10 {
+            send(&mut r, pn, SimTime::ZERO);
+        }
+        let (acked, out) = ack_at(&mut r, SimTime::from_millis(20), vec![(9, 9), (5, 6)]);
+        assert_eq!(acked, [5, 6, 9]);
+        assert_eq!(out.lost.iter().map(|p| p.pn).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+        assert_eq!(r.bytes_in_flight, 2 * 1252);
+        assert_eq!(r.sent_count(SpaceId::Data), 2);
+        // loss_delay = 9/8 · 20 ms after the send time of 7 and 8.
+        assert_eq!(r.timer(), Some(SimTime(22_500_000_000)));
+        // A later ACK of only already-acked packets changes nothing.
+        let nothing = r.on_ack_received(
+            SimTime::from_millis(21),
+            SpaceId::Data,
+            &ack(vec![(5, 6)]),
+            None,
+            SimDuration::ZERO,
+            false,
+            ctx(),
+            |_| panic!("nothing new"),
+        );
+        assert!(nothing.is_none());
+    }
+
     #[test]
     fn time_threshold_arms_the_loss_timer() {
         let mut r = rec();
         send(&mut r, 0, SimTime::ZERO);
         send(&mut r, 1, SimTime::from_millis(1));
-        let out = r.on_ack_received(
-            SimTime::from_millis(21),
-            SpaceId::Data,
-            &ack(vec![(1, 1)]),
-            None,
-            SimDuration::ZERO,
-            false,
-            ctx(),
-        );
+        let (_, out) = ack_at(&mut r, SimTime::from_millis(21), vec![(1, 1)]);
         assert!(out.lost.is_empty());
         // loss_delay = 9/8 * 20 ms = 22.5 ms after pn 0 was sent.
         assert_eq!(r.timer(), Some(SimTime(22_500_000_000)));
@@ -651,29 +722,13 @@ mod tests {
     fn persistent_congestion_collapses_the_window() {
         let mut r = rec();
         send(&mut r, 0, SimTime::ZERO);
-        r.on_ack_received(
-            SimTime::from_millis(10),
-            SpaceId::Data,
-            &ack(vec![(0, 0)]),
-            None,
-            SimDuration::ZERO,
-            false,
-            ctx(),
-        );
+        ack_at(&mut r, SimTime::from_millis(10), vec![(0, 0)]);
         // srtt 10, rttvar 5: period = (10 + 20 + 25) * 3 = 165 ms.
         for (i, pn) in (1..=10).enumerate() {
             send(&mut r, pn, SimTime::from_millis(20 + 20 * i as u64));
         }
         send(&mut r, 11, SimTime::from_millis(300));
-        let out = r.on_ack_received(
-            SimTime::from_millis(310),
-            SpaceId::Data,
-            &ack(vec![(11, 11)]),
-            None,
-            SimDuration::ZERO,
-            false,
-            ctx(),
-        );
+        let (_, out) = ack_at(&mut r, SimTime::from_millis(310), vec![(11, 11)]);
         assert_eq!(out.lost.len(), 10);
         assert!(out.persistent_congestion);
         // Collapsed to 2·MDS; then the ACK of pn 11 (processed after the losses, RFC 9002

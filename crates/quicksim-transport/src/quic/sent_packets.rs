@@ -16,11 +16,13 @@ use super::packet::Frame;
 
 /// The frames recovery keeps of a sent packet (those whose ack or loss matters). Nearly always
 /// one STREAM frame, sometimes none or a few, so the first is stored inline and only the rest
-/// would need the heap: no allocation per data packet.
+/// would need the heap: no allocation per data packet. The rest is boxed (8 B instead of a
+/// 24-byte `Vec`): it is nearly always absent, and every byte of a `SentPacket` is moved into
+/// the ring when the packet is sent and out of it when it is acknowledged.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptFrames {
     first: Option<Frame>,
-    rest: Vec<Frame>,
+    rest: Option<Box<Vec<Frame>>>,
 }
 
 impl KeptFrames {
@@ -28,7 +30,7 @@ impl KeptFrames {
         if self.first.is_none() {
             self.first = Some(f);
         } else {
-            self.rest.push(f);
+            self.rest.get_or_insert_default().push(f);
         }
     }
 
@@ -37,7 +39,7 @@ impl KeptFrames {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Frame> {
-        self.first.iter().chain(&self.rest)
+        self.first.iter().chain(self.rest.iter().flat_map(|r| r.iter()))
     }
 }
 
@@ -53,7 +55,7 @@ impl IntoIterator for KeptFrames {
     type Item = Frame;
     type IntoIter = std::iter::Chain<std::option::IntoIter<Frame>, std::vec::IntoIter<Frame>>;
     fn into_iter(self) -> Self::IntoIter {
-        self.first.into_iter().chain(self.rest)
+        self.first.into_iter().chain(self.rest.map_or_else(Vec::new, |r| *r))
     }
 }
 
@@ -74,15 +76,14 @@ impl AckOnly {
     /// The compact form of `p`, if it is an ACK-only packet.
     fn of(p: &SentPacket) -> Option<AckOnly> {
         let plain = !p.in_flight && !p.ack_eliciting && p.frames.is_empty();
-        let size = u32::try_from(p.size).ok().filter(|_| plain)?;
-        Some(AckOnly { pn: p.pn, time_sent: p.time_sent, ack_largest: p.ack_largest, size })
+        plain.then_some(AckOnly { pn: p.pn, time_sent: p.time_sent, ack_largest: p.ack_largest, size: p.size })
     }
 
     fn packet(self) -> SentPacket {
         SentPacket {
             pn: self.pn,
             time_sent: self.time_sent,
-            size: self.size as u64,
+            size: self.size,
             ack_eliciting: false,
             in_flight: false,
             ect: false,
@@ -186,53 +187,107 @@ impl SentPackets {
         start..end
     }
 
-    /// Removes every packet numbered in `[lo, hi]`, passing each to `f` in ascending order.
-    pub fn drain_range(&mut self, lo: u64, hi: u64, mut f: impl FnMut(SentPacket)) {
+    /// The packet numbered `pn`, if held and not ACK-only.
+    #[inline]
+    pub fn get_tracked(&self, pn: u64) -> Option<&SentPacket> {
+        let i = pn.checked_sub(self.base)?;
+        self.slots.get(usize::try_from(i).ok()?)?.as_ref()
+    }
+
+    /// Shows every packet numbered in `[lo, hi]` to `f`, ascending, leaving them in place.
+    pub fn visit_range(&self, lo: u64, hi: u64, mut f: impl FnMut(&SentPacket)) {
         let acks = self.ack_span(lo, hi);
-        if acks.is_empty() {
-            // No ACK-only packet in the range (nearly always the case on a data sender).
-            for i in self.span(lo, hi) {
-                if let Some(p) = self.slots[i].take() {
-                    f(p);
-                }
-            }
-            self.trim();
-            return;
-        }
         let mut j = acks.start;
         for i in self.span(lo, hi) {
             let pn = self.base + i as u64;
             while j < acks.end && self.acks[j].pn < pn {
-                f(self.acks[j].packet());
+                f(&self.acks[j].packet());
                 j += 1;
             }
-            if let Some(p) = self.slots[i].take() {
+            if let Some(p) = &self.slots[i] {
                 f(p);
             }
         }
         for a in self.acks.range(j..acks.end) {
-            f(a.packet());
+            f(&a.packet());
         }
+    }
+
+    /// Removes every packet numbered in `[lo, hi]`, showing each to `f` in ascending order
+    /// first. By reference: a packet is dropped where it lies, not moved out (an ACK removes
+    /// every packet it acknowledges this way).
+    #[inline]
+    pub fn drain_range(&mut self, lo: u64, hi: u64, mut f: impl FnMut(&SentPacket)) {
+        let acks = self.ack_span(lo, hi);
         if !acks.is_empty() {
-            self.acks.drain(acks);
+            // ACK-only packets in the range (rare on a data sender): `f` is called through a
+            // reference there, so that its one direct call below can be inlined.
+            return self.drain_range_mixed(lo, hi, acks, &mut f);
+        }
+        for i in self.span(lo, hi) {
+            let slot = &mut self.slots[i];
+            if let Some(p) = slot {
+                f(p);
+                *slot = None;
+            }
         }
         self.trim();
     }
 
-    /// Visits the packets numbered at most `hi` in ascending order: those matching `pred` are
+    /// `drain_range` when the ACK-only packets `acks` (indices) lie in `[lo, hi]`.
+    fn drain_range_mixed(
+        &mut self,
+        lo: u64,
+        hi: u64,
+        acks: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&SentPacket),
+    ) {
+        let mut j = acks.start;
+        for i in self.span(lo, hi) {
+            let pn = self.base + i as u64;
+            while j < acks.end && self.acks[j].pn < pn {
+                f(&self.acks[j].packet());
+                j += 1;
+            }
+            let slot = &mut self.slots[i];
+            if let Some(p) = slot {
+                f(p);
+                *slot = None;
+            }
+        }
+        for a in self.acks.range(j..acks.end) {
+            f(&a.packet());
+        }
+        self.acks.drain(acks);
+        self.trim();
+    }
+
+    /// The lowest packet number held, if any.
+    #[inline]
+    pub fn first_pn(&self) -> Option<u64> {
+        let ring = (!self.slots.is_empty()).then_some(self.base);
+        match (ring, self.acks.front()) {
+            (Some(r), Some(a)) => Some(r.min(a.pn)),
+            (r, a) => r.or(a.map(|a| a.pn)),
+        }
+    }
+
+    /// Visits the packets numbered in `[lo, hi]` in ascending order: those matching `pred` are
     /// removed and passed to `take`, the others are shown to `keep`.
     pub fn drain_if(
         &mut self,
+        lo: u64,
         hi: u64,
         pred: impl Fn(&SentPacket) -> bool,
         mut take: impl FnMut(SentPacket),
         mut keep: impl FnMut(&SentPacket),
     ) {
-        // `end` is 0 when no ACK-only packet is kept (nearly always on a data sender): then the
-        // ACK-only visits below do nothing.
-        let end = self.ack_span(0, hi).end;
+        // An empty span when no ACK-only packet is in the range (nearly always on a data
+        // sender): then the ACK-only visits below do nothing.
+        let acks = self.ack_span(lo, hi);
+        let end = acks.end;
         // The ACK-only packets kept are moved down to index `w` over the taken ones.
-        let (mut j, mut w) = (0, 0);
+        let (mut j, mut w) = (acks.start, acks.start);
         macro_rules! visit_ack {
             () => {{
                 let a = self.acks[j];
@@ -247,7 +302,7 @@ impl SentPackets {
                 j += 1;
             }};
         }
-        for i in self.span(0, hi) {
+        for i in self.span(lo, hi) {
             let pn = self.base + i as u64;
             while j < end && self.acks[j].pn < pn {
                 visit_ack!();
@@ -331,8 +386,9 @@ impl SentPackets {
 pub struct SentPacket {
     pub pn: u64,
     pub time_sent: SimTime,
-    /// QUIC packet size (header + frames): what counts in flight.
-    pub size: u64,
+    /// QUIC packet size (header + frames): what counts in flight. u32, as `max_packet_size` is
+    /// at most 65 527 B (it shares a word with the flags below).
+    pub size: u32,
     pub ack_eliciting: bool,
     pub in_flight: bool,
     /// Sent with ECT(0) (`ecn.rs`): what ECN validation compares the peer's counts with.
@@ -377,7 +433,7 @@ mod tests {
         assert_eq!(got, [4, 5, 7]);
         assert_eq!(s.iter_tracked().map(|p| p.pn).collect::<Vec<_>>(), [3, 8, 9]);
         let (mut taken, mut kept) = (Vec::new(), Vec::new());
-        s.drain_if(8, |p| p.pn == 3, |p| taken.push(p.pn), |p| kept.push(p.pn));
+        s.drain_if(0, 8, |p| p.pn == 3, |p| taken.push(p.pn), |p| kept.push(p.pn));
         assert_eq!((taken, kept), (vec![3], vec![8]));
         s.insert(pkt(10));
         s.drain_range(10, 10, |_| {});
@@ -388,7 +444,7 @@ mod tests {
         s.drain_range(0, 100, |_| {});
         assert!(s.len() == 0 && s.iter_tracked().next().is_none());
         s.insert(pkt(20));
-        s.drain_if(19, |_| true, |_| panic!("below the buffer"), |_| {});
+        s.drain_if(0, 19, |_| true, |_| panic!("below the buffer"), |_| {});
         assert_eq!(s.len(), 1);
     }
 
@@ -409,7 +465,7 @@ mod tests {
         s.drain_range(2, 6, |p| got.push((p.pn, p.in_flight)));
         assert_eq!(got, [(2, false), (3, true), (4, false), (5, false), (6, true)]);
         let (mut taken, mut kept) = (Vec::new(), Vec::new());
-        s.drain_if(10, |p| p.pn % 2 == 1, |p| taken.push(p.pn), |p| kept.push(p.pn));
+        s.drain_if(0, 10, |p| p.pn % 2 == 1, |p| taken.push(p.pn), |p| kept.push(p.pn));
         assert_eq!((taken, kept), (vec![1, 7, 9], vec![0, 8, 10]));
         // Left: 0 (ring), 8, 10, 11 (ACK-only). Pruning stops at the first packet kept.
         s.pop_while(|p| !p.in_flight);
@@ -421,6 +477,29 @@ mod tests {
         s.drain_range(0, 100, |p| rest.push(p.pn));
         assert_eq!(rest, [11]);
         assert_eq!(s.acks.capacity(), 0);
+    }
+
+    /// Visiting leaves the packets in place; a sub-range of `drain_if` touches nothing outside it.
+    #[test]
+    fn visits_and_sub_ranges() {
+        let mut s = SentPackets::default();
+        for pn in 2..10 {
+            s.insert(if pn % 4 == 0 { ack_only(pn, pn) } else { pkt(pn) });
+        }
+        assert_eq!(s.first_pn(), Some(2));
+        assert_eq!(s.get_tracked(3).map(|p| p.pn), Some(3));
+        assert!(s.get_tracked(4).is_none() && s.get_tracked(1).is_none() && s.get_tracked(10).is_none());
+        let mut seen = Vec::new();
+        s.visit_range(3, 8, |p| seen.push(p.pn));
+        assert_eq!(seen, [3, 4, 5, 6, 7, 8]);
+        assert_eq!(s.len(), 8);
+        let (mut taken, mut kept) = (Vec::new(), Vec::new());
+        s.drain_if(4, 6, |p| p.pn != 5, |p| taken.push(p.pn), |p| kept.push(p.pn));
+        assert_eq!((taken, kept), (vec![4, 6], vec![5]));
+        let mut rest = Vec::new();
+        s.drain_range(0, 100, |p| rest.push(p.pn));
+        assert_eq!(rest, [2, 3, 5, 7, 8, 9]);
+        assert_eq!(s.first_pn(), None);
     }
 
     #[test]
