@@ -4,14 +4,14 @@
 
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 
-use super::connection::Connection;
-use super::packet::{AckFrame, EcnCounts, Frame, SpaceId};
-use super::recovery::{SentPacket, PACKET_THRESHOLD};
 use super::ack::AckManager;
 use super::ack_frequency::AckFreqSender;
+use super::connection::Connection;
 use super::handshake::Handshake;
+use super::packet::{AckFrame, EcnCounts, Frame, SpaceId};
 use super::per_space::PerSpace;
 use super::rare::RareBox;
+use super::recovery::{SentPacket, PACKET_THRESHOLD};
 use super::stats::{count, Stats, Sum};
 use super::streams::Streams;
 use super::Role;
@@ -78,9 +78,10 @@ impl Connection {
             ack_freq_tx: &mut self.ack_freq_tx,
             new_max_ack_delay: None,
         };
-        let out = self.recovery.on_ack_received(now, space, ack, ecn, ack_delay, self.app_limited, ctx, |p| {
-            freed |= frames.on_packet_acked(space, p);
-        });
+        let out =
+            self.recovery.on_ack_received(now, space, ack, ecn, ack_delay, self.app_limited, ctx, |p| {
+                freed |= frames.on_packet_acked(space, p);
+            });
         let new_max_ack_delay = frames.new_max_ack_delay;
         if spurious {
             // Also when nothing else was newly acknowledged (only packets declared lost).

@@ -13,6 +13,7 @@ pub mod ack_frequency;
 mod acked;
 pub mod config;
 mod connection;
+mod delivery;
 pub mod ecn;
 mod endpoint;
 pub mod flow_control;

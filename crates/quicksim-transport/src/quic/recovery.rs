@@ -6,11 +6,12 @@
 
 use quicksim_cc::{
     AckEvent, AckSampler, AckSummary, AnyController, CcCtx, CongestionCause, CongestionController,
-    CongestionEvent, DeliveryRate, RttEstimator, SentPacket as CcSent, WindowRules,
+    CongestionEvent, RttEstimator, SentPacket as CcSent, WindowRules,
 };
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
+use super::delivery::Delivery;
 use super::ecn::Ecn;
 use super::niche::Opt;
 use super::packet::{AckFrame, EcnCounts, SpaceId};
@@ -126,10 +127,10 @@ pub struct Recovery {
     pub cc: AnyController,
     pub pto_count: u32,
     pub bytes_in_flight: u64,
-    /// Delivery-rate estimation (its per-packet part is `SentPacket::rate`), only for a
+    /// Delivery-rate estimation with its per-packet records (`delivery.rs`), only for a
     /// controller that reads rate samples (`wants_rate_samples`: not NewReno or CUBIC, which
     /// then skip it on every packet and ACK).
-    delivery: Option<Box<DeliveryRate>>,
+    delivery: Option<Box<Delivery>>,
     /// Maximum datagram size (the controller's MDS).
     /// u32, as `max_packet_size` is validated to at most 65 527 B (it shares a word with
     /// `pto_count`).
@@ -224,7 +225,7 @@ impl Recovery {
     }
 
     /// Records a sent packet (RFC 9002 Appendix A.5).
-    pub fn on_packet_sent(&mut self, space: SpaceId, mut p: SentPacket, app_limited: bool, ctx: TimerCtx) {
+    pub fn on_packet_sent(&mut self, space: SpaceId, p: SentPacket, app_limited: bool, ctx: TimerCtx) {
         let now = p.time_sent;
         let sp = &mut self.spaces[space];
         debug_assert!(!sp.discarded, "sending in a discarded space");
@@ -236,10 +237,7 @@ impl Recovery {
             }
             let size = u64::from(p.size);
             if let Some(d) = self.delivery.as_deref_mut() {
-                p.rate = d.on_sent(now, self.bytes_in_flight, size);
-                if app_limited {
-                    d.on_app_limited(self.bytes_in_flight + size);
-                }
+                d.on_sent(space, p.pn, now, self.bytes_in_flight, size, app_limited);
             }
             self.bytes_in_flight += size;
             self.cc.on_packet_sent(&mut cc_ctx!(self, now), &CcSent { bytes: size, app_limited });
@@ -327,7 +325,7 @@ impl Recovery {
                     }
                     let size = u64::from(p.size);
                     if let Some(d) = self.delivery.as_deref_mut() {
-                        d.on_acked(&mut sampler, now, p.time_sent, &p.rate, size);
+                        d.on_acked(&mut sampler, space, p.pn, now, p.time_sent, size);
                     }
                     self.bytes_in_flight -= size;
                     let ev = AckEvent { sent_time: p.time_sent, bytes: size, app_limited };
@@ -339,9 +337,12 @@ impl Recovery {
                 on_acked(p);
             });
         }
+        if let Some(d) = self.delivery.as_deref_mut() {
+            d.forget_below(space, sp.sent.first_tracked_pn());
+        }
         if acked_packets > 0 {
             let min_rtt = self.rtt.min();
-            let rate = self.delivery.as_deref_mut().and_then(|d| d.sample(sampler, min_rtt));
+            let rate = self.delivery.as_deref_mut().and_then(|d| d.rate.sample(sampler, min_rtt));
             let summary =
                 AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate };
             self.cc.on_ack_end(&mut cc_ctx!(self, now), &summary);
@@ -389,14 +390,17 @@ impl Recovery {
         let mut lo = first;
         for &(s, l) in acked.iter().rev() {
             if s > lo {
-                sp.sent.drain_if(lo, s - 1, &is_lost, &mut take, &mut keep);
+                sp.sent.drain_if(lo, s - 1, is_lost, &mut take, &mut keep);
             }
             lo = lo.max(l.saturating_add(1));
         }
         if lo <= largest {
-            sp.sent.drain_if(lo, largest, &is_lost, &mut take, &mut keep);
+            sp.sent.drain_if(lo, largest, is_lost, &mut take, &mut keep);
         }
         sp.loss_time = loss_time.into();
+        if let Some(d) = self.delivery.as_deref_mut() {
+            d.forget_below(space, sp.sent.first_tracked_pn());
+        }
         lost
     }
 
@@ -410,7 +414,7 @@ impl Recovery {
             let size = u64::from(p.size);
             self.bytes_in_flight -= size;
             if let Some(d) = self.delivery.as_deref_mut() {
-                d.on_lost(size);
+                d.rate.on_lost(size);
             }
             lost_bytes += size;
             largest_lost_time = Some(p.time_sent);
@@ -563,6 +567,9 @@ impl Recovery {
             self.bytes_in_flight -= u64::from(p.size);
         }
         *sp = Space { discarded: true, ..Default::default() };
+        if let Some(d) = self.delivery.as_deref_mut() {
+            d.forget_below(space, None);
+        }
         if self.spaces.iter().take(2).all(|s| s.discarded) && space != SpaceId::Data {
             self.spaces.free_early();
         }
@@ -614,7 +621,6 @@ mod tests {
                 ect: false,
                 frames: [Frame::Ping].into_iter().collect(),
                 ack_largest: Opt::NONE,
-                rate: Default::default(),
             },
             false,
             ctx(),
@@ -629,9 +635,10 @@ mod tests {
     /// the order recovery showed them, and the outcome.
     fn ack_at(r: &mut Recovery, now: SimTime, ranges: Vec<(u64, u64)>) -> (Vec<u64>, AckOutcome) {
         let mut acked = Vec::new();
-        let out = r.on_ack_received(now, SpaceId::Data, &ack(ranges), None, SimDuration::ZERO, false, ctx(), |p| {
-            acked.push(p.pn)
-        });
+        let out =
+            r.on_ack_received(now, SpaceId::Data, &ack(ranges), None, SimDuration::ZERO, false, ctx(), |p| {
+                acked.push(p.pn)
+            });
         (acked, out.expect("the ACK acknowledges new packets"))
     }
 

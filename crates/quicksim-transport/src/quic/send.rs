@@ -436,10 +436,17 @@ impl Connection {
         if ect {
             pkt.ecn = EcnCodepoint::Ect0;
         }
-        let rate = Default::default();
         let size32 = u32::try_from(size).expect("a QUIC packet is at most max_packet_size (65 527 B)");
-        let sent =
-            SentPacket { pn, time_sent: now, size: size32, ack_eliciting, in_flight, ect, frames, ack_largest, rate };
+        let sent = SentPacket {
+            pn,
+            time_sent: now,
+            size: size32,
+            ack_eliciting,
+            in_flight,
+            ect,
+            frames,
+            ack_largest,
+        };
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);

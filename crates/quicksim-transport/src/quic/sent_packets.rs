@@ -8,7 +8,6 @@
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-use quicksim_cc::PacketRate;
 use quicksim_engine::SimTime;
 
 use super::niche::Opt;
@@ -18,10 +17,12 @@ use super::packet::Frame;
 /// one STREAM frame, sometimes none or a few, so the first is stored inline and only the rest
 /// would need the heap: no allocation per data packet. The rest is boxed (8 B instead of a
 /// 24-byte `Vec`): it is nearly always absent, and every byte of a `SentPacket` is moved into
-/// the ring when the packet is sent and out of it when it is acknowledged.
+/// the ring when the packet is sent.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptFrames {
     first: Option<Frame>,
+    // The box is the point: one pointer inline instead of the `Vec`'s three words.
+    #[allow(clippy::box_collection)]
     rest: Option<Box<Vec<Frame>>>,
 }
 
@@ -61,7 +62,7 @@ impl IntoIterator for KeptFrames {
 
 /// An ACK-only packet as kept: not in flight, no frames to track, so only what its ack (the
 /// ack-of-ack), its loss or its pruning reads. 32 B instead of a `SentPacket` slot (104 B when
-/// written, 48 B more since it carries its delivery-rate record): a receiver keeps its
+/// written, 80 B now): a receiver keeps its
 /// ACK-only packets for 5 s (`OLD_NON_IN_FLIGHT`), and in a mostly idle flow they were most of
 /// the ring.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -76,7 +77,12 @@ impl AckOnly {
     /// The compact form of `p`, if it is an ACK-only packet.
     fn of(p: &SentPacket) -> Option<AckOnly> {
         let plain = !p.in_flight && !p.ack_eliciting && p.frames.is_empty();
-        plain.then_some(AckOnly { pn: p.pn, time_sent: p.time_sent, ack_largest: p.ack_largest, size: p.size })
+        plain.then_some(AckOnly {
+            pn: p.pn,
+            time_sent: p.time_sent,
+            ack_largest: p.ack_largest,
+            size: p.size,
+        })
     }
 
     fn packet(self) -> SentPacket {
@@ -89,7 +95,6 @@ impl AckOnly {
             ect: false,
             frames: KeptFrames::default(),
             ack_largest: self.ack_largest,
-            rate: PacketRate::default(),
         }
     }
 }
@@ -108,7 +113,7 @@ pub struct SentPackets {
 
 /// Makes room for `need` elements in `q`, growing by doubling from exactly `need` (VecDeque's
 /// own growth starts at four): a mostly idle connection holds one or two packets, and four
-/// 104-byte slots per endpoint were ~15 % of an idle flow's memory.
+/// 104-byte slots (80 B now) per endpoint were ~15 % of an idle flow's memory.
 fn reserve_doubling<T>(q: &mut VecDeque<T>, need: usize) {
     let cap = q.capacity();
     if need > cap {
@@ -262,6 +267,12 @@ impl SentPackets {
         self.trim();
     }
 
+    /// The lowest packet number held that is not ACK-only, if any.
+    #[inline]
+    pub fn first_tracked_pn(&self) -> Option<u64> {
+        (!self.slots.is_empty()).then_some(self.base)
+    }
+
     /// The lowest packet number held, if any.
     #[inline]
     pub fn first_pn(&self) -> Option<u64> {
@@ -397,9 +408,6 @@ pub struct SentPacket {
     pub frames: KeptFrames,
     /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
     pub ack_largest: Opt<u64>,
-    /// The delivery state when it was sent, for the rate sample of its ACK (in-flight packets
-    /// only; recovery fills it in `on_packet_sent`).
-    pub rate: PacketRate,
 }
 
 #[cfg(test)]
@@ -417,7 +425,6 @@ mod tests {
             ect: false,
             frames: Default::default(),
             ack_largest: Default::default(),
-            rate: Default::default(),
         }
     }
 
@@ -509,5 +516,16 @@ mod tests {
         assert_eq!(k.iter().cloned().collect::<Vec<_>>(), fs);
         assert_eq!(k.into_iter().collect::<Vec<_>>(), fs);
         assert!(KeptFrames::default().is_empty());
+    }
+}
+
+#[cfg(test)]
+mod size {
+    /// What a sent packet costs in the ring (it was 152 B with the delivery-rate record inline,
+    /// whose moves were `memcpy` calls): pn, send time, size and flags, one frame inline, the
+    /// boxed rest, the ACK frame's largest.
+    #[test]
+    fn sent_packet_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<Option<super::SentPacket>>(), 80);
     }
 }
