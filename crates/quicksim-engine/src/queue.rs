@@ -6,7 +6,9 @@
 //! events (~100 B: an `Arrive` carries the whole packet) the heap of whole entries spent most of
 //! its time copying them; see docs/performance/README.md for the measurement against the alternatives.
 //! Events in FIFO lanes (`push_lane`) and small events (`push_small`, a code in the key itself)
-//! need no slab slot at all.
+//! need no slab slot at all. Timers (`push_small_timer`) have a heap of their own, so that the
+//! many that wait (most are superseded before they fire) do not deepen the heap every packet's
+//! events pass through.
 
 use crate::time::SimTime;
 use std::collections::VecDeque;
@@ -16,6 +18,10 @@ const LANE_BIT: u32 = 1 << 31;
 /// `Key::slot` with this bit set (and not `LANE_BIT`) is a small event: the rest of the field is
 /// its code and it has no body (see `push_small`).
 const SMALL_BIT: u32 = 1 << 30;
+/// `Key::slot` with both bits: the key stands for the top of the timer heap (`push_small_timer`).
+const TIMER_REP: u32 = LANE_BIT | SMALL_BIT;
+/// In a key of the timer heap, above its 32-bit slot: the main heap holds its representative.
+const HAS_REP: u64 = 1 << 32;
 /// The first insertion sequence number of ordinary events: the numbers below are
 /// `push_small_first`'s, which order an event before every other one at its time.
 const FIRST_SEQ: u64 = 1 << 62;
@@ -182,6 +188,15 @@ impl KeyHeap {
 /// Priority queue of events with a clock that only moves forward.
 pub struct EventQueue<E> {
     heap: KeyHeap,
+    /// The keys of `push_small_timer` events. Its top always has a representative in `heap`, a
+    /// copy of its key with slot `TIMER_REP` (marked `HAS_REP` here), and so does every timer
+    /// key that was the timer heap's top at some moment and has not popped: a timer pushed
+    /// below the current top gets one at once, the next top when its predecessor pops. A
+    /// representative therefore pops exactly when its timer is the earliest event, and the
+    /// order is that of one heap. On scale-100x1g (100 QUIC flows) ~270 of the ~276 pending
+    /// keys are flow timers (each endpoint's re-armed timer leaves its earlier ones pending):
+    /// in one heap every arrival and end of transmission sifted through ~8 levels of them.
+    timers: KeyHeap,
     /// Event bodies by slot; `None` = free (its index is on `free`).
     slots: Vec<Option<E>>,
     free: Vec<u32>,
@@ -210,6 +225,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: KeyHeap::with_capacity(1024),
+            timers: KeyHeap::with_capacity(1024),
             slots: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             lanes: Vec::new(),
@@ -230,6 +246,7 @@ impl<E> EventQueue<E> {
     }
     pub fn len(&self) -> usize {
         self.heap.len() - self.hole as usize
+            + self.timers.v.iter().filter(|k| k.slot & HAS_REP == 0).count()
             + self.lanes.iter().map(|l| l.len().saturating_sub(1)).sum::<usize>()
     }
     pub fn is_empty(&self) -> bool {
@@ -263,7 +280,7 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     pub fn push_lane(&mut self, lane: u32, at: SimTime, ev: E) {
         assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
-        debug_assert!(lane < LANE_BIT);
+        assert!(lane < SMALL_BIT, "lane {lane} beyond the lane range");
         let li = lane as usize;
         if li >= self.lanes.len() {
             self.lanes.resize_with(li + 1, VecDeque::new);
@@ -291,6 +308,23 @@ impl<E> EventQueue<E> {
         assert!(code < SMALL_BIT, "small event code {code} too large");
         self.heap_push(Key { time: at, seq: self.seq, slot: (SMALL_BIT | code) as u64 });
         self.seq += 1;
+    }
+    /// Schedule a small event (as `push_small`) in the timer heap: for events that are often
+    /// scheduled far ahead and superseded before they fire (a transport's timer). The order is
+    /// that of `push` all the same; only the heap work differs.
+    #[inline]
+    pub fn push_small_timer(&mut self, at: SimTime, code: u32) {
+        assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
+        assert!(code < SMALL_BIT, "small event code {code} too large");
+        let seq = self.seq;
+        self.seq += 1;
+        let r = (at.0 as u128) << 64 | seq as u128;
+        if self.timers.peek().is_none_or(|t| r < t.rank()) {
+            self.timers.push(at, seq, HAS_REP | (SMALL_BIT | code) as u64);
+            self.heap_push(Key { time: at, seq, slot: TIMER_REP as u64 });
+        } else {
+            self.timers.push(at, seq, (SMALL_BIT | code) as u64);
+        }
     }
     /// Schedule a small event (as `push_small`) that pops before every other event at its time;
     /// among themselves such events pop in the order they were pushed (their sequence numbers
@@ -361,8 +395,27 @@ impl<E> EventQueue<E> {
     pub fn pop_split(&mut self) -> Option<(SimTime, Popped<E>)> {
         self.fill_hole();
         let k = *self.heap.peek()?;
+        Some(self.pop_top(k))
+    }
+    /// `pop_split` if the next event is before `end`, else None (and nothing changes but the
+    /// removal of a stale top key): the run loop's peek, compare and pop in one pass.
+    #[inline]
+    pub fn pop_before(&mut self, end: SimTime) -> Option<(SimTime, Popped<E>)> {
+        self.fill_hole();
+        let k = *self.heap.peek()?;
+        if k.time >= end {
+            return None;
+        }
+        Some(self.pop_top(k))
+    }
+    /// Pop `k`, the heap's top key.
+    #[inline(always)]
+    fn pop_top(&mut self, k: Key) -> (SimTime, Popped<E>) {
         let slot = k.slot as u32;
         let ev = if slot & LANE_BIT != 0 {
+            if slot & SMALL_BIT != 0 {
+                return self.pop_timer(k);
+            }
             let l = &mut self.lanes[(slot & !LANE_BIT) as usize];
             let (_, seq, ev) = l.pop_front().expect("a lane key has its event");
             debug_assert_eq!(seq, k.seq);
@@ -378,7 +431,7 @@ impl<E> EventQueue<E> {
             self.hole = true;
             self.now = k.time;
             self.popped += 1;
-            return Some((k.time, Popped::Small(slot & !SMALL_BIT)));
+            return (k.time, Popped::Small(slot & !SMALL_BIT));
         } else {
             self.hole = true;
             let ev = self.slots[slot as usize].take().expect("a queued slot holds its event");
@@ -387,7 +440,28 @@ impl<E> EventQueue<E> {
         };
         self.now = k.time;
         self.popped += 1;
-        Some((k.time, Popped::Event(ev)))
+        (k.time, Popped::Event(ev))
+    }
+    /// Pop the timer heap's top (a small event: `push_small_timer`). Out of line: timers are
+    /// a small share of the events, and the common path stays short.
+    /// `r`, a representative, is the heap's top: its timer is the timer heap's top (see
+    /// `timers`). The next timer gets its representative if it has none yet.
+    #[inline(never)]
+    fn pop_timer(&mut self, r: Key) -> (SimTime, Popped<E>) {
+        self.hole = true;
+        let k = *self.timers.peek().expect("a representative has its timer");
+        debug_assert_eq!((k.time, k.seq), (r.time, r.seq));
+        self.timers.pop();
+        if let Some(n) = self.timers.v.first_mut() {
+            if n.slot & HAS_REP == 0 {
+                n.slot |= HAS_REP;
+                let (time, seq) = (n.time, n.seq);
+                self.heap_push(Key { time, seq, slot: TIMER_REP as u64 });
+            }
+        }
+        self.now = k.time;
+        self.popped += 1;
+        (k.time, Popped::Small(k.slot as u32 & !SMALL_BIT))
     }
 }
 
@@ -457,6 +531,41 @@ mod tests {
         q.push(SimTime(6), 6);
         let got: Vec<_> = std::iter::from_fn(|| q.pop_with(|c| c)).map(|(t, e)| (t.0, e)).collect();
         assert_eq!(got, vec![(4, 50), (5, 40), (5, 30), (5, 1), (5, 2), (5, 3), (6, 6)]);
+    }
+
+    #[test]
+    fn timers_keep_the_order_of_push() {
+        // Random events pushed once all as bodies and once with some as small timers (the
+        // second heap), popped with pushes in between: the same order, ties included.
+        let mut rng = crate::Rng::from_seed(11);
+        let mut plain = EventQueue::new();
+        let mut mixed = EventQueue::new();
+        let mut id = 0u32;
+        let mut got = (Vec::new(), Vec::new());
+        for round in 0..4000 {
+            for _ in 0..rng.range_u64(0, 3) {
+                let t = plain.now() + crate::SimDuration(rng.range_u64(0, 6) * 10);
+                plain.push(t, id);
+                match rng.range_u64(0, 4) {
+                    0 => mixed.push_small_timer(t, id),
+                    1 => mixed.push_lane(0, t, id),
+                    2 => mixed.push_small(t, id),
+                    _ => mixed.push(t, id),
+                }
+                id += 1;
+            }
+            if round % 2 == 0 {
+                got.0.extend(plain.pop());
+                got.1.extend(mixed.pop_with(|c| c));
+                assert_eq!(plain.len(), mixed.len());
+                assert_eq!(plain.peek_time(), mixed.peek_time());
+            }
+        }
+        got.0.extend(std::iter::from_fn(|| plain.pop()));
+        got.1.extend(std::iter::from_fn(|| mixed.pop_with(|c| c)));
+        assert_eq!(got.0.len(), id as usize);
+        assert_eq!(got.0, got.1);
+        assert!(mixed.is_empty() && mixed.peek_time().is_none());
     }
 
     #[test]

@@ -89,12 +89,14 @@ const SMALL_FLOW_TIMER: u32 = 1;
 const SMALL_APP_MESSAGE: u32 = 2;
 const SMALL_TX_END: u32 = 3;
 
-/// Schedules a flow's timer or message, as a small event when its flow number fits.
+/// Schedules a flow's timer or message, as a small event when its flow number fits. Timers go
+/// to the queue's timer heap (`EventQueue::push_small_timer`): many wait at once, most of them
+/// superseded by a later re-arm, and apart they do not deepen the heap the packets' events use.
 #[inline]
 pub(crate) fn push_flow_event(q: &mut EventQueue<Ev>, t: SimTime, ev: Ev) {
     match ev {
         Ev::FlowTimer(f, side) if f < SMALL_MAX >> 1 => {
-            q.push_small(t, SMALL_FLOW_TIMER << SMALL_KIND_SHIFT | f << 1 | (side & 1) as u32)
+            q.push_small_timer(t, SMALL_FLOW_TIMER << SMALL_KIND_SHIFT | f << 1 | (side & 1) as u32)
         }
         Ev::AppMessage(f) if f < SMALL_MAX => q.push_small(t, SMALL_APP_MESSAGE << SMALL_KIND_SHIFT | f),
         ev => q.push(t, ev),

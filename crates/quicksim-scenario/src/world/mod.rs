@@ -107,11 +107,7 @@ impl World {
         let step_t = (self.end.0 / 200).max(1);
         let mut next_progress = 1u64 << 14;
         let mut next_progress_t = step_t;
-        while let Some(t) = self.cx.q.peek_time() {
-            if t >= self.end {
-                break;
-            }
-            let (now, popped) = self.cx.q.pop_split().expect("peeked");
+        while let Some((now, popped)) = self.cx.q.pop_before(self.end) {
             // An end of transmission (a small event) goes straight to its channel. Rebuilt as
             // a full event and merged with the others before the match, every event was
             // assembled on the stack (+4 M instructions and +2.4 M stores on the showcase
