@@ -108,9 +108,13 @@ impl Connection {
     /// The data segment to send now, if any.
     fn next_data(&mut self, now: SimTime) -> Option<TcpSegment> {
         self.pacing_blocked = false;
-        let blocks =
-            if self.sack_on { self.rx.sack_blocks(max_sack_blocks(self.ts_on)) } else { SackBlocks::new() };
-        let max_payload = self.tx.smss - if blocks.is_empty() { 0 } else { sack_option_len(blocks.len()) };
+        let (blocks, max_payload) = if self.sack_on {
+            let blocks = self.rx.sack_blocks(max_sack_blocks(self.ts_on));
+            let option = if blocks.is_empty() { 0 } else { sack_option_len(blocks.len()) };
+            (blocks, self.tx.smss - option)
+        } else {
+            (SackBlocks::new(), self.tx.smss)
+        };
         let pick = if let Some(s) = self.tx.board.next_lost() {
             if !(self.tx.force_one || self.tx.window_allows(s.len as u64, false)) {
                 self.tx.app_limited = false;

@@ -341,6 +341,12 @@ impl Scoreboard {
 
     /// RFC 6675 §4 NextSeg rule 1: the lowest lost segment not yet retransmitted.
     pub fn next_lost(&mut self) -> Option<SentSeg> {
+        if self.retx_next >= self.lost_high {
+            // Nothing lost waits below `lost_high` (the case without loss): no search. The same
+            // `retx_next` as the search below would leave (it stops at the first segment).
+            self.retx_next = self.lost_high;
+            return None;
+        }
         let mut i = self.index_of(self.retx_next);
         while let Some(s) = self.segs.get(i) {
             if s.seq >= self.lost_high {
