@@ -101,7 +101,7 @@ impl Connection {
         }
         // RFC 6298 §2.1/§5.5: 1 s, doubled per timeout.
         self.rto_at = Some(now + self.rto_value());
-        self.count_sent(&seg);
+        self.count_sent(seg.size_bytes());
         seg
     }
 
@@ -256,7 +256,7 @@ impl Connection {
         if let Some(rate) = rate {
             self.tx.next_send_time = self.tx.next_send_time.max(now) + rate.tx_time(size);
         }
-        self.count_sent(&seg);
+        self.count_sent(size);
         seg
     }
 
@@ -279,7 +279,7 @@ impl Connection {
             ecn: EcnCodepoint::NotEct,
         };
         self.fill_ack(now, &mut seg);
-        self.count_sent(&seg);
+        self.count_sent(seg.size_bytes());
         seg
     }
 
@@ -300,8 +300,9 @@ impl Connection {
         self.rx.on_ack_sent();
     }
 
-    fn count_sent(&mut self, seg: &TcpSegment) {
+    /// A segment of `size` bytes (`size_bytes`) goes out.
+    fn count_sent(&mut self, size: u64) {
         self.stats.segments_sent += 1;
-        self.stats.bytes_sent += seg.size_bytes();
+        self.stats.bytes_sent += size;
     }
 }

@@ -133,11 +133,12 @@ impl Scoreboard {
     /// Removes everything below `ack` (a cumulative ACK), calling `f` for each segment that
     /// was not SACKed before (newly delivered). A segment split by `ack` is trimmed.
     pub fn ack_to(&mut self, ack: u64, mut f: impl FnMut(&SentSeg)) {
-        while let Some(s) = self.segs.front().copied() {
-            if s.seq >= ack {
+        while let Some(front) = self.segs.front() {
+            if front.seq >= ack {
                 break;
             }
-            if s.end() > ack {
+            if front.end() > ack {
+                let s = *front;
                 // Partly acknowledged (never with fixed segments; kept for robustness).
                 let cut = ack - s.seq;
                 let front = self.segs.front_mut().expect("exists");
@@ -157,7 +158,7 @@ impl Scoreboard {
                 front.len -= cut as u32;
                 break;
             }
-            self.segs.pop_front();
+            let s = self.segs.pop_front().expect("exists");
             let len = s.len as u64;
             self.out -= len;
             if s.has(SACKED) {
@@ -172,7 +173,9 @@ impl Scoreboard {
                 f(&s);
             }
         }
-        self.sacked_set.remove_below(ack);
+        if !self.sacked_set.is_empty() {
+            self.sacked_set.remove_below(ack);
+        }
         self.lost_high = self.lost_high.max(ack);
         self.retx_next = self.retx_next.max(ack);
     }
