@@ -38,8 +38,10 @@ impl Connection {
             }
             State::Established => {}
         }
-        if let Some(seg) = self.next_data(now) {
-            return Some(seg);
+        // Returned as is: unwrapping and rewrapping would copy the segment.
+        let data = self.next_data(now);
+        if data.is_some() {
+            return data;
         }
         if self.probe_due {
             self.probe_due = false;
