@@ -38,10 +38,8 @@ impl Connection {
             }
             State::Established => {}
         }
-        // Returned as is: unwrapping and rewrapping would copy the segment.
-        let data = self.next_data(now);
-        if data.is_some() {
-            return data;
+        if let Some(seg) = self.next_data(now) {
+            return Some(seg);
         }
         if self.probe_due {
             self.probe_due = false;
