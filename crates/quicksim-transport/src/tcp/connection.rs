@@ -283,17 +283,14 @@ impl Connection {
 
     /// When `handle_timeout` wants to run next.
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        let mut t = None;
-        let mut take = |x: Option<SimTime>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |y: SimTime| y.min(x)));
-            }
+        // The earliest of the timers set.
+        let earlier = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         };
-        take(self.rto_at);
-        take(self.persist_at);
-        take(self.rx.delack_at);
+        let mut t = earlier(earlier(self.rto_at, self.persist_at), self.rx.delack_at);
         if self.pacing_blocked && self.tx.next_send_time > self.last_now {
-            take(Some(self.tx.next_send_time));
+            t = earlier(t, Some(self.tx.next_send_time));
         }
         t.map(|t| t.max(self.last_now))
     }

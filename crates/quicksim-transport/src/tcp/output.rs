@@ -101,16 +101,20 @@ impl Connection {
         }
         // RFC 6298 §2.1/§5.5: 1 s, doubled per timeout.
         self.rto_at = Some(now + self.rto_value());
-        self.count_sent(&seg);
+        self.count_sent(seg.size_bytes());
         seg
     }
 
     /// The data segment to send now, if any.
     fn next_data(&mut self, now: SimTime) -> Option<TcpSegment> {
         self.pacing_blocked = false;
-        let blocks =
-            if self.sack_on { self.rx.sack_blocks(max_sack_blocks(self.ts_on)) } else { SackBlocks::new() };
-        let max_payload = self.tx.smss - if blocks.is_empty() { 0 } else { sack_option_len(blocks.len()) };
+        let (blocks, max_payload) = if self.sack_on {
+            let blocks = self.rx.sack_blocks(max_sack_blocks(self.ts_on));
+            let option = if blocks.is_empty() { 0 } else { sack_option_len(blocks.len()) };
+            (blocks, self.tx.smss - option)
+        } else {
+            (SackBlocks::new(), self.tx.smss)
+        };
         let pick = if let Some(s) = self.tx.board.next_lost() {
             if !(self.tx.force_one || self.tx.window_allows(s.len as u64, false)) {
                 self.tx.app_limited = false;
@@ -252,7 +256,7 @@ impl Connection {
         if let Some(rate) = rate {
             self.tx.next_send_time = self.tx.next_send_time.max(now) + rate.tx_time(size);
         }
-        self.count_sent(&seg);
+        self.count_sent(size);
         seg
     }
 
@@ -275,7 +279,7 @@ impl Connection {
             ecn: EcnCodepoint::NotEct,
         };
         self.fill_ack(now, &mut seg);
-        self.count_sent(&seg);
+        self.count_sent(seg.size_bytes());
         seg
     }
 
@@ -296,8 +300,9 @@ impl Connection {
         self.rx.on_ack_sent();
     }
 
-    fn count_sent(&mut self, seg: &TcpSegment) {
+    /// A segment of `size` bytes (`size_bytes`) goes out.
+    fn count_sent(&mut self, size: u64) {
         self.stats.segments_sent += 1;
-        self.stats.bytes_sent += seg.size_bytes();
+        self.stats.bytes_sent += size;
     }
 }

@@ -194,8 +194,9 @@ impl Receiver {
             self.adv_right = target;
         }
         let want = self.adv_right.saturating_sub(self.rcv_nxt);
-        let unit = 1u64 << self.shift;
-        let field = want.div_ceil(unit).min(65_535);
+        // ceil(want / 2^shift) by shifts (a division per ACK otherwise).
+        let unit_mask = (1u64 << self.shift) - 1;
+        let field = ((want >> self.shift) + u64::from(want & unit_mask != 0)).min(65_535);
         let w = field << self.shift;
         self.adv_right = self.adv_right.max(self.rcv_nxt + w);
         w

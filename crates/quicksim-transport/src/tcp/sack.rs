@@ -7,7 +7,8 @@
 //!
 //! Work per ACK stays small whatever the window: SACK blocks are applied only to the gaps of
 //! the already-SACKed ranges, the loss mark (`IsLost`) only moves forward, and the search for
-//! the next segment to retransmit (`NextSeg` rule 1) resumes where it stopped.
+//! the next segment to retransmit (`NextSeg` rule 1) resumes where it stopped (and, without
+//! loss, costs one comparison: it runs on every transmit attempt).
 
 use quicksim_cc::PacketRate;
 use quicksim_engine::SimTime;
@@ -133,11 +134,12 @@ impl Scoreboard {
     /// Removes everything below `ack` (a cumulative ACK), calling `f` for each segment that
     /// was not SACKed before (newly delivered). A segment split by `ack` is trimmed.
     pub fn ack_to(&mut self, ack: u64, mut f: impl FnMut(&SentSeg)) {
-        while let Some(s) = self.segs.front().copied() {
-            if s.seq >= ack {
+        while let Some(front) = self.segs.front() {
+            if front.seq >= ack {
                 break;
             }
-            if s.end() > ack {
+            if front.end() > ack {
+                let s = *front;
                 // Partly acknowledged (never with fixed segments; kept for robustness).
                 let cut = ack - s.seq;
                 let front = self.segs.front_mut().expect("exists");
@@ -157,7 +159,7 @@ impl Scoreboard {
                 front.len -= cut as u32;
                 break;
             }
-            self.segs.pop_front();
+            let s = self.segs.pop_front().expect("exists");
             let len = s.len as u64;
             self.out -= len;
             if s.has(SACKED) {
@@ -172,7 +174,9 @@ impl Scoreboard {
                 f(&s);
             }
         }
-        self.sacked_set.remove_below(ack);
+        if !self.sacked_set.is_empty() {
+            self.sacked_set.remove_below(ack);
+        }
         self.lost_high = self.lost_high.max(ack);
         self.retx_next = self.retx_next.max(ack);
     }
@@ -341,6 +345,12 @@ impl Scoreboard {
 
     /// RFC 6675 §4 NextSeg rule 1: the lowest lost segment not yet retransmitted.
     pub fn next_lost(&mut self) -> Option<SentSeg> {
+        if self.retx_next >= self.lost_high {
+            // Nothing lost waits below `lost_high` (the case without loss): no search. The same
+            // `retx_next` as the search below would leave (it stops at the first segment).
+            self.retx_next = self.lost_high;
+            return None;
+        }
         let mut i = self.index_of(self.retx_next);
         while let Some(s) = self.segs.get(i) {
             if s.seq >= self.lost_high {

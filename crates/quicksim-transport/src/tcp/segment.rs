@@ -112,7 +112,12 @@ impl TcpSegment {
     }
 
     /// TCP header with options in bytes.
+    #[inline]
     pub fn header_len(&self) -> u64 {
+        let ts = if self.ts.is_some() { TS_OPTION } else { 0 };
+        if self.syn_opts.is_none() && self.sack.is_empty() {
+            return BASE_HEADER + ts; // most segments: no SYN options, no SACK blocks
+        }
         header_len(self.ts.is_some(), self.sack.len(), self.syn_opts.as_ref())
     }
 }

@@ -60,6 +60,52 @@ pub struct AckOutcome {
     pub newest_sent: Option<SimTime>,
 }
 
+/// What the controller needs of a newly delivered segment.
+#[derive(Clone, Copy, Debug)]
+struct Acked {
+    sent: SimTime,
+    bytes: u64,
+}
+
+/// The segments one ACK newly delivered (SACKed or cumulatively acknowledged), in order,
+/// with what `AckOutcome` reports of them. Kept small (16 B per segment, not the whole
+/// `SentSeg`): the rate-sample part of each segment is consumed as it is delivered.
+#[derive(Default)]
+struct Delivered {
+    segs: smallvec::SmallVec<[Acked; 8]>,
+    newest_sent: Option<SimTime>,
+    /// Send time of the first cumulatively acknowledged segment, and whether any of those
+    /// was ever retransmitted (Karn's rule).
+    first_acked_sent: Option<SimTime>,
+    retx_acked: bool,
+}
+
+impl Delivered {
+    #[inline]
+    fn add(&mut self, delivery: &mut DeliveryRate, sampler: &mut AckSampler, now: SimTime, s: &SentSeg) {
+        let bytes = s.payload();
+        delivery.on_acked(sampler, now, s.sent, &s.rate, bytes);
+        self.segs.push(Acked { sent: s.sent, bytes });
+        self.newest_sent = Some(self.newest_sent.map_or(s.sent, |t| t.max(s.sent)));
+    }
+
+    /// `s` was delivered by the cumulative ACK.
+    #[inline]
+    fn add_acked(&mut self, delivery: &mut DeliveryRate, sampler: &mut AckSampler, now: SimTime, s: &SentSeg) {
+        self.retx_acked |= s.has(EVER_RETRANS);
+        if self.first_acked_sent.is_none() {
+            self.first_acked_sent = Some(s.sent);
+        }
+        self.add(delivery, sampler, now, s);
+    }
+
+    /// Karn's rule as Linux applies it (`tcp_clean_rtx_queue`): no sample from an ACK that
+    /// covers any retransmitted segment; else the earliest segment acknowledged.
+    fn karn_sample(&self, now: SimTime) -> Option<SimDuration> {
+        self.first_acked_sent.filter(|_| !self.retx_acked).map(|t| now - t)
+    }
+}
+
 /// The sending half.
 #[derive(Serialize, Deserialize)]
 pub struct Sender {
@@ -163,12 +209,18 @@ impl Sender {
 
     /// The congestion window in force.
     pub fn cwnd(&self) -> u64 {
-        if self.cc.owns_recovery_window() {
-            return self.cc.cwnd_bytes();
-        }
+        // Outside recovery, and for a controller that sets its own recovery window (BBR), the
+        // controller's window (the state first: it is the cheap test).
         match self.state {
-            CaState::Recovery if self.sack && self.prr_enabled() => self.prr_cwnd,
-            CaState::Recovery if !self.sack => self.reno_cwnd,
+            CaState::Recovery if !self.cc.owns_recovery_window() => {
+                if !self.sack {
+                    self.reno_cwnd
+                } else if self.prr_enabled() {
+                    self.prr_cwnd
+                } else {
+                    self.cc.cwnd_bytes()
+                }
+            }
             _ => self.cc.cwnd_bytes(),
         }
     }
@@ -222,30 +274,26 @@ impl Sender {
         let prior_sacked = self.board.sacked_bytes();
         let prior_wnd = self.snd_wnd;
         let prior_lost = self.board.lost_total();
-        let mut delivered: smallvec::SmallVec<[SentSeg; 8]> = smallvec::SmallVec::new();
+        // Each newly delivered segment (SACKed, then cumulatively acknowledged) goes to the
+        // delivery-rate estimator at once (it reads nothing the rest of the ACK changes); the
+        // controller gets them below, after the state machine, from `delivered`.
+        let mut delivered = Delivered::default();
+        let mut sampler = AckSampler::default();
         if self.sack && !blocks.is_empty() {
-            self.board.on_sack(blocks, |s| delivered.push(*s));
+            let delivery = &mut self.delivery;
+            self.board.on_sack(blocks, |s| delivered.add(delivery, &mut sampler, now, s));
         }
         let newly_sacked = self.board.sacked_bytes() - prior_sacked;
-        // Karn's rule as Linux applies it (`tcp_clean_rtx_queue`): no sample from an ACK that
-        // covers any retransmitted segment; else the earliest segment acknowledged.
-        let mut karn: Option<SimTime> = None;
-        let mut retx_acked = false;
         if ack > prior_una {
-            self.board.ack_to(ack, |s| {
-                retx_acked |= s.has(EVER_RETRANS);
-                if karn.is_none() {
-                    karn = Some(s.sent);
-                }
-                delivered.push(*s);
-            });
+            let delivery = &mut self.delivery;
+            self.board.ack_to(ack, |s| delivered.add_acked(delivery, &mut sampler, now, s));
             self.snd_una = ack;
             out.advanced = true;
             out.acked_bytes = ack - prior_una;
         }
-        out.karn_sample = karn.filter(|_| !retx_acked).map(|t| now - t);
-        out.delivered_segs = delivered.len() as u64;
-        out.newest_sent = delivered.iter().map(|s| s.sent).max();
+        out.karn_sample = delivered.karn_sample(now);
+        out.delivered_segs = delivered.segs.len() as u64;
+        out.newest_sent = delivered.newest_sent;
         // RFC 9293 §3.10.7.4: update the window from the newest segment.
         if self.wl1 < seq || (self.wl1 == seq && self.wl2 <= ack) {
             self.snd_wnd = window;
@@ -263,10 +311,7 @@ impl Sender {
             self.board.mark_lost(cfg.dupthresh, self.smss);
         }
         self.delivery.on_lost(self.board.lost_total() - prior_lost);
-        let mut sampler = AckSampler::default();
-        for s in &delivered {
-            self.delivery.on_acked(&mut sampler, now, s.sent, &s.rate, s.payload());
-        }
+        let delivered = &delivered.segs[..];
         let rate = self.delivery.sample(sampler, cx.rtt.min());
         let mut fed = false;
         // RFC 6937 DeliveredData = Δ SND.UNA + Δ SACKed.
@@ -287,13 +332,13 @@ impl Sender {
                     self.enter_recovery(cfg, cx, now, delivered_data);
                     out.entered_recovery = true;
                 } else {
-                    fed = self.feed_cc(cx, now, &delivered, rate);
+                    fed = self.feed_cc(cx, now, delivered, rate);
                 }
             }
             CaState::Recovery => {
                 if self.snd_una >= self.recovery_point {
                     self.exit_recovery();
-                    fed = self.feed_cc(cx, now, &delivered, rate);
+                    fed = self.feed_cc(cx, now, delivered, rate);
                 } else if self.sack {
                     self.prr_update(delivered_data);
                 } else if out.advanced {
@@ -317,28 +362,28 @@ impl Sender {
                     self.state = CaState::Open;
                     self.dupacks = 0;
                 }
-                fed = self.feed_cc(cx, now, &delivered, rate);
+                fed = self.feed_cc(cx, now, delivered, rate);
             }
         }
         // A controller that sets its own recovery window (BBR) sees every ACK, in recovery too.
         if !fed && self.cc.owns_recovery_window() {
-            self.feed_cc(cx, now, &delivered, rate);
+            self.feed_cc(cx, now, delivered, rate);
         }
         out
     }
 
     /// Each newly delivered segment to the controller (ascending sequence order is not
     /// guaranteed across SACK and cumulative ACKs; the controllers only use send times).
-    fn feed_cc(&mut self, cx: &CcCtx, now: SimTime, delivered: &[SentSeg], rate: Option<RateSample>) -> bool {
+    fn feed_cc(&mut self, cx: &CcCtx, now: SimTime, delivered: &[Acked], rate: Option<RateSample>) -> bool {
         if delivered.is_empty() {
             return true;
         }
         let mut cx = CcCtx { now, bytes_in_flight: self.in_flight(), ..*cx };
         let (mut bytes, mut largest_sent) = (0, SimTime::ZERO);
         for s in delivered {
-            let ev = AckEvent { sent_time: s.sent, bytes: s.payload(), app_limited: self.app_limited };
+            let ev = AckEvent { sent_time: s.sent, bytes: s.bytes, app_limited: self.app_limited };
             self.cc.on_ack(&mut cx, &ev);
-            bytes += s.payload();
+            bytes += s.bytes;
             largest_sent = largest_sent.max(s.sent);
         }
         let summary = AckSummary {
