@@ -391,12 +391,26 @@ pub enum SizeDist {
     Uniform(u64, u64),
 }
 
+impl SizeDist {
+    /// Always the same size (nothing random to draw).
+    pub fn is_const(&self) -> bool {
+        matches!(self, SizeDist::Const(_))
+    }
+}
+
 /// A constant time, or a distribution.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TimeDist {
     Const(quicksim_engine::SimDuration),
     Uniform(quicksim_engine::SimDuration, quicksim_engine::SimDuration),
     Exponential(quicksim_engine::SimDuration),
+}
+
+impl TimeDist {
+    /// Always the same time (nothing random to draw).
+    pub fn is_const(&self) -> bool {
+        matches!(self, TimeDist::Const(_))
+    }
 }
 
 #[derive(Deserialize)]

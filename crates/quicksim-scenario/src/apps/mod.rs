@@ -39,7 +39,10 @@ pub(crate) struct App {
     pub completion: Option<SimTime>,
     #[serde(with = "message_code")]
     pub message: Option<(SizeDist, TimeDist)>,
-    pub rng: Rng,
+    /// The random stream of the message sizes and intervals; None when both are constant
+    /// (nothing is ever drawn), so that a resting flow's encoding does not carry 32 B of random
+    /// state (~38 B as varints, half of an idle message flow's application state).
+    pub rng: Option<Rng>,
     /// Between the flow's start and stop.
     pub active: bool,
 }
@@ -125,8 +128,8 @@ impl App {
             write_size,
             delivered: 0,
             completion: None,
+            rng: message.as_ref().is_some_and(|(s, t)| !s.is_const() || !t.is_const()).then_some(rng),
             message,
-            rng,
             active: false,
         })
     }
@@ -189,8 +192,11 @@ impl App {
             return None;
         }
         let (size, interval) = self.message.clone()?;
-        let n = draw_size(&size, &mut self.rng);
-        let gap = draw_time(&interval, &mut self.rng);
+        let (n, gap) = match (&size, &interval, &mut self.rng) {
+            (&SizeDist::Const(n), &TimeDist::Const(gap), _) => (n, gap),
+            (_, _, Some(rng)) => (draw_size(&size, rng), draw_time(&interval, rng)),
+            (_, _, None) => unreachable!("a random size or interval has its stream (`from_flow`)"),
+        };
         let mut acc = None;
         if let Some(c) = conn {
             if c.send_space() >= n {

@@ -75,7 +75,8 @@ pub struct Recorder {
     stream_next: Vec<u32>,
     conn_counts: Vec<u64>,
     /// `run.record.conn_interval` in ps (0: every change), and per flow the latest state not
-    /// yet written, with its time.
+    /// yet written, with its time (only with a grid: 144 B per flow, which every idle flow of
+    /// a many-flows run paid when it was allocated for runs without one).
     conn_grid: u64,
     conn_held: Vec<Option<(u64, ConnSample, ConnCounters)>>,
     pub trace_sel: Vec<bool>,
@@ -176,7 +177,7 @@ impl Recorder {
     /// Record `conn` on a grid of `step` (None: on every change).
     pub fn set_conn_interval(&mut self, step: Option<SimDuration>) {
         self.conn_grid = step.map_or(0, |s| s.0);
-        self.conn_held = vec![None; self.conn_sel.len()];
+        self.conn_held = if self.conn_grid == 0 { Vec::new() } else { vec![None; self.conn_sel.len()] };
     }
 
     /// Writes flow `fi`'s held state at the first grid point at or after it was taken, if that
