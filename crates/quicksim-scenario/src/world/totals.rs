@@ -26,7 +26,7 @@ pub(crate) fn finish(
     for (i, mut f) in flow_states.into_iter().enumerate() {
         f.app.make_live();
         f.app.flush_qlog(&mut w.cx, end, i as u32);
-        let t = &w.cx.out.rec.tables.flow_totals[i];
+        let t = &w.cx.out.rec.tables.flow_total(i);
         let mut o = json!({
             "kind": f.spec.kind,
             "src": w.cx.net.node_name(f.spec.src),
