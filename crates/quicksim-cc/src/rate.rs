@@ -104,15 +104,30 @@ impl DeliveryRate {
         self.lost += bytes;
     }
 
-    /// The sample of this ACK, after its `on_acked` calls (draft §3.3 `GenerateRateSample`).
-    /// None if it delivered nothing, or (draft §3.3) its interval is shorter than `min_rtt`,
-    /// which only an ACK compression or a stretched ACK can cause.
-    pub fn sample(&mut self, s: AckSampler, min_rtt: SimDuration) -> Option<RateSample> {
+    /// The end of an ACK whose sample nobody reads (a controller without
+    /// `wants_rate_samples`): the same state changes as [`Self::sample`] (the app-limited
+    /// mark, the loss count at the sample), without computing the rate.
+    pub fn skip_sample(&mut self) {
+        self.end_ack();
+    }
+
+    /// What every ACK's end changes, sampled or not; returns the bytes newly lost since the
+    /// last one.
+    #[inline]
+    fn end_ack(&mut self) -> u64 {
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
         let newly_lost = self.lost - self.lost_at_sample;
         self.lost_at_sample = self.lost;
+        newly_lost
+    }
+
+    /// The sample of this ACK, after its `on_acked` calls (draft §3.3 `GenerateRateSample`).
+    /// None if it delivered nothing, or (draft §3.3) its interval is shorter than `min_rtt`,
+    /// which only an ACK compression or a stretched ACK can cause.
+    pub fn sample(&mut self, s: AckSampler, min_rtt: SimDuration) -> Option<RateSample> {
+        let newly_lost = self.end_ack();
         let (p, sent) = s.0?;
         let send_elapsed = sent - p.first_sent_time;
         let ack_elapsed = self.delivered_time - p.delivered_time;

@@ -312,7 +312,13 @@ impl Sender {
         }
         self.delivery.on_lost(self.board.lost_total() - prior_lost);
         let delivered = &delivered.segs[..];
-        let rate = self.delivery.sample(sampler, cx.rtt.min());
+        // NewReno and CUBIC never read a rate sample: its 128-bit division is skipped for them.
+        let rate = if self.cc.wants_rate_samples() {
+            self.delivery.sample(sampler, cx.rtt.min())
+        } else {
+            self.delivery.skip_sample();
+            None
+        };
         let mut fed = false;
         // RFC 6937 DeliveredData = Δ SND.UNA + Δ SACKed.
         let delivered_data = (out.acked_bytes + self.board.sacked_bytes()).saturating_sub(prior_sacked);
