@@ -391,3 +391,49 @@ mod rest_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod totals_tests {
+    /// A flow's totals in `summary.json` are the same whether the `flows` table is recorded
+    /// (then they are the sums of the flow's bins) or not (then counted apart): message flows
+    /// with random and constant sizes and intervals, a bulk transfer and a UDP source, over a
+    /// lossy bottleneck; the trace hashes are equal too.
+    #[test]
+    fn flow_totals_do_not_depend_on_the_flows_table() {
+        let mut flows = Vec::new();
+        for i in 0..6 {
+            flows.push(serde_json::json!({
+                "name": format!("m{i}"), "kind": "quic", "app": "messages",
+                "size": if i % 2 == 0 { serde_json::json!("1200B") }
+                        else { serde_json::json!({"dist": "uniform", "min": "500B", "max": "3000B"}) },
+                "interval": if i % 3 == 0 { serde_json::json!("150ms") }
+                            else { serde_json::json!({"dist": "exponential", "mean": "300ms"}) },
+                "src": format!("sender{}", i % 2 + 1), "dst": format!("receiver{}", i % 2 + 1),
+                "start": format!("{}ms", 17 * i),
+            }));
+        }
+        flows.push(serde_json::json!({"name": "bulk", "kind": "quic", "app": "bulk", "bytes": "300kB",
+            "src": "sender1", "dst": "receiver1", "start": "0.2s"}));
+        flows.push(serde_json::json!({"name": "u", "kind": "udp", "rate": "2Mbps", "size": "1000B",
+            "src": "sender2", "dst": "receiver2", "start": "0.1s", "stop": "2s"}));
+        let run = |record_flows: bool| {
+            let doc = serde_json::json!({
+                "run": {"duration": "3s", "seed": 4, "record_interval": "0.25s",
+                        "record": {"flows": record_flows}},
+                "dumbbell": {
+                    "pairs": 2, "mtu": "1280B",
+                    "bottleneck": {"rate": "10Mbps", "delay": "10ms", "queue": {"packets": 30},
+                                   "loss": {"kind": "bernoulli", "p": 0.01}},
+                    "access": {"rate": "1Gbps", "delay": "1ms"}
+                },
+                "flows": flows,
+            });
+            super::run(&doc.to_string(), None, &mut |_, _| true).expect("runs")
+        };
+        let (on, off) = (run(true), run(false));
+        assert_eq!(on.meta["trace_hash"], off.meta["trace_hash"]);
+        assert_eq!(on.totals["flows"], off.totals["flows"]);
+        let m1 = &on.totals["flows"]["m1"];
+        assert!(m1["delivered_bytes"].as_u64().unwrap() > 2_000, "{m1}");
+    }
+}
