@@ -28,14 +28,47 @@ def _env() -> dict[str, str]:
     return env
 
 
+# Runs a Python child as `python -m MODULE ...` or `python -c CODE ...` would, and writes its own
+# peak RSS (`VmHWM` of /proc/self/status, in KiB) to the file named first when it exits. The
+# child's `ru_maxrss` from wait4 is not its own peak on Linux: exec carries the high-water mark
+# of the parent's address space over (with vfork, the parent's own), so a test process that once
+# held 2 GB saw every small child "peak" at 2 GB.
+_HWM_LAUNCHER = """
+import atexit, runpy, sys
+out = sys.argv[1]
+def _hwm():
+    with open('/proc/self/status') as f:
+        kib = next((line.split()[1] for line in f if line.startswith('VmHWM:')), None)
+    if kib is not None:
+        with open(out, 'w') as o:
+            o.write(kib)
+atexit.register(_hwm)
+flag, target, *rest = sys.argv[2:]
+if flag == '-m':
+    sys.argv = [target, *rest]
+    runpy.run_module(target, run_name='__main__', alter_sys=True)
+else:
+    sys.argv = ['-c', *rest]
+    exec(compile(target, '<string>', 'exec'), {'__name__': '__main__'})
+"""
+
+
 def _measured(args: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float, int]:
-    """Run a command; returns the process, its wall time and its own peak RSS in bytes."""
+    """Run a Python command (`[python, -m|-c, ...]`); returns the process, its wall time and its
+    own peak RSS in bytes (the child's VmHWM at exit; ru_maxrss if it was killed before)."""
     import tempfile
     import threading
 
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    assert args[0] == sys.executable and args[1] in ("-m", "-c"), args
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        hwm = Path(tmp) / "hwm"
+        launched = [sys.executable, "-c", _HWM_LAUNCHER, str(hwm), *args[1:]]
         started = time.monotonic()
-        proc = subprocess.Popen(args, stdout=out, stderr=err, text=True, cwd=REPO, env=_env())
+        proc = subprocess.Popen(launched, stdout=out, stderr=err, text=True, cwd=REPO, env=_env())
         killer = threading.Timer(timeout, proc.kill)
         killer.start()
         try:
@@ -47,7 +80,8 @@ def _measured(args: list[str], timeout: float) -> tuple[subprocess.CompletedProc
         out.seek(0)
         err.seek(0)
         done = subprocess.CompletedProcess(args, proc.returncode, out.read(), err.read())
-    return done, wall, usage.ru_maxrss * 1024
+        peak_kib = int(hwm.read_text()) if hwm.exists() else usage.ru_maxrss
+    return done, wall, peak_kib * 1024
 
 
 def _quicksim(*args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float, int]:
