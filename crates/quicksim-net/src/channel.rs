@@ -204,6 +204,10 @@ pub struct Channel<P> {
     /// The discipline may ask for timers (`Qdisc::uses_timers`; DropTail never does).
     qdisc_timers: bool,
     periodic_count: u64,
+    /// The configuration has a loss model or a drop list: decided once when the channel is
+    /// made (`cfg` does not change afterwards), so that a frame on a clean link pays one
+    /// test instead of the loss model's dispatch and the drop lists' check (`fate`).
+    lossy: bool,
     /// The Gilbert-Elliott chain is in Bad.
     ge_bad: bool,
     /// Progress through `cfg.drop_lists`, one per list.
@@ -240,6 +244,7 @@ impl<P> Channel<P> {
             LossModel::Periodic { every, first } => every.saturating_sub(first),
             _ => 0,
         };
+        let lossy = cfg.loss != LossModel::None || !cfg.drop_lists.is_empty();
         let model = match &cfg.model {
             Some(m) => AnyLinkModel::new(m),
             None => AnyLinkModel::new(&LinkModelConfig::FixedRate(fixed_rate::Config { rate: cfg.rate })),
@@ -263,6 +268,7 @@ impl<P> Channel<P> {
             last_queue_change: SimTime::ZERO,
             qdisc_timer: None,
             periodic_count,
+            lossy,
             in_flight: 0,
             rngs,
             stats: ChannelStats::default(),
@@ -492,24 +498,32 @@ impl<P> Channel<P> {
     /// Draws from the loss stream, once per frame in the channel's order.
     #[inline(always)]
     fn fate(&mut self, flow: u32) -> Option<DropReason> {
-        let lost = if !self.up {
+        if !self.up {
             Some(DropReason::Down)
+        } else if self.lossy {
+            self.impaired_fate(flow)
         } else {
-            match self.cfg.loss {
-                LossModel::None => None,
-                LossModel::Bernoulli(pr) => self.rngs.loss.bernoulli(pr).then_some(DropReason::Loss),
-                LossModel::Periodic { every, .. } => {
-                    if self.periodic_count >= every {
-                        self.periodic_count = 0;
-                        Some(DropReason::Loss)
-                    } else {
-                        self.periodic_count += 1;
-                        None
-                    }
+            None
+        }
+    }
+
+    /// `fate` on a link with a loss model or drop lists (out of the per-hop inlined path).
+    #[inline(never)]
+    fn impaired_fate(&mut self, flow: u32) -> Option<DropReason> {
+        let lost = match self.cfg.loss {
+            LossModel::None => None,
+            LossModel::Bernoulli(pr) => self.rngs.loss.bernoulli(pr).then_some(DropReason::Loss),
+            LossModel::Periodic { every, .. } => {
+                if self.periodic_count >= every {
+                    self.periodic_count = 0;
+                    Some(DropReason::Loss)
+                } else {
+                    self.periodic_count += 1;
+                    None
                 }
-                LossModel::GilbertElliott(ge) => {
-                    ge.lost(&mut self.ge_bad, &mut self.rngs.loss).then_some(DropReason::Loss)
-                }
+            }
+            LossModel::GilbertElliott(ge) => {
+                ge.lost(&mut self.ge_bad, &mut self.rngs.loss).then_some(DropReason::Loss)
             }
         };
         match lost {

@@ -58,6 +58,12 @@ impl Serializer {
         if self.memo.0 == frame_bytes {
             return self.memo.1;
         }
+        self.ask(now, frame_bytes)
+    }
+    /// `tx_time` from the model: a call, so that the per-hop code inlined into the run loop
+    /// carries the memo test, not every link model's code.
+    #[inline(never)]
+    fn ask(&mut self, now: SimTime, frame_bytes: u64) -> SimDuration {
         let t = self.model.tx_time(now, frame_bytes);
         if self.size_only {
             self.memo = (frame_bytes, t);

@@ -224,34 +224,54 @@ macro_rules! qdiscs {
             // closure), so that its parts are not gathered into a struct on the stack for a
             // discipline that never reports outside its verdicts.
 
+            // DropTail, every link's default, is dispatched inline; every other discipline
+            // through one call (`enqueue_other` / `dequeue_other`), so that the per-hop code
+            // inlined into the run loop does not carry every discipline's enqueue and dequeue
+            // (RED's and PIE's random draws, CoDel's control law, FQ-CoDel's flows): a smaller
+            // hot loop for the instruction cache, the same results.
+
             /// [`Qdisc::enqueue`] of `p` offered at `now`, with a context made of these parts;
             /// returns the verdict and the discipline's length after it.
             #[inline(always)]
             pub fn enqueue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K, p: Packet<P>) -> (Verdict<P>, QueueLen) {
                 match self {
-                    $(AnyQdisc::$t(q) => {
+                    AnyQdisc::DropTail(q) => {
                         let v = q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), Queued { pkt: p, enqueued_at: now });
                         (v, QueueLen::of(q))
-                    })*
-                    AnyQdisc::Dyn(q) => {
-                        let v = q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), Queued { pkt: p, enqueued_at: now });
-                        (v, QueueLen::of(&**q))
                     }
+                    _ => self.enqueue_other(now, rng, &mut sink(), p),
                 }
             }
+
+            #[inline(never)]
+            fn enqueue_other(&mut self, now: SimTime, rng: &mut Rng, sink: &mut dyn QdiscSink<P>, p: Packet<P>) -> (Verdict<P>, QueueLen) {
+                let cx = &mut QdiscCtx::new(now, rng, sink);
+                let pkt = Queued { pkt: p, enqueued_at: now };
+                match self {
+                    $(AnyQdisc::$t(q) => (q.enqueue(cx, pkt), QueueLen::of(q)),)*
+                    AnyQdisc::Dyn(q) => (q.enqueue(cx, pkt), QueueLen::of(&**q)),
+                }
+            }
+
             /// [`Qdisc::dequeue`] with a context made of these parts; returns the packet and the
             /// discipline's length after it.
             #[inline(always)]
             pub fn dequeue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K) -> (Option<Packet<P>>, QueueLen) {
                 match self {
-                    $(AnyQdisc::$t(q) => {
+                    AnyQdisc::DropTail(q) => {
                         let p = q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink()));
                         (p, QueueLen::of(q))
-                    })*
-                    AnyQdisc::Dyn(q) => {
-                        let p = q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink()));
-                        (p, QueueLen::of(&**q))
                     }
+                    _ => self.dequeue_other(now, rng, &mut sink()),
+                }
+            }
+
+            #[inline(never)]
+            fn dequeue_other(&mut self, now: SimTime, rng: &mut Rng, sink: &mut dyn QdiscSink<P>) -> (Option<Packet<P>>, QueueLen) {
+                let cx = &mut QdiscCtx::new(now, rng, sink);
+                match self {
+                    $(AnyQdisc::$t(q) => (q.dequeue(cx), QueueLen::of(q)),)*
+                    AnyQdisc::Dyn(q) => (q.dequeue(cx), QueueLen::of(&**q)),
                 }
             }
         }

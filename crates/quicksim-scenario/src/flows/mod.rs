@@ -114,9 +114,27 @@ macro_rules! transports {
                 }
             }
 
-            /// Puts the flow's state in live form (decoded if it was resting).
-            #[inline]
+            /// Puts the flow's state in live form (decoded if it was resting). The test is
+            /// inlined into the run loop; the decoding, which needs a large stack frame (a
+            /// stack probe per 4 kB page on every call), is not: a live flow's packet pays a
+            /// comparison, not a call through that frame.
+            #[inline(always)]
             pub(crate) fn make_live(&mut self) {
+                if !self.is_live() {
+                    self.wake();
+                }
+            }
+
+            /// A UDP source or a live transport flow (not resting encoded).
+            #[inline(always)]
+            fn is_live(&self) -> bool {
+                matches!(self, FlowApp::Udp(_) $( | FlowApp::$live(_) )*)
+            }
+
+            /// Decodes a resting flow (`make_live`).
+            #[cold]
+            #[inline(never)]
+            fn wake(&mut self) {
                 match self {
                     $( FlowApp::$parked(p) => *self = FlowApp::$live(p.wake()), )*
                     _ => {}
@@ -124,12 +142,22 @@ macro_rules! transports {
             }
 
             /// Stores the flow encoded if nothing is going on in it and its transport can
-            /// encode it. True if it did.
-            #[inline]
+            /// encode it. True if it did. The quiet test is inlined (a busy flow's event pays
+            /// only that); the encoding is a call.
+            #[inline(always)]
             pub(crate) fn rest(&mut self, scratch: &mut Vec<u8>) -> bool {
                 match self {
+                    $( FlowApp::$live(t) if t.quiet() => self.sleep(scratch), )*
+                    _ => false,
+                }
+            }
+
+            /// Encodes a quiet live flow (`rest`); true if its transport could.
+            #[inline(never)]
+            fn sleep(&mut self, scratch: &mut Vec<u8>) -> bool {
+                match self {
                     $(
-                        FlowApp::$live(t) if t.quiet() => match Parked::sleep(t, scratch) {
+                        FlowApp::$live(t) => match Parked::sleep(t, scratch) {
                             Some(p) => {
                                 *self = FlowApp::$parked(Box::new(p));
                                 true

@@ -71,9 +71,11 @@ impl Sinks {
         self.tables.conn_sel[flow as usize] || self.has_extra
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
-        self.tables.queue_changed(now, chan, packets, bytes);
+        if self.tables.records_queues() {
+            self.tables.queue_changed(now, chan, packets, bytes);
+        }
         each_extra!(self, s => s.queue_changed(now, chan, packets, bytes));
     }
 

@@ -83,6 +83,11 @@ pub struct Recorder {
     conn_grid: u64,
     conn_held: Vec<Option<(u64, ConnSample, ConnCounters)>>,
     pub trace_sel: Vec<bool>,
+    /// Some flow's packets are traced / some queue is recorded: tested before the per-flow or
+    /// per-channel choice, so that a run recording neither pays one flag per packet and per
+    /// queue change, inlined, instead of a call.
+    any_trace: bool,
+    any_queue: bool,
     trace: Series,
     trace_node: Vec<u32>,
     trace_uid: Vec<u64>,
@@ -140,6 +145,8 @@ impl Recorder {
         max_samples: u64,
     ) -> Self {
         let nch = link_sel.len();
+        let any_trace = trace_sel.iter().any(|&t| t);
+        let any_queue = queue_sel.iter().any(|&q| q);
         Recorder {
             bin,
             flows_on,
@@ -167,6 +174,8 @@ impl Recorder {
             stream_first: vec![u32::MAX; nflows],
             stream_next: Vec::new(),
             trace_sel,
+            any_trace,
+            any_queue,
             trace: Series::default(),
             trace_node: Vec::new(),
             trace_uid: Vec::new(),
@@ -306,7 +315,15 @@ impl Recorder {
     }
 
     /// One packet event of a traced flow; `uid` identifies the packet network-wide.
+    #[inline(always)]
     pub fn trace(&mut self, t: SimTime, flow: u32, node: NodeId, uid: u64, bytes: u32, recv: bool) {
+        if self.any_trace {
+            self.trace_selected(t, flow, node, uid, bytes, recv);
+        }
+    }
+
+    #[inline(never)]
+    fn trace_selected(&mut self, t: SimTime, flow: u32, node: NodeId, uid: u64, bytes: u32, recv: bool) {
         if self.trace_sel[flow as usize] {
             self.trace.t_ps.push(t.0);
             self.trace.key.push(flow);
@@ -568,6 +585,14 @@ impl Recorder {
         ));
         // Checked against `output::TABLES` once the delay columns are added (`Sinks::finish`).
         out
+    }
+}
+
+impl Recorder {
+    /// Some queue is recorded (else `queue_changed` records nothing).
+    #[inline(always)]
+    pub(crate) fn records_queues(&self) -> bool {
+        self.any_queue
     }
 }
 

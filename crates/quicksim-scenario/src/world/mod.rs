@@ -162,24 +162,7 @@ impl World {
                     self.deliver(now, p);
                 }
             }
-            Ev::FlowStart(f) => {
-                let fl = &mut self.flows[f as usize];
-                fl.app.make_live();
-                fl.app.start(cx, now, f, &fl.spec);
-                self.rest(f);
-            }
-            Ev::FlowConnect(f) => {
-                let fl = &mut self.flows[f as usize];
-                fl.app.make_live();
-                fl.app.connect(cx, now, f, &fl.spec);
-                self.rest(f);
-            }
-            Ev::FlowStop(f) => {
-                let fl = &mut self.flows[f as usize];
-                fl.app.make_live();
-                fl.app.stop(cx, now, f, &fl.spec);
-                self.rest(f);
-            }
+            Ev::FlowStart(_) | Ev::FlowConnect(_) | Ev::FlowStop(_) => self.lifecycle(now, ev),
             Ev::UdpSend(f, g) => {
                 let fl = &mut self.flows[f as usize];
                 if let FlowApp::Udp(u) = &mut fl.app {
@@ -204,6 +187,36 @@ impl World {
                 fl.app.on_message(cx, now, f, &fl.spec);
                 self.rest(f);
             }
+        }
+    }
+
+    /// A flow's connect, start or stop: once per flow, and what they inline (making a
+    /// connection's endpoints, some of them kilobytes large) would give `handle`, which every
+    /// event calls, a stack frame of several pages to probe on each call. Kept out of it.
+    #[cold]
+    #[inline(never)]
+    fn lifecycle(&mut self, now: SimTime, ev: Ev) {
+        let cx = &mut self.cx;
+        match ev {
+            Ev::FlowStart(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.start(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+            Ev::FlowConnect(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.connect(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+            Ev::FlowStop(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.app.make_live();
+                fl.app.stop(cx, now, f, &fl.spec);
+                self.rest(f);
+            }
+            _ => unreachable!("not a flow's connect, start or stop: {ev:?}"),
         }
     }
 

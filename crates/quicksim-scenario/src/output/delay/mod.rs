@@ -127,7 +127,9 @@ pub(crate) struct DelayStats {
     /// Some queue is recorded: every packet is followed (else only the recorded flows' data
     /// packets).
     any_chan: bool,
-    /// Something is recorded (else every hook returns at once).
+    /// Something is recorded (else every hook returns at once: the hooks test it inlined and
+    /// call their bodies only when it is set, so a run without delay statistics pays a flag
+    /// per hook, not a call).
     pub on: bool,
     /// Per-bin columns (the `flows` / `links` tables are recorded).
     flows_bins: bool,
@@ -193,7 +195,7 @@ impl DelayStats {
     }
 
     /// Whether a packet of this direction is followed at all.
-    #[inline]
+    #[inline(always)]
     fn follows(&self, forward: bool) -> bool {
         self.on && (forward || self.any_chan)
     }
@@ -206,8 +208,15 @@ impl DelayStats {
     }
 
     /// A host put packet `uid` of flow `flow` on its first link.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn sent(&mut self, now: SimTime, uid: u64, flow: u32, forward: bool) {
+        if self.follows(forward) {
+            self.sent_on(now, uid, flow, forward);
+        }
+    }
+
+    #[inline(never)]
+    fn sent_on(&mut self, now: SimTime, uid: u64, flow: u32, forward: bool) {
         if !self.follows(forward) || !(self.any_chan || self.flow_sel[flow as usize]) {
             return;
         }
@@ -247,8 +256,15 @@ impl DelayStats {
     }
 
     /// `chan` starts serializing packet `uid`: its wait in that queue ends.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn tx_started(&mut self, now: SimTime, chan: u32, uid: u64, forward: bool) {
+        if self.follows(forward) {
+            self.tx_started_on(now, chan, uid, forward);
+        }
+    }
+
+    #[inline(never)]
+    fn tx_started_on(&mut self, now: SimTime, chan: u32, uid: u64, forward: bool) {
         if !self.follows(forward) {
             return;
         }
@@ -271,8 +287,15 @@ impl DelayStats {
     }
 
     /// Packet `uid` arrived at the far end of a link: it waits at the next interface from now.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn link_delivered(&mut self, now: SimTime, uid: u64, forward: bool) {
+        if self.follows(forward) {
+            self.link_delivered_on(now, uid, forward);
+        }
+    }
+
+    #[inline(never)]
+    fn link_delivered_on(&mut self, now: SimTime, uid: u64, forward: bool) {
         if !self.follows(forward) {
             return;
         }
@@ -283,8 +306,15 @@ impl DelayStats {
 
     /// Packet `uid` of flow `flow` reached its destination (`forward`: in the flow's data
     /// direction).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn received(&mut self, now: SimTime, uid: u64, flow: u32, forward: bool) {
+        if self.follows(forward) {
+            self.received_on(now, uid, flow, forward);
+        }
+    }
+
+    #[inline(never)]
+    fn received_on(&mut self, now: SimTime, uid: u64, flow: u32, forward: bool) {
         if !self.follows(forward) {
             return;
         }
@@ -307,8 +337,15 @@ impl DelayStats {
     }
 
     /// Packet `uid` was dropped.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn dropped(&mut self, uid: u64, forward: bool) {
+        if self.follows(forward) {
+            self.dropped_on(uid, forward);
+        }
+    }
+
+    #[inline(never)]
+    fn dropped_on(&mut self, uid: u64, forward: bool) {
         if !self.follows(forward) {
             return;
         }
