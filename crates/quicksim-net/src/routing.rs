@@ -10,11 +10,18 @@
 //! `d`), then expands only `R` (hosts do not forward), and from there on visits nodes exactly as
 //! the search from `R` does. So every other node's next hop towards `d` is its next hop towards
 //! `R`; the table stores `d`'s in-neighbours as overrides and points `d` at `R`'s column.
+//!
+//! A router, which looks a route up for every packet it forwards, also gets a dense row (its
+//! next hop to every destination, copied from the lookup above): one load instead of the
+//! destination's record, its overrides and the column. The routers' rows take as much memory as
+//! their columns. In a small topology (up to `ALL_ROWS` nodes, 4 MB) every node gets a row.
 
 use crate::{ChanId, NodeId};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
+/// Up to this many nodes every node gets a dense row (at most 4 MB), not only the routers.
+const ALL_ROWS: usize = 1024;
 
 /// How to find the next hop towards one destination.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +41,10 @@ pub struct RoutingTable {
     overrides: Vec<(u32, u32)>,
     /// Dense columns, column-major: `columns[col * n + from]`.
     columns: Vec<u32>,
+    /// Row of each node in `rows` (routers; every node in a small topology), else `NONE`.
+    row_of: Vec<u32>,
+    /// The routers' next hops, row-major: `rows[row_of[from] * n + dst]`.
+    rows: Vec<u32>,
 }
 
 impl RoutingTable {
@@ -42,8 +53,9 @@ impl RoutingTable {
     pub fn estimate_bytes(adj: &[Vec<(NodeId, ChanId)>], forwards: &[bool]) -> u64 {
         let n = adj.len() as u64;
         let cols = plan(&reverse(adj), forwards).iter().filter(|p| matches!(p, Plan::Dense)).count() as u64;
+        let routers = if adj.len() <= ALL_ROWS { n } else { forwards.iter().filter(|&&f| f).count() as u64 };
         let edges: u64 = adj.iter().map(|l| l.len() as u64).sum();
-        cols * n * 4 + n * 12 + (n + edges) * 8
+        (cols + routers) * n * 4 + n * 16 + (n + edges) * 8
     }
 
     /// `adj[v]` lists (neighbor, channel from v to neighbor) in link declaration order, which
@@ -104,11 +116,34 @@ impl RoutingTable {
             };
             dests.push(Dest { lo, hi: overrides.len() as u32, col });
         }
-        RoutingTable { n, dests, overrides, columns }
+        let mut t = RoutingTable { n, dests, overrides, columns, row_of: vec![NONE; n], rows: Vec::new() };
+        let routers: Vec<usize> = (0..n).filter(|&v| n <= ALL_ROWS || forwards[v]).collect();
+        let mut rows = vec![NONE; routers.len() * n];
+        for (r, &v) in routers.iter().enumerate() {
+            t.row_of[v] = r as u32;
+            for (d, next) in rows[r * n..(r + 1) * n].iter_mut().enumerate() {
+                *next = t.lookup(NodeId(v as u32), NodeId(d as u32)).map_or(NONE, |c| c.0);
+            }
+        }
+        t.rows = rows;
+        t
     }
 
+    /// The channel `from` sends on towards `dst`, or None if `dst` is unreachable (or `from`).
     #[inline]
     pub fn next_hop(&self, from: NodeId, dst: NodeId) -> Option<ChanId> {
+        let r = self.row_of[from.0 as usize];
+        let c = if r != NONE {
+            self.rows[r as usize * self.n + dst.0 as usize]
+        } else {
+            return self.lookup(from, dst);
+        };
+        (c != NONE).then_some(ChanId(c))
+    }
+
+    /// `next_hop` from the destination's record, overrides and column.
+    #[inline(never)]
+    fn lookup(&self, from: NodeId, dst: NodeId) -> Option<ChanId> {
         let d = self.dests[dst.0 as usize];
         for &(u, c) in &self.overrides[d.lo as usize..d.hi as usize] {
             if u == from.0 {
@@ -124,7 +159,9 @@ impl RoutingTable {
 
     /// Bytes held by the table.
     pub fn bytes(&self) -> usize {
-        self.columns.len() * 4 + self.dests.len() * 12 + self.overrides.len() * 8
+        (self.columns.len() + self.row_of.len() + self.rows.len()) * 4
+            + self.dests.len() * 12
+            + self.overrides.len() * 8
     }
 }
 
