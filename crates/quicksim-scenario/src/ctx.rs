@@ -2,7 +2,7 @@
 //! network's observer (the output sinks, and the packet pools a drop frees a slot of). Kept
 //! apart from the flows themselves so that a flow can borrow it while it is borrowed.
 
-use crate::event::{sched_net, Ev};
+use crate::event::{net_sched, Ev};
 use crate::output::Sinks;
 use crate::payload::{Payload, PoolSet};
 use quicksim_engine::{EventQueue, SimTime};
@@ -38,8 +38,7 @@ impl<Pl: PoolSet> Ctx<Pl> {
         if ecn != Ecn::NotEct {
             p.set_ecn(ecn);
         }
-        let q = &mut self.q;
-        self.net.send(now, p, &mut |t, e| sched_net(q, t, e), &mut self.out);
+        self.net.send(now, p, &mut net_sched(&mut self.q), &mut self.out);
     }
 }
 

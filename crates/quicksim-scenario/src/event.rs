@@ -62,6 +62,14 @@ pub(crate) fn tx_end_code(c: ChanId) -> u64 {
 /// network call site schedules one kind of event, so only that arm remains, and the event is
 /// built where it is stored instead of passing through the stack (reading back an event just
 /// written in narrower pieces stalls store-to-load forwarding).
+/// `net_sched(q)` is the network's scheduling callback: one type for every call site, so the
+/// network's generic paths (`Network::forward`) are compiled once, not once per caller.
+#[inline(always)]
+pub(crate) fn net_sched(q: &mut EventQueue<Ev>) -> impl FnMut(SimTime, NetEvent<Payload>) + '_ {
+    move |t, e| sched_net(q, t, e)
+}
+
+/// Schedules network event `e` at `t` (the body of `net_sched`'s callback).
 #[inline(always)]
 pub(crate) fn sched_net(q: &mut EventQueue<Ev>, t: SimTime, e: NetEvent<Payload>) {
     match e {

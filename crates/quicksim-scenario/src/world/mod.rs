@@ -30,7 +30,7 @@ pub(crate) mod totals;
 
 use crate::build::Built;
 use crate::ctx::NetObs;
-use crate::event::{sched_net, small_event, small_tx_done, Ev};
+use crate::event::{net_sched, small_event, small_tx_done, Ev};
 use crate::flows::{Ctx, FlowApp, FlowRt, Pools};
 use crate::payload::Payload;
 use quicksim_engine::{EventQueue, Popped, SimTime};
@@ -128,7 +128,7 @@ impl World {
                     self.trace_hash = trace_step(self.trace_hash, now, code);
                     let cx = &mut self.cx;
                     let q = &mut cx.q;
-                    cx.net.tx_done(now, c, &mut |t, e| sched_net(q, t, e), &mut cx.out);
+                    cx.net.tx_done(now, c, &mut net_sched(q), &mut cx.out);
                 }
             }
             let n = self.cx.q.events_processed();
@@ -157,7 +157,7 @@ impl World {
         match ev {
             Ev::Net(ne) => {
                 let q = &mut cx.q;
-                let got = cx.net.handle(now, ne, &mut |t, e| sched_net(q, t, e), &mut cx.out);
+                let got = cx.net.handle(now, ne, &mut net_sched(q), &mut cx.out);
                 if let Some(p) = got {
                     self.deliver(now, p);
                 }
