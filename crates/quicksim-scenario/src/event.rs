@@ -8,7 +8,10 @@ use crate::payload::Payload;
 use quicksim_engine::{EventQueue, SimTime};
 use quicksim_net::{ChanId, NetEvent};
 
+/// A run's event. A whole-word tag, as `NetEvent`'s (see there): events are moved between the
+/// queue, the run loop and the network in aligned words.
 #[derive(Debug)]
+#[repr(u64)]
 pub enum Ev {
     Net(NetEvent<Payload>),
     FlowStart(u32),
