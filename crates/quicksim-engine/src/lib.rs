@@ -11,6 +11,6 @@ mod time;
 pub mod units;
 
 pub use calendar::CalendarQueue;
-pub use queue::{EventQueue, PastEventError, Popped};
+pub use queue::{EventQueue, FromLane, PastEventError, Popped};
 pub use rng::{ln_portable, Rng, RngStreams};
 pub use time::{Rate, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};

@@ -46,12 +46,29 @@ impl Key {
     }
 }
 
-/// A popped event (`EventQueue::pop_split`): a small event's code (`push_small`), or an event
-/// with a body.
+/// A popped event (`EventQueue::pop_split`): a small event's code (`push_small`), an event
+/// with a body, or a lane's item with its lane (`push_lane`).
 #[derive(Debug)]
-pub enum Popped<E> {
+pub enum Popped<E, L = E> {
     Small(u32),
     Event(E),
+    Lane(u32, L),
+}
+
+/// The event a lane's item stands for: a lane stores what its events carry (a link direction's
+/// lane: the arriving packet, its channel being the lane), smaller than the whole event and
+/// moved without the event's enum around it. `EventQueue::pop` and an item that cannot keep its
+/// lane's order (`push_lane`) make the whole event of it.
+pub trait FromLane<L> {
+    fn from_lane(lane: u32, item: L) -> Self;
+}
+
+/// A queue whose lanes hold whole events (`EventQueue<E>`).
+impl<E> FromLane<E> for E {
+    #[inline(always)]
+    fn from_lane(_lane: u32, item: E) -> E {
+        item
+    }
 }
 
 /// Scheduling an event before the current time is a bug in the caller, never a silent clamp.
@@ -185,8 +202,9 @@ impl KeyHeap {
     }
 }
 
-/// Priority queue of events with a clock that only moves forward.
-pub struct EventQueue<E> {
+/// Priority queue of events with a clock that only moves forward. `L`: what a lane holds
+/// (`push_lane`, `FromLane`); by default whole events.
+pub struct EventQueue<E, L = E> {
     heap: KeyHeap,
     /// The keys of `push_small_timer` events. Its top always has a representative in `heap`, a
     /// copy of its key with slot `TIMER_REP` (marked `HAS_REP` here), and so does every timer
@@ -203,7 +221,7 @@ pub struct EventQueue<E> {
     /// FIFO lanes: events whose times never decrease within the lane (arrivals on one link
     /// direction). Only each lane's head is in the heap, so the heap stays as small as the
     /// number of lanes plus the other pending events.
-    lanes: Vec<VecDeque<(SimTime, u64, E)>>,
+    lanes: Vec<VecDeque<(SimTime, u64, L)>>,
     /// The heap's top key is stale: the event it named was popped, and the key is left in place
     /// so that the next push can overwrite it and sift down once (a handler nearly always
     /// schedules something), instead of a pop (sift to the bottom and back up) plus a push.
@@ -215,13 +233,13 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E, L> Default for EventQueue<E, L> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E, L> EventQueue<E, L> {
     pub fn new() -> Self {
         EventQueue {
             heap: KeyHeap::with_capacity(1024),
@@ -278,7 +296,10 @@ impl<E> EventQueue<E> {
     /// when the caller's events in that lane come in time order, as the arrivals on a link
     /// without reordering do. An event earlier than the lane's last one goes to the heap.
     #[inline(always)]
-    pub fn push_lane(&mut self, lane: u32, at: SimTime, ev: E) {
+    pub fn push_lane(&mut self, lane: u32, at: SimTime, ev: L)
+    where
+        E: FromLane<L>,
+    {
         assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
         assert!(lane < SMALL_BIT, "lane {lane} beyond the lane range");
         let li = lane as usize;
@@ -293,7 +314,7 @@ impl<E> EventQueue<E> {
                 self.heap_push(Key { time: at, seq, slot: (LANE_BIT | lane) as u64 });
             }
             Some(&(last, _, _)) if at >= last => l.push_back((at, seq, ev)),
-            Some(_) => return self.push_unchecked(at, ev),
+            Some(_) => return self.push_unchecked(at, E::from_lane(lane, ev)),
         }
         self.seq += 1;
     }
@@ -376,23 +397,30 @@ impl<E> EventQueue<E> {
     }
     /// Pop the next event and advance the clock to its time. For a queue without small events.
     #[inline]
-    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+    pub fn pop(&mut self) -> Option<(SimTime, E)>
+    where
+        E: FromLane<L>,
+    {
         self.pop_with(|c| panic!("small event {c} popped without pop_with"))
     }
     /// Pop the next event and advance the clock to its time; `small` rebuilds a small event
     /// from its code (`push_small`).
     #[inline]
-    pub fn pop_with(&mut self, small: impl FnOnce(u32) -> E) -> Option<(SimTime, E)> {
+    pub fn pop_with(&mut self, small: impl FnOnce(u32) -> E) -> Option<(SimTime, E)>
+    where
+        E: FromLane<L>,
+    {
         self.pop_split().map(|(t, p)| match p {
             Popped::Event(ev) => (t, ev),
             Popped::Small(code) => (t, small(code)),
+            Popped::Lane(lane, item) => (t, E::from_lane(lane, item)),
         })
     }
     /// Pop the next event and advance the clock to its time, a small event as its code: the
     /// caller can handle a kind of small event on a path of its own instead of rebuilding the
     /// full event and merging it with the others (see `World::run`).
     #[inline]
-    pub fn pop_split(&mut self) -> Option<(SimTime, Popped<E>)> {
+    pub fn pop_split(&mut self) -> Option<(SimTime, Popped<E, L>)> {
         self.fill_hole();
         let k = *self.heap.peek()?;
         Some(self.pop_top(k))
@@ -400,7 +428,7 @@ impl<E> EventQueue<E> {
     /// `pop_split` if the next event is before `end`, else None (and nothing changes but the
     /// removal of a stale top key): the run loop's peek, compare and pop in one pass.
     #[inline]
-    pub fn pop_before(&mut self, end: SimTime) -> Option<(SimTime, Popped<E>)> {
+    pub fn pop_before(&mut self, end: SimTime) -> Option<(SimTime, Popped<E, L>)> {
         self.fill_hole();
         let k = *self.heap.peek()?;
         if k.time >= end {
@@ -410,14 +438,15 @@ impl<E> EventQueue<E> {
     }
     /// Pop `k`, the heap's top key.
     #[inline(always)]
-    fn pop_top(&mut self, k: Key) -> (SimTime, Popped<E>) {
+    fn pop_top(&mut self, k: Key) -> (SimTime, Popped<E, L>) {
         let slot = k.slot as u32;
         let ev = if slot & LANE_BIT != 0 {
             if slot & SMALL_BIT != 0 {
                 return self.pop_timer(k);
             }
-            let l = &mut self.lanes[(slot & !LANE_BIT) as usize];
-            let (_, seq, ev) = l.pop_front().expect("a lane key has its event");
+            let lane = slot & !LANE_BIT;
+            let l = &mut self.lanes[lane as usize];
+            let (_, seq, item) = l.pop_front().expect("a lane key has its event");
             debug_assert_eq!(seq, k.seq);
             match l.front() {
                 // The lane's next event replaces its head: one sift instead of a pop and a push.
@@ -426,7 +455,9 @@ impl<E> EventQueue<E> {
                 }
                 None => self.hole = true,
             }
-            ev
+            self.now = k.time;
+            self.popped += 1;
+            return (k.time, Popped::Lane(lane, item));
         } else if slot & SMALL_BIT != 0 {
             self.hole = true;
             self.now = k.time;
@@ -447,7 +478,7 @@ impl<E> EventQueue<E> {
     /// `r`, a representative, is the heap's top: its timer is the timer heap's top (see
     /// `timers`). The next timer gets its representative if it has none yet.
     #[inline(never)]
-    fn pop_timer(&mut self, r: Key) -> (SimTime, Popped<E>) {
+    fn pop_timer(&mut self, r: Key) -> (SimTime, Popped<E, L>) {
         self.hole = true;
         let k = *self.timers.peek().expect("a representative has its timer");
         debug_assert_eq!((k.time, k.seq), (r.time, r.seq));
@@ -568,22 +599,55 @@ mod tests {
         assert!(mixed.is_empty() && mixed.peek_time().is_none());
     }
 
+    /// The tests' typed lanes: `EventQueue<Whole, Item>`; the whole event of lane `l`'s item
+    /// `x` is `Whole(l * 1000 + x)`.
+    #[derive(Debug, PartialEq)]
+    struct Whole(u32);
+    #[derive(Debug, PartialEq)]
+    struct Item(u32);
+
+    impl FromLane<Item> for Whole {
+        fn from_lane(lane: u32, item: Item) -> Whole {
+            Whole(lane * 1000 + item.0)
+        }
+    }
+
     #[test]
-    fn pop_split_tells_small_events_from_bodies_and_advances_the_clock() {
-        let mut q = EventQueue::new();
-        q.push(SimTime(3), 30u32);
+    fn pop_split_tells_small_events_bodies_and_lane_items_apart_and_advances_the_clock() {
+        let mut q: EventQueue<Whole, Item> = EventQueue::new();
+        q.push(SimTime(3), Whole(30));
         q.push_small(SimTime(1), 7);
-        q.push_lane(0, SimTime(2), 20);
+        q.push_lane(4, SimTime(2), Item(20));
         let mut got = Vec::new();
         while let Some((t, p)) = q.pop_split() {
             assert_eq!(q.now(), t);
             got.push(match p {
                 Popped::Small(c) => (t.0, "small", c),
-                Popped::Event(e) => (t.0, "event", e),
+                Popped::Event(Whole(e)) => (t.0, "event", e),
+                Popped::Lane(l, Item(x)) => (t.0, "lane", l * 1000 + x),
             });
         }
-        assert_eq!(got, vec![(1, "small", 7), (2, "event", 20), (3, "event", 30)]);
+        assert_eq!(got, vec![(1, "small", 7), (2, "lane", 4020), (3, "event", 30)]);
         assert_eq!(q.events_processed(), 3);
+    }
+
+    #[test]
+    fn typed_lanes_keep_the_order_and_an_early_item_goes_to_the_heap_as_its_event() {
+        // Lane items pop where the same whole events pushed with `push` would, also an item
+        // earlier than its lane's last one (which goes to the heap, made whole by `FromLane`).
+        let pushes = [(1u32, 5u64, 1u32), (1, 7, 2), (2, 6, 3), (1, 6, 4), (2, 6, 5), (1, 9, 6)];
+        let mut laned: EventQueue<Whole, Item> = EventQueue::new();
+        let mut plain: EventQueue<Whole> = EventQueue::new();
+        for &(lane, t, x) in &pushes {
+            laned.push_lane(lane, SimTime(t), Item(x));
+            plain.push(SimTime(t), Whole(lane * 1000 + x));
+        }
+        laned.push(SimTime(6), Whole(99));
+        plain.push(SimTime(6), Whole(99));
+        let a: Vec<_> = std::iter::from_fn(|| laned.pop()).collect();
+        let b: Vec<_> = std::iter::from_fn(|| plain.pop()).collect();
+        assert_eq!(a, b);
+        assert_eq!(a.len(), pushes.len() + 1);
     }
 
     #[test]

@@ -216,6 +216,30 @@ impl<P> Network<P> {
         self.chans[c.0 as usize].tx_done(now, sched, obs);
     }
 
+    /// Packet `p` reaches the far end of channel `c` (`NetEvent::Arrive`; a driver whose queue
+    /// keeps arrivals apart calls it directly): returned if it reached its destination host,
+    /// else forwarded by the router there.
+    #[inline]
+    pub fn arrive<S, O>(&mut self, now: SimTime, c: ChanId, p: Packet<P>, sched: &mut S, obs: &mut O) -> Option<Packet<P>>
+    where
+        S: FnMut(SimTime, NetEvent<P>),
+        O: NetObserver<P>,
+    {
+        let ch = &mut self.chans[c.0 as usize];
+        ch.arrived(now, &p, obs);
+        let to = ch.to;
+        if to == p.dst {
+            Some(p)
+        } else if self.kinds[to.0 as usize] == NodeKind::Router {
+            self.forward(now, to, p, sched, obs);
+            None
+        } else {
+            // A host that is not the destination does not forward.
+            obs.dropped(now, c, &p, DropReason::Down);
+            None
+        }
+    }
+
     /// Handle a network event; returns a packet that reached its destination host.
     pub fn handle<S, O>(
         &mut self,
@@ -233,21 +257,7 @@ impl<P> Network<P> {
                 self.tx_done(now, c, sched, obs);
                 None
             }
-            NetEvent::Arrive(c, p) => {
-                let ch = &mut self.chans[c.0 as usize];
-                ch.arrived(now, &p, obs);
-                let to = ch.to;
-                if to == p.dst {
-                    Some(p)
-                } else if self.kinds[to.0 as usize] == NodeKind::Router {
-                    self.forward(now, to, p, sched, obs);
-                    None
-                } else {
-                    // A host that is not the destination does not forward.
-                    obs.dropped(now, c, &p, DropReason::Down);
-                    None
-                }
-            }
+            NetEvent::Arrive(c, p) => self.arrive(now, c, p, sched, obs),
             NetEvent::SetRate(c, r) => {
                 self.chans[c.0 as usize].set_rate(r);
                 None

@@ -2,10 +2,10 @@
 //! network's observer (the output sinks, and the packet pools a drop frees a slot of). Kept
 //! apart from the flows themselves so that a flow can borrow it while it is borrowed.
 
-use crate::event::{net_sched, Ev};
+use crate::event::{net_sched, Queue};
 use crate::output::Sinks;
 use crate::payload::{Payload, PoolSet};
-use quicksim_engine::{EventQueue, SimTime};
+use quicksim_engine::SimTime;
 use quicksim_net::{ChanId, DropReason, Ecn, NetObserver, Network, NodeId, Packet};
 
 /// Everything a flow acts on: the event queue, the network, the sinks and the packet pools.
@@ -13,7 +13,7 @@ use quicksim_net::{ChanId, DropReason, Ecn, NetObserver, Network, NodeId, Packet
 /// Generic over the pool set (`flows::Pools`, which the transport registry generates), so that
 /// this module does not depend on the flows that use it (`flows::Ctx` names the concrete type).
 pub(crate) struct Ctx<Pl> {
-    pub q: EventQueue<Ev>,
+    pub q: Queue,
     pub net: Network<Payload>,
     /// The network's observer: the sinks, and the pools whose slots a drop frees.
     pub out: NetObs<Pl>,

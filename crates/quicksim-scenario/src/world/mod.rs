@@ -30,11 +30,11 @@ pub(crate) mod totals;
 
 use crate::build::Built;
 use crate::ctx::NetObs;
-use crate::event::{net_sched, small_event, small_tx_done, Ev};
+use crate::event::{arrive_code, net_sched, small_event, small_tx_done, Ev};
 use crate::flows::{Ctx, FlowApp, FlowRt, Pools};
 use crate::payload::Payload;
 use quicksim_engine::{EventQueue, Popped, SimTime};
-use quicksim_net::{NetEvent, Packet};
+use quicksim_net::{ChanId, NetEvent, Packet};
 
 pub struct World {
     pub(crate) cx: Ctx,
@@ -117,6 +117,15 @@ impl World {
                 Popped::Event(ev) => {
                     self.trace_hash = trace_step(self.trace_hash, now, ev.code());
                     self.handle(now, ev);
+                }
+                Popped::Lane(c, p) => {
+                    let c = ChanId(c);
+                    self.trace_hash = trace_step(self.trace_hash, now, arrive_code(c, p.uid()));
+                    let cx = &mut self.cx;
+                    let got = cx.net.arrive(now, c, p, &mut net_sched(&mut cx.q), &mut cx.out);
+                    if let Some(p) = got {
+                        self.deliver(now, p);
+                    }
                 }
                 Popped::Small(code) => self.small(now, code),
             }
