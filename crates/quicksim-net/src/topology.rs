@@ -220,7 +220,14 @@ impl<P> Network<P> {
     /// keeps arrivals apart calls it directly): returned if it reached its destination host,
     /// else forwarded by the router there.
     #[inline]
-    pub fn arrive<S, O>(&mut self, now: SimTime, c: ChanId, p: Packet<P>, sched: &mut S, obs: &mut O) -> Option<Packet<P>>
+    pub fn arrive<S, O>(
+        &mut self,
+        now: SimTime,
+        c: ChanId,
+        p: Packet<P>,
+        sched: &mut S,
+        obs: &mut O,
+    ) -> Option<Packet<P>>
     where
         S: FnMut(SimTime, NetEvent<P>),
         O: NetObserver<P>,
