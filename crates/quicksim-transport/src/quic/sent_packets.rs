@@ -200,22 +200,14 @@ impl SentPackets {
     }
 
     /// Shows every packet numbered in `[lo, hi]` to `f`, ascending, leaving them in place.
-    pub fn visit_range(&self, lo: u64, hi: u64, mut f: impl FnMut(&SentPacket)) {
-        let acks = self.ack_span(lo, hi);
-        let mut j = acks.start;
-        for i in self.span(lo, hi) {
-            let pn = self.base + i as u64;
-            while j < acks.end && self.acks[j].pn < pn {
-                f(&self.acks[j].packet());
-                j += 1;
-            }
-            if let Some(p) = &self.slots[i] {
+    pub fn visit_range<F: FnMut(&SentPacket)>(&self, lo: u64, hi: u64, mut f: F) {
+        let slots = &self.slots;
+        let show = |i: usize, f: &mut F| {
+            if let Some(p) = &slots[i] {
                 f(p);
             }
-        }
-        for a in self.acks.range(j..acks.end) {
-            f(&a.packet());
-        }
+        };
+        merge(self.base, self.span(lo, hi), &self.acks, self.ack_span(lo, hi), &mut f, show);
     }
 
     /// Removes every packet numbered in `[lo, hi]`, showing each to `f` in ascending order
@@ -247,22 +239,16 @@ impl SentPackets {
         acks: std::ops::Range<usize>,
         f: &mut dyn FnMut(&SentPacket),
     ) {
-        let mut j = acks.start;
-        for i in self.span(lo, hi) {
-            let pn = self.base + i as u64;
-            while j < acks.end && self.acks[j].pn < pn {
-                f(&self.acks[j].packet());
-                j += 1;
-            }
-            let slot = &mut self.slots[i];
+        let span = self.span(lo, hi);
+        let slots = &mut self.slots;
+        let take = |i: usize, f: &mut (dyn FnMut(&SentPacket) + '_)| {
+            let slot = &mut slots[i];
             if let Some(p) = slot {
                 f(p);
                 *slot = None;
             }
-        }
-        for a in self.acks.range(j..acks.end) {
-            f(&a.packet());
-        }
+        };
+        merge(self.base, span, &self.acks, acks.clone(), f, take);
         self.acks.drain(acks);
         self.trim();
     }
@@ -408,6 +394,33 @@ pub struct SentPacket {
     pub frames: KeptFrames,
     /// Largest acknowledged of the ACK frame this packet carried (for ack-of-ack).
     pub ack_largest: Opt<u64>,
+}
+
+/// The walk `visit_range` and `drain_range_mixed` share: the ring's slots `span` (packet
+/// numbers from `base`) merged in packet-number order with the ACK-only packets `ack_span` of
+/// `acks`; an ACK-only packet goes to `f`, a slot to `slot` (which shows it to `f`, and may take
+/// it).
+#[inline(always)]
+fn merge<F: FnMut(&SentPacket) + ?Sized>(
+    base: u64,
+    span: std::ops::Range<usize>,
+    acks: &VecDeque<AckOnly>,
+    ack_span: std::ops::Range<usize>,
+    f: &mut F,
+    mut slot: impl FnMut(usize, &mut F),
+) {
+    let mut j = ack_span.start;
+    for i in span {
+        let pn = base + i as u64;
+        while j < ack_span.end && acks[j].pn < pn {
+            f(&acks[j].packet());
+            j += 1;
+        }
+        slot(i, f);
+    }
+    for a in acks.range(j..ack_span.end) {
+        f(&a.packet());
+    }
 }
 
 #[cfg(test)]
