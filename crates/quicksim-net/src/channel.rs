@@ -37,24 +37,26 @@ pub struct Jitter {
     pub reorder: bool,
 }
 
-/// Static configuration of one link direction.
+/// Static configuration of one link direction. `repr(C)` with the fields every packet reads
+/// first (`mtu`, `overhead`, `hold_limit`; see `Channel`).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct ChannelConfig {
-    pub rate: Rate,
-    pub delay: SimDuration,
     /// Largest IP datagram the link carries.
     pub mtu: u32,
     /// Per-frame link-layer overhead (PPP: 7 B).
     pub overhead: u32,
-    /// The output queue's discipline (a scenario's `queue` table).
-    pub qdisc: QdiscConfig,
-    pub loss: LossModel,
-    pub jitter: Option<Jitter>,
     /// Most packets this direction holds in all (waiting, in transmission and propagating);
     /// one offered beyond it is dropped (`Overflow`). netem's `limit`: an emulator that delays
     /// packets keeps the delayed ones in its queue, so the delay line itself is bounded (Linux
     /// netem's default: 1000 packets). None: only the queue discipline limits.
     pub hold_limit: Option<u64>,
+    pub rate: Rate,
+    pub delay: SimDuration,
+    /// The output queue's discipline (a scenario's `queue` table).
+    pub qdisc: QdiscConfig,
+    pub loss: LossModel,
+    pub jitter: Option<Jitter>,
     /// Packets dropped by number ([`DropList`]), after the loss model.
     pub drop_lists: Vec<DropList>,
     /// The link model deciding serialization times; None: [`fixed_rate`] at `rate` (`rate` is
@@ -175,47 +177,55 @@ impl ChannelRngs {
 }
 
 /// Runtime state of one link direction.
+///
+/// `repr(C)`, in this order: what every packet reads or writes first (ids, the queue's length,
+/// the transmitter, the frame counters, the link model), then the discipline and the
+/// configuration (whose first fields are the per-packet `mtu`, `overhead` and `hold_limit`),
+/// then what only impaired links use. A channel is ~880 B; in the order the compiler chose, the
+/// fields a packet touches were spread over most of its 14 cache lines, with a few hundred
+/// channels per run mostly out of the first-level cache.
+#[repr(C)]
 pub struct Channel<P> {
     pub id: ChanId,
     pub from: NodeId,
     pub to: NodeId,
-    pub cfg: ChannelConfig,
     pub up: bool,
-    qdisc: AnyQdisc<P>,
-    /// Decides serialization times (the link model, with the time of the last frame size
-    /// remembered); private so that every rate change goes through `set_rate`.
-    model: Serializer,
-    /// When the link is free, and its one pending end-of-transmission event (see
-    /// `transmitter.rs`: a frame's arrival is scheduled when it starts).
-    xmit: Transmitter,
-    /// The frame whose fate is settled at its end of serialization (`TxDone`): a lost one (its
-    /// drop is reported then, with `tx_lost`), or any frame on a link that may go down.
-    tx: Option<Packet<P>>,
-    /// Why `tx` is lost, if that was decided when it started.
-    tx_lost: Option<DropReason>,
-    last_arrival: SimTime,
-    last_queue_change: SimTime,
-    /// The time of the `QdiscTimer` event last scheduled (earlier ones are stale).
-    qdisc_timer: Option<SimTime>,
-    /// The discipline's length (packets, bytes) after its last operation: what the next
-    /// operation compares with, and the emptiness check of every offered packet, without asking
-    /// the discipline (a dispatch each) on the per-packet path.
-    qlen: QueueLen,
-    /// The discipline may ask for timers (`Qdisc::uses_timers`; DropTail never does).
-    qdisc_timers: bool,
-    periodic_count: u64,
     /// The configuration has a loss model or a drop list: decided once when the channel is
     /// made (`cfg` does not change afterwards), so that a frame on a clean link pays one
     /// test instead of the loss model's dispatch and the drop lists' check (`fate`).
     lossy: bool,
+    /// The discipline may ask for timers (`Qdisc::uses_timers`; DropTail never does).
+    qdisc_timers: bool,
     /// The Gilbert-Elliott chain is in Bad.
     ge_bad: bool,
-    /// Progress through `cfg.drop_lists`, one per list.
-    drop_counts: Vec<DropCount>,
+    /// Why `tx` is lost, if that was decided when it started.
+    tx_lost: Option<DropReason>,
+    /// The discipline's length (packets, bytes) after its last operation: what the next
+    /// operation compares with, and the emptiness check of every offered packet, without asking
+    /// the discipline (a dispatch each) on the per-packet path.
+    qlen: QueueLen,
+    /// When the link is free, and its one pending end-of-transmission event (see
+    /// `transmitter.rs`: a frame's arrival is scheduled when it starts).
+    xmit: Transmitter,
     /// Frames started (in transmission or propagating) that have not arrived or been dropped.
     in_flight: u64,
-    rngs: ChannelRngs,
+    last_arrival: SimTime,
     pub stats: ChannelStats,
+    /// Decides serialization times (the link model, with the time of the last frame size
+    /// remembered); private so that every rate change goes through `set_rate`.
+    model: Serializer,
+    qdisc: AnyQdisc<P>,
+    pub cfg: ChannelConfig,
+    /// The frame whose fate is settled at its end of serialization (`TxDone`): a lost one (its
+    /// drop is reported then, with `tx_lost`), or any frame on a link that may go down.
+    tx: Option<Packet<P>>,
+    last_queue_change: SimTime,
+    /// The time of the `QdiscTimer` event last scheduled (earlier ones are stale).
+    qdisc_timer: Option<SimTime>,
+    periodic_count: u64,
+    /// Progress through `cfg.drop_lists`, one per list.
+    drop_counts: Vec<DropCount>,
+    rngs: ChannelRngs,
 }
 
 /// The channel's counters and observer as a queue discipline's sink of drops and marks.
