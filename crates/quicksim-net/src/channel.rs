@@ -399,12 +399,22 @@ impl<P> Channel<P> {
             self.start_tx(now, p, sched, obs);
             return;
         }
-        let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
-        let (verdict, len) =
-            self.qdisc.enqueue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o }, p);
-        if let Verdict::Dropped(p, why) = verdict {
-            self.drop_pkt(now, &p, why, obs);
-        }
+        let len = match self.qdisc.as_droptail() {
+            // DropTail's accept, inline (its overflow takes the general path below).
+            Some(q) if q.fits(p.ip_bytes) => {
+                q.push(p);
+                QueueLen::of(q)
+            }
+            _ => {
+                let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
+                let (verdict, len) =
+                    self.qdisc.enqueue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o }, p);
+                if let Verdict::Dropped(p, why) = verdict {
+                    self.drop_pkt(now, &p, why, obs);
+                }
+                len
+            }
+        };
         self.after_qdisc_op(now, len, sched, obs);
         if self.qlen.packets > 0 {
             if let Some(at) = self.xmit.wake_for_waiting(now) {
@@ -456,6 +466,14 @@ impl<P> Channel<P> {
     {
         if !self.up || !self.xmit.free(now) || self.qlen.packets == 0 {
             return;
+        }
+        if let Some(q) = self.qdisc.as_droptail() {
+            // DropTail's dequeue, inline: the queue is not empty (`qlen`), so the packet comes
+            // without an `Option` around it.
+            let p = q.pop_nonempty();
+            let len = QueueLen::of(q);
+            self.after_qdisc_op(now, len, sched, obs);
+            return self.start_tx(now, p, sched, obs);
         }
         let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
         let (next, len) =

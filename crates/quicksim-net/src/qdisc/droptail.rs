@@ -79,23 +79,47 @@ impl<P> DropTail<P> {
     }
 }
 
+impl<P> DropTail<P> {
+    /// Whether a packet of `ip_bytes` fits (the channel's inline accept path: it then calls
+    /// `push`, and no `Verdict` carrying the packet is assembled, whose copy through the stack
+    /// cost a store-forwarding stall per queued packet).
+    #[inline(always)]
+    pub fn fits(&self, ip_bytes: u32) -> bool {
+        // Saturating: an unlimited byte capacity is u64::MAX.
+        (self.queue.len() as u64) < self.max_packets
+            && self.bytes.saturating_add(ip_bytes as u64) <= self.max_bytes
+    }
+    /// Append a packet that `fits`.
+    #[inline(always)]
+    pub fn push(&mut self, p: Packet<P>) {
+        self.bytes += p.ip_bytes as u64;
+        self.queue.push_back(p);
+    }
+    /// The head packet of a queue that is not empty (the channel's inline dequeue path; panics
+    /// on an empty queue).
+    #[inline(always)]
+    pub fn pop_nonempty(&mut self) -> Packet<P> {
+        let p = self.queue.pop_front().expect("DropTail::pop_nonempty on an empty queue");
+        self.bytes -= p.ip_bytes as u64;
+        p
+    }
+}
+
 impl<P> Qdisc<P> for DropTail<P> {
     #[inline]
     fn enqueue(&mut self, _cx: &mut QdiscCtx<'_, P>, q: Queued<P>) -> Verdict<P> {
-        let size = q.pkt.ip_bytes as u64;
-        // Saturating: an unlimited byte capacity is u64::MAX.
-        if self.queue.len() as u64 >= self.max_packets || self.bytes.saturating_add(size) > self.max_bytes {
+        if !self.fits(q.pkt.ip_bytes) {
             return Verdict::Dropped(q.pkt, DropReason::Overflow);
         }
-        self.bytes += size;
-        self.queue.push_back(q.pkt);
+        self.push(q.pkt);
         Verdict::Queued
     }
     #[inline]
     fn dequeue(&mut self, _cx: &mut QdiscCtx<'_, P>) -> Option<Packet<P>> {
-        let p = self.queue.pop_front()?;
-        self.bytes -= p.ip_bytes as u64;
-        Some(p)
+        if self.queue.is_empty() {
+            return None;
+        }
+        Some(self.pop_nonempty())
     }
     #[inline]
     fn len_packets(&self) -> usize {

@@ -230,6 +230,16 @@ macro_rules! qdiscs {
             // (RED's and PIE's random draws, CoDel's control law, FQ-CoDel's flows): a smaller
             // hot loop for the instruction cache, the same results.
 
+            /// The DropTail this is, if it is one: the channel's inline paths for the default
+            /// discipline (accept without a `Verdict`, dequeue without an `Option`).
+            #[inline(always)]
+            pub fn as_droptail(&mut self) -> Option<&mut droptail::DropTail<P>> {
+                match self {
+                    AnyQdisc::DropTail(q) => Some(q),
+                    _ => None,
+                }
+            }
+
             /// [`Qdisc::enqueue`] of `p` offered at `now`, with a context made of these parts;
             /// returns the verdict and the discipline's length after it.
             #[inline(always)]
