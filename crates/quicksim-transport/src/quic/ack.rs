@@ -152,8 +152,11 @@ impl AckManager {
         }
     }
 
-    /// Builds an ACK frame of at most `budget` bytes and resets the ACK triggers.
-    pub fn build(&mut self, now: SimTime, exponent: u8, budget: u64) -> Option<AckFrame> {
+    /// Builds an ACK frame of at most `budget` bytes and resets the ACK triggers; returns it
+    /// with its largest acknowledged and its size (`AckFrame::size`), known here without
+    /// reading the frame back (the sender's read of the returned frame waited on the stores
+    /// that had just written it: a store-forwarding stall per ACK sent).
+    pub fn build(&mut self, now: SimTime, exponent: u8, budget: u64) -> Option<(AckFrame, u64, u64)> {
         if self.received.is_empty() {
             return None;
         }
@@ -165,6 +168,7 @@ impl AckManager {
         // range-count varint, which is added when checking against the budget.
         let mut body = 0;
         let mut prev_smallest = 0;
+        let mut largest = 0;
         for (s, e) in self.received.iter().rev() {
             let l = e - 1;
             let add = if frame.ranges.is_empty() {
@@ -176,23 +180,26 @@ impl AckManager {
             if n > self.max_ranges as usize || body + add + varint_len(n as u64 - 1) > budget {
                 break;
             }
+            if n == 1 {
+                largest = l;
+            }
             body += add;
             prev_smallest = s;
             frame.ranges.push((s, l));
         }
-        debug_assert!(
-            frame.ranges.is_empty() || frame.size() == body + varint_len(frame.ranges.len() as u64 - 1)
-        );
         if frame.ranges.is_empty() {
             return None;
         }
+        let size = body + varint_len(frame.ranges.len() as u64 - 1);
+        debug_assert_eq!(size, frame.size());
+        debug_assert_eq!(largest, frame.largest());
         self.eliciting_since_ack = 0;
         self.unacked_eliciting = false;
         self.new_info = false;
         self.immediate = false;
         self.deadline = Opt::NONE;
         self.unreported_gap = Opt::NONE;
-        Some(frame)
+        Some((frame, largest, size))
     }
 
     /// The peer acknowledged a packet of ours that carried an ACK frame up to `largest`:
@@ -239,8 +246,10 @@ mod tests {
         assert!(a.ack_due(SimTime::from_millis(26)));
         a.on_packet(t0, 1, true, false, &p);
         assert!(a.ack_due(t0));
-        let f = a.build(SimTime::from_millis(2), 3, 1000).unwrap();
+        let (f, largest, size) = a.build(SimTime::from_millis(2), 3, 1000).unwrap();
         assert_eq!(f.ranges[..], [(0, 1)]);
+        // type + largest 1 + delay 125 (2 B) + range count + first range 1.
+        assert_eq!((largest, size), (1, 6));
         assert_eq!(f.ack_delay, 1000 >> 3);
         assert!(!a.ack_due(SimTime::from_millis(100)));
     }
@@ -326,14 +335,17 @@ mod tests {
             a.on_packet(SimTime::ZERO, pn, true, false, &p);
             assert!(a.range_count() <= 4);
         }
-        let f = a.build(SimTime::ZERO, 3, 10_000).unwrap();
+        let (f, largest, size) = a.build(SimTime::ZERO, 3, 10_000).unwrap();
         assert_eq!(f.ranges.len(), 4);
+        // type + largest 38 + delay 0 + count + first range + 3 x (gap, range).
+        assert_eq!((largest, size, f.size()), (38, 11, 11));
         assert_eq!(f.ranges[0], (38, 38));
         assert_eq!(a.classify(0), Arrival::Untracked);
         a.on_ack_of_ack(36);
         assert_eq!(a.range_count(), 2);
         // A budget too small for a second range keeps only the first.
-        let f = a.build(SimTime::ZERO, 3, 6).unwrap();
+        let (f, largest, size) = a.build(SimTime::ZERO, 3, 6).unwrap();
         assert_eq!(f.ranges[..], [(38, 38)]);
+        assert_eq!((largest, size), (38, 5));
     }
 }

@@ -378,8 +378,8 @@ impl Connection {
     fn build_ack(&mut self, now: SimTime, space: SpaceId, exp: u8, budget: u64) -> Option<(Frame, u64, u64)> {
         let counts = self.recovery.ecn.as_ref().and_then(|e| e.report(space));
         let extra = counts.map_or(0, |c| c.size());
-        let a = self.acks[space].build(now, exp, budget.checked_sub(extra)?)?;
-        let (largest, n) = (a.largest(), a.size() + extra);
+        let (a, largest, size) = self.acks[space].build(now, exp, budget.checked_sub(extra)?)?;
+        let n = size + extra;
         self.note_ack_sent(&a, n);
         let f = match counts {
             Some(counts) => Frame::AckEcn(Box::new(AckEcnFrame { ack: a, counts })),
