@@ -406,9 +406,8 @@ impl<P> Channel<P> {
                 QueueLen::of(q)
             }
             _ => {
-                let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
-                let (verdict, len) =
-                    self.qdisc.enqueue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o }, p);
+                let sink = &mut Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
+                let (verdict, len) = self.qdisc.enqueue_with(now, &mut self.rngs.queue, sink, p);
                 if let Verdict::Dropped(p, why) = verdict {
                     self.drop_pkt(now, &p, why, obs);
                 }
@@ -475,9 +474,8 @@ impl<P> Channel<P> {
             self.after_qdisc_op(now, len, sched, obs);
             return self.start_tx(now, p, sched, obs);
         }
-        let (id, stats, o) = (self.id, &mut self.stats, &mut *obs);
-        let (next, len) =
-            self.qdisc.dequeue_with(now, &mut self.rngs.queue, move || Sink { id, stats, obs: o });
+        let sink = &mut Sink { id: self.id, stats: &mut self.stats, obs: &mut *obs };
+        let (next, len) = self.qdisc.dequeue_with(now, &mut self.rngs.queue, sink);
         self.after_qdisc_op(now, len, sched, obs);
         if let Some(p) = next {
             self.start_tx(now, p, sched, obs);

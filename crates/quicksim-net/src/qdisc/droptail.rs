@@ -77,9 +77,6 @@ impl<P> DropTail<P> {
             max_bytes: b.unwrap_or(u64::MAX),
         }
     }
-}
-
-impl<P> DropTail<P> {
     /// Whether a packet of `ip_bytes` fits (the channel's inline accept path: it then calls
     /// `push`, and no `Verdict` carrying the packet is assembled, whose copy through the stack
     /// cost a store-forwarding stall per queued packet).

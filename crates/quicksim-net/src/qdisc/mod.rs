@@ -215,23 +215,19 @@ macro_rules! qdiscs {
                 }
             }
 
-            // The channel's entry points: one dispatch per operation, which also reads the
-            // discipline's length after it (asked through the trait, the two lengths were two
-            // more dispatches per packet). The context is built inside each arm, so that a
-            // discipline that ignores it (DropTail) does not pay for building it once inlined
-            // (built before the `match`, the `Dyn` arm kept it alive: 0.6 % of the showcase's
-            // instructions); the sink is made by `sink` inside each arm too (`Channel` passes a
-            // closure), so that its parts are not gathered into a struct on the stack for a
-            // discipline that never reports outside its verdicts.
-
-            // DropTail, every link's default, is dispatched inline; every other discipline
-            // through one call (`enqueue_other` / `dequeue_other`), so that the per-hop code
+            // The channel's entry points. DropTail, every link's default, has its accept and its
+            // dequeue inline in the channel (`as_droptail`: no `Verdict` or `Option` carries the
+            // packet there; LLVM moved those through the stack at odd offsets, a store-forwarding
+            // stall per packet). Everything else (DropTail's overflow, every other discipline)
+            // goes through one call, `enqueue_with` / `dequeue_with`, so that the per-hop code
             // inlined into the run loop does not carry every discipline's enqueue and dequeue
             // (RED's and PIE's random draws, CoDel's control law, FQ-CoDel's flows): a smaller
-            // hot loop for the instruction cache, the same results.
+            // hot loop for the instruction cache, the same results. Each returns the
+            // discipline's length after it (asked through the trait, the two lengths were two
+            // more dispatches per packet).
 
             /// The DropTail this is, if it is one: the channel's inline paths for the default
-            /// discipline (accept without a `Verdict`, dequeue without an `Option`).
+            /// discipline.
             #[inline(always)]
             pub fn as_droptail(&mut self) -> Option<&mut droptail::DropTail<P>> {
                 match self {
@@ -242,19 +238,8 @@ macro_rules! qdiscs {
 
             /// [`Qdisc::enqueue`] of `p` offered at `now`, with a context made of these parts;
             /// returns the verdict and the discipline's length after it.
-            #[inline(always)]
-            pub fn enqueue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K, p: Packet<P>) -> (Verdict<P>, QueueLen) {
-                match self {
-                    AnyQdisc::DropTail(q) => {
-                        let v = q.enqueue(&mut QdiscCtx::new(now, rng, &mut sink()), Queued { pkt: p, enqueued_at: now });
-                        (v, QueueLen::of(q))
-                    }
-                    _ => self.enqueue_other(now, rng, &mut sink(), p),
-                }
-            }
-
             #[inline(never)]
-            fn enqueue_other(&mut self, now: SimTime, rng: &mut Rng, sink: &mut dyn QdiscSink<P>, p: Packet<P>) -> (Verdict<P>, QueueLen) {
+            pub fn enqueue_with(&mut self, now: SimTime, rng: &mut Rng, sink: &mut dyn QdiscSink<P>, p: Packet<P>) -> (Verdict<P>, QueueLen) {
                 let cx = &mut QdiscCtx::new(now, rng, sink);
                 let pkt = Queued { pkt: p, enqueued_at: now };
                 match self {
@@ -265,19 +250,8 @@ macro_rules! qdiscs {
 
             /// [`Qdisc::dequeue`] with a context made of these parts; returns the packet and the
             /// discipline's length after it.
-            #[inline(always)]
-            pub fn dequeue_with<K: QdiscSink<P>>(&mut self, now: SimTime, rng: &mut Rng, sink: impl FnOnce() -> K) -> (Option<Packet<P>>, QueueLen) {
-                match self {
-                    AnyQdisc::DropTail(q) => {
-                        let p = q.dequeue(&mut QdiscCtx::new(now, rng, &mut sink()));
-                        (p, QueueLen::of(q))
-                    }
-                    _ => self.dequeue_other(now, rng, &mut sink()),
-                }
-            }
-
             #[inline(never)]
-            fn dequeue_other(&mut self, now: SimTime, rng: &mut Rng, sink: &mut dyn QdiscSink<P>) -> (Option<Packet<P>>, QueueLen) {
+            pub fn dequeue_with(&mut self, now: SimTime, rng: &mut Rng, sink: &mut dyn QdiscSink<P>) -> (Option<Packet<P>>, QueueLen) {
                 let cx = &mut QdiscCtx::new(now, rng, sink);
                 match self {
                     $(AnyQdisc::$t(q) => (q.dequeue(cx), QueueLen::of(q)),)*
