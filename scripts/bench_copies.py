@@ -74,7 +74,10 @@ def main(argv: list[str]) -> int:
     builds: dict[str, str] = {}
     for b in a.builds:
         name, _, path = b.rpartition("=")
-        builds[name or Path(path).name + (f"#{len(builds)}" if Path(path).name in builds else "")] = path
+        name = name or Path(path).name
+        if name in builds:  # the same file (or name) twice: keep both
+            name = f"{name}#{len(builds)}"
+        builds[name] = path
     scenarios = {name: a.scenario for name in builds}
     for s in a.scenario_for:
         name, _, path = s.partition("=")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import math
 import os
@@ -17,6 +18,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON_DIR = REPO / "python"
+
+
+def load_script(name: str) -> types.ModuleType:
+    """`scripts/<name>.py` as a module (the scripts are not a package), for their tests."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
 
 # A 3 s run with 0.5 s bins. sender1 (QUIC, active 0.5..2.5 s) delivers 0, 1, 2, 2, 1, 0 Mbit/s;
 # its rows for the idle bins 0.0 and 2.5 are missing on purpose (they must read as zero).

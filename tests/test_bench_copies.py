@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import stat
 import sys
 from pathlib import Path
@@ -11,17 +9,15 @@ from types import ModuleType
 
 import pytest
 
+from conftest import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the fake runners are shell scripts")
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_copies", ROOT / "scripts" / "bench_copies.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("bench_copies")
 
 
 def _runner(path: Path, events: int) -> str:
@@ -80,4 +76,14 @@ def test_a_runner_without_figures_is_named(tmp_path: Path) -> None:
     (tmp_path / "s.json").write_text("1")
     with pytest.raises(SystemExit, match="no 'events N wall_s W ev/s R' line"):
         bc.main([str(tmp_path / "s.json"), str(bad), "--copies", "1", "--rounds", "1"])
-    assert os.access(bad, os.X_OK)
+
+
+def test_one_file_given_twice_is_two_builds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bc = _load()
+    (tmp_path / "s.json").write_text("1e6")
+    a = _runner(tmp_path / "a", 1000)
+    assert bc.main([str(tmp_path / "s.json"), a, a, "--copies", "2", "--rounds", "1"]) == 0
+    rows = [line.split()[:4] for line in capsys.readouterr().out.splitlines()]
+    assert rows == [["a", "0.00100", "s", "x1.0000"], ["a#1", "0.00100", "s", "x1.0000"]]
+    # 2 builds x 2 copies, each its own file.
+    assert len(set((tmp_path / "a.log").read_text().split())) == 4

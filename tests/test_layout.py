@@ -3,19 +3,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
+
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _checker() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_layout", ROOT / "scripts" / "check_layout.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("check_layout")
 
 
 def test_the_repository_follows_the_layout_rules() -> None:

@@ -4,30 +4,27 @@ naming the file and the line (exit status 2), and the bundled trace scenario run
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import quicksim
+from conftest import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO / "python" / "quicksim" / "scenarios" / "traces"
 
 
-def _make_traces() -> object:
-    spec = importlib.util.spec_from_file_location("make_traces", REPO / "scripts" / "make_traces.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _make_traces() -> ModuleType:
+    return load_script("make_traces")
 
 
 def test_the_bundled_traces_are_what_the_script_makes(tmp_path: Path) -> None:
     mod = _make_traces()
-    assert mod.main(["make_traces.py", str(tmp_path)]) == 0  # type: ignore[attr-defined]
+    assert mod.main(["make_traces.py", str(tmp_path)]) == 0
     made = sorted(p.name for p in tmp_path.iterdir())
     assert made == sorted(p.name for p in TRACES.glob("*.mm"))
     for name in made:
