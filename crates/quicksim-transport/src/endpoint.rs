@@ -194,6 +194,24 @@ pub trait Endpoint {
     fn handle_timeout(&mut self, now: SimTime);
     /// The next packet to send now, if any.
     fn poll_transmit(&mut self, now: SimTime) -> Option<Self::Packet>;
+    /// Whether the run loop should poll with `poll_transmit_into` (the transport writes its
+    /// packets in place) rather than `poll_transmit`.
+    const TRANSMIT_IN_PLACE: bool = false;
+    /// `poll_transmit` written over `out`, a spent packet of this transport (the old value of
+    /// the run loop's pool slot): whether a packet was written (`out` is unchanged if not).
+    /// The default moves `poll_transmit`'s packet in; a transport whose packets are large
+    /// writes the fields in place instead (and sets `TRANSMIT_IN_PLACE`), saving the moves of
+    /// the whole packet from its builder to the caller and into the slot.
+    #[inline]
+    fn poll_transmit_into(&mut self, now: SimTime, out: &mut Self::Packet) -> bool {
+        match self.poll_transmit(now) {
+            Some(p) => {
+                *out = p;
+                true
+            }
+            None => false,
+        }
+    }
     /// When `handle_timeout` wants to be called next.
     fn poll_timeout(&self) -> Option<SimTime>;
     /// The next event for the application.

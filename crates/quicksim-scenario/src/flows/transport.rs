@@ -227,18 +227,34 @@ where
             }
         }
         loop {
-            while let Some(pkt) = c[side as usize].poll_transmit(now) {
+            loop {
+                // A transport that writes its packets in place (TCP) writes over a freed pool
+                // slot's old one where there is a slot: the packet is not moved twice.
+                let ep = &mut c[side as usize];
+                let pool = E::pool(&mut cx.out.pools);
+                let vacant = if E::TRANSMIT_IN_PLACE { pool.vacant() } else { None };
+                let slot = match vacant {
+                    Some(s) if ep.poll_transmit_into(now, &mut pool.slots[s as usize]) => s,
+                    Some(s) => {
+                        pool.unused(s);
+                        break;
+                    }
+                    None => match ep.poll_transmit(now) {
+                        Some(pkt) => pool.put(pkt),
+                        None => break,
+                    },
+                };
+                let pkt = &pool.slots[slot as usize];
                 if cx.out.rec.tracing {
                     cx.out.rec.transport_event(
                         now,
                         f,
                         side,
-                        TransportEvent::PacketSent { bytes: pkt.size_bytes(), packet: &pkt },
+                        TransportEvent::PacketSent { bytes: pkt.size_bytes(), packet: pkt },
                     );
                 }
                 let ip = pkt.size_bytes() + E::ENCAP_BYTES + IPV4_BYTES;
                 let ecn = net_ecn(pkt.ecn());
-                let slot = E::pool(&mut cx.out.pools).put(pkt);
                 cx.send_packet(now, from, to, f, ip, Payload::transport(E::TAG, side == 0, slot), ecn);
             }
             let mut refill = false;

@@ -8,6 +8,8 @@ impl Endpoint for Connection {
     type Packet = TcpSegment;
     /// `size_bytes` is the whole TCP segment; only IP lies below.
     const ENCAP_BYTES: u64 = 0;
+    /// A segment is ~180 B (inline SACK blocks and record marks): written in place.
+    const TRANSMIT_IN_PLACE: bool = true;
 
     #[inline]
     fn handle_packet(&mut self, now: SimTime, p: &TcpSegment) {
@@ -20,6 +22,10 @@ impl Endpoint for Connection {
     #[inline]
     fn poll_transmit(&mut self, now: SimTime) -> Option<TcpSegment> {
         Connection::poll_transmit(self, now)
+    }
+    #[inline]
+    fn poll_transmit_into(&mut self, now: SimTime, out: &mut TcpSegment) -> bool {
+        Connection::poll_transmit_into(self, now, out)
     }
     #[inline]
     fn poll_timeout(&self) -> Option<SimTime> {

@@ -26,31 +26,50 @@ enum Pick {
 impl Connection {
     /// The next segment to send now, if any. Call until None after every input.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<TcpSegment> {
+        let mut seg = TcpSegment::blank();
+        self.poll_transmit_into(now, &mut seg).then_some(seg)
+    }
+
+    /// `poll_transmit` written over `out`, a spent segment (every field is set): whether a
+    /// segment was written; `out` is untouched if not. The run loop writes over its pool slot,
+    /// so a segment (~180 B with its inline SACK blocks) is not moved from here to the caller
+    /// and again into the slot.
+    pub fn poll_transmit_into(&mut self, now: SimTime, out: &mut TcpSegment) -> bool {
         self.advance(now);
         match self.state {
-            State::Listen => return None,
+            State::Listen => return false,
             State::SynSent | State::SynReceived => {
-                return self.syn_due.then(|| self.build_syn(now));
+                if !self.syn_due {
+                    return false;
+                }
+                *out = self.build_syn(now); // once or twice per connection: by value
+                return true;
             }
             State::Closed => {
                 // Answer a retransmitted FIN (TIME-WAIT's job).
-                return self.rx.ack_now.then(|| self.build_bare(now, false));
+                if !self.rx.ack_now {
+                    return false;
+                }
+                self.write_bare(now, false, out);
+                return true;
             }
             State::Established => {}
         }
-        if let Some(seg) = self.next_data(now) {
-            return Some(seg);
+        if self.next_data(now, out) {
+            return true;
         }
         if self.probe_due {
             self.probe_due = false;
             self.stats.zero_window_probes += 1;
-            return Some(self.build_bare(now, true));
+            self.write_bare(now, true, out);
+            return true;
         }
         if self.rx.ack_due(now) {
             self.stats.pure_acks_sent += 1;
-            return Some(self.build_bare(now, false));
+            self.write_bare(now, false, out);
+            return true;
         }
-        None
+        false
     }
 
     /// SYN (client) or SYN-ACK (server), with the options this end offers or accepts.
@@ -105,8 +124,8 @@ impl Connection {
         seg
     }
 
-    /// The data segment to send now, if any.
-    fn next_data(&mut self, now: SimTime) -> Option<TcpSegment> {
+    /// The data segment to send now, if any, written over `out` (untouched if none).
+    fn next_data(&mut self, now: SimTime, out: &mut TcpSegment) -> bool {
         self.pacing_blocked = false;
         let (blocks, max_payload) = if self.sack_on {
             let blocks = self.rx.sack_blocks(max_sack_blocks(self.ts_on));
@@ -118,19 +137,23 @@ impl Connection {
         let pick = if let Some(s) = self.tx.board.next_lost() {
             if !(self.tx.force_one || self.tx.window_allows(s.len as u64, false)) {
                 self.tx.app_limited = false;
-                return None;
+                return false;
             }
             Pick::Retransmit { seq: s.seq, len: s.payload(), fin: s.has(FIN_SEG) }
         } else {
-            self.pick_new(now, max_payload)?
+            match self.pick_new(now, max_payload) {
+                Some(p) => p,
+                None => return false,
+            }
         };
         // `next_send_time` only moves when segments are paced (`pacing`, or a controller that
         // asks for a rate).
         if now < self.tx.next_send_time {
             self.pacing_blocked = true;
-            return None;
+            return false;
         }
-        Some(self.build_data(now, pick, blocks))
+        self.build_data(now, pick, blocks, out);
+        true
     }
 
     /// New data (or the FIN) if every limit allows it.
@@ -186,30 +209,18 @@ impl Connection {
         }
     }
 
-    fn build_data(&mut self, now: SimTime, pick: Pick, blocks: SackBlocks) -> TcpSegment {
+    fn build_data(&mut self, now: SimTime, pick: Pick, blocks: SackBlocks, out: &mut TcpSegment) {
         let (seq, len, fin, retx) = match pick {
             Pick::Retransmit { seq, len, fin } => (seq, len, fin, true),
             Pick::New { len, fin } => (self.tx.snd_nxt, len, fin, false),
         };
         let off = seq - 1;
-        let records = if self.cfg.tls == TlsVersion::None {
-            SmallVec::new()
-        } else {
-            self.tls_tx.marks_in(off, off + len)
-        };
-        let mut seg = TcpSegment {
-            seq,
-            ack: 0,
-            len: len as u32,
-            flags: if fin { FIN } else { 0 },
-            window: 0,
-            ts: None,
-            sack: blocks,
-            syn_opts: None,
-            records,
-            ecn: EcnCodepoint::NotEct,
-        };
-        self.fill_ack(now, &mut seg);
+        out.reset(seq, len as u32, if fin { FIN } else { 0 }, blocks);
+        if self.cfg.tls != TlsVersion::None {
+            out.records = self.tls_tx.marks_in(off, off + len);
+        }
+        let seg = out;
+        self.fill_ack(now, seg);
         // RFC 3168 §6.1.2/§6.1.5: ECT(0) on new data only (never on retransmissions, pure ACKs
         // or a bare FIN, as Linux), and CWR on the first new data after a reduction.
         if self.ecn_on && !retx && len > 0 {
@@ -257,30 +268,18 @@ impl Connection {
             self.tx.next_send_time = self.tx.next_send_time.max(now) + rate.tx_time(size);
         }
         self.count_sent(size);
-        seg
     }
 
     /// A segment without data: a pure ACK, or (`probe`) a zero-window probe with the sequence
     /// number SND.UNA − 1, which the receiver must answer (Linux `tcp_xmit_probe_skb`).
-    fn build_bare(&mut self, now: SimTime, probe: bool) -> TcpSegment {
+    /// Written over `out` (every field).
+    fn write_bare(&mut self, now: SimTime, probe: bool, out: &mut TcpSegment) {
         let blocks =
             if self.sack_on { self.rx.sack_blocks(max_sack_blocks(self.ts_on)) } else { SackBlocks::new() };
         let seq = if probe { self.tx.snd_una - 1 } else { self.tx.snd_nxt };
-        let mut seg = TcpSegment {
-            seq,
-            ack: 0,
-            len: 0,
-            flags: 0,
-            window: 0,
-            ts: None,
-            sack: blocks,
-            syn_opts: None,
-            records: SmallVec::new(),
-            ecn: EcnCodepoint::NotEct,
-        };
-        self.fill_ack(now, &mut seg);
-        self.count_sent(seg.size_bytes());
-        seg
+        out.reset(seq, 0, 0, blocks);
+        self.fill_ack(now, out);
+        self.count_sent(out.size_bytes());
     }
 
     /// ACK number, window, timestamps; settles an owed ACK.

@@ -93,6 +93,56 @@ pub struct TcpSegment {
 }
 
 impl TcpSegment {
+    /// An empty segment, to write one over (`Connection::poll_transmit_into`).
+    pub fn blank() -> TcpSegment {
+        TcpSegment {
+            seq: 0,
+            ack: 0,
+            len: 0,
+            flags: 0,
+            window: 0,
+            ts: None,
+            sack: SackBlocks::new(),
+            syn_opts: None,
+            records: SmallVec::new(),
+            ecn: EcnCodepoint::NotEct,
+        }
+    }
+
+    /// Turns a spent segment (a pool slot's old value) into a new one: `seq`, `len`, `flags`
+    /// and `sack` as given, no ACK number, window, timestamps, SYN options or record marks,
+    /// Not-ECT. Field by field, with the full pattern below: a field added to the segment
+    /// does not compile until it is reset here too.
+    #[inline]
+    pub fn reset(&mut self, seq: u64, len: u32, flags: u8, sack: SackBlocks) {
+        let TcpSegment {
+            seq: seq_,
+            ack,
+            len: len_,
+            flags: flags_,
+            window,
+            ts,
+            sack: sack_,
+            syn_opts,
+            records,
+            ecn,
+        } = self;
+        *seq_ = seq;
+        *ack = 0;
+        *len_ = len;
+        *flags_ = flags;
+        *window = 0;
+        *ts = None;
+        if sack.is_empty() {
+            sack_.clear();
+        } else {
+            *sack_ = sack;
+        }
+        *syn_opts = None;
+        records.clear();
+        *ecn = EcnCodepoint::NotEct;
+    }
+
     pub fn is_syn(&self) -> bool {
         self.flags & SYN != 0
     }

@@ -53,6 +53,9 @@ pub struct Net<E: Endpoint> {
     /// Called on each endpoint after every event (the encoding tests replace the endpoint by
     /// its decoded encoding here).
     pub after_event: Option<EndpointFn<E>>,
+    /// Poll with `poll_transmit_into`, each time over a copy of this packet (as the run loop
+    /// writes over its pool's freed slots, whatever they held), instead of `poll_transmit`.
+    pub spent: Option<E::Packet>,
 }
 
 impl<E: Endpoint> Net<E>
@@ -95,6 +98,7 @@ where
             trace: Vec::new(),
             close_when_done: [false; 2],
             after_event: None,
+            spent: None,
         }
     }
 
@@ -117,7 +121,20 @@ where
                     }
                 }
                 let mut n = 0;
-                while let Some(p) = self.eps[side].poll_transmit(self.now) {
+                loop {
+                    let p = match &self.spent {
+                        Some(spent) => {
+                            let mut out = spent.clone();
+                            if !self.eps[side].poll_transmit_into(self.now, &mut out) {
+                                break;
+                            }
+                            out
+                        }
+                        None => match self.eps[side].poll_transmit(self.now) {
+                            Some(p) => p,
+                            None => break,
+                        },
+                    };
                     n += 1;
                     assert!(n < 1_000_000, "endless poll_transmit at {}", self.now);
                     self.transmit(side, p);

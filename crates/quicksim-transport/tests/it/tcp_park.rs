@@ -1,6 +1,8 @@
 //! The TCP connection's compact encoding (`tcp/park.rs`): decoding gives the connection back bit
 //! for bit (a transfer re-encoded after every event sends the same segments at the same times),
 //! an idle connection encodes small, and `is_quiet` is false whenever something is going on.
+//! Also `poll_transmit_into`: segments written over spent ones are the segments
+//! `poll_transmit` returns.
 
 use std::sync::Arc;
 
@@ -41,11 +43,13 @@ fn reencode(c: &mut Connection) -> usize {
 fn transfer(
     cfg: &TcpConfig,
     coded: bool,
+    spent: Option<TcpSegment>,
 ) -> (Vec<(SimTime, usize, TcpSegment)>, [Vec<(SimTime, u64)>; 2], [TcpStats; 2], usize) {
     let (a, b) = pair(cfg.clone());
     let mut drop_rng = Rng::from_seed(7);
     let drop: DropFn<TcpSegment> = Box::new(move |_, _, _| drop_rng.range_u64(0, 1000) < 30);
     let mut n = Net::with_drop(a, b, ms(15), Some(Rate::mbps(20)), drop);
+    n.spent = spent;
     let mut jit_rng = Rng::from_seed(8);
     n.jitter = Box::new(move |_, _| {
         if jit_rng.range_u64(0, 100) < 5 {
@@ -95,8 +99,8 @@ fn decoding_gives_the_connection_back_bit_for_bit() {
         ),
     ];
     for (name, cfg) in cases {
-        let plain = transfer(&cfg, false);
-        let coded = transfer(&cfg, true);
+        let plain = transfer(&cfg, false, None);
+        let coded = transfer(&cfg, true, None);
         let data = plain.0.iter().filter(|(_, d, p)| *d == 0 && p.len > 0).count();
         assert!(data > 200, "{name}: the run sends little ({data} data segments)");
         assert!(plain.2[0].retransmitted_segments > 3, "{name}: too little loss to recover from");
@@ -109,6 +113,53 @@ fn decoding_gives_the_connection_back_bit_for_bit() {
         assert_eq!(plain.2, coded.2, "{name}: counters differ");
         // Mid-transfer state (the scoreboard, out-of-order ranges, TLS records) in a few kB.
         assert!(coded.3 > 0 && coded.3 < 16_000, "{name}: largest encoding {} B", coded.3);
+    }
+}
+
+/// A segment with every field set, none as a new segment has it (SACK blocks, spilled
+/// record marks, SYN options, CE): what `poll_transmit_into` must write over entirely.
+fn junk_segment() -> TcpSegment {
+    use quicksim_transport::tcp::{RecordMark, SynOptions, Timestamps};
+    let mut s = TcpSegment::blank();
+    s.seq = 999_999;
+    s.ack = 777;
+    s.len = 5;
+    s.flags = 0xff;
+    s.window = 1;
+    s.ts = Some(Timestamps { val: SimTime::from_secs(9), ecr: SimTime::from_secs(8) });
+    s.sack.extend([(1, 2), (3, 4), (5, 6), (7, 8)]);
+    s.syn_opts = Some(SynOptions { mss: 99, wscale: Some(3), sack_permitted: true });
+    let mark = RecordMark { offset: 5, wire: 6, app: 7, kind: 1 };
+    s.records.extend([mark, mark, mark]);
+    s.ecn = quicksim_transport::EcnCodepoint::Ce;
+    s
+}
+
+/// The run loop writes each segment over a freed pool slot's old one
+/// (`Endpoint::poll_transmit_into`): the same transfers as above, polled that way from a junk
+/// segment, send exactly what `poll_transmit` sends.
+#[test]
+fn segments_written_over_spent_ones_are_the_same() {
+    let base = TcpConfig { cc: CcSpec::named("newreno").unwrap(), max_retries: 100, ..Default::default() };
+    for (name, cfg) in [
+        (
+            "SACK, PRR, timestamps, TLS 1.3, ECN",
+            TcpConfig { tls: TlsVersion::Tls13, ecn: true, ..base.clone() },
+        ),
+        (
+            "no SACK, no timestamps, TLS 1.2",
+            TcpConfig { sack: false, timestamps: false, tls: TlsVersion::Tls12, ..base },
+        ),
+    ] {
+        let plain = transfer(&cfg, false, None);
+        let into = transfer(&cfg, false, Some(junk_segment()));
+        let sacks = plain.0.iter().filter(|(_, _, p)| !p.sack.is_empty()).count();
+        let marks = plain.0.iter().filter(|(_, _, p)| !p.records.is_empty()).count();
+        println!("{name}: {} segments, {sacks} with SACK blocks, {marks} with record marks", plain.0.len());
+        assert!(marks > 10, "{name}: too few record marks to check");
+        assert!(plain.0 == into.0, "{name}: segments differ");
+        assert_eq!(plain.1, into.1, "{name}: deliveries differ");
+        assert_eq!(plain.2, into.2, "{name}: counters differ");
     }
 }
 
