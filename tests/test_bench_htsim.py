@@ -56,6 +56,52 @@ def test_three_flow_rows_fill_the_bottleneck(name: str) -> None:
     assert rep["bottleneck_packets_per_s"] == pytest.approx(rep["bottleneck_packets"] / rep["wall_s"])
 
 
+def test_ratios_compare_medians_and_best_reps(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table's ratios, from stand-in reps: median against median, and best rep against best
+    rep (the figure a host with other tenants' load spoils least)."""
+    import argparse
+
+    from quicksim.cli import _bench_htsim
+    from quicksim.cli import bench as bench_cli
+
+    w = _htsim.WORKLOADS[0]
+    monkeypatch.setattr(_htsim, "WORKLOADS", [w])
+    monkeypatch.setattr(_htsim, "source_dir", lambda src, who: Path("/nowhere"))
+    monkeypatch.setattr(_htsim, "build", lambda sim, cache: Path("/nowhere/harness"))
+
+    def rep(pps: float) -> dict[str, float]:
+        return {
+            "bottleneck_packets_per_s": pps,
+            "bottleneck_packets": 1000,
+            "events": 8000,
+            "wall_s": 1000 / pps,
+            "events_per_s": 8 * pps,
+            "peak_rss_mib": 3.0,
+        }
+
+    htsim = iter([rep(100.0), rep(300.0), rep(200.0)])  # median 200, best 300
+    ours = {
+        w.tcp_scenario: iter([rep(150.0), rep(50.0), rep(600.0)]),  # median 150, best 600
+        w.quic_scenario: iter([rep(100.0), rep(90.0), rep(120.0)]),  # median 100, best 120
+    }
+    monkeypatch.setattr(_htsim, "run", lambda binary, workload: next(htsim))
+    report: dict[str, dict[str, dict[str, object]]] = {}
+    args = argparse.Namespace(htsim_src=None, htsim_cache=None, reps=3)
+    _bench_htsim.run(args, report, lambda name: next(ours[name]), bench_cli._median)
+    e = report["htsim"][w.name]
+    assert e["tcp"]["ratio"] == pytest.approx(150 / 200)
+    assert e["tcp"]["ratio_best"] == pytest.approx(600 / 300)
+    assert e["quic"]["ratio"] == pytest.approx(100 / 200)
+    assert e["quic"]["ratio_best"] == pytest.approx(120 / 300)
+    out = capsys.readouterr().out
+    assert (
+        "0.75x the bottleneck packets per wall second (like for like); best rep against best rep: 2.00x"
+        in out
+    )
+
+
 def test_source_dir_errors_name_the_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("QUICKSIM_HTSIM_SRC", raising=False)
     with pytest.raises(SystemExit, match="--htsim-src"):

@@ -219,12 +219,17 @@ def _report_row(
         "run_loop_wall": s3["wall_s"] / q["wall_s"],
         "process_wall": s3["process_wall_s"] / q["process_wall_s"],
         "events_per_s": q["events_per_s"] / s3["events_per_s"],
+        # The fastest rep of each side (see `_bench_htsim`: on a host with other tenants the
+        # medians also compare how often each side ran in a slow spell).
+        "run_loop_wall_best": min(r["wall_s"] for r in report["ns3"][prog]["reps"])
+        / min(r["wall_s"] for r in reps),
     }
     report["ratios"][name] = ratio
     print(
         f"  {name} ({ratio['compares']}): quicksim is {ratio['run_loop_wall']:.1f}x faster than ns-3 "
         f"in run-loop wall time ({ratio['process_wall']:.1f}x in process wall time, "
-        f"{ratio['events_per_s']:.1f}x in events/s)"
+        f"{ratio['events_per_s']:.1f}x in events/s; fastest rep against fastest rep "
+        f"{ratio['run_loop_wall_best']:.1f}x)"
     )
 
 
