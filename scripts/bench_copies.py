@@ -13,6 +13,11 @@ not decide. The first build is the baseline of the ratios.
     scripts/bench_copies.py SCENARIO.json BIN_A BIN_B [...] --reps 7 --rounds 3 --copies 5
     scripts/bench_copies.py s.json old=target-old/run_json new=target/release/examples/run_json
 
+Each build also gets its best rep and the 10th percentile of all its reps, with the ratio of
+the bests: on a host whose speed comes and goes with other tenants' load (round 11 in
+docs/performance/README.md: the same file ran 0.024 s or 0.043 s depending on the minute),
+medians also measure how often a build ran in a slow spell; the best reps do not.
+
 A build may be named `NAME=PATH`; `--scenario-for NAME=FILE` gives one build its own scenario
 file (an older build that does not read a newer field). Wall time is the run loop's, from
 the runner's `events` and `ev/s` (more digits than its `wall_s`).
@@ -32,19 +37,27 @@ from pathlib import Path
 LINE = re.compile(r"events (\d+) wall_s \S+ ev/s (\S+)")
 
 
-def run_once(binary: str, scenario: str, reps: int) -> float:
-    """Median run-loop wall time (s) of `reps` repetitions in one process."""
+def run_once(binary: str, scenario: str, reps: int) -> list[float]:
+    """Run-loop wall times (s) of `reps` repetitions in one process."""
     out = subprocess.run([binary, scenario, str(reps)], capture_output=True, text=True, check=True).stdout
     walls = [int(m.group(1)) / float(m.group(2)) for m in LINE.finditer(out)]
     if not walls:
         sys.exit(f"bench_copies: no 'events N wall_s W ev/s R' line from {binary}:\n{out}")
-    return statistics.median(walls)
+    return walls
+
+
+def quantile(values: list[float], q: float) -> float:
+    """The `q` quantile of `values` as the value at rank round(q * (n - 1)) of the sorted list
+    (q = 0: the minimum)."""
+    v = sorted(values)
+    return v[round(q * (len(v) - 1))]
 
 
 def compare(
     builds: dict[str, str], scenarios: dict[str, str], reps: int, rounds: int, copies: int, tmp: Path
-) -> dict[str, list[float]]:
-    """Each build's per-copy medians, every copy of every build run once per round."""
+) -> dict[str, list[list[list[float]]]]:
+    """Each build's wall times: per copy, per round, the run's reps; every copy of every build
+    run once per round."""
     files: dict[str, list[str]] = {}
     for name, path in builds.items():
         files[name] = []
@@ -52,12 +65,12 @@ def compare(
             dst = tmp / f"{name}.{k}"
             shutil.copy2(path, dst)
             files[name].append(str(dst))
-    times: dict[str, list[list[float]]] = {name: [[] for _ in range(copies)] for name in builds}
+    times: dict[str, list[list[list[float]]]] = {name: [[] for _ in range(copies)] for name in builds}
     for _ in range(rounds):
         for k in range(copies):
             for name in builds:
                 times[name][k].append(run_once(files[name][k], scenarios[name], reps))
-    return {name: [statistics.median(t) for t in per_copy] for name, per_copy in times.items()}
+    return times
 
 
 def main(argv: list[str]) -> int:
@@ -85,12 +98,20 @@ def main(argv: list[str]) -> int:
             sys.exit(f"bench_copies: --scenario-for names {name!r}, not one of {sorted(scenarios)}")
         scenarios[name] = path
     with tempfile.TemporaryDirectory(prefix="bench_copies.") as d:
-        meds = compare(builds, scenarios, a.reps, a.rounds, a.copies, Path(d))
+        times = compare(builds, scenarios, a.reps, a.rounds, a.copies, Path(d))
+    # A copy's figure: the median over the rounds of each run's median.
+    meds = {n: [statistics.median(statistics.median(r) for r in c) for c in t] for n, t in times.items()}
+    every = {n: [w for c in t for r in c for w in r] for n, t in times.items()}
     base = statistics.median(next(iter(meds.values())))
+    base_best = min(next(iter(every.values())))
     for name, m in meds.items():
         mid = statistics.median(m)
+        best = min(every[name])
         copies = " ".join(f"{x:.5f}" for x in m)
-        print(f"{name:20s} {mid:.5f} s  x{mid / base:.4f}  copies {copies}")
+        print(
+            f"{name:20s} {mid:.5f} s  x{mid / base:.4f}  best {best:.5f} s  x{best / base_best:.4f}  "
+            f"p10 {quantile(every[name], 0.1):.5f} s  copies {copies}"
+        )
     return 0
 
 

@@ -49,6 +49,8 @@ def test_each_build_runs_from_its_own_copies_and_the_ratio_is_the_baseline_s(
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["old", "0.00100", "s"]
     assert out[1].split()[:4] == ["new", "0.00150", "s", "x1.5000"]
+    # Constant runners: the best rep and the 10th percentile are the median.
+    assert out[1].split()[4:10] == ["best", "0.00150", "s", "x1.5000", "p10", "0.00150"]
     # Three distinct copies per build, each run once per round, none of them the original file.
     runs = (tmp_path / "old.log").read_text().split()
     assert len(runs) == 2 * 3 and len(set(runs)) == 3 and old not in runs
@@ -66,6 +68,33 @@ def test_a_build_can_have_its_own_scenario(tmp_path: Path, capsys: pytest.Captur
     assert out[0].split()[1] == "0.00050" and out[1].split()[3] == "x2.0000"
     with pytest.raises(SystemExit, match="'older'"):
         bc.main([*args, "--scenario-for", f"older={tmp_path / 'old.json'}"])
+
+
+def test_best_and_tenth_percentile_see_through_slow_spells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A build whose runs alternate between its own speed and twice as slow (a host's slow spell)
+    keeps its median at the slow figure; its best rep and 10th percentile give its own."""
+    bc = _load()
+    scen = tmp_path / "s.json"
+    scen.write_text("1e6")
+    steady = _runner(tmp_path / "steady", 1200)  # 1.2 ms every run
+    spells = tmp_path / "spells"  # 1 ms, then 2 ms, then 2 ms, ... (one run in three fast)
+    spells.write_text(
+        "#!/bin/sh\n"
+        f'n=$(cat "{spells}.n" 2>/dev/null || echo 0); echo $((n+1)) > "{spells}.n"\n'
+        "if [ $((n % 3)) -eq 0 ]; then ev=1000; else ev=2000; fi\n"
+        'i=0; while [ $i -lt "$2" ]; do\n'
+        '  echo "events $ev wall_s 0 ev/s $(cat "$1") trace 0"; i=$((i+1))\n'
+        "done\n"
+    )
+    spells.chmod(0o755)
+    assert bc.main([str(scen), f"steady={steady}", f"spells={spells}", "--rounds", "3", "--copies", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()[1].split()
+    assert out[:4] == ["spells", "0.00200", "s", "x1.6667"]
+    assert out[4:10] == ["best", "0.00100", "s", "x0.8333", "p10", "0.00100"]
+    assert bc.quantile([5.0, 1.0, 3.0, 2.0, 4.0], 0.0) == 1.0
+    assert bc.quantile([5.0, 1.0, 3.0, 2.0, 4.0], 0.5) == 3.0
 
 
 def test_a_runner_without_figures_is_named(tmp_path: Path) -> None:
