@@ -102,17 +102,11 @@ impl<T> PacketPool<T> {
     }
 
     /// A freed slot to write the next packet over (`Endpoint::poll_transmit_into`), if there
-    /// is one; it must be handed back (`unused`) if nothing is written. Taking it and giving
-    /// it back leaves the pool as it was, so slots are assigned exactly as `put` assigns them.
+    /// is one; it must be `release`d again if nothing is written. Taking it and giving it back
+    /// leaves the pool as it was, so slots are assigned exactly as `put` assigns them.
     #[inline]
     pub(crate) fn vacant(&mut self) -> Option<u32> {
         self.free.pop()
-    }
-
-    /// The slot from `vacant` was not written: free again.
-    #[inline]
-    pub(crate) fn unused(&mut self, slot: u32) {
-        self.free.push(slot);
     }
 
     #[inline]

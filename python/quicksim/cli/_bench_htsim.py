@@ -6,8 +6,8 @@ bottleneck packets per wall second of the run loop (setup and outputs excluded o
 with events, events per bottleneck packet and peak memory beside them. The best rep of each
 side is compared too (`ratio_best`): on a host whose speed comes and goes with other tenants'
 load (a VM whose identical runs differ by 2x from one minute to the next), the medians compare
-how often each side ran in a slow spell, the best reps what each program does unhindered. The TCP row is the
-like-for-like comparison (quicksim's TCP NewReno configured as htsim's: no SACK, an ACK per
+how often each side ran in a slow spell, the best reps what each program does unhindered. The
+TCP row is the like-for-like comparison (quicksim's TCP NewReno configured as htsim's: no SACK, an ACK per
 segment); the QUIC row is quicksim's QUIC NewReno on the same dumbbell.
 """
 

@@ -236,7 +236,7 @@ where
                 let slot = match vacant {
                     Some(s) if ep.poll_transmit_into(now, &mut pool.slots[s as usize]) => s,
                     Some(s) => {
-                        pool.unused(s);
+                        pool.release(s);
                         break;
                     }
                     None => match ep.poll_transmit(now) {

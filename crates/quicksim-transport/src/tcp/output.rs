@@ -6,8 +6,6 @@
 //! sender silly-window avoidance (RFC 9293 §3.8.6.2.1), Nagle (if on) and the pacer allow.
 //! A lost segment waiting for retransmission blocks new data (RFC 6675 §4 NextSeg order).
 
-use smallvec::SmallVec;
-
 use quicksim_engine::SimTime;
 
 use super::config::TlsVersion;
@@ -95,16 +93,11 @@ impl Connection {
         let ecr = if client { SimTime::ZERO } else { self.rx.ts_recent };
         let window = self.rx.window(true, self.tx.smss);
         let mut seg = TcpSegment {
-            seq: 0,
-            ack: 0,
-            len: 0,
             flags: SYN,
             window,
             ts: ts.then_some(Timestamps { val: now, ecr }),
-            sack: SackBlocks::new(),
             syn_opts: Some(opts),
-            records: SmallVec::new(),
-            ecn: EcnCodepoint::NotEct,
+            ..TcpSegment::blank()
         };
         // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, the SYN-ACK that agrees ECE
         // alone. Both go out Not-ECT.
@@ -219,15 +212,14 @@ impl Connection {
         if self.cfg.tls != TlsVersion::None {
             out.records = self.tls_tx.marks_in(off, off + len);
         }
-        let seg = out;
-        self.fill_ack(now, seg);
+        self.fill_ack(now, out);
         // RFC 3168 §6.1.2/§6.1.5: ECT(0) on new data only (never on retransmissions, pure ACKs
         // or a bare FIN, as Linux), and CWR on the first new data after a reduction.
         if self.ecn_on && !retx && len > 0 {
-            seg.ecn = EcnCodepoint::Ect0;
+            out.ecn = EcnCodepoint::Ect0;
             if self.cwr_pending {
                 self.cwr_pending = false;
-                seg.flags |= CWR;
+                out.flags |= CWR;
             }
         }
         let rate = self.tx.delivery.on_sent(now, self.tx.in_flight(), len);
@@ -256,7 +248,7 @@ impl Connection {
         }
         self.persist_at = None;
         self.persist_backoff = 0;
-        let size = seg.size_bytes();
+        let size = out.size_bytes();
         // A controller's rate is always honoured (BBR paces by design); Linux's default rate
         // only with `pacing`.
         let rate = if self.cfg.pacing {

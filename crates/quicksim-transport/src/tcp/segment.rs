@@ -133,6 +133,8 @@ impl TcpSegment {
         *flags_ = flags;
         *window = 0;
         *ts = None;
+        // Without SACK blocks (every segment of a connection without SACK) the inline array
+        // is not moved in, only emptied.
         if sack.is_empty() {
             sack_.clear();
         } else {
