@@ -71,7 +71,7 @@ def test_ratios_compare_medians_and_best_reps(
     monkeypatch.setattr(_htsim, "source_dir", lambda src, who: Path("/nowhere"))
     monkeypatch.setattr(_htsim, "build", lambda sim, cache: Path("/nowhere/harness"))
 
-    def rep(pps: float) -> dict[str, float]:
+    def rep(pps: float, shares: list[int]) -> dict[str, object]:
         return {
             "bottleneck_packets_per_s": pps,
             "bottleneck_packets": 1000,
@@ -79,12 +79,15 @@ def test_ratios_compare_medians_and_best_reps(
             "wall_s": 1000 / pps,
             "events_per_s": 8 * pps,
             "peak_rss_mib": 3.0,
+            "flow_delivered_bytes": shares,
         }
 
-    htsim = iter([rep(100.0), rep(300.0), rep(200.0)])  # median 200, best 300
+    fair, one_takes_all = [5, 5, 5], [9, 0, 0]  # Jain 1 and 1/3
+    htsim = iter([rep(100.0, fair), rep(300.0, fair), rep(200.0, fair)])  # median 200, best 300
     ours = {
-        w.tcp_scenario: iter([rep(150.0), rep(50.0), rep(600.0)]),  # median 150, best 600
-        w.quic_scenario: iter([rep(100.0), rep(90.0), rep(120.0)]),  # median 100, best 120
+        # median 150, best 600
+        w.tcp_scenario: iter([rep(p, one_takes_all) for p in (150.0, 50.0, 600.0)]),
+        w.quic_scenario: iter([rep(p, fair) for p in (100.0, 90.0, 120.0)]),  # median 100, best 120
     }
     monkeypatch.setattr(_htsim, "run", lambda binary, workload: next(htsim))
     report: dict[str, dict[str, dict[str, object]]] = {}
@@ -100,6 +103,22 @@ def test_ratios_compare_medians_and_best_reps(
         "0.75x the bottleneck packets per wall second (like for like); best rep against best rep: 2.00x"
         in out
     )
+    # Jain's index of the flows' shares beside each row, and a line when the TCP rows differ.
+    assert e["htsim"]["median"]["jain_delivered"] == pytest.approx(1.0)
+    assert e["tcp"]["median"]["jain_delivered"] == pytest.approx(1 / 3)
+    assert "Jain 0.333" in out and "Jain 1.000" in out
+    assert "(Jain's index of their delivered bytes: htsim 1.000, quicksim TCP 0.333)" in out
+
+
+def test_worker_reports_each_flows_share() -> None:
+    """The per-flow delivered bytes the Jain column is computed from are the run's totals."""
+    from quicksim import _native
+    from quicksim.api import _to_json
+
+    rep = bench.suite_worker("htsim-3x10m-tcp")
+    raw = _native.load_core().run(_to_json(bench.htsim_3x10m_tcp_scenario()), None, None)
+    want = [int(f["delivered_bytes"]) for f in raw["totals"]["flows"].values()]
+    assert rep["flow_delivered_bytes"] == want and len(want) == 3
 
 
 def test_source_dir_errors_name_the_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,3 +155,6 @@ def test_htsim_builds_and_runs(tmp_path: Path) -> None:
     assert 0.98 * slots <= r["bottleneck_packets"] <= slots
     # One event per Queue service and per Pipe: 4 per data packet, 4 per ACK.
     assert 7.5 <= r["events_per_bottleneck_packet"] <= 8.5
+    # Per-flow shares that add up to the total delivered.
+    assert len(r["flow_delivered_bytes"]) == w.flows
+    assert sum(r["flow_delivered_bytes"]) == r["delivered_bytes"]

@@ -152,6 +152,7 @@ def run(binary: Path, w: Workload) -> dict[str, Any]:
         "events_per_bottleneck_packet": int(s["events"]) / max(int(s["bottleneck_packets"]), 1),
         "bottleneck_drops": int(s["bottleneck_drops"]),
         "delivered_bytes": int(s["delivered_bytes"]),
+        "flow_delivered_bytes": [int(b) for b in s["flow_delivered_bytes"]],
         "sim_s_per_wall_s": w.duration_s / wall,
         "peak_rss_mib": float(s["peak_rss_kb"]) / 1024,
     }

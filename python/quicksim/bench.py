@@ -689,6 +689,9 @@ def suite_worker(name: str, seed: int | None = None) -> dict[str, Any]:
         "packet_hops_per_s": hops / wall_s,
         "bottleneck_packets": None if bn is None else int(bn["packets"]),
         "bottleneck_packets_per_s": None if bn is None else int(bn["packets"]) / wall_s,
+        # Each flow's share, to compare a run's dynamics with a peer's (`quicksim bench
+        # --vs-htsim` prints Jain's index of it).
+        "flow_delivered_bytes": [int(f["delivered_bytes"]) for f in totals["flows"].values()],
         "sim_s": sim_s,
         "sim_s_per_wall_s": sim_s / wall_s,
         "peak_rss_mib": peak_kib / 1024,

@@ -8,7 +8,10 @@ side is compared too (`ratio_best`): on a host whose speed comes and goes with o
 load (a VM whose identical runs differ by 2x from one minute to the next), the medians compare
 how often each side ran in a slow spell, the best reps what each program does unhindered. The
 TCP row is the like-for-like comparison (quicksim's TCP NewReno configured as htsim's: no SACK, an ACK per
-segment); the QUIC row is quicksim's QUIC NewReno on the same dumbbell.
+segment); the QUIC row is quicksim's QUIC NewReno on the same dumbbell. Each row also shows
+Jain's index of the flows' delivered bytes: the same network need not give the same dynamics (on
+3x10m, quicksim's flows lock one another out at the DropTail queue while htsim's share it), and
+a reader of the ratio should know when the two sides did different work per packet.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ def run(
             reps[w.quic_scenario].append(quicksim_rep(w.quic_scenario))
             reps["htsim"].append(_htsim.run(binary, w))
         h = median(reps["htsim"])
+        h["jain_delivered"] = _jain(reps["htsim"])
         entry: dict[str, Any] = {"workload": w.args(), "htsim": {"median": h, "reps": reps["htsim"]}}
         print(
             f"\n{w.name}: {w.flows} flows, {w.rate_mbps:g} Mbit/s, {w.delay_ms:g} ms, "
@@ -49,6 +53,7 @@ def run(
         h_best = _best(reps["htsim"])
         for proto, name in (("TCP", w.tcp_scenario), ("QUIC", w.quic_scenario)):
             q = median(reps[name])
+            q["jain_delivered"] = _jain(reps[name])
             ratio = q["bottleneck_packets_per_s"] / h["bottleneck_packets_per_s"]
             ratio_best = _best(reps[name]) / h_best
             entry[proto.lower()] = {
@@ -64,7 +69,25 @@ def run(
                 + (" (like for like)" if proto == "TCP" else " (another protocol)")
                 + f"; best rep against best rep: {ratio_best:.2f}x"
             )
+            if proto == "TCP" and abs(q["jain_delivered"] - h["jain_delivered"]) > JAIN_GAP:
+                print(
+                    f"  the flows shared the bottleneck differently (Jain's index of their delivered "
+                    f"bytes: htsim {h['jain_delivered']:.3f}, quicksim TCP {q['jain_delivered']:.3f}): "
+                    "the same network, not the same dynamics"
+                )
         report["htsim"][w.name] = entry
+
+
+JAIN_GAP = 0.1
+"""A difference of Jain's index between the two TCP rows worth a line under the table."""
+
+
+def _jain(reps: list[dict[str, Any]]) -> float:
+    """Jain's index of the flows' delivered bytes in the first rep (every rep of one side runs
+    the same deterministic simulation; NaN where a rep does not say)."""
+    from ..stats import jain
+
+    return jain(reps[0].get("flow_delivered_bytes") or [])
 
 
 def _best(reps: list[dict[str, Any]]) -> float:
@@ -77,5 +100,6 @@ def _row(who: str, m: dict[str, Any]) -> None:
     print(
         f"  {who:<13} wall {m['wall_s']:8.4f} s  events {m['events']:>11,.0f} "
         f"({per_pkt:4.1f} per bottleneck packet)  {m['events_per_s'] / 1e6:6.2f} M ev/s  "
-        f"{m['bottleneck_packets_per_s'] / 1e6:6.3f} M bottleneck pkts/s  peak {m['peak_rss_mib']:6.1f} MiB"
+        f"{m['bottleneck_packets_per_s'] / 1e6:6.3f} M bottleneck pkts/s  peak {m['peak_rss_mib']:6.1f} MiB  "
+        f"Jain {m['jain_delivered']:.3f}"
     )
