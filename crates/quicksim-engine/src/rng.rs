@@ -50,21 +50,11 @@ impl Rng {
     pub fn uniform01(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
-    /// Uniform integer in [lo, hi] (inclusive), unbiased (Lemire's method with rejection).
+    /// Uniform integer in [lo, hi] (inclusive), unbiased (rejection of the draws above the last
+    /// whole multiple of the range, then the remainder). For many draws with the same bounds,
+    /// [`UniformU64`] gives the same numbers with one division fewer per draw.
     pub fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
-        assert!(lo <= hi);
-        let span = hi - lo;
-        if span == u64::MAX {
-            return self.next_u64();
-        }
-        let n = span + 1;
-        let zone = u64::MAX - (u64::MAX - n + 1) % n;
-        loop {
-            let v = self.next_u64();
-            if v <= zone {
-                return lo + v % n;
-            }
-        }
+        UniformU64::new(lo, hi).sample(self)
     }
     /// True with probability p.
     pub fn bernoulli(&mut self, p: f64) -> bool {
@@ -74,6 +64,40 @@ impl Rng {
     /// draws are bit-identical on every machine.
     pub fn exponential(&mut self, mean: f64) -> f64 {
         -mean * ln_portable(1.0 - self.uniform01())
+    }
+}
+
+/// `Rng::range_u64(lo, hi)` with its bounds fixed once: the rejection zone is computed when it is
+/// made, so a draw costs one 64-bit division instead of two (a link with jitter draws once per
+/// frame). Every draw is the number `range_u64(lo, hi)` gives from the same stream state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UniformU64 {
+    lo: u64,
+    /// The number of values, hi - lo + 1; 0 for the whole u64 range (which does not fit).
+    n: u64,
+    /// The largest draw accepted: draws above it would make the low values likelier.
+    zone: u64,
+}
+
+impl UniformU64 {
+    pub fn new(lo: u64, hi: u64) -> Self {
+        assert!(lo <= hi, "empty range [{lo}, {hi}]");
+        let n = (hi - lo).wrapping_add(1);
+        let zone = if n == 0 { u64::MAX } else { u64::MAX - (u64::MAX - n + 1) % n };
+        UniformU64 { lo, n, zone }
+    }
+
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        if self.n == 0 {
+            return rng.next_u64();
+        }
+        loop {
+            let v = rng.next_u64();
+            if v <= self.zone {
+                return self.lo + v % self.n;
+            }
+        }
     }
 }
 
@@ -183,6 +207,39 @@ mod tests {
         for _ in 0..1000 {
             let v = r.range_u64(500, 1000);
             assert!((500..=1000).contains(&v));
+        }
+    }
+
+    /// A fixed-bounds sampler draws exactly what `range_u64` drew before it existed (the
+    /// formula below, written out as it was), from the same stream, including the rejections
+    /// (the range [0, 2^63] rejects almost half its draws) and the whole u64 range; so a link's
+    /// jitter draws, which now use it, are unchanged.
+    #[test]
+    fn fixed_bounds_sampler_draws_what_range_u64_drew() {
+        fn reference(r: &mut Rng, lo: u64, hi: u64) -> u64 {
+            let span = hi - lo;
+            if span == u64::MAX {
+                return r.next_u64();
+            }
+            let n = span + 1;
+            let zone = u64::MAX - (u64::MAX - n + 1) % n;
+            loop {
+                let v = r.next_u64();
+                if v <= zone {
+                    return lo + v % n;
+                }
+            }
+        }
+        let bounds =
+            [(0, 0), (0, 10), (7, 7), (500, 1000), (0, 1 << 40), (0, 1 << 63), (3, u64::MAX), (0, u64::MAX)];
+        for (lo, hi) in bounds {
+            let (mut a, mut b, mut c) = (Rng::from_seed(9), Rng::from_seed(9), Rng::from_seed(9));
+            let u = UniformU64::new(lo, hi);
+            for _ in 0..10_000 {
+                let want = reference(&mut a, lo, hi);
+                assert_eq!(u.sample(&mut b), want, "[{lo}, {hi}]");
+                assert_eq!(c.range_u64(lo, hi), want, "[{lo}, {hi}]");
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::model::{fixed_rate, AnyLinkModel, LinkModelConfig, Serializer};
 use crate::qdisc::{droptail, AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QdiscSink, QueueLen, Verdict};
 use crate::transmitter::Transmitter;
 use crate::{ChanId, NetEvent, NetObserver, NodeId, Packet};
-use quicksim_engine::{Rate, Rng, RngStreams, SimDuration, SimTime};
+use quicksim_engine::{Rate, Rng, RngStreams, SimDuration, SimTime, UniformU64};
 
 /// Packet loss applied after serialization (the frame occupied the link, then vanished).
 #[derive(Clone, Debug, PartialEq)]
@@ -226,6 +226,9 @@ pub struct Channel<P> {
     /// Progress through `cfg.drop_lists`, one per list.
     drop_counts: Vec<DropCount>,
     rngs: ChannelRngs,
+    /// Draws the jitter of each frame, [0, `cfg.jitter.max`] (with its bounds fixed: one
+    /// division a frame instead of two).
+    jitter_draw: UniformU64,
 }
 
 /// The channel's counters and observer as a queue discipline's sink of drops and marks.
@@ -255,6 +258,7 @@ impl<P> Channel<P> {
             _ => 0,
         };
         let lossy = cfg.loss != LossModel::None || !cfg.drop_lists.is_empty();
+        let cfg_jitter_max = cfg.jitter.map_or(0, |j| j.max.0);
         let model = match &cfg.model {
             Some(m) => AnyLinkModel::new(m),
             None => AnyLinkModel::new(&LinkModelConfig::FixedRate(fixed_rate::Config { rate: cfg.rate })),
@@ -282,6 +286,7 @@ impl<P> Channel<P> {
             in_flight: 0,
             rngs,
             stats: ChannelStats::default(),
+            jitter_draw: UniformU64::new(0, cfg_jitter_max),
         }
         .with_qdisc_facts()
     }
@@ -567,7 +572,7 @@ impl<P> Channel<P> {
     {
         let mut at = end + self.cfg.delay;
         if let Some(j) = self.cfg.jitter {
-            at += SimDuration(self.rngs.jitter.range_u64(0, j.max.0));
+            at += SimDuration(self.jitter_draw.sample(&mut self.rngs.jitter));
             if !j.reorder && at < self.last_arrival {
                 at = self.last_arrival;
             }
