@@ -70,6 +70,8 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim bench": ("append:linksharing --reps 1", "slow"),
     "quicksim bench --vs-ns3 --ns3-anchors ../shared/anchors/ns3 --ns3-python "
     "/path/to/venv-with-ns3/bin/python": ("skip", "needs a Python with the ns-3 wheel (the user's path)"),
+    # With a checkout (QUICKSIM_HTSIM_SRC) in its place; as written, the one-line error.
+    "quicksim bench --vs-htsim --htsim-src /path/to/csg-htsim": ("htsim", ""),
     "python -m quicksim.bench": (AS_WRITTEN, ""),
     "python -m quicksim.bench --outputs 10000": (AS_WRITTEN, "slow"),
     "python -m quicksim.bench --overhead": (AS_WRITTEN, ""),
@@ -143,6 +145,21 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
         proc = _run(argv, ROOT, timeout=900)
         rows = [line for line in proc.stdout.splitlines() if line.split()[:1] in (["network"], ["bimodal"])]
         assert len(rows) >= 4, proc.stdout
+        return
+    if how == "htsim":
+        src = os.environ.get("QUICKSIM_HTSIM_SRC")
+        if src is None:
+            # CI has no checkout: the path as written is not one, and says so in one line.
+            proc = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=120)
+            assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+            assert "/path/to/csg-htsim is not an htsim checkout" in proc.stderr, proc.stderr
+            return
+        argv = [src if a == "/path/to/csg-htsim" else a for a in argv]
+        _run([*argv, "--reps", "1", "--htsim-cache", str(workdir / "htsim")], workdir, timeout=900)
+        import json
+
+        report = json.loads((workdir / "bench.json").read_text())
+        assert set(report["htsim"]) == {"3x10m", "100x1g"}
         return
     if how == "dask":
         distributed = pytest.importorskip("distributed")
