@@ -331,12 +331,12 @@ TIE_BREAK_JITTER = "10ps"
 """Jitter on the TCP rows' access links: up to 10 ps per frame (the shortest frame there, a 40 B
 ACK at 1 Gbit/s, takes 320 000 ps), so that no arrival at the bottleneck falls on the very
 picosecond a slot frees. Without it, a flow whose window waits in its own access queue (equal
-rates, no delay, an unbounded queue) hands the bottleneck each next packet at exactly the instant
-the last one leaves, and the end of transmission is handled first at a tie: that flow takes every
-freed slot, and the others' retransmissions find the queue full for good (NewReno without SACK:
-Jain 0.344 on 3x10m, 0.306 and 921 110 retransmissions on 100x1g; htsim 1.000 and 0.986, ns-3
-3.44 with SACK off 0.9999 on 3x10m). With it: 1.000 and 0.991, 14 879 retransmissions
-(docs/performance/README.md, round 12)."""
+rates, no delay, the default 10 000-packet DropTail) hands the bottleneck each next packet at
+exactly the instant the last one leaves, and the end of transmission is handled first at a tie:
+that flow takes every freed slot, and the others' retransmissions find the queue full for good
+(NewReno without SACK: Jain 0.344 on 3x10m, 0.306 and 921 110 retransmissions on 100x1g; htsim
+1.000 and 0.986; ns-3 3.44 with SACK off 0.9995 and 0.933). With it: 0.9997 and 0.991, 14 879
+retransmissions (docs/links.md, "Exact ties"; docs/performance/README.md, round 12)."""
 
 
 def _htsim_tcp(doc: dict[str, Any]) -> dict[str, Any]:

@@ -9,9 +9,10 @@ load (a VM whose identical runs differ by 2x from one minute to the next), the m
 how often each side ran in a slow spell, the best reps what each program does unhindered. The
 TCP row is the like-for-like comparison (quicksim's TCP NewReno configured as htsim's: no SACK, an ACK per
 segment); the QUIC row is quicksim's QUIC NewReno on the same dumbbell. Each row also shows
-Jain's index of the flows' delivered bytes: the same network need not give the same dynamics (on
-3x10m, quicksim's flows lock one another out at the DropTail queue while htsim's share it), and
-a reader of the ratio should know when the two sides did different work per packet.
+Jain's index of the flows' delivered bytes: the same network need not give the same dynamics
+(before the TCP rows got `bench.TIE_BREAK_JITTER`, quicksim's flows locked one another out at
+the DropTail queue while htsim's shared it), and a reader of the ratio should know when the two
+sides did different work per packet.
 """
 
 from __future__ import annotations
