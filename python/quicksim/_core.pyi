@@ -63,6 +63,12 @@ def table_schema() -> list[dict[str, Any]]:
 def parse_duration(text: str) -> float: ...
 def parse_rate(text: str) -> int: ...
 def parse_bytes(text: str) -> int: ...
+def scenario_schema() -> str:
+    """The JSON Schema (draft 2020-12) of the scenario format, as JSON text."""
+
+def scenario_reference() -> str:
+    """docs/scenario-reference.md, generated from the same schema."""
+
 def builtin_controllers() -> list[str]:
     """The names of the built-in congestion controllers."""
 

@@ -220,6 +220,43 @@ unit_type!(Dur, SimDuration, parse_duration, format_duration, "duration");
 unit_type!(RateVal, Rate, parse_rate, format_rate, "rate");
 unit_type!(Bytes, u64, parse_bytes, format_bytes, "size");
 
+/// The number part of a quantity, as `split` reads it (digits, `_`, one `.`, a power of ten).
+macro_rules! number_re {
+    () => {
+        r"^\s*[0-9_]*\.?[0-9_]*([eE][+-]?[0-9]+)?\s*"
+    };
+}
+/// What `parse_duration` reads, as a regular expression (for the JSON Schema).
+pub const DURATION_PATTERN: &str = concat!(number_re!(), r"(ps|ns|us|µs|ms|s|min|h)\s*$");
+/// What `parse_rate` reads.
+pub const RATE_PATTERN: &str = concat!(number_re!(), r"([kMGT]?(bps|b/s|bit/s))\s*$");
+/// What `parse_bytes` reads.
+pub const BYTES_PATTERN: &str = concat!(number_re!(), r"(B|kB|KB|MB|GB|TB|KiB|MiB|GiB|b|kb|Mb|Gb)\s*$");
+
+macro_rules! unit_schema {
+    ($name:ident, $pattern:ident, $doc:literal) => {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "type": "string", "pattern": $pattern, "description": $doc })
+            }
+        }
+    };
+}
+unit_schema!(
+    Dur,
+    DURATION_PATTERN,
+    "A duration with a unit: ps, ns, us, ms, s, min or h (\"25ms\", \"1.5s\")."
+);
+unit_schema!(RateVal, RATE_PATTERN, "A rate with a unit: bps, kbps, Mbps, Gbps or Tbps (\"10Mbps\").");
+unit_schema!(
+    Bytes,
+    BYTES_PATTERN,
+    "A size with a unit: B, kB, MB, GB, KiB, MiB, GiB; b, kb, Mb for bits (\"1500B\")."
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

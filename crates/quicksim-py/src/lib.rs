@@ -226,6 +226,20 @@ fn parse_bytes(text: &str) -> PyResult<u64> {
     quicksim_scenario::units::parse_bytes(text).map_err(ScenarioError::new_err)
 }
 
+/// The JSON Schema (draft 2020-12) of the scenario format, as JSON text.
+#[pyfunction]
+fn scenario_schema() -> String {
+    serde_json::to_string_pretty(&quicksim_scenario::format::reference::json_schema())
+        .expect("a schema serializes")
+}
+
+/// `docs/scenario-reference.md`: the scenario format's reference in Markdown, generated from the
+/// same schema.
+#[pyfunction]
+fn scenario_reference() -> String {
+    quicksim_scenario::format::reference::markdown()
+}
+
 /// The names of the built-in congestion controllers (`cc = "name"`).
 #[pyfunction]
 fn builtin_controllers() -> Vec<&'static str> {
@@ -242,6 +256,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_reference, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;

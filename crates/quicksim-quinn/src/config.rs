@@ -4,58 +4,79 @@
 
 use crate::tls::{self, TlsKeyLog};
 use quicksim_engine::{Rng, SimDuration};
-use quicksim_transport::tcp::config::units;
+use quicksim_transport::units;
 use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use quinn_proto::{
     AckFrequencyConfig, ClientConfig, ConnectionId, ConnectionIdGenerator, EndpointConfig, IdleTimeout,
     ServerConfig, TransportConfig, VarInt,
 };
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// quinn's congestion controllers (its own code, not quicksim's registry).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum QuinnCc {
+    /// quinn-proto's NewReno.
     NewReno,
     /// quinn's default.
     #[default]
     Cubic,
+    /// quinn-proto's BBR (v1-like).
     Bbr,
 }
 
-/// A quinn flow's settings. Unset fields keep quinn-proto's defaults.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// A quinn flow's settings (the one definition of each: the scenario's `[quinn]` table and a
+/// flow's own `quinn` table deserialize into it; the JSON Schema and the scenario reference are
+/// generated from it). Unset fields keep quinn-proto's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct QuinnConfig {
     /// TLS 1.3 packet protection (rustls + ring); false: the null protection (same sizes).
     pub encryption: bool,
+    /// quinn-proto's own congestion controller: "newreno", "cubic" (quinn's default) or "bbr".
     pub cc: QuinnCc,
     /// Initial congestion window in bytes; default RFC 9002 §7.2's min(10 x payload,
     /// max(14720, 2 x payload)) with the pinned UDP payload (see `transport`).
-    #[serde(deserialize_with = "units::opt_bytes")]
+    #[serde(with = "units::opt_bytes", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Size>")]
     pub initial_window: Option<u64>,
-    #[serde(deserialize_with = "opt_duration")]
+    #[serde(with = "units::opt_duration", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Duration>")]
+    /// The RTT assumed before the first sample (quinn: 333 ms, RFC 9002 §6.2.2).
     pub initial_rtt: Option<SimDuration>,
     /// Ask the peer (ACK_FREQUENCY) to ACK when more than this many ack-eliciting packets are
     /// unacknowledged (0: every packet; quinn's receiver default is 1, every second packet).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_eliciting_threshold: Option<u64>,
     /// Ask the peer to delay ACKs at most this long (with `ack_eliciting_threshold`).
-    #[serde(deserialize_with = "opt_duration")]
+    #[serde(with = "units::opt_duration", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Duration>")]
     pub ack_max_delay: Option<SimDuration>,
+    /// Ask the peer to ACK at once when a packet is this far out of order (with
+    /// `ack_eliciting_threshold`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_reordering_threshold: Option<u64>,
-    #[serde(deserialize_with = "units::opt_bytes")]
+    #[serde(with = "units::opt_bytes", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Size>")]
+    /// Flow-control credit per stream (quinn's default: 1.25 MB).
     pub stream_receive_window: Option<u64>,
-    #[serde(deserialize_with = "units::opt_bytes")]
+    #[serde(with = "units::opt_bytes", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Size>")]
+    /// Flow-control credit of the connection (quinn's default: unlimited, 2^62 − 1).
     pub receive_window: Option<u64>,
-    #[serde(deserialize_with = "units::opt_bytes")]
+    #[serde(with = "units::opt_bytes", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Size>")]
+    /// Most unacknowledged data in flight across all streams (quinn's default: 10 MB).
     pub send_window: Option<u64>,
     /// Idle timeout (quinn: 30 s); "0s" disables it.
-    #[serde(deserialize_with = "opt_duration")]
+    #[serde(with = "units::opt_duration", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Duration>")]
     pub max_idle_timeout: Option<SimDuration>,
     /// The path MTU (IP bytes): quinn's UDP payload is fixed at `mtu - 28` (no MTU discovery).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub mtu: u64,
 }
 
@@ -76,10 +97,6 @@ impl Default for QuinnConfig {
             mtu: 1500,
         }
     }
-}
-
-fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SimDuration>, D::Error> {
-    units::duration(d).map(Some)
 }
 
 /// IPv4 + UDP header bytes.

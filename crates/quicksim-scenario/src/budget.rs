@@ -6,7 +6,7 @@
 //! The limit is `QUICKSIM_MEMORY_LIMIT` (a size, e.g. "8GB") if set, else the memory the system
 //! reports available (`MemAvailable` of `/proc/meminfo`), else 16 GB.
 
-use crate::schema::{FlowKind, Scenario};
+use crate::schema::Scenario;
 use crate::units::{format_duration, parse_bytes};
 use crate::ScenarioError;
 use quicksim_engine::{SimDuration, SimTime};
@@ -158,8 +158,9 @@ pub(crate) fn estimate(
     let stream_series = sc
         .flows
         .iter()
-        .filter(|f| f.kind == FlowKind::Quic)
-        .map(|f| f.streams.unwrap_or(1) as u64)
+        .filter(|f| f.kind_name() == "quic")
+        .filter_map(|f| f.transport())
+        .map(|t| t.streams.unwrap_or(1) as u64)
         .sum::<u64>();
     let e = Estimate {
         run: SimDuration(end.0),

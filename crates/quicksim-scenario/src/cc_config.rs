@@ -3,7 +3,7 @@
 //! controller from: a built-in algorithm with its own `Config`, or a plugin's factory.
 
 use crate::plugins::Plugins;
-use crate::schema::{CcCfg, QuicCfg};
+use crate::schema::CcCfg;
 use crate::ScenarioError;
 use quicksim_cc::{BuiltinConfig, CcSpec};
 
@@ -20,17 +20,6 @@ pub(crate) struct CcResolver<'a> {
 }
 
 impl CcResolver<'_> {
-    /// The controller of `q` (path `{path}.cc` in errors): its `cc` (default NewReno), with
-    /// the older `exact_increase` key applied to NewReno when the table does not set it.
-    pub(crate) fn spec(&mut self, q: &QuicCfg, path: &str) -> Result<CcSpec, ScenarioError> {
-        let mut cc =
-            q.cc.clone().unwrap_or_else(|| CcCfg { algo: "newreno".into(), params: Default::default() });
-        if let (Some(v), "newreno") = (q.exact_increase, cc.algo.as_str()) {
-            cc.params.entry("exact_increase").or_insert(serde_json::Value::Bool(v));
-        }
-        self.resolve(cc, &format!("{path}.cc"))
-    }
-
     /// The controller of the `cc` settings at `path` (errors name `path` and the field in it).
     pub(crate) fn resolve(&mut self, cc: CcCfg, path: &str) -> Result<CcSpec, ScenarioError> {
         if let Some((_, spec)) = self.done.iter().find(|(c, _)| *c == cc) {

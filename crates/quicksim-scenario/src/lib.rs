@@ -12,10 +12,10 @@ mod cc_config;
 mod ctx;
 mod event;
 mod flows;
+pub mod format;
 mod link_cfg;
 pub mod normalize;
 pub mod output;
-mod outputs;
 mod payload;
 pub mod plugins;
 pub mod schema;
@@ -131,7 +131,7 @@ pub fn validate(json: &str) -> Result<serde_json::Value, ScenarioError> {
 
 /// `validate` with extensions registered at run time (a scenario naming a plugin controller).
 pub fn validate_with(json: &str, plugins: &plugins::Plugins) -> Result<serde_json::Value, ScenarioError> {
-    let sc = schema::parse(json)?;
+    let sc = format::parse(json)?;
     build::build(&sc, sc.run.seed.unwrap_or(DEFAULT_SEED), plugins)?;
     normalize::normalized(&sc)
 }
@@ -139,7 +139,7 @@ pub fn validate_with(json: &str, plugins: &plugins::Plugins) -> Result<serde_jso
 /// The scenario with its defaults filled in, checking only the schema (no build): for a
 /// scenario that was already checked, e.g. by running it.
 pub fn normalize(json: &str) -> Result<serde_json::Value, ScenarioError> {
-    normalize::normalized(&schema::parse(json)?)
+    normalize::normalized(&format::parse(json)?)
 }
 
 /// Run a scenario. `seed` overrides `run.seed` (default 1). `progress(sim_time_s, events)`
@@ -171,7 +171,7 @@ fn run_inner(
     rest: bool,
     plugins: &plugins::Plugins,
 ) -> Result<(RunOutput, u64), ScenarioError> {
-    let mut sc = schema::parse(json)?;
+    let mut sc = format::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(DEFAULT_SEED);
     if sc.run.capture.is_some() && plugins.out_dir.is_none() {
         return Err(ScenarioError::new(

@@ -10,98 +10,72 @@
 //! - per link (`links[]`, `dumbbell.bottleneck`, `dumbbell.access`): `delay` (0 s), `overhead`
 //!   (7 B, PPP) and `queue` (10000 packets);
 //! - QUIC flows: `start` (0 s), `app` ("saturated"), `streams` (1);
-//! - with any QUIC flow, the top-level `[quic]` table from `QuicConfig::default()`, except the
-//!   fields below; with any TCP flow, the `[tcp]` table from `TcpConfig::default()` (but `mtu`,
-//!   `mss` and `cc`).
+//! - with any flow of a transport, the transport's `[kind]` table with every setting's default
+//!   (`flows::settings::defaults`: `[quic]` from `QuicConfig::default()`, `[tcp]` from
+//!   `TcpConfig::default()`; quinn's are quinn-proto's and not written), except the settings
+//!   whose default is unset or depends on the path (below), and `cc`;
+//! - every transport settings table, the scenario's and the flows' own, in canonical form
+//!   ("1000ms" is "1s"); an empty `[quic]` table is always written, as it was before the
+//!   transports' tables came from their registry, so the scenario hashes of earlier results
+//!   still match.
 //!
 //! Left out on purpose, because their value depends on other fields and writing it down would
 //! pin it when those fields are later overridden (`--set`): a flow's `stop` (the run's end) and
 //! `connect` (its `start`; unset, moving `start` moves the connect time with it), the
-//! `mtu` of a dumbbell's own links (`dumbbell.mtu`), `quic.max_packet_size` (path MTU - 28 B),
-//! `quic.initial_window` (RFC 9002's formula of the packet size), `quic.dcid_len` (only with the "rfc9000" header) and the ACK-frequency fields that apply to
-//! one `ack_policy` only (setting them for another is an error). `quic.cc` is left out while its
-//! form (name or table) is being reworked. Direction tables (`forward`, `reverse`) are not
-//! filled: they inherit the link's values.
+//! `mtu` of a dumbbell's own links (`dumbbell.mtu`), a transport's path-dependent settings
+//! (`Transport::PATH_DEPENDENT`: `quic.max_packet_size`, path MTU - 28 B; `tcp.mtu`), and the
+//! settings unset by default (`quic.initial_window`, RFC 9002's formula of the packet size;
+//! `quic.dcid_len`, only with the "rfc9000" header; the ACK-frequency fields that apply to one
+//! `ack_policy` only; `tcp.mss`). `cc` is left out while its form (name or table) is being
+//! reworked. Direction tables (`forward`, `reverse`) are not filled: they inherit the link's
+//! values.
 
 use crate::build::{DEFAULT_ACCESS_RATE, DEFAULT_MTU, DEFAULT_RECORD_INTERVAL};
-use crate::schema::{FlowCfg, FlowKind, LinkSpec, QueueCfg, QuicCfg, Scenario, SizeDist, TimeDist};
-use crate::units::{format_bytes, format_duration, Bytes, Dur, RateVal};
+use crate::schema::{FlowCfg, FlowKindCfg, LinkSpec, QueueCfg, Scenario};
+use crate::units::{Bytes, Dur, RateVal};
 use crate::ScenarioError;
 use quicksim_engine::SimDuration;
 use quicksim_net::PPP_OVERHEAD;
-use quicksim_transport::quic::{AckFreqPolicy, HeaderProfile, QuicConfig};
-use quicksim_transport::tcp::TcpConfig;
-use serde::ser::{Serialize, SerializeMap, Serializer};
-
-/// A constant is its quantity ("1000B"); a distribution is the table it was read from.
-impl Serialize for SizeDist {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match *self {
-            SizeDist::Const(v) => s.serialize_str(&format_bytes(v)),
-            SizeDist::Uniform(a, b) => {
-                let mut m = s.serialize_map(Some(3))?;
-                m.serialize_entry("dist", "uniform")?;
-                m.serialize_entry("min", &format_bytes(a))?;
-                m.serialize_entry("max", &format_bytes(b))?;
-                m.end()
-            }
-        }
-    }
-}
-
-impl Serialize for TimeDist {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match *self {
-            TimeDist::Const(v) => s.serialize_str(&format_duration(v)),
-            TimeDist::Uniform(a, b) => {
-                let mut m = s.serialize_map(Some(3))?;
-                m.serialize_entry("dist", "uniform")?;
-                m.serialize_entry("min", &format_duration(a))?;
-                m.serialize_entry("max", &format_duration(b))?;
-                m.end()
-            }
-            TimeDist::Exponential(mean) => {
-                let mut m = s.serialize_map(Some(2))?;
-                m.serialize_entry("dist", "exponential")?;
-                m.serialize_entry("mean", &format_duration(mean))?;
-                m.end()
-            }
-        }
-    }
-}
+use serde_json::{Map, Value};
 
 /// The scenario with its defaults filled in, as JSON (keys sorted; absent options left out).
-pub fn normalized(sc: &Scenario) -> Result<serde_json::Value, ScenarioError> {
+pub fn normalized(sc: &Scenario) -> Result<Value, ScenarioError> {
     let mut sc = sc.clone();
-    fill_defaults(&mut sc);
-    to_json(&sc)
+    let kinds = transport_kinds(&sc.flows);
+    sc.flows.iter_mut().for_each(fill_flow);
+    fill_head(&mut sc, &kinds);
+    finish(head_json(&sc))
 }
 
 /// The normalized scenario in parts, for hashing without building it whole: `part` gets the
 /// scenario without its flows (`"flows": []`), then each flow, normalized as in `normalized`.
 /// One flow's JSON exists at a time, so a run of 10 000 flows does not hold a second copy of
 /// them while it starts (that raised the peak memory of many idle flows by 3.5 kB each).
-pub fn normalized_parts(
-    sc: &mut Scenario,
-    mut part: impl FnMut(&serde_json::Value),
-) -> Result<(), ScenarioError> {
+pub fn normalized_parts(sc: &mut Scenario, mut part: impl FnMut(&Value)) -> Result<(), ScenarioError> {
     let flows = std::mem::take(&mut sc.flows);
-    let kinds =
-        (flows.iter().any(|f| f.kind == FlowKind::Quic), flows.iter().any(|f| f.kind == FlowKind::Tcp));
+    let kinds = transport_kinds(&flows);
     let mut head = sc.clone();
     sc.flows = flows;
-    fill_head(&mut head, kinds);
-    part(&to_json(&head)?);
+    fill_head(&mut head, &kinds);
+    part(&finish(head_json(&head))?);
     for f in &sc.flows {
         let mut f = f.clone();
         fill_flow(&mut f);
-        part(&to_json(&f)?);
+        part(&finish(f.to_json())?);
     }
     Ok(())
 }
 
-fn to_json<T: Serialize>(x: &T) -> Result<serde_json::Value, ScenarioError> {
-    let mut v = serde_json::to_value(x).map_err(|e| {
+/// The transports the flows use.
+fn transport_kinds(flows: &[FlowCfg]) -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = flows.iter().filter_map(|f| f.transport().map(|t| t.kind)).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
+fn finish(v: Result<Value, serde_json::Error>) -> Result<Value, ScenarioError> {
+    let mut v = v.map_err(|e| {
         ScenarioError::new(String::new(), format!("internal error writing the scenario: {e}"))
     })?;
     drop_nulls(&mut v);
@@ -110,21 +84,17 @@ fn to_json<T: Serialize>(x: &T) -> Result<serde_json::Value, ScenarioError> {
 
 fn fill_flow(f: &mut FlowCfg) {
     f.start.get_or_insert(Dur(SimDuration::ZERO));
-    if matches!(f.kind, FlowKind::Quic | FlowKind::Tcp | FlowKind::Quinn) {
-        f.app.get_or_insert(crate::apps::DEFAULT_APP);
-        f.streams.get_or_insert(crate::apps::DEFAULT_STREAMS);
+    if let FlowKindCfg::Transport(t) = &mut f.kind {
+        t.app.get_or_insert(crate::apps::DEFAULT_APP);
+        t.streams.get_or_insert(crate::apps::DEFAULT_STREAMS);
+        if let Some(s) = &t.settings {
+            t.settings = Some(crate::flows::canonical_settings(t.kind, s));
+        }
     }
 }
 
-fn fill_defaults(sc: &mut Scenario) {
-    let kinds =
-        (sc.flows.iter().any(|f| f.kind == FlowKind::Quic), sc.flows.iter().any(|f| f.kind == FlowKind::Tcp));
-    sc.flows.iter_mut().for_each(fill_flow);
-    fill_head(sc, kinds);
-}
-
-/// Everything but the flows; `(any QUIC flow, any TCP flow)` decide the transport tables.
-fn fill_head(sc: &mut Scenario, (any_quic, any_tcp): (bool, bool)) {
+/// Everything but the flows; `kinds` (the transports the flows use) decide the transport tables.
+fn fill_head(sc: &mut Scenario, kinds: &[&'static str]) {
     sc.run.seed.get_or_insert(crate::DEFAULT_SEED);
     sc.run.record_interval.get_or_insert(Dur(DEFAULT_RECORD_INTERVAL));
     if let Some(db) = &mut sc.dumbbell {
@@ -140,53 +110,25 @@ fn fill_head(sc: &mut Scenario, (any_quic, any_tcp): (bool, bool)) {
         l.mtu.get_or_insert(Bytes(DEFAULT_MTU));
         fill_link(l);
     }
-    if any_quic {
-        sc.quic = quic_defaults().overlay(&sc.quic);
+    for table in sc.transports.iter_mut() {
+        *table.1 = crate::flows::canonical_settings(table.0, table.1);
     }
-    if any_tcp {
-        for (key, value) in tcp_defaults() {
-            sc.tcp.entry(key).or_insert(value);
+    for &kind in kinds {
+        if let Some(defaults) = crate::flows::default_settings(kind) {
+            let table = sc.transports.entry(kind).or_default();
+            for (key, value) in defaults {
+                table.entry(key).or_insert(value);
+            }
         }
     }
 }
 
-/// `TcpConfig::default()` as the `[tcp]` table's keys, every field but `mtu` (the path's),
-/// `mss` (from the MTU) and `cc` (left open, as QUIC's). A flow's own `tcp` table still
-/// overrides these key by key, as it does the user's `[tcp]` values.
-fn tcp_defaults() -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::json;
-    let c = TcpConfig::default();
-    let dur = |d: SimDuration| json!(format_duration(d));
-    let pairs = [
-        ("timestamps", json!(c.timestamps)),
-        ("window_scaling", json!(c.window_scaling)),
-        ("ecn", json!(c.ecn)),
-        ("sack", json!(c.sack)),
-        ("prr", json!(c.prr)),
-        ("dupthresh", json!(c.dupthresh)),
-        ("initial_rto", dur(c.initial_rto)),
-        ("min_rto", dur(c.min_rto)),
-        ("max_rto", dur(c.max_rto)),
-        ("clock_granularity", dur(c.clock_granularity)),
-        ("syn_retries", json!(c.syn_retries)),
-        ("max_retries", json!(c.max_retries)),
-        ("delack_timeout", dur(c.delack_timeout)),
-        ("ack_every", json!(c.ack_every)),
-        ("recv_buffer", json!(c.recv_buffer)),
-        ("send_buffer", json!(c.send_buffer)),
-        ("send_buffer_low_water", json!(c.send_buffer_low_water)),
-        ("nagle", json!(c.nagle)),
-        ("pacing", json!(c.pacing)),
-        ("manual_read", json!(c.manual_read)),
-        ("tls", json!(c.tls)),
-        ("tls_record_size", json!(c.tls_record_size)),
-        ("tls_client_hello", json!(c.tls_client_hello)),
-        ("tls_server_flight", json!(c.tls_server_flight)),
-        ("tls13_client_finished", json!(c.tls13_client_finished)),
-        ("tls12_client_flight", json!(c.tls12_client_flight)),
-        ("tls12_server_finished", json!(c.tls12_server_finished)),
-    ];
-    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+/// The scenario as JSON: `Scenario::to_json` leaves out empty transport tables; the `[quic]`
+/// one was always written (see the module doc).
+fn head_json(sc: &Scenario) -> Result<Value, serde_json::Error> {
+    let mut v = sc.to_json()?;
+    v.as_object_mut().expect("a table").entry("quic").or_insert(Value::Object(Map::new()));
+    Ok(v)
 }
 
 fn fill_link(l: &mut LinkSpec) {
@@ -199,51 +141,6 @@ fn fill_link(l: &mut LinkSpec) {
         QueueCfg(m)
     });
     q.0.entry("kind").or_insert_with(|| "droptail".into());
-}
-
-/// The transport's defaults in the schema's terms (see the module doc for the fields left out).
-fn quic_defaults() -> QuicCfg {
-    let c = QuicConfig::default();
-    QuicCfg {
-        header: Some(
-            match c.header {
-                HeaderProfile::Inet => "inet",
-                HeaderProfile::Rfc9000 { .. } => "rfc9000",
-            }
-            .to_string(),
-        ),
-        handshake: Some(c.handshake),
-        // Part of the controller's settings (`cc = { algo = "newreno", exact_increase = .. }`),
-        // left open with `cc` (see the module doc).
-        exact_increase: None,
-        partial_window: Some(c.partial_window),
-        pacing: Some(c.pacing),
-        initial_rtt: Some(Dur(c.initial_rtt)),
-        max_ack_delay: Some(Dur(c.max_ack_delay)),
-        ack_ratio: Some(c.ack_ratio),
-        ibit: Some(c.ibit),
-        ack_policy: Some(
-            match c.ack_policy {
-                AckFreqPolicy::Receiver => "receiver",
-                AckFreqPolicy::Fixed { .. } => "fixed",
-                AckFreqPolicy::Cwnd { .. } => "cwnd",
-            }
-            .to_string(),
-        ),
-        ack_frequency_reordering: Some(c.ack_frequency_reordering),
-        immediate_ack_on_block: Some(c.immediate_ack_on_block),
-        bundle_ack: Some(c.bundle_ack),
-        ecn: Some(c.ecn),
-        max_ack_ranges: Some(c.max_ack_ranges as u64),
-        initial_max_data: Some(Bytes(c.initial_max_data)),
-        initial_max_stream_data: Some(Bytes(c.initial_max_stream_data)),
-        max_data_threshold: Some(c.max_data_threshold),
-        max_stream_data_threshold: Some(c.max_stream_data_threshold),
-        send_queue_limit: Some(Bytes(c.send_queue_limit)),
-        send_queue_low_water: Some(c.send_queue_low_water),
-        round_consumed_data: Some(c.round_consumed_data),
-        ..QuicCfg::default()
-    }
 }
 
 /// Absent options serialize as `null`; the schema reads a missing key the same way, and TOML
@@ -262,6 +159,7 @@ fn drop_nulls(v: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::{SizeDist, TimeDist};
 
     #[test]
     fn nulls_go_but_other_values_stay() {

@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod quic;
 pub mod range_set;
 pub mod tcp;
+pub mod units;
 
 pub use endpoint::{
     AppEvent, EcnCodepoint, EcnState, Endpoint, LossTrigger, Role, TraceEvent, TraceParams,

@@ -22,7 +22,16 @@ from ._common import handle_errors
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[str, ...] = ("run", "validate", "sweep", "reproduce", "report", "bench", "conformance")
+COMMANDS: tuple[str, ...] = (
+    "run",
+    "validate",
+    "schema",
+    "sweep",
+    "reproduce",
+    "report",
+    "bench",
+    "conformance",
+)
 """Subcommand modules, in `--help` order. Add e.g. "sweep", "reproduce", "validate_model"."""
 
 

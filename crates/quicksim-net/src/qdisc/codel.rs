@@ -25,7 +25,7 @@ pub const DEFAULT_MTU: u64 = 1500;
 
 /// `queue = { kind = "codel", target = "5ms", interval = "100ms", packets = 1000, mtu = "1500B",
 /// ecn = false }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Acceptable standing sojourn time.

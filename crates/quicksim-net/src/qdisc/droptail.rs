@@ -13,11 +13,13 @@ pub const DEFAULT_PACKETS: u64 = 10_000;
 /// `queue = { kind = "droptail", packets = 100, bytes = "150kB" }`. Bytes count IP datagram
 /// bytes, as INET does. A limit left out is unlimited, unless both are left out: then the
 /// queue holds INET's default of 10000 packets.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Capacity in packets (default 10000, INET's, when `bytes` is not given either).
     #[serde(default)]
     pub packets: Option<u64>,
+    /// Capacity in IP datagram bytes (unlimited if left out).
     #[serde(default)]
     pub bytes: Option<Bytes>,
 }

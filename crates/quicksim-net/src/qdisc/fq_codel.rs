@@ -25,7 +25,7 @@ pub const DEFAULT_DROP_BATCH: u32 = 64;
 
 /// `queue = { kind = "fq_codel", flows = 1024, quantum = "1514B", packets = 10240,
 /// target = "5ms", interval = "100ms", mtu = "1500B", ecn = true, drop_batch = 64 }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Number of flow queues the hash spreads flows over.

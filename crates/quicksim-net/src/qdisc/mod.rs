@@ -10,12 +10,6 @@
 //! path, as smoltcp's `AnyController`, plus one `Dyn` variant for disciplines registered at
 //! run time).
 
-pub mod codel;
-pub mod droptail;
-pub mod fq_codel;
-pub mod pie;
-pub mod red;
-
 use crate::{DropReason, Packet};
 use quicksim_engine::{Rate, Rng, SimTime};
 use serde::de::DeserializeOwned;
@@ -151,7 +145,7 @@ impl fmt::Display for ConfigError {
 
 /// The configuration of a built-in discipline: its `kind` name, its fields (serde, with
 /// defaults) and the checks serde cannot express.
-pub trait KindConfig: Clone + fmt::Debug + DeserializeOwned + Default {
+pub trait KindConfig: Clone + fmt::Debug + DeserializeOwned + Default + schemars::JsonSchema {
     /// The `kind` a scenario writes.
     const KIND: &'static str;
     fn validate(&self) -> Result<(), ConfigError> {
@@ -171,6 +165,8 @@ pub trait ConfigSource {
 /// `Config: KindConfig` and `Type<P>: Qdisc<P>` with `Type::new(&Config)`.
 macro_rules! qdiscs {
     ($($m:ident :: $t:ident),* $(,)?) => {
+        $(pub mod $m;)*
+
         /// The settings of a built-in queue discipline.
         #[derive(Clone, Debug)]
         pub enum QdiscConfig {
@@ -180,6 +176,11 @@ macro_rules! qdiscs {
         impl QdiscConfig {
             /// The `kind` names of the built-in disciplines.
             pub const KINDS: &'static [&'static str] = &[$(<$m::Config as KindConfig>::KIND),*];
+
+            /// The JSON Schema of each built-in discipline's settings, by `kind`.
+            pub fn schemas(gen: &mut schemars::SchemaGenerator) -> Vec<(&'static str, schemars::Schema)> {
+                vec![$((<$m::Config as KindConfig>::KIND, <$m::Config as schemars::JsonSchema>::json_schema(gen)),)*]
+            }
 
             /// Decode and check the configuration of `kind`; None for a kind not built in.
             pub fn decode<S: ConfigSource>(kind: &str, src: &S) -> Option<Result<QdiscConfig, S::Error>> {

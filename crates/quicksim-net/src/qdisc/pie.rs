@@ -28,7 +28,7 @@ pub const DEFAULT_PACKETS: u64 = 1000;
 /// `queue = { kind = "pie", target = "15ms", tupdate = "15ms", alpha = 0.125, beta = 1.25,
 /// max_burst = "150ms", packets = 1000, ecn = false, ecn_threshold = 0.1, mean_packet =
 /// "1500B" }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// QDELAY_REF: the queueing delay PIE steers to.
@@ -53,6 +53,8 @@ pub struct Config {
     /// most `ecn_threshold` (RFC 8033 section 5.1).
     #[serde(default)]
     pub ecn: bool,
+    /// With `ecn`: mark only while the drop probability is below this; above it, drop even
+    /// ECN-capable packets (RFC 8033 §5.1's 10 %).
     #[serde(default = "default_ecn_threshold")]
     pub ecn_threshold: f64,
     /// MEAN_PKTSIZE: a queue of at most two of these is never dropped from.

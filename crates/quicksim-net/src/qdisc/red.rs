@@ -20,7 +20,7 @@ use quicksim_engine::{Rate, SimTime};
 use serde::Deserialize;
 
 /// What RED's lengths and thresholds count.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     #[default]
@@ -30,7 +30,7 @@ pub enum Mode {
 
 /// `queue = { kind = "red", min_th = 5, max_th = 15, max_p = 0.02, w_q = 0.002, gentle = true,
 /// mode = "packets", packets = 25, ecn = false, hard_drop = true, mean_packet = "500B" }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Average length below which nothing is dropped (packets, or bytes in `bytes` mode).
@@ -39,11 +39,14 @@ pub struct Config {
     /// Average length at which the early drop probability reaches `max_p`.
     #[serde(default = "default_max_th")]
     pub max_th: f64,
+    /// Early drop (or mark) probability at `max_th` (RFC 2309's max_p).
     #[serde(default = "default_max_p")]
     pub max_p: f64,
     /// Weight of the current length in the average.
     #[serde(default = "default_w_q")]
     pub w_q: f64,
+    /// Gentle RED: between `max_th` and 2·`max_th` the probability rises from `max_p` to 1
+    /// instead of jumping to 1.
     #[serde(default = "default_true")]
     pub gentle: bool,
     #[serde(default)]

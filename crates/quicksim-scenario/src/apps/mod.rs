@@ -6,7 +6,7 @@
 //! with no gap between messages). They talk to the transport only through [`Endpoint`]'s
 //! `send_space`/`write`/`write_whole`.
 
-use crate::schema::{FlowCfg, QuicApp, SizeDist, TimeDist};
+use crate::schema::{QuicApp, SizeDist, TimeDist, TransportFlowCfg};
 use crate::ScenarioError;
 use quicksim_engine::{Rng, SimDuration, SimTime};
 use quicksim_transport::Endpoint;
@@ -67,7 +67,7 @@ impl App {
     /// kind in them): `app` (default saturated), its size and interval for messages, its bytes
     /// for bulk, its streams.
     pub(crate) fn from_flow(
-        f: &FlowCfg,
+        f: &TransportFlowCfg,
         path: &str,
         transport: &str,
         rng: Rng,

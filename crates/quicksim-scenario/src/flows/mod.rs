@@ -3,12 +3,16 @@
 //! methods of [`FlowApp`], which the registry generates: a `match` over the registered kinds,
 //! so every call is static and each transport's code is monomorphised.
 //!
-//! Adding a transport: its sans-IO endpoint in `quicksim-transport` (implementing `Endpoint`), a
-//! `flows/<name>.rs` implementing [`transport::Transport`] for it, and one line in
-//! `transports!`. Building such flows from the scenario is in `build.rs`.
+//! Adding a transport: its sans-IO endpoint (implementing `Endpoint`, with a settings type that
+//! deserializes from its table), a `flows/<name>.rs` implementing [`transport::Transport`] for
+//! it, and one line in `transports!`. The registry makes the rest: the flow kind and its table in
+//! scenario files (`schema::flows`), the scenario's `[kind]` defaults table, their checks,
+//! `scenario.json`, the JSON Schema, and building the flows (`settings`).
 
 pub(crate) mod quic;
 pub(crate) mod quinn;
+pub(crate) mod registry;
+pub(crate) mod settings;
 pub(crate) mod tcp;
 pub(crate) mod transport;
 pub(crate) mod udp;
@@ -252,6 +256,46 @@ macro_rules! transports {
                     _ => {}
                 }
             }
+        }
+
+        /// The kinds of the registered transports, as scenario files name them.
+        pub(crate) const TRANSPORT_KINDS: &[&str] = &[$(<$ty as Transport>::KIND),*];
+
+        /// Checks the settings table of transport `kind` at `path` (`quic`, `flows[2].quic`).
+        pub(crate) fn check_settings(kind: &str, table: &serde_json::Map<String, serde_json::Value>, path: &str) -> Result<(), crate::ScenarioError> {
+            $( if kind == <$ty as Transport>::KIND { return registry::check::<$ty>(table, path); } )*
+            unreachable!("{kind} is not a registered transport")
+        }
+
+        /// The defaults table `scenario.json` writes for transport `kind` (None: none).
+        pub(crate) fn default_settings(kind: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+            $( if kind == <$ty as Transport>::KIND { return registry::defaults::<$ty>(); } )*
+            unreachable!("{kind} is not a registered transport")
+        }
+
+        /// A checked settings table of transport `kind` in canonical form.
+        pub(crate) fn canonical_settings(kind: &str, table: &serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
+            $( if kind == <$ty as Transport>::KIND { return registry::canonical::<$ty>(table); } )*
+            unreachable!("{kind} is not a registered transport")
+        }
+
+        /// The JSON Schema of transport `kind`'s settings table.
+        pub(crate) fn settings_schema(kind: &str, gen: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            $( if kind == <$ty as Transport>::KIND { return registry::schema::<$ty>(gen); } )*
+            unreachable!("{kind} is not a registered transport")
+        }
+
+        /// Builds flow `index` (at `path`) over transport `t.kind` (`registry::build`).
+        pub(crate) fn build_transport_flow(
+            t: &crate::schema::TransportFlowCfg,
+            defaults: &serde_json::Map<String, serde_json::Value>,
+            path: &str,
+            index: usize,
+            path_mtu: u64,
+            cx: &mut registry::BuildCx,
+        ) -> Result<(FlowApp, Option<u8>), crate::ScenarioError> {
+            $( if t.kind == <$ty as Transport>::KIND { return registry::build::<$ty>(t, defaults, path, index, path_mtu, cx); } )*
+            unreachable!("{} is not a registered transport", t.kind)
         }
 
         $(

@@ -1,15 +1,72 @@
 //! QUIC flows: the INET-model QUIC connection of `quicksim-transport` as a [`Transport`] of the
 //! run loop, with its totals block and its compact encoding for resting flows.
 
+use super::settings::{share_equal, ConfigureCx, ExtraKey, ExtraKind, SettingsTable, CC_KEY};
 use super::transport::Transport;
+use crate::flows::udp::UDP_IP;
+use crate::schema::CcCfg;
+use crate::ScenarioError;
 use quicksim_engine::SimTime;
-use quicksim_transport::quic::{Connection, QuicConfig, Role};
-use serde_json::json;
+use quicksim_transport::quic::{Connection, HeaderKind, QuicConfig, Role, DEFAULT_DCID_LEN};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 impl Transport for Connection {
     const KIND: &'static str = "quic";
+    const NAME: &'static str = "QUIC";
     type Shared = Arc<QuicConfig>;
+    type Settings = QuicConfig;
+    const EXTRA_KEYS: &'static [ExtraKey] = &[
+        CC_KEY,
+        ExtraKey {
+            name: "exact_increase",
+            doc: "NewReno's `exact_increase` (the older key: `cc = { algo = \"newreno\", exact_increase = false }` \
+                  is the same); ignored by other controllers.",
+            kind: ExtraKind::LegacyBool,
+        },
+    ];
+    const PATH_DEPENDENT: &'static [&'static str] = &["max_packet_size"];
+
+    /// The table over `QuicConfig::default()`; `max_packet_size` defaults to the path MTU − 28 B
+    /// and must fit it; `cc` defaults to NewReno, with the older `exact_increase` key applied to
+    /// NewReno when the controller's table does not set it.
+    fn configure(t: &SettingsTable, cx: &mut ConfigureCx) -> Result<Arc<QuicConfig>, ScenarioError> {
+        let mut table = t.table.clone();
+        let cc = table.remove("cc");
+        let exact_increase = table.remove("exact_increase");
+        let largest = cx.path_mtu - UDP_IP;
+        let given = table.contains_key("max_packet_size");
+        table.entry("max_packet_size").or_insert(json!(largest));
+        let mut c: QuicConfig = t.decode(table)?;
+        if given && c.max_packet_size > largest {
+            return Err(ScenarioError::new(
+                t.at("max_packet_size"),
+                format!(
+                    "{} B does not fit the path MTU {} B minus 28 B of IPv4 + UDP",
+                    c.max_packet_size, cx.path_mtu
+                ),
+            ));
+        }
+        let mut cc = match cc {
+            Some(v) => serde_json::from_value::<CcCfg>(v)
+                .map_err(|e| ScenarioError::new(t.at("cc"), e.to_string()))?,
+            None => CcCfg { algo: "newreno".into(), params: Default::default() },
+        };
+        if let (Some(Value::Bool(v)), "newreno") = (exact_increase, cc.algo.as_str()) {
+            cc.params.entry("exact_increase").or_insert(Value::Bool(v));
+        }
+        c.cc = cx.ccs.resolve(cc, &t.at("cc"))?;
+        c.validate().map_err(|e| t.invalid(e))?;
+        Ok(Arc::new(c))
+    }
+
+    fn share(cfg: Arc<QuicConfig>, recent: &mut Vec<Arc<QuicConfig>>) -> Arc<QuicConfig> {
+        share_equal(cfg, recent)
+    }
+
+    fn capture_dcid_len(cfg: &Arc<QuicConfig>) -> Option<u8> {
+        (cfg.header == HeaderKind::Rfc9000).then(|| cfg.dcid_len.unwrap_or(DEFAULT_DCID_LEN))
+    }
 
     fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {
         crate::payload::Contents::Quic(p)

@@ -1,19 +1,40 @@
 //! quinn flows: the real quinn-proto stack (`quicksim-quinn`) as a [`Transport`] of the run
 //! loop, its totals block, and its configuration from the scenario's `[quinn]` table and a
-//! flow's own `quinn` table. quinn endpoints are never parked (their state is quinn-proto's).
+//! flow's own `quinn` table (`configure`). quinn endpoints are never parked (their state is quinn-proto's).
 
+use super::settings::{ConfigureCx, SettingsTable};
 use super::transport::Transport;
 use crate::payload::Contents;
 use crate::ScenarioError;
-use quicksim_engine::{Rng, SimTime};
+use quicksim_engine::SimTime;
 use quicksim_quinn::{QuinnConfig, QuinnEndpoint, QuinnPacket, QuinnShared, TlsKeyLog};
 use quicksim_transport::{Endpoint, Role};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 impl Transport for QuinnEndpoint {
     const KIND: &'static str = "quinn";
+    const NAME: &'static str = "quinn";
     type Shared = Arc<QuinnShared>;
+    type Settings = QuinnConfig;
+    const PATH_DEPENDENT: &'static [&'static str] = &["mtu"];
+    /// quinn's defaults are quinn-proto's, not written out (a later quinn-proto may move them).
+    const WRITE_DEFAULTS: bool = false;
+
+    /// The table over `QuinnConfig::default()`, the MTU of the path unless the table sets a
+    /// smaller one; everything random (TLS) from the flow's "quinn" stream of the run's seed.
+    fn configure(t: &SettingsTable, cx: &mut ConfigureCx) -> Result<Arc<QuinnShared>, ScenarioError> {
+        let mut table = t.table.clone();
+        table.entry("mtu").or_insert(json!(cx.path_mtu));
+        let cfg: QuinnConfig = t.decode(table)?;
+        if cfg.mtu > cx.path_mtu {
+            return Err(ScenarioError::new(
+                t.at("mtu"),
+                format!("{} B exceeds the path MTU {} B", cfg.mtu, cx.path_mtu),
+            ));
+        }
+        QuinnShared::new(cfg, cx.stream("quinn")).map(Arc::new).map_err(|e| t.invalid(e))
+    }
 
     fn pair(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
         let end =
@@ -68,45 +89,4 @@ impl Transport for QuinnEndpoint {
             "error": close_error,
         })
     }
-}
-
-/// The configuration of the quinn flow at `path` (`flows[i]`): the scenario's `[quinn]` table
-/// with the flow's `quinn` table over it key by key, the MTU of the path unless the table sets
-/// one; everything random from `rng` (the flow's stream of the run's seed). Errors name the field
-/// (`quinn.cc`, `flows[2].quinn.initial_window`).
-pub(crate) fn config(
-    defaults: &Map<String, Value>,
-    own: Option<&Map<String, Value>>,
-    path_mtu: u64,
-    path: &str,
-    rng: Rng,
-) -> Result<QuinnShared, ScenarioError> {
-    let mut table = defaults.clone();
-    let at = |key: &str| match own {
-        Some(o) if o.contains_key(key) => format!("{path}.quinn.{key}"),
-        _ => format!("quinn.{key}"),
-    };
-    if let Some(o) = own {
-        table.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-    table.entry("mtu").or_insert(json!(path_mtu));
-    let mut track = serde_path_to_error::Track::new();
-    let de = serde_path_to_error::Deserializer::new(Value::Object(table), &mut track);
-    let cfg: QuinnConfig = serde::Deserialize::deserialize(de).map_err(|e| {
-        let field = track.path().to_string();
-        let key = field.split('.').next().unwrap_or("");
-        let key = if key.is_empty() || key == "?" {
-            e.to_string().split('`').nth(1).unwrap_or("").to_string()
-        } else {
-            key.to_string()
-        };
-        ScenarioError::new(at(&key), e.to_string())
-    })?;
-    if let Some(mtu) = (cfg.mtu > path_mtu).then_some(cfg.mtu) {
-        return Err(ScenarioError::new(at("mtu"), format!("{mtu} B exceeds the path MTU {path_mtu} B")));
-    }
-    QuinnShared::new(cfg, rng).map_err(|e| {
-        let key = e.split(':').next().unwrap_or("").to_string();
-        ScenarioError::new(at(&key), e.split_once(": ").map_or(e.clone(), |(_, m)| m.to_string()))
-    })
 }

@@ -1,20 +1,45 @@
 //! TCP flows: the TCP model of `quicksim-transport` (optionally with TLS on top) as a
 //! [`Transport`] of the run loop, its totals block, its compact encoding for resting flows, and
-//! its configuration from the scenario's `[tcp]` table and a flow's own `tcp` table.
+//! its configuration from the scenario's `[tcp]` table and a flow's own `tcp` table (`configure`).
 
+use super::settings::{share_equal, ConfigureCx, ExtraKey, SettingsTable, CC_KEY};
 use super::transport::Transport;
-use crate::cc_config::CcResolver;
 use crate::schema::CcCfg;
 use crate::ScenarioError;
 use quicksim_engine::SimTime;
 use quicksim_transport::tcp::{Connection, TcpConfig};
 use quicksim_transport::Role;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 impl Transport for Connection {
     const KIND: &'static str = "tcp";
+    const NAME: &'static str = "TCP";
     type Shared = Arc<TcpConfig>;
+    type Settings = TcpConfig;
+    const EXTRA_KEYS: &'static [ExtraKey] = &[CC_KEY];
+    const PATH_DEPENDENT: &'static [&'static str] = &["mtu"];
+    const MULTI_STREAM: bool = false;
+
+    /// The table over `TcpConfig::default()`, the MTU of the path unless the table sets one,
+    /// `cc` resolved like QUIC's (default CUBIC, Linux's).
+    fn configure(t: &SettingsTable, cx: &mut ConfigureCx) -> Result<Arc<TcpConfig>, ScenarioError> {
+        let mut table = t.table.clone();
+        let cc = table.remove("cc");
+        table.entry("mtu").or_insert(json!(cx.path_mtu));
+        let mut cfg: TcpConfig = t.decode(table)?;
+        if let Some(cc) = cc {
+            let cc: CcCfg =
+                serde_json::from_value(cc).map_err(|e| ScenarioError::new(t.at("cc"), e.to_string()))?;
+            cfg.cc = cx.ccs.resolve(cc, &t.at("cc"))?;
+        }
+        cfg.validate().map_err(|e| t.invalid(e))?;
+        Ok(Arc::new(cfg))
+    }
+
+    fn share(cfg: Arc<TcpConfig>, recent: &mut Vec<Arc<TcpConfig>>) -> Arc<TcpConfig> {
+        share_equal(cfg, recent)
+    }
 
     fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {
         crate::payload::Contents::Tcp(p)
@@ -68,51 +93,4 @@ impl Transport for Connection {
     fn unpark<'a>(bytes: &'a [u8], cfg: &Arc<TcpConfig>) -> Result<(Connection, &'a [u8]), String> {
         Connection::decode(bytes, Arc::clone(cfg))
     }
-}
-
-/// The configuration of a TCP flow at `path` (`flows[i]`): the scenario's `[tcp]` table with
-/// the flow's `tcp` table over it key by key, `cc` resolved like QUIC's, the MTU of the path
-/// unless the table sets one. Errors name the field (`tcp.min_rto`, `flows[2].tcp.sack`).
-pub(crate) fn config(
-    defaults: &Map<String, Value>,
-    own: Option<&Map<String, Value>>,
-    path_mtu: u64,
-    path: &str,
-    ccs: &mut CcResolver,
-) -> Result<TcpConfig, ScenarioError> {
-    let mut table = defaults.clone();
-    // Where each key came from, for errors.
-    let at = |key: &str| match own {
-        Some(o) if o.contains_key(key) => format!("{path}.tcp.{key}"),
-        _ => format!("tcp.{key}"),
-    };
-    if let Some(o) = own {
-        table.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
-    let cc = table.remove("cc");
-    table.entry("mtu").or_insert(json!(path_mtu));
-    let mut track = serde_path_to_error::Track::new();
-    let de = serde_path_to_error::Deserializer::new(Value::Object(table), &mut track);
-    let mut cfg: TcpConfig = serde::Deserialize::deserialize(de).map_err(|e| {
-        let field = track.path().to_string();
-        let key = field.split('.').next().unwrap_or("");
-        // serde_path_to_error has no path for an unknown key: name it from the message.
-        let key = if key.is_empty() || key == "?" {
-            e.to_string().split('`').nth(1).unwrap_or("").to_string()
-        } else {
-            key.to_string()
-        };
-        ScenarioError::new(at(&key), e.to_string())
-    })?;
-    if let Some(cc) = cc {
-        let cc: CcCfg =
-            serde_json::from_value(cc).map_err(|e| ScenarioError::new(at("cc"), e.to_string()))?;
-        cfg.cc = ccs.resolve(cc, &at("cc"))?;
-    }
-    cfg.validate().map_err(|e| {
-        // `validate` starts its message with the field's name.
-        let key = e.split(':').next().unwrap_or("").to_string();
-        ScenarioError::new(at(&key), e.split_once(": ").map_or(e.clone(), |(_, m)| m.to_string()))
-    })?;
-    Ok(cfg)
 }

@@ -17,10 +17,42 @@ use serde::{Deserialize, Serialize};
 /// What the run loop needs from a transport beyond [`quicksim_transport::Endpoint`]: how to make a connection's two
 /// ends, its totals for `summary.json`, and (opt-in) a compact encoding for resting flows.
 pub(crate) trait Transport: Registered {
-    /// The flow kind in scenario files and outputs (`kind = "quic"`).
+    /// The flow kind in scenario files and outputs (`kind = "quic"`), also the name of its
+    /// settings tables (`[quic]`, a flow's `quic = {..}`).
     const KIND: &'static str;
+    /// The transport's name in messages ("QUIC", "TCP").
+    const NAME: &'static str;
     /// The settings both ends are made from, shared with other flows of equal settings.
-    type Shared: Clone;
+    type Shared: Clone + 'static;
+    /// The transport's settings: its tables deserialize into this type, `scenario.json` writes
+    /// it back, and the JSON Schema and the scenario reference describe its fields (their doc
+    /// comments). Each setting is defined once, there.
+    type Settings: Serialize + serde::de::DeserializeOwned + Default + schemars::JsonSchema;
+    /// Keys of the tables the transport reads itself rather than through `Settings` (`cc`).
+    const EXTRA_KEYS: &'static [super::settings::ExtraKey] = &[];
+    /// Settings whose default depends on the path (the MTU): `scenario.json` leaves them out
+    /// unless set, so a changed path changes them.
+    const PATH_DEPENDENT: &'static [&'static str] = &[];
+    /// Whether `scenario.json` writes the `[kind]` table with every default when the scenario
+    /// has a flow of the kind.
+    const WRITE_DEFAULTS: bool = true;
+    /// Whether a flow may spread its data over several streams (`streams`).
+    const MULTI_STREAM: bool = true;
+    /// The flow's configuration from its merged settings table (errors at `t.at(key)`).
+    fn configure(
+        t: &super::settings::SettingsTable,
+        cx: &mut super::settings::ConfigureCx,
+    ) -> Result<Self::Shared, crate::ScenarioError>;
+    /// The configuration to use for `cfg`: by default `cfg` itself; transports whose
+    /// configurations are read-only share equal ones (`settings::share_equal`) among `recent`.
+    fn share(cfg: Self::Shared, _recent: &mut Vec<Self::Shared>) -> Self::Shared {
+        cfg
+    }
+    /// The connection id length a capture writes into this transport's headers (QUIC's
+    /// "rfc9000" profile); None: the capture's own default.
+    fn capture_dcid_len(_cfg: &Self::Shared) -> Option<u8> {
+        None
+    }
     /// The client (index 0) and the server (index 1) of a new connection at `now`.
     fn pair(cfg: &Self::Shared, now: SimTime) -> [Self; 2];
     /// The transport's own block of the flow's totals (`summary.json` `flows.<name>.<KIND>`).

@@ -292,7 +292,7 @@ fn the_new_models_are_deterministic_survive_normalization_and_are_pinned() {
     let hash = |o: &RunOutput| o.meta["trace_hash"].as_str().unwrap().to_string();
     assert_eq!(hash(&a), hash(&b));
     // The normalized scenario (what scenario.json holds) runs the same.
-    let sc = quicksim_scenario::schema::parse(&everything().to_string()).unwrap();
+    let sc = quicksim_scenario::format::parse(&everything().to_string()).unwrap();
     let norm = quicksim_scenario::normalize::normalized(&sc).unwrap();
     assert_eq!(norm["dumbbell"]["bottleneck"]["forward"]["model"]["opportunity"], "1504B");
     assert_eq!(hash(&go(&norm, None)), hash(&a));

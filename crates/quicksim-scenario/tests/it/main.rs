@@ -16,10 +16,10 @@ mod normalize;
 mod qlog;
 mod quic;
 mod quinn;
-mod rto;
-mod support;
 #[cfg(feature = "quinn-qlog")]
 mod quinn_qlog;
+mod rto;
+mod support;
 mod tcp;
 mod toy_cc;
 mod toy_qdisc;

@@ -5,6 +5,8 @@
 use quicksim_engine::{SimDuration, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
+#[cfg(test)]
+use super::config::AckPolicyKind;
 use super::config::{AckFreqPolicy, QuicConfig};
 use super::packet::{AckFrequencyFrame, TransportParams};
 
@@ -36,7 +38,7 @@ impl AckFreqSender {
     ) -> Option<AckFrequencyFrame> {
         let peer = peer?;
         let min = peer.min_ack_delay?;
-        let threshold = match cfg.ack_policy {
+        let threshold = match cfg.ack_freq_policy() {
             AckFreqPolicy::Receiver => return None,
             AckFreqPolicy::Fixed { threshold } => threshold,
             AckFreqPolicy::Cwnd { max } => cwnd_ratio(cwnd_bytes, cfg.max_packet_size, max) - 1,
@@ -90,7 +92,8 @@ mod tests {
     #[test]
     fn frames_only_for_a_peer_with_min_ack_delay_and_on_change() {
         let cfg = QuicConfig {
-            ack_policy: AckFreqPolicy::Cwnd { max: 10 },
+            ack_policy: AckPolicyKind::Cwnd,
+            ack_frequency_max: Some(10),
             min_ack_delay: Some(SimDuration::from_millis(1)),
             ..Default::default()
         };
@@ -115,7 +118,8 @@ mod tests {
     #[test]
     fn requested_delay_respects_min_ack_delay() {
         let cfg = QuicConfig {
-            ack_policy: AckFreqPolicy::Fixed { threshold: 9 },
+            ack_policy: AckPolicyKind::Fixed,
+            ack_frequency_threshold: Some(9),
             ack_frequency_max_ack_delay: Some(SimDuration::from_micros(100)),
             min_ack_delay: Some(SimDuration::from_millis(1)),
             ..Default::default()

@@ -25,7 +25,7 @@ use super::rare::{push_event, PendingStreamControl, RareBox};
 use super::recovery::{Recovery, TimeoutAction, TimerCtx, GRANULARITY, WINDOW_RULES};
 use super::stats::{count, Stats, Sum};
 use super::streams::{RecvStream, SendStream, Streams};
-use super::{AckFreqPolicy, ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
+use super::{ConnEvent, ConnMetrics, ConnStats, QuicConfig, Role};
 
 /// Lifecycle (RFC 9000 §10.2). Closing: we sent CONNECTION_CLOSE; Draining: the peer did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,7 +175,7 @@ impl Connection {
             last_now: now,
             event: None,
             stats: Stats::default(),
-            ack_freq_tx: (cfg.ack_policy != AckFreqPolicy::Receiver).then(Box::default),
+            ack_freq_tx: (cfg.ack_policy != super::config::AckPolicyKind::Receiver).then(Box::default),
             rare: RareBox::default(),
             cfg,
         };

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::endpoint::{AppEvent as ConnEvent, Role, TransportMetrics as ConnMetrics};
 pub use config::placeholder_config;
-pub use config::{AckFreqPolicy, QuicConfig};
+pub use config::{AckFreqPolicy, AckPolicyKind, HeaderKind, QuicConfig, DEFAULT_DCID_LEN};
 pub use connection::Connection;
 pub use packet::{
     AckEcnFrame, AckFrame, AckFrequencyFrame, CryptoFrame, EcnCounts, Frame, HeaderProfile, QuicPacket,

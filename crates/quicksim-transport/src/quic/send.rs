@@ -107,10 +107,10 @@ impl Connection {
     fn header_len(&self, space: SpaceId, pn: u64, payload: u64) -> u64 {
         let la = self.recovery.largest_acked(space);
         match space {
-            SpaceId::Data => self.cfg.header.short_header_len(pn, la),
+            SpaceId::Data => self.cfg.header_profile().short_header_len(pn, la),
             _ => {
                 let initial_dcid = self.role == Role::Client && !self.hs.server_cid_known;
-                self.cfg.header.long_header_len(space, pn, la, payload, initial_dcid)
+                self.cfg.header_profile().long_header_len(space, pn, la, payload, initial_dcid)
             }
         }
     }
@@ -121,7 +121,7 @@ impl Connection {
             _ => {
                 let la = self.recovery.largest_acked(space);
                 let initial_dcid = self.role == Role::Client && !self.hs.server_cid_known;
-                self.cfg.header.long_header_max(space, pn, la, initial_dcid)
+                self.cfg.header_profile().long_header_max(space, pn, la, initial_dcid)
             }
         }
     }
@@ -160,7 +160,7 @@ impl Connection {
         let client_initial = self.role == Role::Client && space == SpaceId::Initial;
         let pad_server = self.role == Role::Server
             && space == SpaceId::Initial
-            && matches!(self.cfg.header, super::HeaderProfile::Rfc9000 { .. });
+            && matches!(self.cfg.header, super::config::HeaderKind::Rfc9000);
         let ack_eliciting = frames.iter().any(Frame::is_ack_eliciting);
         if client_initial || (pad_server && ack_eliciting) {
             let payload: u64 = frames.iter().map(Frame::size).sum();

@@ -1,9 +1,11 @@
 //! TCP configuration. `TcpConfig::default()` is a current Linux stack (6.x sysctl defaults)
 //! unless a field says otherwise; each field names its default and where it comes from.
 //!
-//! Deserializes from a `[tcp]` table: every field optional (`#[serde(default)]`), unknown keys
-//! rejected. Durations are strings with a unit ("40ms", "1s"), sizes a number of bytes or a
-//! string with a unit ("64MiB", "4500B").
+//! The one definition of every TCP setting: a scenario's `[tcp]` table (and a flow's own `tcp`
+//! table) deserializes into `TcpConfig`, every field optional (`#[serde(default)]`), unknown keys
+//! rejected; `scenario.json` writes it back, and the JSON Schema and the scenario reference are
+//! generated from it. Durations are strings with a unit ("40ms", "1s"), sizes a number of bytes
+//! or a string with a unit ("64MiB", "4500B").
 
 use quicksim_cc::CcSpec;
 use quicksim_engine::SimDuration;
@@ -15,7 +17,7 @@ fn default_cc() -> CcSpec {
 }
 
 /// TLS on top of TCP.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum TlsVersion {
     /// Plain TCP: the application's bytes are the stream's bytes.
     #[default]
@@ -30,15 +32,17 @@ pub enum TlsVersion {
 }
 
 /// Everything a TCP connection can be configured with.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// IP MTU of the path in bytes; the simulator sets it from the path. Default 1500 (Ethernet).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub mtu: u64,
     /// MSS advertised in the SYN. Default None = MTU − 40 (IPv4 and TCP headers without
     /// options, RFC 9293 §3.7.1; 1460 B at MTU 1500). Data segments carry MSS − option bytes.
-    #[serde(deserialize_with = "units::opt_bytes")]
+    #[serde(with = "units::opt_bytes", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<units::schema::Size>")]
     pub mss: Option<u64>,
     /// RFC 7323 timestamps (12 B on every segment). Default true (Linux `tcp_timestamps = 1`).
     pub timestamps: bool,
@@ -62,39 +66,47 @@ pub struct TcpConfig {
     pub cc: CcSpec,
     /// Initial congestion window in segments (SMSS). Default None = RFC 6928's
     /// min(10·SMSS, max(2·SMSS, 14600)); Some(n) = exactly n segments (at least 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_window: Option<u64>,
     /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u64,
     /// RTO before the first RTT sample, also the SYN timeout. Default 1 s (RFC 6298 §2.1).
-    #[serde(deserialize_with = "units::duration")]
+    #[serde(with = "units::duration")]
+    #[schemars(with = "units::schema::Duration")]
     pub initial_rto: SimDuration,
     /// Lower bound of the RTO. Default 200 ms (Linux `TCP_RTO_MIN`; RFC 6298 §2.4 says 1 s).
-    #[serde(deserialize_with = "units::duration")]
+    #[serde(with = "units::duration")]
+    #[schemars(with = "units::schema::Duration")]
     pub min_rto: SimDuration,
     /// Upper bound of the RTO and of its backoff. Default 120 s (Linux `TCP_RTO_MAX`; RFC 6298
     /// §2.5 allows any value of at least 60 s).
-    #[serde(deserialize_with = "units::duration")]
+    #[serde(with = "units::duration")]
+    #[schemars(with = "units::schema::Duration")]
     pub max_rto: SimDuration,
     /// Clock granularity G of RFC 6298 §2.3 (RTO = SRTT + max(G, 4·RTTVAR)). Default 1 ms.
-    #[serde(deserialize_with = "units::duration")]
+    #[serde(with = "units::duration")]
+    #[schemars(with = "units::schema::Duration")]
     pub clock_granularity: SimDuration,
     /// SYN (and SYN-ACK) retransmissions before giving up. Default 6 (Linux `tcp_syn_retries`).
     pub syn_retries: u32,
     /// Consecutive RTOs before the connection is aborted. Default 15 (Linux `tcp_retries2`).
     pub max_retries: u32,
     /// Delayed-ACK timer. Default 40 ms (Linux `TCP_DELACK_MIN`; RFC 5681 §4.2 allows ≤ 500 ms).
-    #[serde(deserialize_with = "units::duration")]
+    #[serde(with = "units::duration")]
+    #[schemars(with = "units::schema::Duration")]
     pub delack_timeout: SimDuration,
     /// ACK at once after this many data segments (RFC 5681 §4.2: every second full-sized
     /// segment). Default 2; 1 turns delayed ACKs off.
     pub ack_every: u64,
     /// Receive buffer in bytes: the advertised window is its free space. Default 64 MiB, so
     /// the window never limits a simulated path (Linux autotunes up to `tcp_rmem[2]`, 6 MiB).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub recv_buffer: u64,
     /// Send buffer in bytes (unacknowledged plus unsent, TLS framing included). Default 64 MB,
     /// as QUIC's `send_queue_limit` (Linux autotunes up to `tcp_wmem[2]`, 4 MiB).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub send_buffer: u64,
     /// `SendQueueLow` fires when an ACK brings the send buffer below this fraction. Default 0.4
     /// (QUIC's `send_queue_low_water`).
@@ -112,26 +124,32 @@ pub struct TcpConfig {
     /// TLS on top: "none" (default), "1.2" or "1.3".
     pub tls: TlsVersion,
     /// Largest TLS record payload. Default 16384 B (RFC 8446 §5.1, RFC 5246 §6.2.1: 2^14).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub tls_record_size: u64,
     /// ClientHello flight on the wire (record header included). Default 517 B (Chrome and
     /// Firefox pad it to 512 B of handshake message, RFC 7685).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub tls_client_hello: u64,
     /// Server's first flight: 1.3 ServerHello..Finished, 1.2 ServerHello..ServerHelloDone. The
     /// certificate chain dominates. Default 4500 B (a two-certificate RSA-2048 chain).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub tls_server_flight: u64,
     /// TLS 1.3 client Finished flight. Default 64 B (ChangeCipherSpec 6 B + Finished record
     /// 58 B: 5 header + 36 message + 1 type + 16 tag).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub tls13_client_finished: u64,
     /// TLS 1.2 client flight ClientKeyExchange (X25519), ChangeCipherSpec, Finished. Default
     /// 93 B (42 + 6 + 45).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub tls12_client_flight: u64,
     /// TLS 1.2 server ChangeCipherSpec and Finished. Default 51 B (6 + 45).
-    #[serde(deserialize_with = "units::bytes")]
+    #[serde(with = "units::bytes")]
+    #[schemars(with = "units::schema::Size")]
     pub tls12_server_finished: u64,
 }
 
@@ -271,56 +289,7 @@ impl TcpConfig {
     }
 }
 
-/// Deserializers for quantities with units: the scenario's parsers (`quicksim_engine::units`),
-/// plus one TCP convenience: a size may also be a bare number of bytes (`recv_buffer = 65536`).
-pub mod units {
-    use quicksim_engine::SimDuration;
-    use serde::de::{self, Deserializer, Visitor};
-    use std::fmt;
-
-    pub use quicksim_engine::units::parse_duration;
-
-    /// "64MiB" → bytes, as the scenario's sizes; a bare number is bytes.
-    pub fn parse_bytes(s: &str) -> Result<u64, String> {
-        match s.trim().parse::<u64>() {
-            Ok(v) => Ok(v),
-            Err(_) => quicksim_engine::units::parse_bytes(s),
-        }
-    }
-
-    struct V<T>(fn(&str) -> Result<T, String>, &'static str);
-
-    impl<'de, T> Visitor<'de> for V<T> {
-        type Value = T;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str(self.1)
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<T, E> {
-            (self.0)(s).map_err(E::custom)
-        }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
-            self.visit_str(&v.to_string())
-        }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
-            if v < 0 {
-                return Err(E::custom(format!("{v} is negative")));
-            }
-            self.visit_str(&v.to_string())
-        }
-    }
-
-    pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<SimDuration, D::Error> {
-        d.deserialize_any(V(parse_duration, "a duration string with a unit, e.g. \"40ms\""))
-    }
-
-    pub fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        d.deserialize_any(V(parse_bytes, "a size in bytes, e.g. 1500 or \"64MiB\""))
-    }
-
-    pub fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        bytes(d).map(Some)
-    }
-}
+pub use crate::units;
 
 /// The configuration a state decoded by serde alone holds until its owner sets the real one
 /// ([`Connection::decode`]): one shared default, so decoding allocates none. Serde `default` of

@@ -91,7 +91,13 @@ impl Delivered {
 
     /// `s` was delivered by the cumulative ACK.
     #[inline]
-    fn add_acked(&mut self, delivery: &mut DeliveryRate, sampler: &mut AckSampler, now: SimTime, s: &SentSeg) {
+    fn add_acked(
+        &mut self,
+        delivery: &mut DeliveryRate,
+        sampler: &mut AckSampler,
+        now: SimTime,
+        s: &SentSeg,
+    ) {
         self.retx_acked |= s.has(EVER_RETRANS);
         if self.first_acked_sent.is_none() {
             self.first_acked_sent = Some(s.sent);

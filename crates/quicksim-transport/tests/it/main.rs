@@ -205,12 +205,8 @@ fn ibit_packets_are_acked_immediately() {
 /// client is told it does, so it sends the frames anyway).
 fn ack_frequency_run(policy: AckFreqPolicy, imm: bool, server_mad: Option<SimDuration>) -> Sim {
     let mad = Some(ms(1));
-    let c = QuicConfig {
-        ack_policy: policy,
-        immediate_ack_on_block: imm,
-        min_ack_delay: mad,
-        ..Default::default()
-    };
+    let c = QuicConfig { immediate_ack_on_block: imm, min_ack_delay: mad, ..Default::default() }
+        .with_ack_freq_policy(policy);
     let s = QuicConfig { min_ack_delay: server_mad, ..Default::default() };
     let (mut c, s) = pair_no_hs(c, s);
     c.peer_params = Some(TransportParams { min_ack_delay: mad, ..s.local_params() });
@@ -563,12 +559,8 @@ fn reencode_run(c: QuicConfig, s: QuicConfig, reencode: bool) -> Observed {
 /// for packet, for the controllers, the handshake, pacing, ACK_FREQUENCY, ECN and flow control.
 #[test]
 fn encoded_connections_continue_bit_identical() {
-    let ackf = QuicConfig {
-        ack_policy: AckFreqPolicy::Cwnd { max: 8 },
-        min_ack_delay: Some(ms(1)),
-        immediate_ack_on_block: true,
-        ..Default::default()
-    };
+    let ackf = QuicConfig { min_ack_delay: Some(ms(1)), immediate_ack_on_block: true, ..Default::default() }
+        .with_ack_freq_policy(AckFreqPolicy::Cwnd { max: 8 });
     let cases = [
         ("handshake, newreno", QuicConfig::default(), QuicConfig::default()),
         (

@@ -168,7 +168,11 @@ pub struct Hist(Repr);
 #[derive(Clone)]
 enum Repr {
     /// Pairs with count 0 are unused; [`ZERO`] is the zero bucket.
-    Few { keys: [i16; FEW], counts: [u8; FEW], sum_ps: u64 },
+    Few {
+        keys: [i16; FEW],
+        counts: [u8; FEW],
+        sum_ps: u64,
+    },
     Dense(Box<Dense>),
 }
 

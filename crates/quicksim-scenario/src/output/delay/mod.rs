@@ -25,7 +25,6 @@ use quicksim_engine::{SimDuration, SimTime};
 
 mod hist;
 
-
 /// The flows table's delay columns, in order (after the built-in ones).
 pub const FLOW_COLUMNS: [&str; 6] =
     ["owd_mean_s", "owd_p50_s", "owd_p95_s", "owd_p99_s", "queueing_mean_s", "queueing_p95_s"];
@@ -47,7 +46,11 @@ struct Series<const N: usize> {
 
 impl<const N: usize> Series<N> {
     fn new() -> Box<Series<N>> {
-        Box::new(Series { end: 0, cur: std::array::from_fn(|_| Hist::default()), total: std::array::from_fn(|_| Hist::default()) })
+        Box::new(Series {
+            end: 0,
+            cur: std::array::from_fn(|_| Hist::default()),
+            total: std::array::from_fn(|_| Hist::default()),
+        })
     }
 
     /// Adds `ps[i]` (with key `keys[i]`) to series i at `now`; when `now` is in a later bin than
@@ -548,7 +551,9 @@ mod tests {
         let bin = SimDuration::from_millis(100);
         let mut d = DelayStats::new(bin, vec![true], vec![false], true, false);
         let ms = |m: u64| SimTime(m * 1_000_000_000);
-        for (uid, (sent, got)) in [(1, 2), (250, 260), (270, 299), (300, 301), (12_345, 12_399)].into_iter().enumerate() {
+        for (uid, (sent, got)) in
+            [(1, 2), (250, 260), (270, 299), (300, 301), (12_345, 12_399)].into_iter().enumerate()
+        {
             d.sent(ms(sent), uid as u64 + 1, 0, true);
             d.received(ms(got), uid as u64 + 1, 0, true);
         }

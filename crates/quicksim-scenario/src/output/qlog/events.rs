@@ -9,7 +9,7 @@ use quicksim_transport::{LossTrigger, TraceParams, TransportMetrics};
 use serde_json::{json, Value};
 
 /// Which qlog a file follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
     /// `qlog_version` "0.3", JSON-SEQ, `transport:` / `recovery:` event names: what qvis opens.

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `run.record.qlog`: a list of QUIC flow names (qvis's dialect), or a table with the dialect.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum QlogCfg {
     Flows(Vec<String>),
@@ -41,10 +41,12 @@ pub enum QlogCfg {
 }
 
 /// `run.record.qlog = { flows = [...], dialect = "ietf" }`.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QlogTable {
+    /// The QUIC flows to write a qlog of.
     pub flows: Vec<String>,
+    /// "qvis" (default: qlog 0.3, what qvis opens) or "ietf" (the current drafts).
     #[serde(default = "qvis")]
     pub dialect: Dialect,
 }

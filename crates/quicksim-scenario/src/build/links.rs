@@ -1,0 +1,360 @@
+//! Building the network: links (a dumbbell's or a general topology's), each direction's
+//! settings (the link's overlaid by the direction's own), queue disciplines, link models and
+//! the scheduled link changes.
+
+use super::{err, DEFAULT_ACCESS_RATE, DEFAULT_MTU};
+use crate::flows::udp::UDP_IP;
+use crate::link_cfg;
+use crate::payload::Payload;
+use crate::plugins::Plugins;
+use crate::schema::*;
+use crate::ScenarioError;
+use quicksim_engine::{Rate, SimDuration, SimTime};
+use quicksim_net::model::schedule::{RateSchedule, Spikes};
+use quicksim_net::model::LinkModelConfig;
+use quicksim_net::qdisc::{ConfigError, ConfigSource};
+use quicksim_net::{
+    ChanId, ChannelConfig, Jitter, NetEvent, NetworkBuilder, NodeId, NodeKind, Qdisc, QdiscConfig,
+    PPP_OVERHEAD,
+};
+
+/// A scheduled change of one link direction.
+enum LinkChange {
+    Rate(Rate),
+    Up(bool),
+}
+
+struct DirSettings {
+    cfg: ChannelConfig,
+    events: Vec<(SimTime, LinkChange)>,
+    /// A queue discipline registered at run time, in place of `cfg.qdisc`.
+    plugin_qdisc: Option<Box<dyn Qdisc<Payload>>>,
+}
+
+/// What the links add to the world besides the network: the scheduled link changes, and the
+/// run-time queue disciplines to install once the network is built; and what building them
+/// needs: the trace files read so far, the flows (drop lists name them).
+pub(crate) struct LinkExtras<'a> {
+    pub events: Vec<(SimTime, NetEvent<Payload>)>,
+    pub qdiscs: Vec<(ChanId, Box<dyn Qdisc<Payload>>)>,
+    pub traces: link_cfg::Traces,
+    pub flows: &'a [FlowCfg],
+}
+
+/// A `queue` table (without `kind`) as the source of a discipline's settings; errors carry
+/// the field path.
+struct QueueTable<'a> {
+    table: &'a serde_json::Value,
+    path: &'a str,
+}
+
+impl ConfigSource for QueueTable<'_> {
+    type Error = ScenarioError;
+    fn decode<C: serde::de::DeserializeOwned>(&self) -> Result<C, ScenarioError> {
+        serde_path_to_error::deserialize(self.table).map_err(|e| {
+            let inner = e.path().to_string();
+            let path = if inner == "." { self.path.to_string() } else { format!("{}.{inner}", self.path) };
+            err(path, e.inner().to_string())
+        })
+    }
+    fn invalid(&self, e: ConfigError) -> ScenarioError {
+        let path =
+            if e.field.is_empty() { self.path.to_string() } else { format!("{}.{}", self.path, e.field) };
+        err(path, e.message)
+    }
+}
+
+/// A built-in discipline's settings, and the discipline itself when it is registered at run
+/// time instead (the settings are then unused).
+type QueueChoice = (QdiscConfig, Option<Box<dyn Qdisc<Payload>>>);
+
+/// The queue discipline of a `queue` table: built in (`kind` absent means "droptail"), or
+/// registered at run time. No table: DropTail with INET's 10000 packets.
+fn queue(q: Option<&QueueCfg>, path: &str, plugins: &Plugins) -> Result<QueueChoice, ScenarioError> {
+    let Some(QueueCfg(map)) = q else { return Ok((QdiscConfig::default(), None)) };
+    let kind = match map.get("kind") {
+        None => "droptail",
+        Some(serde_json::Value::String(k)) => k.as_str(),
+        Some(other) => {
+            return Err(err(format!("{path}.kind"), format!("{other} is not a name; try \"droptail\"")))
+        }
+    };
+    let mut rest = map.clone();
+    rest.remove("kind");
+    let table = serde_json::Value::Object(rest);
+    if let Some(cfg) = QdiscConfig::decode(kind, &QueueTable { table: &table, path }) {
+        return Ok((cfg?, None));
+    }
+    match plugins.qdisc(kind) {
+        Some(make) => {
+            let q = make(&table).map_err(|m| err(path.to_string(), m))?;
+            Ok((QdiscConfig::default(), Some(q)))
+        }
+        None => Err(err(
+            format!("{path}.kind"),
+            format!("{kind:?} is not a queue discipline; use one of {:?}", plugins.qdisc_kinds()),
+        )),
+    }
+}
+
+/// The settings of one direction: link-level values overlaid by the direction's own.
+#[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
+fn direction(
+    spec: &LinkSpec,
+    dir: &Option<DirCfg>,
+    path: &str,
+    dirname: &str,
+    default_mtu: u64,
+    end: SimTime,
+    plugins: &Plugins,
+    extras: &mut LinkExtras,
+) -> Result<DirSettings, ScenarioError> {
+    let d = dir.clone().unwrap_or_default();
+    let dpath = format!("{path}.{dirname}");
+    let pick = |own: bool| if own { dpath.clone() } else { path.to_string() };
+    let model = link_cfg::link_model(
+        d.model.as_ref().or(spec.model.as_ref()),
+        &format!("{}.model", pick(d.model.is_some())),
+        &mut extras.traces,
+    )?;
+    let rate = match &model {
+        Some(LinkModelConfig::Trace(t)) => {
+            // The trace is the rate: a rate setting of the same table (or of the link, for a
+            // link-level trace) has nothing to apply to.
+            for (field, own, shared) in [
+                ("rate", d.rate.is_some(), spec.rate.is_some()),
+                ("schedule", d.schedule.is_some(), spec.schedule.is_some()),
+                ("spikes", d.spikes.is_some(), spec.spikes.is_some()),
+            ] {
+                if own || (shared && d.model.is_none()) {
+                    return Err(err(
+                        format!("{}.{field}", pick(own)),
+                        "does not apply to a trace-driven link (`model.kind = \"trace\"`): the trace sets its rate",
+                    ));
+                }
+            }
+            crate::units::RateVal(t.mean_rate())
+        }
+        _ => d.rate.or(spec.rate).ok_or_else(|| {
+            err(format!("{path}.rate"), "missing: every link needs a rate, e.g. \"10Mbps\"")
+        })?,
+    };
+    let delay = d.delay.or(spec.delay).map(|x| x.0).unwrap_or(SimDuration::ZERO);
+    let mtu = spec.mtu.map(|m| m.0).unwrap_or(default_mtu);
+    if mtu <= UDP_IP {
+        return Err(err(
+            format!("{path}.mtu"),
+            format!("{mtu} B is smaller than the IPv4 + UDP headers (28 B)"),
+        ));
+    }
+    if mtu > u32::MAX as u64 {
+        return Err(err(format!("{path}.mtu"), format!("{mtu} B is too large")));
+    }
+    let overhead = spec.overhead.map(|o| o.0).unwrap_or(PPP_OVERHEAD as u64);
+    let (qdisc, plugin_qdisc) = queue(
+        d.queue.as_ref().or(spec.queue.as_ref()),
+        &format!("{}.queue", pick(d.queue.is_some())),
+        plugins,
+    )?;
+    let loss = link_cfg::loss_model(
+        if d.loss.is_some() { &d.loss } else { &spec.loss },
+        &format!("{}.loss", pick(d.loss.is_some())),
+    )?;
+    let jitter =
+        d.jitter.as_ref().or(spec.jitter.as_ref()).map(|j| Jitter { max: j.max.0, reorder: j.reorder });
+    let mut cfg = ChannelConfig::new(rate.0, delay, mtu as u32);
+    cfg.overhead = overhead as u32;
+    cfg.qdisc = qdisc;
+    cfg.loss = loss;
+    cfg.jitter = jitter;
+    cfg.model = model;
+    if let Some(lists) = d.drop.as_ref().or(spec.drop.as_ref()) {
+        cfg.drop_lists =
+            link_cfg::drop_lists(lists, &format!("{}.drop", pick(d.drop.is_some())), extras.flows)?;
+    }
+    if let Some(n) = d.hold_limit.or(spec.hold_limit) {
+        if n == 0 {
+            return Err(err(
+                format!("{}.hold_limit", pick(d.hold_limit.is_some())),
+                "0 must be at least 1 (packets)",
+            ));
+        }
+        cfg.hold_limit = Some(n);
+    }
+
+    // Rate steps first, then down/up changes: the order they are queued in, which breaks ties
+    // between changes at the same time.
+    let mut steps = RateSchedule::default();
+    let schedule = d.schedule.as_ref().or(spec.schedule.as_ref());
+    if let Some(s) = schedule {
+        for st in s {
+            steps.step(SimTime(st.at.0 .0), st.rate.0);
+        }
+    }
+    if let Some(sp) = d.spikes.as_ref().or(spec.spikes.as_ref()) {
+        let sp_path = format!("{}.spikes", pick(d.spikes.is_some()));
+        if !(sp.fraction > 0.0 && sp.fraction <= 1.0) {
+            return Err(err(format!("{sp_path}.fraction"), format!("{} must be in (0, 1]", sp.fraction)));
+        }
+        if sp.period.0 .0 == 0 || sp.duration.0 >= sp.period.0 {
+            return Err(err(format!("{sp_path}.duration"), "must be shorter than `period` (and period > 0)"));
+        }
+        let spikes = Spikes {
+            period: sp.period.0,
+            duration: sp.duration.0,
+            fraction: sp.fraction,
+            start: sp.start.map(|s| s.0),
+        };
+        steps.spikes(rate.0, &spikes, end);
+    }
+    let mut events: Vec<_> = steps.steps.into_iter().map(|(t, r)| (t, LinkChange::Rate(r))).collect();
+    if let Some(downs) = d.down.as_ref().or(spec.down.as_ref()) {
+        for (i, dn) in downs.iter().enumerate() {
+            if dn.to.0 <= dn.from.0 {
+                return Err(err(format!("{}.down[{i}].to", pick(d.down.is_some())), "must be after `from`"));
+            }
+            events.push((SimTime(dn.from.0 .0), LinkChange::Up(false)));
+            events.push((SimTime(dn.to.0 .0), LinkChange::Up(true)));
+        }
+    }
+    Ok(DirSettings { cfg, events, plugin_qdisc })
+}
+
+#[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
+pub(super) fn add_link(
+    b: &mut NetworkBuilder,
+    spec: &LinkSpec,
+    name: &str,
+    a: NodeId,
+    bn: NodeId,
+    path: &str,
+    default_mtu: u64,
+    end: SimTime,
+    plugins: &Plugins,
+    extras: &mut LinkExtras,
+) -> Result<(), ScenarioError> {
+    let ab = direction(spec, &spec.forward, path, "forward", default_mtu, end, plugins, extras)?;
+    let ba = direction(spec, &spec.reverse, path, "reverse", default_mtu, end, plugins, extras)?;
+    let (cab, cba) = b.link(name, a, bn, ab.cfg, ba.cfg).map_err(|e| err(path.to_string(), e.to_string()))?;
+    for (c, evs, q) in [(cab, ab.events, ab.plugin_qdisc), (cba, ba.events, ba.plugin_qdisc)] {
+        for (t, change) in evs {
+            let ev = match change {
+                LinkChange::Rate(r) => NetEvent::SetRate(c, r),
+                LinkChange::Up(up) => NetEvent::SetUp(c, up),
+            };
+            extras.events.push((t, ev));
+        }
+        if let Some(q) = q {
+            extras.qdiscs.push((c, q));
+        }
+    }
+    Ok(())
+}
+
+/// The network of the scenario's topology: a dumbbell's nodes and links, or the `nodes` and
+/// `links`, with every link name used once.
+pub(super) fn topology(
+    sc: &Scenario,
+    end: SimTime,
+    plugins: &Plugins,
+    extras: &mut LinkExtras,
+) -> Result<NetworkBuilder, ScenarioError> {
+    let mut b = NetworkBuilder::new();
+    if let Some(db) = &sc.dumbbell {
+        if let Some(field) = [("nodes", !sc.nodes.is_empty()), ("links", !sc.links.is_empty())]
+            .into_iter()
+            .find_map(|(f, given)| given.then_some(f))
+        {
+            return Err(err(
+                field,
+                "a [dumbbell] builds its own nodes and links: give either [dumbbell] or [nodes] and \
+                 [[links]], not both",
+            ));
+        }
+        dumbbell(db, &mut b, end, plugins, extras)?;
+    }
+    for (name, n) in &sc.nodes {
+        let kind = match n.kind {
+            NodeKindCfg::Host => NodeKind::Host,
+            NodeKindCfg::Router => NodeKind::Router,
+        };
+        b.node(name, kind).map_err(|e| err(format!("nodes.{name}"), e.to_string()))?;
+    }
+    for (i, l) in sc.links.iter().enumerate() {
+        let path = format!("links[{i}]");
+        let name = l.name.clone().ok_or_else(|| err(format!("{path}.name"), "missing"))?;
+        let mut ends = [NodeId(0); 2];
+        for (k, (f, v)) in [("a", &l.a), ("b", &l.b)].into_iter().enumerate() {
+            let v =
+                v.as_ref().ok_or_else(|| err(format!("{path}.{f}"), "missing: name the node at this end"))?;
+            ends[k] = b.find(v).ok_or_else(|| err(format!("{path}.{f}"), format!("{v:?} is not a node")))?;
+        }
+        add_link(&mut b, l, &name, ends[0], ends[1], &path, DEFAULT_MTU, end, plugins, extras)?;
+    }
+    let mut link_names = std::collections::HashSet::new();
+    for (i, name) in b.link_names().enumerate() {
+        if !link_names.insert(name) {
+            let at = i.checked_sub(sc.dumbbell.as_ref().map_or(0, |d| 1 + 2 * d.pairs as usize));
+            let path = at.map_or("dumbbell".to_string(), |k| format!("links[{k}].name"));
+            return Err(err(path, format!("{name:?} is used by two links")));
+        }
+    }
+    Ok(b)
+}
+
+/// A dumbbell: routers router1 and router2 joined by the bottleneck, sender i on router1's
+/// side (access link access{i}) and receiver i on router2's (egress{i}).
+fn dumbbell(
+    db: &Dumbbell,
+    b: &mut NetworkBuilder,
+    end: SimTime,
+    plugins: &Plugins,
+    extras: &mut LinkExtras,
+) -> Result<(), ScenarioError> {
+    crate::budget::check_pairs(db.pairs as u64, crate::budget::memory_limit()?)?;
+    if db.pairs == 0 {
+        return Err(err("dumbbell.pairs", "0: a dumbbell needs at least 1 pair"));
+    }
+    let mtu = db.mtu.map(|m| m.0).unwrap_or(DEFAULT_MTU);
+    if mtu <= UDP_IP || mtu > u32::MAX as u64 {
+        let why =
+            if mtu <= UDP_IP { "is smaller than the IPv4 + UDP headers (28 B)" } else { "is too large" };
+        return Err(err("dumbbell.mtu", format!("{mtu} B {why}")));
+    }
+    for (name, what) in [(&db.bottleneck, "bottleneck"), (&db.access, "access")] {
+        for (f, v) in [("name", &name.name), ("a", &name.a), ("b", &name.b)] {
+            if v.is_some() {
+                return Err(err(format!("dumbbell.{what}.{f}"), "is implied by the dumbbell; leave it out"));
+            }
+        }
+    }
+    let mut access = db.access.clone();
+    if access.rate.is_none() && !crate::link_cfg::is_trace(access.model.as_ref()) {
+        access.rate = Some(crate::units::RateVal(DEFAULT_ACCESS_RATE));
+    }
+    if let Some(d) = &db.access_delays {
+        if d.len() != db.pairs as usize {
+            return Err(err(
+                "dumbbell.access_delays",
+                format!("has {} entries for {} pairs", d.len(), db.pairs),
+            ));
+        }
+    }
+    let node = |b: &mut NetworkBuilder, name: &str, kind| {
+        b.node(name, kind).map_err(|e| err("dumbbell", e.to_string()))
+    };
+    let r1 = node(b, "router1", NodeKind::Router)?;
+    let r2 = node(b, "router2", NodeKind::Router)?;
+    add_link(b, &db.bottleneck, "bottleneck", r1, r2, "dumbbell.bottleneck", mtu, end, plugins, extras)?;
+    for i in 1..=db.pairs {
+        let s = node(b, &format!("sender{i}"), NodeKind::Host)?;
+        let r = node(b, &format!("receiver{i}"), NodeKind::Host)?;
+        let mut acc = access.clone();
+        if let Some(d) = &db.access_delays {
+            acc.delay = Some(d[i as usize - 1]);
+        }
+        add_link(b, &acc, &format!("access{i}"), s, r1, "dumbbell.access", mtu, end, plugins, extras)?;
+        add_link(b, &access, &format!("egress{i}"), r2, r, "dumbbell.access", mtu, end, plugins, extras)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,246 @@
+//! Reading a scenario document: the parts serde's derive cannot see because they come from the
+//! transport registry (`flows::transports!`): the `[kind]` tables of the transports and the
+//! flows, each read by its kind's own type (`schema::flows`). Above both `schema` (the format's
+//! types) and `flows` (the registry), so neither depends on the other. `reference` describes the
+//! whole format (JSON Schema, Markdown) from the same types.
+
+pub mod reference;
+
+use crate::schema::flows::{expected_keys, typed};
+use crate::schema::{
+    describe, FlowCfg, FlowCommon, FlowKindCfg, OnOffCfg, Scenario, TransportFlowCfg, UdpCfg,
+};
+use crate::ScenarioError;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(path.into(), msg.into())
+}
+
+/// Every flow kind: the two datagram kinds and the transports of the registry.
+pub fn flow_kinds() -> Vec<&'static str> {
+    ["udp", "onoff"].into_iter().chain(crate::flows::TRANSPORT_KINDS.iter().copied()).collect()
+}
+
+/// The keys of a kind's own table (its schema's properties), for "does not apply" errors.
+fn kind_keys(kind: &str) -> Vec<String> {
+    let mut gen = SchemaGenerator::default();
+    let schema = match kind {
+        "udp" => UdpCfg::json_schema(&mut gen),
+        "onoff" => OnOffCfg::json_schema(&mut gen),
+        _ => TransportFlowCfg::json_schema(&mut gen),
+    };
+    let mut keys: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    if crate::flows::TRANSPORT_KINDS.contains(&kind) {
+        keys.push(kind.to_string());
+    }
+    keys
+}
+
+/// A kind's own table: an unknown key that belongs to another kind "does not apply" to this one.
+fn kind_table<T: serde::de::DeserializeOwned>(
+    m: Map<String, Value>,
+    path: &str,
+    kind: &str,
+) -> Result<T, ScenarioError> {
+    typed(Value::Object(m), path).map_err(|e| {
+        let key = e.message.strip_prefix("unknown field `").and_then(|r| r.split('`').next());
+        match key {
+            Some(k) if flow_kinds().iter().any(|other| kind_keys(other).iter().any(|x| x == k)) => {
+                err(e.path, format!("does not apply to a {kind} flow"))
+            }
+            _ => {
+                let own: Vec<&str> =
+                    if crate::flows::TRANSPORT_KINDS.contains(&kind) { vec![kind] } else { vec![] };
+                let first = ["name", "kind", "src", "dst", "start", "stop"];
+                err(e.path, expected_keys(e.message, &first, &own))
+            }
+        }
+    })
+}
+
+/// The flow at `path` (`flows[i]`) from its table.
+pub(crate) fn parse_flow(v: Value, path: &str) -> Result<FlowCfg, ScenarioError> {
+    let Value::Object(mut m) = v else {
+        return Err(err(path, format!("invalid type: {}, expected a flow table", describe(&v))));
+    };
+    let kinds = flow_kinds();
+    let kind = match m.remove("kind") {
+        Some(Value::String(k)) => match kinds.iter().find(|&&x| x == k) {
+            Some(&k) => k,
+            None => {
+                let list = kinds.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                return Err(err(
+                    format!("{path}.kind"),
+                    format!("unknown variant `{k}`, expected one of {list}"),
+                ));
+            }
+        },
+        Some(other) => {
+            return Err(err(
+                format!("{path}.kind"),
+                format!("invalid type: {}, expected a flow kind such as \"quic\"", describe(&other)),
+            ))
+        }
+        None => return Err(err(path, "missing field `kind`")),
+    };
+    let mut common = Map::new();
+    for key in FlowCommon::FIELDS {
+        if let Some(v) = m.remove(key) {
+            common.insert(key.to_string(), v);
+        }
+    }
+    // Check the kind's own table first: a wrong key is the likelier mistake than a missing name.
+    let own = match kind {
+        "udp" => FlowKindCfg::Udp(kind_table(m, path, kind)?),
+        "onoff" => FlowKindCfg::Onoff(kind_table(m, path, kind)?),
+        _ => {
+            let settings = match m.remove(kind) {
+                None => None,
+                Some(Value::Object(s)) => Some(s),
+                Some(other) => {
+                    return Err(err(
+                        format!("{path}.{kind}"),
+                        format!("invalid type: {}, expected a table of {kind} settings", describe(&other)),
+                    ))
+                }
+            };
+            let mut t: TransportFlowCfg = kind_table(m, path, kind)?;
+            t.kind = kind;
+            if let Some(s) = &settings {
+                crate::flows::check_settings(kind, s, &format!("{path}.{kind}"))?;
+            }
+            t.settings = settings;
+            FlowKindCfg::Transport(t)
+        }
+    };
+    let c: FlowCommon = typed(Value::Object(common), path)?;
+    Ok(FlowCfg { name: c.name, src: c.src, dst: c.dst, start: c.start, stop: c.stop, kind: own })
+}
+
+/// The schema of a flow table: one alternative per kind.
+pub(crate) fn flow_schema(gen: &mut SchemaGenerator) -> Schema {
+    {
+        let common = FlowCommon::json_schema(gen);
+        let mut alternatives = Vec::new();
+        for kind in flow_kinds() {
+            let own = match kind {
+                "udp" => UdpCfg::json_schema(gen),
+                "onoff" => OnOffCfg::json_schema(gen),
+                _ => TransportFlowCfg::json_schema(gen),
+            };
+            let mut props = Map::new();
+            let mut required: Vec<Value> = vec!["kind".into()];
+            for s in [&common, &own] {
+                if let Some(p) = s.get("properties").and_then(Value::as_object) {
+                    props.extend(p.clone());
+                }
+                if let Some(r) = s.get("required").and_then(Value::as_array) {
+                    required.extend(r.iter().cloned());
+                }
+            }
+            props
+                .insert("kind".into(), serde_json::json!({"const": kind, "description": "The flow's kind."}));
+            if crate::flows::TRANSPORT_KINDS.contains(&kind) {
+                props.insert(
+                    kind.to_string(),
+                    serde_json::json!({
+                        "$ref": format!("#/$defs/{kind}_settings"),
+                        "description": format!("This flow's own {kind} settings, over the scenario's `[{kind}]` table key by key (the keys of `{kind}`)."),
+                    }),
+                );
+            }
+            let doc = own.get("description").cloned().unwrap_or(Value::Null);
+            let mut alt = serde_json::json!({
+                "title": kind,
+                "type": "object",
+                "additionalProperties": false,
+                "required": required,
+                "properties": props,
+            });
+            if !doc.is_null() {
+                alt["description"] = doc;
+            }
+            alternatives.push(alt);
+        }
+        json_schema!({
+            "description": "A flow: `kind` and the fields of that kind.",
+            "oneOf": alternatives,
+        })
+    }
+}
+
+/// Parse a scenario from JSON, with errors that name the field path.
+pub fn parse(json: &str) -> Result<Scenario, crate::ScenarioError> {
+    let err = |path: &str, msg: String| crate::ScenarioError::new(path.to_string(), msg);
+    let doc: Value = serde_json::from_str(json).map_err(|e| {
+        let msg = e.to_string();
+        // serde_json appends " at line L column C", meaningless for a dict from TOML.
+        let msg = match msg.rfind(" at line ") {
+            Some(i) => msg[..i].to_string(),
+            None => msg,
+        };
+        err("", msg)
+    })?;
+    let Value::Object(mut top) = doc else {
+        return Err(err("", format!("invalid type: {}, expected a scenario table", describe(&doc))));
+    };
+    let flows = top.remove("flows");
+    let mut transports = BTreeMap::new();
+    for &kind in crate::flows::TRANSPORT_KINDS.iter() {
+        match top.remove(kind) {
+            None => {}
+            Some(Value::Object(t)) => {
+                crate::flows::check_settings(kind, &t, kind)?;
+                transports.insert(kind, t);
+            }
+            Some(other) => {
+                return Err(err(
+                    kind,
+                    format!("invalid type: {}, expected a table of {kind} settings", describe(&other)),
+                ))
+            }
+        }
+    }
+    let mut sc: Scenario = typed(Value::Object(top), "").map_err(|e| {
+        // The derive knows only its own fields: list every top-level key.
+        match e.message.find(", expected one of") {
+            Some(i) if e.message.starts_with("unknown field") => {
+                let mut keys: Vec<String> =
+                    ["name", "description", "run", "dumbbell", "nodes", "links", "flows"]
+                        .iter()
+                        .map(|k| k.to_string())
+                        .collect();
+                keys.extend(crate::flows::TRANSPORT_KINDS.iter().map(|k| k.to_string()));
+                keys.extend(["sweep", "expect"].iter().map(|k| k.to_string()));
+                let list = keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                crate::ScenarioError::new(e.path, format!("{}, expected one of {list}", &e.message[..i]))
+            }
+            _ => e,
+        }
+    })?;
+    sc.transports = transports;
+    match flows {
+        None => {}
+        Some(Value::Array(items)) => {
+            sc.flows = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| parse_flow(v, &format!("flows[{i}]")))
+                .collect::<Result<_, _>>()?;
+        }
+        Some(other) => {
+            return Err(err(
+                "flows",
+                format!("invalid type: {}, expected an array of flow tables", describe(&other)),
+            ))
+        }
+    }
+    Ok(sc)
+}

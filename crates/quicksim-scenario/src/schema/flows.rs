@@ -1,0 +1,314 @@
+//! Flows in the scenario format. Every flow has the fields of [`FlowCommon`] and `kind`; the
+//! rest is its kind's own table: UDP ([`UdpCfg`]), ON-OFF ([`OnOffCfg`]), or, for a transport of
+//! the registry (`flows::transports!`: "quic", "tcp", "quinn"), the application fields of
+//! [`TransportFlowCfg`] plus the transport's own settings under its kind's name (`quic = {..}`).
+//! Each kind's table denies unknown keys, so a field of another kind ("a `tcp` table on a QUIC
+//! flow") is an error by construction, not by a list of checks.
+
+use super::dist::{SizeDist, TimeDist};
+use crate::units::{Bytes, Dur, RateVal};
+use crate::ScenarioError;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+/// What every flow has besides its `kind`.
+#[derive(Serialize, Deserialize, Debug, Clone, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCommon {
+    /// The flow's name (unique; outputs are keyed by it).
+    pub name: String,
+    /// The sending host.
+    pub src: String,
+    /// The receiving host.
+    pub dst: String,
+    /// When the flow starts sending (default 0 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Dur>,
+    /// When the flow stops (default: the end of the run). A transport flow's application stops
+    /// handing over data then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Dur>,
+}
+
+impl FlowCommon {
+    /// The keys of a flow table that are `FlowCommon`'s (checked against its schema in a test).
+    pub(crate) const FIELDS: [&'static str; 5] = ["name", "src", "dst", "start", "stop"];
+}
+
+/// The settings of a datagram source, written once for both kinds that have them.
+macro_rules! with_datagram_settings {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident: $t:ty,)* }) => {
+        $(#[$m])*
+        pub struct $name {
+            /// Payload bytes per datagram (a size or a distribution; required).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub size: Option<SizeDist>,
+            /// Time between datagrams (a duration or a distribution); or give `rate`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub interval: Option<TimeDist>,
+            /// Constant payload bit rate, instead of `interval`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub rate: Option<RateVal>,
+            $($(#[$fm])* pub $f: $t,)*
+        }
+    };
+}
+
+with_datagram_settings! {
+    /// `kind = "udp"`: datagrams of `size` every `interval` (or at `rate`).
+    #[derive(Serialize, Deserialize, Debug, Clone, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct UdpCfg {}
+}
+
+with_datagram_settings! {
+    /// `kind = "onoff"`: a UDP source that alternates ON periods (sending as `udp`) and silent
+    /// OFF periods.
+    #[derive(Serialize, Deserialize, Debug, Clone, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct OnOffCfg {
+        /// ON period lengths (typically `{ dist = "exponential", mean = "1s" }`; required).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub on: Option<TimeDist>,
+        /// OFF period lengths (required).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub off: Option<TimeDist>,
+    }
+}
+
+/// The application on top of a transport flow.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QuicApp {
+    /// Always keeps the send queue full.
+    Saturated,
+    /// `size` bytes every `interval`.
+    Messages,
+    /// `bytes` in total as fast as possible; records the completion time.
+    Bulk,
+}
+
+/// A flow over a transport of the registry: its application (the same for every transport) and
+/// the transport's own settings.
+#[derive(Serialize, Deserialize, Debug, Clone, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransportFlowCfg {
+    /// The transport (the flow's `kind`): a name of `flows::transports!`.
+    #[serde(skip)]
+    pub kind: &'static str,
+    /// The flow's own settings table (`quic = {..}`, `tcp = {..}`), over the scenario's table
+    /// of the same name key by key; its keys are the transport's settings.
+    #[serde(skip)]
+    pub settings: Option<Map<String, Value>>,
+    /// When the connection is opened (the handshake), if before `start` (when the application
+    /// starts handing over data); default: at `start`. INET's `connectTime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<Dur>,
+    /// Saturated or bulk: hand the transport whole writes of this size while its send queue is
+    /// below the limit (INET's generator with `packetInterval = 0`: the queue then holds up to
+    /// limit + write_size); default: fill the queue to exactly its limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_size: Option<Bytes>,
+    /// The application: "saturated" (default), "bulk" or "messages".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<QuicApp>,
+    /// Messages: the message size (a size or a distribution).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeDist>,
+    /// Messages: the time between messages (a duration or a distribution).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<TimeDist>,
+    /// Bulk: the bytes to transfer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Bytes>,
+    /// Streams the application spreads its data over, round robin (default 1; a TCP connection
+    /// is one stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
+}
+
+/// A flow's kind and its kind's own table.
+#[derive(Debug, Clone)]
+pub enum FlowKindCfg {
+    Udp(UdpCfg),
+    Onoff(OnOffCfg),
+    Transport(TransportFlowCfg),
+}
+
+/// One flow of the scenario (`[[flows]]`).
+#[derive(Debug, Clone)]
+pub struct FlowCfg {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub start: Option<Dur>,
+    pub stop: Option<Dur>,
+    pub kind: FlowKindCfg,
+}
+
+impl FlowCfg {
+    /// The kind as scenario files write it ("udp", "onoff", "quic", ...).
+    pub fn kind_name(&self) -> &'static str {
+        match &self.kind {
+            FlowKindCfg::Udp(_) => "udp",
+            FlowKindCfg::Onoff(_) => "onoff",
+            FlowKindCfg::Transport(t) => t.kind,
+        }
+    }
+
+    /// The transport part, for a flow over a transport.
+    pub fn transport(&self) -> Option<&TransportFlowCfg> {
+        match &self.kind {
+            FlowKindCfg::Transport(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The flow as a table of the scenario format (absent options left out).
+    pub fn to_json(&self) -> Result<Value, serde_json::Error> {
+        let common = FlowCommon {
+            name: self.name.clone(),
+            src: self.src.clone(),
+            dst: self.dst.clone(),
+            start: self.start,
+            stop: self.stop,
+        };
+        let mut m = match serde_json::to_value(common)? {
+            Value::Object(m) => m,
+            _ => unreachable!("a struct serializes as a table"),
+        };
+        let own = match &self.kind {
+            FlowKindCfg::Udp(u) => serde_json::to_value(u)?,
+            FlowKindCfg::Onoff(o) => serde_json::to_value(o)?,
+            FlowKindCfg::Transport(t) => {
+                if let Some(s) = &t.settings {
+                    m.insert(t.kind.to_string(), Value::Object(s.clone()));
+                }
+                serde_json::to_value(t)?
+            }
+        };
+        if let Value::Object(own) = own {
+            m.extend(own);
+        }
+        m.insert("kind".into(), Value::String(self.kind_name().into()));
+        Ok(Value::Object(m))
+    }
+}
+
+fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(path.into(), msg.into())
+}
+
+/// `v` deserialized as `T` with errors at `path` (the field path within `v` appended).
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(v: Value, path: &str) -> Result<T, ScenarioError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let inner = e.path().to_string();
+        let msg = e.inner().to_string();
+        // An unknown key has no path of its own: name it from the message.
+        let inner = if inner == "." || inner == "?" {
+            match msg.strip_prefix("unknown field `").and_then(|r| r.split('`').next()) {
+                Some(k) => k.to_string(),
+                None => String::new(),
+            }
+        } else {
+            inner
+        };
+        let full = match (path.is_empty(), inner.is_empty()) {
+            (_, true) => path.to_string(),
+            (true, false) => inner,
+            (false, false) if inner.starts_with('[') => format!("{path}{inner}"),
+            (false, false) => format!("{path}.{inner}"),
+        };
+        err(full, msg)
+    })
+}
+
+/// serde's "unknown field `x`, expected one of ..." with `first` and `last` added to the list
+/// (keys read outside the type serde saw); other messages as they are.
+pub(crate) fn expected_keys(msg: String, first: &[&str], last: &[&str]) -> String {
+    let Some(i) = msg.find(", expected") else { return msg };
+    if !msg.starts_with("unknown field") {
+        return msg;
+    }
+    let rest = &msg[i + ", expected".len()..];
+    let listed: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    let all: Vec<String> =
+        first.iter().chain(listed.iter()).chain(last.iter()).map(|k| format!("`{k}`")).collect();
+    format!("{}, expected one of {}", &msg[..i], all.join(", "))
+}
+
+/// `cc = "name"` or `cc = { algo = "name", ...settings }`: a controller's registry name and its
+/// settings, checked when the flows are built (against the built-in algorithms, then the run's
+/// plugins), where each algorithm deserializes its own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CcCfg {
+    pub algo: String,
+    /// The table without `algo` (empty for the short form).
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Written back in the short form when there are no settings, else as the table.
+impl Serialize for CcCfg {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.params.is_empty() {
+            return s.serialize_str(&self.algo);
+        }
+        let mut m = self.params.clone();
+        m.insert("algo".into(), serde_json::Value::String(self.algo.clone()));
+        m.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for CcCfg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CcCfg;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a controller name like \"cubic\", or a table like { algo = \"cubic\", beta = 0.7 }",
+                )
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<CcCfg, E> {
+                Ok(CcCfg { algo: s.to_string(), params: serde_json::Map::new() })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<CcCfg, A::Error> {
+                let mut params = serde_json::Map::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                match params.remove("algo") {
+                    Some(serde_json::Value::String(algo)) => Ok(CcCfg { algo, params }),
+                    Some(other) => Err(de::Error::custom(format!(
+                        "`algo` must be a controller name like \"cubic\", not {other}"
+                    ))),
+                    None => {
+                        Err(de::Error::custom("missing field `algo` (the controller's name, e.g. \"cubic\")"))
+                    }
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for CcCfg {
+    fn schema_name() -> Cow<'static, str> {
+        "Controller".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = quicksim_cc::NAMES.to_vec();
+        json_schema!({
+            "description": format!(
+                "The congestion controller: a name of the registry ({}) or of a run-time plugin \
+                 (\"py:module:Class\"), or a table {{ algo = \"cubic\", ...its settings }}.",
+                names.join(", ")
+            ),
+            "anyOf": [
+                {"type": "string", "examples": names},
+                {"type": "object", "required": ["algo"], "properties": {"algo": {"type": "string", "examples": names}}},
+            ]
+        })
+    }
+}
