@@ -4,7 +4,7 @@ from several fresh copies of its file, alternately.
 
 On this project's VM two byte-identical binaries ran linksharing 6 % apart, run after run: the
 speed of a binary depends on where its file's pages landed in memory, not only on its code
-(round 10 in docs/performance/README.md). Timing one file per build therefore measures that
+(docs/performance/history/round-10.md). Timing one file per build therefore measures that
 placement as much as the change. Here each build is copied to K new files; every round runs every
 copy of every build once (REPS repetitions in one process, their median); a copy's figure is
 its median over the rounds, a build's figure the median of its copies', so one unlucky copy does
@@ -14,9 +14,9 @@ not decide. The first build is the baseline of the ratios.
     scripts/bench_copies.py s.json old=target-old/run_json new=target/release/examples/run_json
 
 Each build also gets its best rep and the 10th percentile of all its reps, with the ratio of
-the bests: on a host whose speed comes and goes with other tenants' load (round 11 in
-docs/performance/README.md: the same file ran 0.024 s or 0.043 s depending on the minute),
-medians also measure how often a build ran in a slow spell; the best reps do not.
+the bests: on a host whose speed comes and goes with other tenants' load
+(docs/performance/history/round-11.md: the same file ran 0.024 s or 0.043 s depending on the
+minute), medians also measure how often a build ran in a slow spell; the best reps do not.
 
 A build may be named `NAME=PATH`; `--scenario-for NAME=FILE` gives one build its own scenario
 file (an older build that does not read a newer field). Wall time is the run loop's, from

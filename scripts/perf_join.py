@@ -5,7 +5,7 @@ Where a machine has no hardware counters (a VM), `perf record -e cpu-clock` stil
 time goes, and callgrind tells exactly how often each instruction runs; joined, they give each
 instruction's cycles per execution, which shows what instruction counts cannot: loads that wait
 for a store they cannot be forwarded from, cache misses, a hot path's front-end stalls (round 9
-in docs/performance/README.md found its store-forwarding stalls this way).
+in docs/performance/history/round-09.md found its store-forwarding stalls this way).
 
     BIN=target/release/examples/run_json
     perf record -e cpu-clock -F 20000 -o perf.data $BIN long.json        # e.g. scale-100x1g 30 s

@@ -65,11 +65,12 @@ def test_an_idle_quic_flow_costs_a_few_kilobytes() -> None:
     """3 000 idle connections (a 1 kB message every 5 s, both endpoints simulated) against one.
 
     Measured 2.2 kB per flow here (the scenario's Python objects stay alive in this worker;
-    1.8 kB at 10 000 flows in the benchmark, 1.4 kB in Rust alone, docs/performance/README.md): a quiet
-    flow is kept encoded (~450 B for both connections and the application state) and wakes on
-    its next event. 3.8 kB before that (two live connections of 672 B each), 4.5-4.9 kB before
-    round 3. The bound of 2.8 kB catches a flow that no longer rests, with ~25 % room for
-    allocator and Python noise (RSS is counted in 4 kB pages; 3 000 flows make that < 2 B each).
+    1.8 kB at 10 000 flows in the benchmark, 1.4 kB in Rust alone,
+    docs/performance/history/round-04.md): a quiet flow is kept encoded (~450 B for both
+    connections and the application state) and wakes on its next event. 3.8 kB before that (two
+    live connections of 672 B each), 4.5-4.9 kB before round 3. The bound of 2.8 kB catches a
+    flow that no longer rests, with ~25 % room for allocator and Python noise (RSS is counted in
+    4 kB pages; 3 000 flows make that < 2 B each).
     """
     base = _peak_run_kib(1)
     if base is None:

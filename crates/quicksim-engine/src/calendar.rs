@@ -10,7 +10,7 @@
 //! Brown's paper. Pop order is exactly `EventQueue`'s: (time, then insertion sequence).
 //!
 //! `examples/queue_bench.rs` measures both on hold-model workloads; the results and why the
-//! simulator keeps the heap are in docs/performance/README.md.
+//! simulator keeps the heap are in docs/performance/history/round-02.md.
 
 use crate::time::SimTime;
 

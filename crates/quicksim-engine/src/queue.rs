@@ -4,7 +4,8 @@
 //! The heap holds only 24-byte keys (time, sequence, slot); the event bodies sit in a slab
 //! (`Vec<Option<E>>` with a free list) and never move while the heap sifts. With the world's
 //! events (~100 B: an `Arrive` carries the whole packet) the heap of whole entries spent most of
-//! its time copying them; see docs/performance/README.md for the measurement against the alternatives.
+//! its time copying them; see docs/performance/history/round-01.md for the measurement against the
+//! alternatives (round-02.md there for the calendar queue).
 //! Events in FIFO lanes (`push_lane`) and small events (`push_small`, a code in the key itself)
 //! need no slab slot at all. Timers (`push_small_timer`) have a heap of their own, so that the
 //! many that wait (most are superseded before they fire) do not deepen the heap every packet's

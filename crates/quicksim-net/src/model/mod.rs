@@ -35,7 +35,7 @@ pub trait LinkModel {
 /// a model that says its time depends on the size alone ([`LinkModel::size_only`]): most frames
 /// on a link have the size of the one before (full-size data, same-size ACKs), so the
 /// per-packet path neither dispatches to the model nor divides (a 64-bit division costs 14-40
-/// cycles, see docs/performance/perf-cpu-notes.md, round 3).
+/// cycles, see docs/performance/history/perf-cpu-notes.md, round 3).
 #[derive(Debug)]
 pub struct Serializer {
     model: AnyLinkModel,
