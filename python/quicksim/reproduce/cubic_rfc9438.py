@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..validation import Check, scenario_path
-from ._common import Context, Report, md_table, save_csv, save_figure
+from .common import Context, Report, md_table, save_csv, save_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,9 +147,9 @@ def measure(rtt: float, p: float, algo: str, transport: str, cc: str | None = No
 
 
 def rules_model(rtt: float, p: float, algo: str) -> float:
-    """The fluid model of the window rules (`_cubic_fluid`), started like the runs (first loss at
+    """The fluid model of the window rules (`common.cubic_fluid`), started like the runs (first loss at
     the closed form's W_max) and averaged over the same epochs."""
-    from ._cubic_fluid import simulate
+    from .common.cubic_fluid import simulate
 
     mean, _ = simulate(rtt, p, algo, peak_window(rtt, p, algo), warmup=WARMUP_EPOCHS, epochs=EPOCHS)
     return mean

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ..validation import Check
-from ._common import Context, Report, md_table, save_csv, save_figure
+from .common import Context, Report, md_table, save_csv, save_figure
 
 NAME = "quic-tcp-fairness"
 TITLE = "QUIC and TCP (both CUBIC) sharing a bottleneck: Jain's index"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import api
 from ..analysis import phases
 from ..validation import Check, mathis_duration_s, scenario_path
-from ._common import Context, Report, md_table, save_csv, save_figure
+from .common import Context, Report, md_table, save_csv, save_figure
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,8 +1,8 @@
 """Queue disciplines on a changing link (issue 16): one QUIC and one TCP flow (both CUBIC) through
 DropTail, RED, CoDel, FQ-CoDel and PIE on a bottleneck whose rate steps down and up again, and on
-a trace-driven bottleneck (a bundled mahimahi trace, `_aqm_trace`); throughput and queueing delay
+a trace-driven bottleneck (a bundled mahimahi trace, `trace`); throughput and queueing delay
 over time, one panel per discipline. Beside it, the four AQMs against ns-3.44's on a TCP
-dumbbell, and CoDel with one flow against ns-3's (`_aqm_ns3`)."""
+dumbbell, and CoDel with one flow against ns-3's (`ns3`)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..validation import Check
-from . import _aqm_ns3
-from ._aqm_plots import binned, figure
-from ._aqm_trace import Trace
-from ._common import Context, Report, md_table, save_csv, save_figure
+from ...validation import Check
+from ..common import Context, Report, md_table, save_csv, save_figure
+from . import ns3
+from .plots import binned, figure
+from .trace import Trace
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Result
+    from ...results import Result
 
 NAME = "aqm"
 TITLE = (
@@ -51,7 +51,8 @@ DROPTAIL_MIN_S = 0.5
 TRACE_MIN_UTILIZATION = 0.80
 
 
-TRACES = Path(__file__).parents[1] / "scenarios" / "traces"
+#: The bundled traces: quicksim/scenarios/traces (this file is quicksim/reproduce/aqm/__init__.py).
+TRACES = Path(__file__).parents[2] / "scenarios" / "traces"
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ class Measured:
 
 def measure(case: LinkCase, name: str, queue: dict[str, Any]) -> Measured:
     """Run one discipline on one case and reduce it to per-phase numbers and series."""
-    from .. import api
+    from ... import api
 
     r = api.run(scenario(case, queue))
     d = delay_series(r, case)
@@ -354,10 +355,10 @@ def run(ctx: Context) -> Report:
     table = pd.DataFrame(rows)
     save_csv(table, ctx.out / "phases.csv")
     save_csv(pd.concat(series, ignore_index=True).round(6), ctx.out / "delay_over_time.csv")
-    ns3 = _aqm_ns3.compare(ctx)
-    checks += ns3.checks
-    save_csv(ns3.table, ctx.out / "ns3_side_by_side.csv")
-    one = _aqm_ns3.one_flow_codel()
+    side = ns3.compare(ctx)
+    checks += side.checks
+    save_csv(side.table, ctx.out / "ns3_side_by_side.csv")
+    one = ns3.one_flow_codel()
     checks += one.checks
     save_csv(one.table, ctx.out / "ns3_codel_one_flow.csv")
     sections = [
@@ -385,7 +386,7 @@ def run(ctx: Context) -> Report:
                 for r in table.itertuples()
             ],
         ),
-        ns3.section,
+        side.section,
         one.section,
     ]
     return Report(

@@ -1,5 +1,11 @@
 """What every reproduction shares: its context, its report (report.md, checks.csv) and the way
-it turns model checks into a parallel, resumable sweep."""
+it turns model checks into a parallel, resumable sweep.
+
+The modules beside this one are helpers of more than one reproduction, or of one that is a single
+module: `ackpolicy` (paper-fig7, ack-frequency), `ns3data` (ns-3's committed numbers: tcp-vs-ns3,
+bbr), `cubic_fluid` (cubic-rfc9438, the conformance cards), `inet_linksharing`
+(showcase-linksharing).
+"""
 
 from __future__ import annotations
 
@@ -12,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..validation import Check, scenario_path
+from ...validation import Check, scenario_path
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from ..sweep import SweepResult
+    from ...sweep import SweepResult
 
 __all__ = ["Context", "Report", "check_sweep", "md_table", "save_csv", "save_figure", "write_report"]
 
@@ -41,7 +47,7 @@ class Context:
 
     def sweep(self, scenario: Any, **kwargs: Any) -> SweepResult:
         """`quicksim.sweep` into OUT/sweep[-suffix] with this context's jobs, scheduler and progress."""
-        from ..sweep import sweep
+        from ...sweep import sweep
 
         suffix = kwargs.pop("suffix", "")
         out = self.out / f"sweep{'-' + suffix if suffix else ''}"
@@ -132,7 +138,7 @@ def write_report(report: Report, out: Path) -> Path:
     """Write OUT/report.md and OUT/checks.csv; returns the report's path."""
     import pandas as pd
 
-    from .. import __version__
+    from ... import __version__
 
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame([c.as_dict() for c in report.checks])
@@ -159,7 +165,7 @@ def write_report(report: Report, out: Path) -> Path:
     if report.explanation:
         parts.append("## How it is measured, and the theory\n\n" + report.explanation.strip())
     path = out / "report.md"
-    from .._io import atomic_write_text
+    from ..._io import atomic_write_text
 
     atomic_write_text(path, "\n\n".join(parts) + "\n")
     report.path = path
@@ -168,7 +174,7 @@ def write_report(report: Report, out: Path) -> Path:
 
 def save_figure(fig: Figure, path: Path, dpi: int = 120) -> Path:
     """Write a matplotlib Figure as PNG (atomically)."""
-    from .._io import atomic_write
+    from ..._io import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=dpi))
@@ -177,7 +183,7 @@ def save_figure(fig: Figure, path: Path, dpi: int = 120) -> Path:
 
 def save_csv(frame: pd.DataFrame, path: Path) -> Path:
     """Write a DataFrame as CSV (atomically)."""
-    from .._io import atomic_write_text
+    from ..._io import atomic_write_text
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, frame.to_csv(index=False, float_format="%.9g"))
@@ -188,7 +194,7 @@ def _core_build() -> str:
     """SHA-256 of the compiled core, so results of another build of the model are not reused."""
     import hashlib
 
-    from .. import _native
+    from ... import _native
 
     return hashlib.sha256(Path(str(_native.load_core().__file__)).read_bytes()).hexdigest()
 

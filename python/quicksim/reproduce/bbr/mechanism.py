@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .. import validation
-from ..validation import Check
+from ... import validation
+from ...validation import Check
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,7 +54,7 @@ def lower_bound_model(
 
 
 def _util(mbps: int, queue: int, p: float, cc: str, dur: int) -> float:
-    from .. import api
+    from ... import api
 
     r = api.run(
         validation.scenario_path("bbr-loss"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ._common import md_table
+from ..common import md_table
 
 if TYPE_CHECKING:
     import pandas as pd

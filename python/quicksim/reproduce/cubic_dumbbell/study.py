@@ -1,23 +1,22 @@
-"""Seed 001 (issue 14): two CUBIC file transfers of 32.3 MB share a dumbbell's bottleneck; link
-utilization and Jain's index against capacity, random loss, client 2's extra delay and an ON/OFF
-UDP background, with the theory each finding is checked against (slow-start round trips of a
-finite file, RFC 9438's average window under loss, RTT unfairness, the UDP's share)."""
+"""The `cubic-dumbbell` study's definitions: the seed's constants, the dumbbell scenario, the
+theory its findings are checked against (slow-start round trips of a finite file, RFC 9438's
+average window under loss) and the measurement of one run; the sweep over points x repetitions.
+`experiments`, `plots` and `text` build on it."""
 
 from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..validation import Check
-from ._common import Context, Report, failed_runs_checks, save_csv, save_figure
+from ...validation import Check
+from ..common import Context, failed_runs_checks
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Result
+    from ...results import Result
 
 NAME = "cubic-dumbbell"
 TITLE = "Two CUBIC transfers on a dumbbell (seed 001): JFI and utilization vs capacity, loss, RTT, UDP"
@@ -240,8 +239,8 @@ def transfer_metrics(result: Result) -> dict[str, float]:
     (`util_seed` keeps that formula; it exceeds 1 when one flow finishes long before the other).
     `shared_ratio`: flow 1's over flow 2's delivery rate while both transfer. `udp_util`: the
     background's delivered bytes in the makespan over the capacity."""
-    from ..stats import jain
-    from ..units import bits_per_s, bytes_
+    from ...stats import jain
+    from ...units import bits_per_s, bytes_
 
     doc = result.scenario
     rate = float(bits_per_s(str(doc["dumbbell"]["bottleneck"]["rate"])))
@@ -352,7 +351,7 @@ def study(
 
 def summarize(runs: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Mean and 95 % Student t interval per point; fractions clipped to [0, 1]."""
-    from ..stats import summarize as _summarize
+    from ...stats import summarize as _summarize
 
     present = [m for m in METRICS if m in runs.columns]
     out = _summarize(runs[runs["error"].isna()], list(by), present)
@@ -373,33 +372,3 @@ def wide(summary: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.concat(frames, axis=1).reset_index()
-
-
-def run(ctx: Context) -> Report:
-    """The four experiments (QUIC, and TCP as the variant), the sensitivity to the base RTT and
-    the two mechanisms at 1 Gbit/s; figures, CSVs and the checks."""
-    from . import _cubic_dumbbell_study as st
-
-    t = time.perf_counter()
-    data, checks = st.run_all(ctx)
-    for name, frame in data.items():
-        save_csv(frame, ctx.out / f"{name}.csv")
-    from . import _cubic_dumbbell_plots as pl
-
-    figures = pl.figures(data, ctx.quick)
-    for filename, (fig, _) in figures.items():
-        save_figure(fig, ctx.out / filename)
-    from . import _cubic_dumbbell_text as tx
-
-    return Report(
-        NAME,
-        TITLE,
-        "seed 001 (a CUBIC-style sender over UDP on a Mininet dumbbell), issue 14",
-        checks,
-        figures=[(f, caption) for f, (_, caption) in figures.items()],
-        csvs=[(f"{name}.csv", tx.CSV_DOC[name]) for name in data],
-        explanation=tx.explanation(data, ctx.quick),
-        sections=tx.sections(data),
-        quick=ctx.quick,
-        wall_s=time.perf_counter() - t,
-    )

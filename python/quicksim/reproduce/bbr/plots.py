@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import save_figure
+from ..common import save_figure
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ..validation import Check, scenario_path
+from ...validation import Check, scenario_path
 
 #: INET 4.6, linksharing showcase, first phase 5-10 s: sender1's mean goodput (Mbit/s) and the
 #: mean number of packets dropped at the bottleneck (derivation in the module docstring).
@@ -45,7 +45,7 @@ class FirstPhase:
 def first_phase(seed: int, without: tuple[str, ...] = ()) -> FirstPhase:
     """Run linksharing.toml with `seed` and measure its first phase; `without` names flow
     options ("connect", "write_size") taken off every flow, to see what each one does."""
-    from .. import api
+    from ... import api
 
     doc = api.load_scenario(scenario_path("linksharing"))
     for f in doc["flows"]:

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._common import save_figure
+from ..common import save_figure
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ..sweep import SweepResult
+    from ...sweep import SweepResult
 
 COLORS = {"quic": "tab:blue", "tcp-tls1.2": "tab:orange", "tcp-tls1.3": "tab:green"}
 LABELS = {"quic": "QUIC", "tcp-tls1.2": "TCP+TLS 1.2", "tcp-tls1.3": "TCP+TLS 1.3"}

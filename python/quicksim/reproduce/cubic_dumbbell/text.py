@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from . import cubic_dumbbell as cd
-from ._common import md_table
+from ..common import md_table
+from . import study as cd
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -155,7 +155,7 @@ def run_fresh(
     Returns the linksharing and mathis tables."""
     import pandas as pd
 
-    from .. import _ns3
+    from ... import _ns3
 
     bindir = _ns3.build(_ns3.anchors_dir(anchors, "quicksim reproduce tcp-vs-ns3"), python, cache)
     ls: list[dict[str, Any]] = []
@@ -171,7 +171,7 @@ def run_fresh(
 
 def write_csv(frame: pd.DataFrame, path: Path, header_lines: Sequence[str]) -> Path:
     """A table with `#` header lines (how it was made) above the CSV."""
-    from .._io import atomic_write_text
+    from ..._io import atomic_write_text
 
     text = "".join(f"# {line}\n" for line in header_lines) + frame.to_csv(index=False, float_format="%.10g")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import units
+from ... import units
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Result
-    from ..sweep import SweepResult
+    from ...results import Result
+    from ...sweep import SweepResult
 
 SCENARIO = "ack-ratio"
 DELAYS_MS = (1, 2, 3, 4, 5)
@@ -51,8 +51,8 @@ def run_policy(
 ) -> tuple[Result, dict[str, float]]:
     """One run of ack-ratio.toml at (delay, p) with `sets`; throughput over the measuring
     window and the ACK costs over the whole run."""
-    from .. import api
-    from ..validation import scenario_path
+    from ... import api
+    from ...validation import scenario_path
 
     rtt_s = 2 * delay_ms / 1e3
     bin_s = rtt_s * measure_rtts / _BINS
@@ -123,7 +123,7 @@ def sweep_grid(
     ctx: Any, metric: Any, repeat: int, delays: Sequence[float], losses: Sequence[float], suffix: str = ""
 ) -> SweepResult:
     """(delay x p) x repeat, each run's metric running every policy."""
-    from ..validation import scenario_path
+    from ...validation import scenario_path
 
     result: SweepResult = ctx.sweep(
         scenario_path(SCENARIO),
@@ -175,7 +175,7 @@ def pooled(sw: SweepResult, metric: str, key: str, value: str, p: float) -> tupl
     a Student t 95 % CI over the runs."""
     import numpy as np
 
-    from ..stats import mean_ci
+    from ...stats import mean_ci
 
     col = f"{metric}.rel.{key}" if value == "rel" else f"{metric}.{key}.{value}"
     runs = sw.runs[sw.runs["error"].isna()]

@@ -16,14 +16,14 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import units, validation
-from ._common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
-from ._ns3data import LINKSHARING_CSV, MATHIS_CSV, VARIANTS, data_path, header, load, run_fresh
+from ... import units, validation
+from ..common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
+from ..common.ns3data import LINKSHARING_CSV, MATHIS_CSV, VARIANTS, data_path, header, load, run_fresh
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Result
+    from ...results import Result
 
 NAME = "tcp-vs-ns3"
 TITLE = "TCP NewReno side by side with ns-3.44 (linksharing phases, Mathis ratios)"
@@ -228,7 +228,7 @@ def linksharing_checks(q: pd.DataFrame, n: pd.DataFrame, quick: bool = False) ->
     """Per phase with a TCP flow: goodput (TCP sum) within 5 %; Jain's index ≥ 0.95 where two
     or more flows share; drops within 15 % where ns-3 drops at least MIN_DROPS_CHECKED. In quick
     mode the slow-start phase's goodput is not checked (`QUICK_UNCHECKED_PHASE`)."""
-    from ..validation import Check
+    from ...validation import Check
 
     qm, nm = phase_means(q), phase_means(n)
     nq, nn = q.run.nunique(), n.run.nunique()
@@ -273,7 +273,7 @@ def linksharing_checks(q: pd.DataFrame, n: pd.DataFrame, quick: bool = False) ->
 
 def mathis_checks(q: pd.DataFrame, n: pd.DataFrame) -> tuple[list[validation.Check], pd.DataFrame]:
     """quicksim's ratio (measured / Mathis b = 1) within 5 % of ns-3's at each point both ran."""
-    from ..validation import Check
+    from ...validation import Check
 
     cols = ["goodput_mbps", "ratio_b1", "ci95_mbps", "fast_recoveries", "rtos"]
     g = n.groupby(["variant", "rtt_ms", "p"], as_index=False)
@@ -397,7 +397,7 @@ def run(ctx: Context) -> Report:
     save_csv(
         qm.merge(nm, on=["t0_s", "t1_s"], suffixes=("_quicksim", "_ns3")), ctx.out / "phases_side_by_side.csv"
     )
-    from ._tcp_vs_ns3_plots import linksharing_figure, mathis_figure
+    from .plots import linksharing_figure, mathis_figure
 
     save_figure(linksharing_figure(q_ls, n_ls), ctx.out / "linksharing_phases.png")
     save_figure(mathis_figure(both), ctx.out / "mathis_ratios.png")
@@ -406,7 +406,7 @@ def run(ctx: Context) -> Report:
         "## Linksharing per phase (means; quicksim / ns-3)\n\n" + _phase_table(qm, nm),
         "## Mathis ratios (goodput / MSS/RTT·sqrt(3/(2p)))\n\n" + _mathis_md(both),
     ]
-    from ._tcp_vs_ns3_text import EXPLANATION
+    from .text import EXPLANATION
 
     return Report(
         NAME,

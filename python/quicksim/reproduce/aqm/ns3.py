@@ -9,24 +9,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..validation import Check
-from ._common import Context, md_table
+from ...validation import Check
+from ..common import Context, md_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Result
+    from ...results import Result
 
-DATA = Path(__file__).parent / "data" / "ns3_aqm.csv"
+DATA = Path(__file__).parents[1] / "data" / "ns3_aqm.csv"
 #: ns-3's CoDel with one flow (NewReno and CUBIC): the issue's one-flow CoDel scenario.
-ONE_FLOW_DATA = Path(__file__).parent / "data" / "ns3_codel_one_flow.csv"
+ONE_FLOW_DATA = Path(__file__).parents[1] / "data" / "ns3_codel_one_flow.csv"
 #: quicksim's controller for each of ns-3's in the one-flow runs: the scenario's NewReno (the
 #: ns-3 mapping), and CUBIC with HyStart as ns-3.44's TcpCubic has it by default.
 ONE_FLOW_CC: dict[str, Any] = {
     "newreno": None,
     "cubic": {"algo": "cubic", "hystart": True},
 }
-SCENARIO = Path(__file__).parents[1] / "scenarios" / "aqm-ns3.toml"
+SCENARIO = Path(__file__).parents[2] / "scenarios" / "aqm-ns3.toml"
 BOTTLENECK = "bottleneck:router1->router2"
 #: Each discipline's queue table, as aqm.cc configures ns-3's (the scenario file has CoDel).
 QUEUES: dict[str, str] = {
@@ -77,7 +77,7 @@ def quicksim_runs(
     overrides; `only`: one discipline)."""
     import pandas as pd
 
-    from .. import api
+    from ... import api
 
     rows = []
     for qd, table in QUEUES.items():
@@ -104,7 +104,7 @@ def one_flow_codel() -> Comparison:
     same scenario with one pair, NewReno and CUBIC; utilization checked within 10 %."""
     import pandas as pd
 
-    from .. import api
+    from ... import api
 
     ns3 = pd.read_csv(ONE_FLOW_DATA, comment="#")
     ns3["delay_s"] = ns3.mean_sojourn_s + ns3.mean_device_wait_s

@@ -2,7 +2,7 @@
 TcpBbr) and `bbr` (draft-ietf-ccwg-bbr-01, BBRv3) over TCP. Four parts: one flow under 1 %
 random loss against CUBIC and Mathis' rate (the issue's acceptance point, checked with bbr1;
 bbr reported beside it); bbr by loss rate on a 10 and a 100 Mbit/s path with its loss responses
-turned off one at a time (`_bbr_mechanism.py`: why bbr keeps less than 90 %); one BBR flow
+turned off one at a time (`mechanism.py`: why bbr keeps less than 90 %); one BBR flow
 against one CUBIC flow for buffers of 0.5-16 BDP (Cao et al. IMC'19, Ware et al. IMC'19); and
 TCP bbr1 beside ns-3.44's TcpBbr on ns-3's BBR validation scenario (numbers committed in
 `reproduce/data/ns3_bbr_tcp.csv`, made by `scripts/ns3-bbr/run.sh`)."""
@@ -13,17 +13,17 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from .. import units, validation
-from ..validation import Check
-from ._bbr_mechanism import sweep_part
-from ._bbr_plots import plot_loss, plot_ns3, plot_share, plot_sweep
-from ._common import Context, Report, md_table, save_csv
-from ._ns3data import data_path
+from ... import units, validation
+from ...validation import Check
+from ..common import Context, Report, md_table, save_csv
+from ..common.ns3data import data_path
+from .mechanism import sweep_part
+from .plots import plot_loss, plot_ns3, plot_share, plot_sweep
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Result
+    from ...results import Result
 
 NAME = "bbr"
 TITLE = "BBR (bbr1 = BBRv1, bbr = draft-ietf-ccwg-bbr-01): random loss, share vs CUBIC, beside ns-3 TcpBbr"
@@ -61,7 +61,7 @@ def loss_part(quick: bool) -> tuple[pd.DataFrame, list[Check]]:
     """One flow under 1 % random loss: bbr1, bbr and cubic."""
     import pandas as pd
 
-    from .. import api
+    from ... import api
 
     dur = 20 if quick else 60
     rows = []
@@ -120,7 +120,7 @@ def share_part(quick: bool) -> tuple[pd.DataFrame, list[Check]]:
     """One BBR flow against one CUBIC flow per buffer size and BBR version."""
     import pandas as pd
 
-    from .. import api
+    from ... import api
 
     dur, t0 = (30, 5.0) if quick else (60, 10.0)
     rows = []
@@ -180,7 +180,7 @@ def ns3_part() -> tuple[pd.DataFrame, list[Check], dict[str, float]]:
     import numpy as np
     import pandas as pd
 
-    from .. import api
+    from ... import api
 
     ns3 = pd.read_csv(data_path(NS3_CSV), comment="#")
     r = api.run(validation.scenario_path("bbr-ns3"))

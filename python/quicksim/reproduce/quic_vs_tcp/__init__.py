@@ -18,15 +18,15 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..units import bytes_
-from ..validation import Check
-from ._common import Context, Report, save_csv
+from ...units import bytes_
+from ...validation import Check
+from ..common import Context, Report, save_csv
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import Result
-    from ..sweep import SweepResult
+    from ...results import Result
+    from ...sweep import SweepResult
 
 NAME = "quic-vs-tcp"
 TITLE = "QUIC vs TCP+TLS: 33.6 MB download over an emulated netem/tbf link (seed 004)"
@@ -555,8 +555,7 @@ def loss_check(data: pd.DataFrame) -> Check:
 
 def run(ctx: Context) -> Report:
     """The experiments, the handshake probe, the checks, the figures and the report."""
-    from . import _quic_vs_tcp_plots as plots
-    from . import _quic_vs_tcp_text as text
+    from . import plots, text
 
     t0 = time.perf_counter()
     if ctx.quick and ctx.jobs is None and ctx.scheduler is None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..validation import Check
-from . import cubic_dumbbell as cd
+from ...validation import Check
+from . import study as cd
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._common import Context
+    from ..common import Context
 
 RATE, DELAY = "dumbbell.bottleneck.rate", "dumbbell.bottleneck.delay"
 #: Bin of the 1 Gbit/s time series' received rate (s).
@@ -305,7 +305,7 @@ def timeseries() -> pd.DataFrame:
     offset): each flow's received rate per 40 ms and its congestion window every 5 ms."""
     import pandas as pd
 
-    from .. import api
+    from ... import api
 
     frames = []
     for iw in (1, cd.IW_RFC):

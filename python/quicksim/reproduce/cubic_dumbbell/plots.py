@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import cubic_dumbbell as cd
+from . import study as cd
 
 if TYPE_CHECKING:
     import pandas as pd
