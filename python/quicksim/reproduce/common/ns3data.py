@@ -1,6 +1,6 @@
 """ns-3's half of `tcp-vs-ns3`: the numbers of ns-3.44's anchor programs (`linksharing.cc`,
 `mathis.cc`), either read from the CSVs committed under `reproduce/data/` or computed fresh by
-building and running the programs (`quicksim._ns3`).
+building and running the programs of `tools/ns3` (`quicksim.bench.ns3`).
 
 Both sources give the same tidy tables:
 
@@ -155,16 +155,16 @@ def run_fresh(
     Returns the linksharing and mathis tables."""
     import pandas as pd
 
-    from ... import _ns3
+    from ...bench import ns3
 
-    bindir = _ns3.build(_ns3.anchors_dir(anchors, "quicksim reproduce tcp-vs-ns3"), python, cache)
+    bindir = ns3.build(ns3.anchors_dir(anchors, "quicksim reproduce tcp-vs-ns3"), python, cache)
     ls: list[dict[str, Any]] = []
     for run in runs:
-        summary, _ = _ns3.run_program(bindir / "linksharing", [f"--run={run}"])
+        summary, _ = ns3.run_program(bindir / "linksharing", [f"--run={run}"])
         ls.extend(linksharing_rows(summary, run))
     ma = []
     for variant, rtt_ms, p, run in points:
-        summary, _ = _ns3.run_program(bindir / "mathis", mathis_args(variant, rtt_ms, p, run))
+        summary, _ = ns3.run_program(bindir / "mathis", mathis_args(variant, rtt_ms, p, run))
         ma.append(mathis_row(summary, variant, run))
     return pd.DataFrame(ls), pd.DataFrame(ma)
 

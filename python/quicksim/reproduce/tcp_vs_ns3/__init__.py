@@ -1,11 +1,12 @@
 """quicksim's TCP NewReno side by side with ns-3.44's on the ns-3 anchor scenarios
-(`shared/anchors/ns3`): the linksharing dumbbell (per-phase goodput, Jain's index, drops, mean
+(`tools/ns3`): the linksharing dumbbell (per-phase goodput, Jain's index, drops, mean
 of 10 seeds) and the Mathis check (measured / formula at the points of paper-fig4's grid that
 ns-3 ran).
 
 quicksim's half runs here (`linksharing-tcp.toml`, `mathis-tcp-ns3.toml`); ns-3's half is read from
 the CSVs committed in `reproduce/data/` or, with an ns-3 Python (`--ns3-python` or
-$NS3_PYTHON) and the anchor sources (`--ns3-anchors` or $QUICKSIM_NS3_ANCHORS), computed fresh.
+$NS3_PYTHON) and the anchor sources (`--ns3-anchors`, $QUICKSIM_NS3_ANCHORS or the checkout's
+`tools/ns3`), computed fresh.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`quicksim bench --vs-htsim`: quicksim and htsim on the same dumbbells, alternately.
 
-For each workload of `quicksim._htsim.WORKLOADS` the reps alternate (quicksim TCP, quicksim QUIC,
+For each workload of `quicksim.bench.htsim.WORKLOADS` the reps alternate (quicksim TCP, quicksim QUIC,
 htsim, and again), so all three see the same machine load; the medians are compared on
 bottleneck packets per wall second of the run loop (setup and outputs excluded on both sides),
 with events, events per bottleneck packet and peak memory beside them. The best rep of each
@@ -21,7 +21,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from .. import _htsim
+from . import htsim
 
 
 def run(
@@ -32,16 +32,16 @@ def run(
 ) -> None:
     """Build htsim and its harness, run every workload `args.reps` times alternately with
     quicksim's two rows, print the table and store it under report["htsim"]."""
-    sim = _htsim.source_dir(args.htsim_src, "quicksim bench --vs-htsim")
-    binary = _htsim.build(sim, args.htsim_cache)
+    sim = htsim.source_dir(args.htsim_src, "quicksim bench --vs-htsim")
+    binary = htsim.build(sim, args.htsim_cache)
     print(f"htsim: {sim} (harness {binary})")
     report["htsim"] = {}
-    for w in _htsim.WORKLOADS:
+    for w in htsim.WORKLOADS:
         reps: dict[str, list[dict[str, Any]]] = {w.tcp_scenario: [], w.quic_scenario: [], "htsim": []}
         for _ in range(args.reps):
             reps[w.tcp_scenario].append(quicksim_rep(w.tcp_scenario))
             reps[w.quic_scenario].append(quicksim_rep(w.quic_scenario))
-            reps["htsim"].append(_htsim.run(binary, w))
+            reps["htsim"].append(htsim.run(binary, w))
         h = median(reps["htsim"])
         h["jain_delivered"] = _jain(reps["htsim"])
         entry: dict[str, Any] = {"workload": w.args(), "htsim": {"median": h, "reps": reps["htsim"]}}

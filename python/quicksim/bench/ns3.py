@@ -1,9 +1,10 @@
 """Building and running the ns-3 anchor programs (`linksharing.cc`, `scale.cc`, `mathis.cc` of
-`shared/anchors/ns3`) against the ns-3 of the `ns3` PyPI wheel, for `quicksim bench --vs-ns3`
-and `quicksim reproduce tcp-vs-ns3`.
+the repository's `tools/ns3`) against the ns-3 of the `ns3` PyPI wheel, for
+`quicksim bench --vs-ns3` and `quicksim reproduce tcp-vs-ns3`.
 
-The sources come from a directory (`--ns3-anchors` or `$QUICKSIM_NS3_ANCHORS`); they are copied
-into a cache directory and built there with their own `build.sh` (never in the repository),
+The sources come from a directory (`--ns3-anchors` or `$QUICKSIM_NS3_ANCHORS`, else `tools/ns3`
+of the checkout this package runs from; the wheel does not ship them); they are copied into a
+cache directory and built there with their own `build.sh` (never in the repository),
 against the wheel found through a Python (`--ns3-python` or `$NS3_PYTHON`) where
 `pip install ns3==3.44.post0` was done. Each program prints its `summary.json` as the last line
 of stdout.
@@ -20,20 +21,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROGRAMS", "SOURCES", "anchors_dir", "build", "default_cache", "run_program"]
+__all__ = ["PROGRAMS", "REPO_ANCHORS", "SOURCES", "anchors_dir", "build", "default_cache", "run_program"]
 
 #: The anchor programs' sources, as `build.sh` needs them.
 SOURCES = ("build.sh", "common.h", "linksharing.cc", "scale.cc", "mathis.cc")
 #: The programs `build.sh` builds into bin/.
 PROGRAMS = ("linksharing", "scale", "mathis")
+#: Where the sources are in a checkout: python/quicksim/bench/ns3.py -> tools/ns3.
+REPO_ANCHORS = Path(__file__).resolve().parents[3] / "tools" / "ns3"
 
 
 def anchors_dir(explicit: str | os.PathLike[str] | None, who: str) -> Path:
-    """The anchor sources: `explicit`, else $QUICKSIM_NS3_ANCHORS; a SystemExit naming `who`
-    (the command) when neither is given or a source file is missing."""
+    """The anchor sources: `explicit`, else $QUICKSIM_NS3_ANCHORS, else the checkout's tools/ns3
+    when this package runs from one; a SystemExit naming `who` (the command) when none is there
+    or a source file is missing."""
     d = explicit or os.environ.get("QUICKSIM_NS3_ANCHORS")
     if not d:
-        raise SystemExit(f"{who}: give --ns3-anchors DIR or set QUICKSIM_NS3_ANCHORS")
+        if not (REPO_ANCHORS / "build.sh").is_file():
+            raise SystemExit(
+                f"{who}: give --ns3-anchors DIR or set QUICKSIM_NS3_ANCHORS (the ns-3 programs are "
+                "in tools/ns3 of a quicksim checkout; the installed package does not include them)"
+            )
+        d = REPO_ANCHORS
     path = Path(d)
     missing = [f for f in SOURCES if not (path / f).exists()]
     if missing:

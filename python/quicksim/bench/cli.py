@@ -30,17 +30,18 @@ so the peak RSS is that run's. Reported: run-loop wall time, events, events/s, p
 simulated s per wall s and peak RSS, as medians; all reps and the load average go to the JSON.
 
 --vs-ns3 builds the ns-3 anchor programs (linksharing.cc, scale.cc from the directory given by
---ns3-anchors or $QUICKSIM_NS3_ANCHORS) into a cache directory against the ns-3 of the `ns3`
-PyPI wheel (--ns3-python or $NS3_PYTHON: a Python where `pip install ns3==3.44.post0` was done),
-runs them and prints the wall-time ratio. ns-3's flows are TCP NewReno. The *-tcp rows are the
-like-for-like comparison (quicksim's TCP NewReno against ns-3's); the QUIC rows compare the
-same scenarios with another protocol. Rows that share an ns-3 program are measured in one
-alternating loop (quicksim QUIC, quicksim TCP, ns-3, and again), so all see the same load.
+--ns3-anchors or $QUICKSIM_NS3_ANCHORS, else tools/ns3 of the checkout) into a cache directory
+against the ns-3 of the `ns3` PyPI wheel (--ns3-python or $NS3_PYTHON: a Python where
+`pip install ns3==3.44.post0` was done), runs them and prints the wall-time ratio. ns-3's flows
+are TCP NewReno. The *-tcp rows are the like-for-like comparison (quicksim's TCP NewReno against
+ns-3's); the QUIC rows compare the same scenarios with another protocol. Rows that share an ns-3
+program are measured in one alternating loop (quicksim QUIC, quicksim TCP, ns-3, and again), so
+all see the same load.
 
 --vs-htsim builds htsim (github Broadcom/csg-htsim: a checkout given by --htsim-src or
 $QUICKSIM_HTSIM_SRC; nothing is fetched) with quicksim's harness and runs its two dumbbells (the
 linksharing-like 3 flows all on for 50 s; scale-100x1g) alternately with quicksim's TCP and QUIC
-on the same dumbbells, comparing bottleneck packets per wall second (`cli/_bench_htsim.py`).
+on the same dumbbells, comparing bottleneck packets per wall second (`bench/vs_htsim.py`).
 Without scenario names it runs only that comparison.
 
 --sweep times a 64-run sweep of the showcase (quicksim.sweep) with jobs=1 and jobs=2 and prints
@@ -118,7 +119,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--vs-ns3", action="store_true", help="also build and run the ns-3 anchors and print the ratio"
     )
     parser.add_argument(
-        "--ns3-anchors", type=Path, metavar="DIR", help="ns-3 anchor sources (default $QUICKSIM_NS3_ANCHORS)"
+        "--ns3-anchors",
+        type=Path,
+        metavar="DIR",
+        help="ns-3 anchor sources (default $QUICKSIM_NS3_ANCHORS, else tools/ns3 of the checkout)",
     )
     parser.add_argument("--ns3-python", metavar="PY", help="Python with the ns3 wheel (default $NS3_PYTHON)")
     parser.add_argument("--ns3-reps", type=int, default=3, help="ns-3 linksharing runs (default 3)")
@@ -183,11 +187,11 @@ def main(args: argparse.Namespace) -> int:
             if m in WITH_BASELINE:
                 _many_flows_baseline(report, args, m)
     if args.vs_htsim:
-        from . import _bench_htsim
+        from . import vs_htsim
 
-        _bench_htsim.run(args, report, _quicksim_rep, _median)
+        vs_htsim.run(args, report, _quicksim_rep, _median)
     if args.sweep:
-        from ..bench import sweep_speedup
+        from .harness import sweep_speedup
 
         sw = sweep_speedup(reps=args.reps)
         report["sweep"] = sw
@@ -219,7 +223,7 @@ def _report_row(
         "run_loop_wall": s3["wall_s"] / q["wall_s"],
         "process_wall": s3["process_wall_s"] / q["process_wall_s"],
         "events_per_s": q["events_per_s"] / s3["events_per_s"],
-        # The fastest rep of each side (see `_bench_htsim`: on a host with other tenants the
+        # The fastest rep of each side (see `vs_htsim`: on a host with other tenants the
         # medians also compare how often each side ran in a slow spell).
         "run_loop_wall_best": min(r["wall_s"] for r in report["ns3"][prog]["reps"])
         / min(r["wall_s"] for r in reps),
@@ -308,10 +312,10 @@ def _print_row(who: str, name: str, m: dict[str, Any], n: int) -> None:
 
 def _build_ns3(args: argparse.Namespace) -> Path:
     """Copy the anchor sources into the cache dir and build there (never in the repository)."""
-    from .. import _ns3
+    from . import ns3
 
-    src = _ns3.anchors_dir(args.ns3_anchors, "quicksim bench --vs-ns3")
-    return _ns3.build(src, args.ns3_python, args.cache)
+    src = ns3.anchors_dir(args.ns3_anchors, "quicksim bench --vs-ns3")
+    return ns3.build(src, args.ns3_python, args.cache)
 
 
 def _ns3_rep(binary: Path) -> dict[str, Any]:

@@ -96,7 +96,7 @@ def _digest(sim: Path) -> str:
 
 
 def _harness_source() -> str:
-    return (resources.files("quicksim") / "anchors" / HARNESS).read_text()
+    return (resources.files("quicksim.bench") / "anchors" / HARNESS).read_text()
 
 
 def build(sim: Path, cache: Path | None = None, cxx: str | None = None) -> Path:
