@@ -1,4 +1,4 @@
-"""Queue disciplines on a changing link (issue 16): one QUIC and one TCP flow (both CUBIC) through
+"""Queue disciplines on a changing link: one QUIC and one TCP flow (both CUBIC) through
 DropTail, RED, CoDel, FQ-CoDel and PIE on a bottleneck whose rate steps down and up again, and on
 a trace-driven bottleneck (a bundled mahimahi trace, `trace`); throughput and queueing delay
 over time, one panel per discipline. Beside it, the four AQMs against ns-3.44's on a TCP
@@ -392,7 +392,8 @@ def run(ctx: Context) -> Report:
     return Report(
         NAME,
         TITLE,
-        "issue 16 (queue disciplines; `quicksim reproduce aqm`)",
+        "what DropTail, RED, CoDel, FQ-CoDel and PIE do to queueing delay and utilization when the "
+        "link's rate changes, and ns-3.44's four AQMs on a TCP dumbbell (`scripts/ns3/aqm.cc`)",
         checks,
         figures=figures,
         csvs=[
@@ -434,7 +435,7 @@ buffer at 3 Mbit/s (>= 0.5 s; 1000 packets are 4 s there); CoDel's and FQ-CoDel'
 stays within 15 ms (target 5 ms), PIE's within 40 ms (target 15 ms), RED's within 250 ms (its
 thresholds, 20-60 packets, are 80-240 ms at 3 Mbit/s); every discipline keeps the link at least
 85 % busy. Quick mode (CI): the same with times scaled by 1/4 (15 s runs); beside ns-3 one
-seed instead of three. Beside ns-3 too: CoDel with one flow (the issue's one-flow scenario),
+seed instead of three. Beside ns-3 too: CoDel with one flow (10 Mbit/s, RTT 100 ms),
 NewReno and CUBIC, utilization within 10 %.
 
 What the full run shows (seed 1, 60 s): DropTail keeps its 1000-packet buffer nearly full

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ...results import Result
 
 DATA = Path(__file__).parents[1] / "data" / "ns3_aqm.csv"
-#: ns-3's CoDel with one flow (NewReno and CUBIC): the issue's one-flow CoDel scenario.
+#: ns-3's CoDel with one long-lived flow (NewReno and CUBIC).
 ONE_FLOW_DATA = Path(__file__).parents[1] / "data" / "ns3_codel_one_flow.csv"
 #: quicksim's controller for each of ns-3's in the one-flow runs: the scenario's NewReno (the
 #: ns-3 mapping), and CUBIC with HyStart as ns-3.44's TcpCubic has it by default.
@@ -100,7 +100,7 @@ def quicksim_runs(
 
 
 def one_flow_codel() -> Comparison:
-    """CoDel with one long-lived flow (the issue's >= 95 % utilization claim) beside ns-3: the
+    """CoDel with one long-lived flow (a case said to keep the link >= 95 % busy) beside ns-3: the
     same scenario with one pair, NewReno and CUBIC; utilization checked within 10 %."""
     import pandas as pd
 
@@ -142,7 +142,8 @@ def one_flow_codel() -> Comparison:
     table = pd.DataFrame(rows)
     section = (
         "## CoDel with one flow, beside ns-3.44\n\n"
-        "The issue's one-flow CoDel scenario (10 Mbit/s, RTT 100 ms, 1000 packets) as "
+        "One long-lived flow through CoDel (10 Mbit/s, RTT 100 ms, 1000 packets), a case said to keep "
+        "the link at least 95 % busy, as "
         "`scenarios/aqm-ns3.toml` with one pair, against `scripts/ns3/aqm.cc --qdisc=codel "
         "--flows=1 --cc=C` (`reproduce/data/ns3_codel_one_flow.csv`), over [20, 60] s; ns-3's "
         "TcpCubic runs with its defaults (HyStart on), quicksim's CUBIC with HyStart++.\n\n"
@@ -283,7 +284,7 @@ ms, utilization 0.97-0.99).
 
 
 ONE_FLOW_NOTES = """
-Neither simulator reaches the issue's 95 % with one flow, and neither should: a loss-based flow
+Neither simulator reaches 95 % with one flow, and neither should: a loss-based flow
 keeps the link busy after a back-off only if the queue it backs off from holds (1 - beta) / beta
 of a BDP (NewReno, beta 0.5: one BDP, 83 packets here; CUBIC, beta 0.7: 0.43 BDP, 36 packets),
 and CoDel lets ~4 packets (its 5 ms target) stand. After each CoDel drop the window falls below

@@ -1,6 +1,6 @@
-"""BBR (issue 17): `bbr1` (BBRv1, draft-cardwell-iccrg-bbr-congestion-control-00, as ns-3.44's
+"""BBR: `bbr1` (BBRv1, draft-cardwell-iccrg-bbr-congestion-control-00, as ns-3.44's
 TcpBbr) and `bbr` (draft-ietf-ccwg-bbr-01, BBRv3) over TCP. Four parts: one flow under 1 %
-random loss against CUBIC and Mathis' rate (the issue's acceptance point, checked with bbr1;
+random loss against CUBIC and Mathis' rate (BBR should keep >= 90 % of the link there, checked with bbr1;
 bbr reported beside it); bbr by loss rate on a 10 and a 100 Mbit/s path with its loss responses
 turned off one at a time (`mechanism.py`: why bbr keeps less than 90 %); one BBR flow
 against one CUBIC flow for buffers of 0.5-16 BDP (Cao et al. IMC'19, Ware et al. IMC'19); and
@@ -84,7 +84,7 @@ def loss_part(quick: bool) -> tuple[pd.DataFrame, list[Check]]:
     expect = mathis_mbps(cubic_rtt)
     checks = [
         Check(
-            "issue's acceptance point (bbr1): utilization under 1 % loss",
+            "bbr1 keeps the link under 1 % random loss: utilization",
             float(by.loc["bbr1", "utilization"]),
             0.90,
             0.90,
@@ -361,14 +361,14 @@ kept per packet by QUIC and TCP) and pace at their own rate.
 
 **Random loss** (`bbr-loss.toml`): 10 Mbit/s, 40 ms RTT, 100-packet buffer, Bernoulli 1 % loss
 on the data direction, one TCP flow (SACK, every segment acked), goodput over [5 s, end].
-The link carries at most 10 · 1448/1500 = 9.653 Mbit/s of payload; the issue asks BBR for
+The link carries at most 10 · 1448/1500 = 9.653 Mbit/s of payload; BBR should keep
 ≥ 90 % of it (Cardwell et al. 2016, Fig. 8: BBRv1 keeps the link up to ~15 % loss). That check
 is made with `bbr1`; `bbr` is reported beside it and keeps less, for the reasons the sweep
 shows. CUBIC is in its Reno-friendly region (RFC 9438 §5.1: the cubic window
 1.054 · RTT^(3/4) / p^(3/4) ≈ 3 segments, below Reno's 1.22/√p = 12.2), so its expected goodput
 is Mathis' MSS/RTT · sqrt(3/(2p)) with the flow's measured mean RTT.
 
-**Why `bbr` keeps less** (`_bbr_mechanism.py`; same scenario at 10 Mbit/s / 100 packets and
+**Why `bbr` keeps less** (`reproduce/bbr/mechanism.py`; same scenario at 10 Mbit/s / 100 packets and
 100 Mbit/s / 1000 packets, both 3 BDP). draft-ietf-ccwg-bbr (-01, and -06 of July 2026 alike)
 answers loss two ways. (1) §5.5.10.3: outside bandwidth probing, at the end of every round with
 a loss, bw_lo = max(bw_latest, 0.7 · bw_lo) and inflight_lo likewise, where bw_latest is what
@@ -383,7 +383,7 @@ was in flight sets inflight_hi to that in-flight, and CRUISE keeps 15 % headroom
 10 Mbit/s one loss in a ~34-packet round is 2.9 %, so every probe meets it; at 100 Mbit/s one
 loss is 0.3 % of a 345-packet round and the threshold plays no part below ~2 % loss. The runs
 with `beta = 0.999` (the cut of (1) made negligible) and `loss_thresh = 0.5` ((2) out of reach)
-take each response away: at the issue's point each costs about half of the gap, and with both
+take each response away: at 1 % loss on 10 Mbit/s each costs about half of the gap, and with both
 off the loss-free utilization is back; at 100 Mbit/s all of the gap is (1). A larger BDP does
 not help: it puts a loss in every round, so D grows (100 Mbit/s at 0.1 % has the D, and the
 utilization, of 10 Mbit/s at 1 %). At 2 % and more on the 100 Mbit/s path, (2) triggers too and

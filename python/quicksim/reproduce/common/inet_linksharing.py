@@ -2,16 +2,16 @@
 mean goodput, bottleneck drops and the slow-start peak of the congestion window. Used by the
 showcase-linksharing reproduction and its tests.
 
-INET's numbers are those issue 19 compares quicksim with ("measured over 10 seeds against
+INET's numbers are those quicksim was first compared with ("measured over 10 seeds against
 INET's 5"): before `connect` and `write_size` existed, quicksim's first phase was 0.4 % below
 INET's mean goodput with 10 % fewer drops, and sender1's slow start peaked at 92 648 B where
 INET's seed 1 peaks at 95 152 B (76 full 1252 B packets). quicksim's 10-seed means then were
 9.0240 Mbit/s and 49.4 drops (`first_phase` on seeds 1-10 of the scenario as it was at commit
 8542dc1, without the two options), so INET's means are
 9.0240 / (1 - 0.004) = 9.060 Mbit/s and 49.4 / (1 - 0.10) = 54.9 drops. The raw INET runs are
-not in this repository; the issue's percentages carry their rounding (0.4 % is 0.35-0.45 %,
+not in this repository; those percentages carry their rounding (0.4 % is 0.35-0.45 %,
 about +-0.05 % on the goodput; 10 % is 9.5-10.5 %, about +-0.6 % on the drops), well inside the
-tolerances of 0.2 % and 5 % the issue sets.
+tolerances of 0.2 % and 5 % this comparison allows.
 """
 
 from __future__ import annotations

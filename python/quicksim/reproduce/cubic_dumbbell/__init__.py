@@ -1,4 +1,4 @@
-"""Seed 001 (issue 14): two CUBIC file transfers of 32.3 MB share a dumbbell's bottleneck; link
+"""Seed 001: two CUBIC file transfers of 32.3 MB share a dumbbell's bottleneck; link
 utilization and Jain's index against capacity, random loss, client 2's extra delay and an ON/OFF
 UDP background, with the theory each finding is checked against (slow-start round trips of a
 finite file, RFC 9438's average window under loss, RTT unfairness, the UDP's share)."""
@@ -32,7 +32,9 @@ def run(ctx: Context) -> Report:
     return Report(
         NAME,
         TITLE,
-        "seed 001 (a CUBIC-style sender over UDP on a Mininet dumbbell), issue 14",
+        "seed 001 (a CUBIC-style sender over UDP on a Mininet dumbbell): the link utilization and "
+        "Jain's index of two transfers against capacity, random loss, RTT difference and an ON/OFF "
+        "UDP background",
         checks,
         figures=[(f, caption) for f, (_, caption) in figures.items()],
         csvs=[(f"{name}.csv", tx.CSV_DOC[name]) for name in data],

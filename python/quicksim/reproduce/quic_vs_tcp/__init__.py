@@ -1,4 +1,4 @@
-"""Seed 004 (issue 14): a 33.6 MB download over QUIC and over TCP + TLS through an emulated
+"""Seed 004: a 33.6 MB download over QUIC and over TCP + TLS through an emulated
 netem/tbf link, over the seed's grid of bandwidth, delay, loss, rate spikes and jitter;
 transfer time, average bandwidth and byte overhead, with checks from the mechanisms (handshake
 round trips, header sizes, link capacity) rather than from the seed's numbers.
@@ -599,7 +599,9 @@ def run(ctx: Context) -> Report:
     return Report(
         NAME,
         TITLE,
-        "seed 004 (`004_fd7c45008ff16f15.txt`, a QUIC vs TCP benchmark on netem/tbf), issue 14",
+        "seed 004 (`004_fd7c45008ff16f15.txt`, a QUIC vs TCP benchmark on netem/tbf): transfer time, "
+        "bandwidth and overhead of a 33.6 MB download over QUIC and over TCP + TLS, and the seed's "
+        "conclusions one by one",
         checks,
         figures=figures,
         csvs=[

@@ -4,7 +4,7 @@ measured, and every remaining difference with its mechanism."""
 EXPLANATION = """
 ### The scenarios, ns-3 -> quicksim
 
-Both halves run the programs of `shared/anchors/ns3` (ns-3.44, the `ns3==3.44.post0` wheel) and
+Both halves run the programs of `tools/ns3` (ns-3.44, the `ns3==3.44.post0` wheel) and
 quicksim's `linksharing-tcp.toml` and `mathis-tcp-ns3.toml`, which copy them setting by setting:
 
 * PointToPoint links, 2-B PPP header -> `overhead = "2B"` on every link
@@ -75,9 +75,9 @@ periodic ratios agree to 4 digits across the RTTs).
   quicksim's flows recover to a higher window, the sawtooth cycles are shorter and the drops
   of the two-flow phase rise by ~20 %; the periodic-loss Mathis ratio rises by ~3 %. On a
   timeout ns-3 halves the pipe too (`ReTxTimeout` with `BytesInFlight()`), and so does
-  `ssthresh_from_flight` (issue 16: SND.MAX - SND.UNA, RFC 5681's FlightSize, holds every SACKed
-  segment above a lost retransmission; this moved the random-loss ratios by up to 1.1 % and
-  the slow-start phase from 8.81 to 8.74 Mbit/s).
+  `ssthresh_from_flight` (SND.MAX - SND.UNA, RFC 5681's FlightSize, which holds every SACKed
+  segment above a lost retransmission; halving it at a timeout as well moved the random-loss
+  ratios by up to 1.1 % and the slow-start phase from 8.81 to 8.74 Mbit/s).
 * **Per-ACK increase.** ns-3's NewReno grows once per ACK, so with delayed ACKs (b = 2) its
   window grows by half a segment per RTT and the Mathis ratio falls to ~0.70 of the b = 1
   formula. quicksim's default NewReno counts bytes (RFC 9002 / INET): with delayed ACKs it
