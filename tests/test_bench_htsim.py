@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from quicksim import _htsim, bench, units
+from quicksim import bench, units
+from quicksim.bench import htsim as hs
 
 pytestmark = pytest.mark.core
 
 
-@pytest.mark.parametrize("w", _htsim.WORKLOADS, ids=lambda w: w.name)
-def test_scenarios_are_the_harness_dumbbell(w: _htsim.Workload) -> None:
+@pytest.mark.parametrize("w", hs.WORKLOADS, ids=lambda w: w.name)
+def test_scenarios_are_the_harness_dumbbell(w: hs.Workload) -> None:
     """Every number the harness is given is the one quicksim's scenarios use (a drift between
     the two would compare different networks)."""
     for name in (w.tcp_scenario, w.quic_scenario):
@@ -90,13 +91,13 @@ def test_ratios_compare_medians_and_best_reps(
     rep (the figure a host with other tenants' load spoils least)."""
     import argparse
 
-    from quicksim.cli import _bench_htsim
-    from quicksim.cli import bench as bench_cli
+    from quicksim.bench import cli as bench_cli
+    from quicksim.bench import vs_htsim
 
-    w = _htsim.WORKLOADS[0]
-    monkeypatch.setattr(_htsim, "WORKLOADS", [w])
-    monkeypatch.setattr(_htsim, "source_dir", lambda src, who: Path("/nowhere"))
-    monkeypatch.setattr(_htsim, "build", lambda sim, cache: Path("/nowhere/harness"))
+    w = hs.WORKLOADS[0]
+    monkeypatch.setattr(hs, "WORKLOADS", [w])
+    monkeypatch.setattr(hs, "source_dir", lambda src, who: Path("/nowhere"))
+    monkeypatch.setattr(hs, "build", lambda sim, cache: Path("/nowhere/harness"))
 
     def rep(pps: float, shares: list[int]) -> dict[str, object]:
         return {
@@ -116,10 +117,10 @@ def test_ratios_compare_medians_and_best_reps(
         w.tcp_scenario: iter([rep(p, one_takes_all) for p in (150.0, 50.0, 600.0)]),
         w.quic_scenario: iter([rep(p, fair) for p in (100.0, 90.0, 120.0)]),  # median 100, best 120
     }
-    monkeypatch.setattr(_htsim, "run", lambda binary, workload: next(htsim))
+    monkeypatch.setattr(hs, "run", lambda binary, workload: next(htsim))
     report: dict[str, dict[str, dict[str, object]]] = {}
     args = argparse.Namespace(htsim_src=None, htsim_cache=None, reps=3)
-    _bench_htsim.run(args, report, lambda name: next(ours[name]), bench_cli._median)
+    vs_htsim.run(args, report, lambda name: next(ours[name]), bench_cli._median)
     e = report["htsim"][w.name]
     assert e["tcp"]["ratio"] == pytest.approx(150 / 200)
     assert e["tcp"]["ratio_best"] == pytest.approx(600 / 300)
@@ -151,9 +152,9 @@ def test_worker_reports_each_flows_share() -> None:
 def test_source_dir_errors_name_the_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("QUICKSIM_HTSIM_SRC", raising=False)
     with pytest.raises(SystemExit, match="--htsim-src"):
-        _htsim.source_dir(None, "quicksim bench --vs-htsim")
+        hs.source_dir(None, "quicksim bench --vs-htsim")
     with pytest.raises(SystemExit, match="not an htsim checkout"):
-        _htsim.source_dir(tmp_path, "quicksim bench --vs-htsim")
+        hs.source_dir(tmp_path, "quicksim bench --vs-htsim")
 
 
 def test_cli_without_source_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,9 +176,9 @@ def test_htsim_builds_and_runs(tmp_path: Path) -> None:
     src = os.environ.get("QUICKSIM_HTSIM_SRC")
     if not src:
         pytest.skip("QUICKSIM_HTSIM_SRC is not set: no htsim checkout to build")
-    binary = _htsim.build(_htsim.source_dir(src, "test"), tmp_path)
-    w = _htsim.WORKLOADS[0]
-    r = _htsim.run(binary, w)
+    binary = hs.build(hs.source_dir(src, "test"), tmp_path)
+    w = hs.WORKLOADS[0]
+    r = hs.run(binary, w)
     slots = w.rate_mbps * 1e6 * w.duration_s / (w.packet_bytes * 8)
     assert 0.98 * slots <= r["bottleneck_packets"] <= slots
     # One event per Queue service and per Pipe: 4 per data packet, 4 per ACK.

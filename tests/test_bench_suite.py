@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -115,7 +116,7 @@ def test_tcp_rows_are_ns3s_programs_with_tcp() -> None:
     """The *-tcp rows run quicksim's TCP NewReno with ns-3.44's settings on ns-3's scenarios,
     and the CLI pairs each with the ns-3 program it is timed against."""
     from quicksim import api
-    from quicksim.cli import bench as cli_bench
+    from quicksim.bench import cli as cli_bench
 
     ls = bench.linksharing_tcp_scenario()
     assert ls["run"]["record"] == bench.NS3_LINKSHARING_RECORD
@@ -142,7 +143,7 @@ def test_quinn_bench_scenarios_run_only_when_named() -> None:
     """The quinn rows: the showcase's QUIC flows and a 1 Gbit/s flow run by quinn-proto, with and
     without encryption; not in the default suite (`quicksim bench` alone)."""
     from quicksim import api
-    from quicksim.cli import bench as cli_bench
+    from quicksim.bench import cli as cli_bench
 
     for name in cli_bench.QUINN_SCENARIOS:
         assert name in bench.SUITE and name not in cli_bench.SCENARIOS
@@ -155,3 +156,22 @@ def test_quinn_bench_scenarios_run_only_when_named() -> None:
     r = api.run(short)
     assert r.totals["flows"]["f1"]["quinn"]["established"] is True
     assert r.mean_throughput("f1", 0.5, 1.0) > 100e6
+
+
+def test_ns3_programs_default_to_the_checkouts_tools_ns3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a checkout the ns-3 programs need no option (tools/ns3); where they are not (an
+    installed package), the error names the option and the environment variable."""
+    from quicksim.bench import ns3
+
+    monkeypatch.delenv("QUICKSIM_NS3_ANCHORS", raising=False)
+    repo = Path(__file__).resolve().parent.parent
+    assert ns3.anchors_dir(None, "quicksim bench --vs-ns3") == repo / "tools" / "ns3"
+    monkeypatch.setenv("QUICKSIM_NS3_ANCHORS", str(tmp_path))
+    with pytest.raises(SystemExit, match=r"has no build\.sh"):
+        ns3.anchors_dir(None, "quicksim bench --vs-ns3")
+    monkeypatch.delenv("QUICKSIM_NS3_ANCHORS")
+    monkeypatch.setattr(ns3, "REPO_ANCHORS", tmp_path / "nowhere")
+    with pytest.raises(SystemExit, match="--ns3-anchors DIR or set QUICKSIM_NS3_ANCHORS"):
+        ns3.anchors_dir(None, "quicksim bench --vs-ns3")

@@ -1,4 +1,4 @@
-"""The fluid model of CUBIC's and NewReno's window rules (`reproduce._cubic_fluid`) against the
+"""The fluid model of CUBIC's and NewReno's window rules (`reproduce.common.cubic_fluid`) against the
 closed forms it must reduce to, and the fast-convergence cycle it explains."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import pytest
 
-from quicksim.reproduce._cubic_fluid import Rules, simulate
+from quicksim.reproduce.common.cubic_fluid import Rules, simulate
 from quicksim.reproduce.cubic_rfc9438 import fluid_cubic
 
 BARE = Rules(reno_friendly=False, fast_convergence=False, recovery_rtts=0.0)

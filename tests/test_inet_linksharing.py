@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from quicksim.reproduce import _inet_linksharing as inet
+from quicksim.reproduce.common import inet_linksharing as inet
 
 
 def test_seed1_slow_start_peaks_at_inets_cwnd_only_with_whole_writes() -> None:

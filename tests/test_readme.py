@@ -68,8 +68,10 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim reproduce quinn-vs-model --quick": (AS_WRITTEN, "slow"),
     # The whole suite takes minutes (10 000 flows, 3 reps each): one scenario, one rep.
     "quicksim bench": ("append:linksharing --reps 1", "slow"),
-    "quicksim bench --vs-ns3 --ns3-anchors ../shared/anchors/ns3 --ns3-python "
-    "/path/to/venv-with-ns3/bin/python": ("skip", "needs a Python with the ns-3 wheel (the user's path)"),
+    "quicksim bench --vs-ns3 --ns3-anchors tools/ns3 --ns3-python /path/to/venv-with-ns3/bin/python": (
+        "skip",
+        "needs a Python with the ns-3 wheel (the user's path)",
+    ),
     # With a checkout (QUICKSIM_HTSIM_SRC) in its place; as written, the one-line error.
     "quicksim bench --vs-htsim --htsim-src /path/to/csg-htsim": ("htsim", ""),
     "python -m quicksim.bench": (AS_WRITTEN, ""),

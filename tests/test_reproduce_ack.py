@@ -9,8 +9,8 @@ import pytest
 
 from quicksim import api
 from quicksim.errors import ScenarioError
-from quicksim.reproduce import _ackpolicy as ap
 from quicksim.reproduce import reproduce
+from quicksim.reproduce.common import ackpolicy as ap
 from quicksim.validation import scenario_path
 
 

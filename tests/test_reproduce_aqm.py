@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from quicksim import reproduce as rp
-from quicksim.reproduce import _aqm_ns3 as ns3
 from quicksim.reproduce import aqm
-from quicksim.reproduce._aqm_trace import Trace
+from quicksim.reproduce.aqm import ns3
+from quicksim.reproduce.aqm.trace import Trace
 
 
 def test_registered() -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from quicksim import reproduce as rp
-from quicksim.reproduce import _bbr_mechanism as mech
 from quicksim.reproduce import bbr
+from quicksim.reproduce.bbr import mechanism as mech
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -12,7 +12,7 @@ import pytest
 
 from quicksim import api
 from quicksim.errors import ScenarioError
-from quicksim.reproduce import cubic_dumbbell as cd
+from quicksim.reproduce.cubic_dumbbell import study as cd
 
 
 def test_slow_start_bound_by_hand() -> None:

@@ -132,7 +132,7 @@ def test_quick_reproduction(tmp_path: Path) -> None:
 def test_series_are_thinned_per_repetition_keeping_the_last_point() -> None:
     import pandas as pd
 
-    from quicksim.reproduce import _quic_vs_tcp_plots as pl
+    from quicksim.reproduce.quic_vs_tcp import plots as pl
 
     f = pd.DataFrame({"rep": [0] * 1000 + [1] * 10, "t_s": [*range(1000), *range(10)]})
     kept = f[pl._thin(f)]

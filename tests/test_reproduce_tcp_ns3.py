@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from quicksim import reproduce as rp
-from quicksim.reproduce import _ns3data as nd
 from quicksim.reproduce import tcp_vs_ns3 as tv
+from quicksim.reproduce.common import ns3data as nd
 
 
 def test_committed_linksharing_csv_is_ns3s_ten_runs() -> None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds scripts/ns3/aqm.cc against the ns-3 of the PyPI wheel `ns3==3.44.post0` (as
-# shared/anchors/ns3/build.sh does): NS3_PYTHON=<python of a venv with the wheel> (default
+# tools/ns3/build.sh does): NS3_PYTHON=<python of a venv with the wheel> (default
 # python3). The binary goes to $OUT (default /tmp/quicksim-ns3-aqm/aqm); CI never needs this.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,6 +1,7 @@
 """The `quicksim` command line.
 
-Each subcommand is a module of this package, listed in `COMMANDS`, that defines:
+Each subcommand is a module listed in `COMMANDS` (of this package, or named in full when it lives
+elsewhere: `quicksim bench` is `quicksim.bench.cli`, with the benchmark harness) that defines:
 
     NAME: str                                       # the subcommand, e.g. "validate-model"
     HELP: str                                       # one line for `quicksim --help`
@@ -29,10 +30,11 @@ COMMANDS: tuple[str, ...] = (
     "sweep",
     "reproduce",
     "report",
-    "bench",
+    "quicksim.bench.cli",
     "conformance",
 )
-"""Subcommand modules, in `--help` order. Add e.g. "sweep", "reproduce", "validate_model"."""
+"""Subcommand modules, in `--help` order: a module of this package by its name ("run"), any
+other by its full dotted name."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module_name in COMMANDS:
-        module = importlib.import_module(f"{__name__}.{module_name}")
+        module = importlib.import_module(module_name if "." in module_name else f"{__name__}.{module_name}")
         p = sub.add_parser(
             module.NAME,
             help=module.HELP,

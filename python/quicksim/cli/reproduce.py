@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ns3-anchors",
         type=Path,
         metavar="DIR",
-        help="tcp-vs-ns3 with --ns3-python: the ns-3 anchor sources (default $QUICKSIM_NS3_ANCHORS)",
+        help="tcp-vs-ns3 with --ns3-python: the ns-3 anchor sources (default $QUICKSIM_NS3_ANCHORS, "
+        "else tools/ns3 of the checkout)",
     )
 
 

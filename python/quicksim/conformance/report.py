@@ -22,7 +22,7 @@ __all__ = ["write"]
 def write(card: Card, out: Path) -> None:
     """Write report.md, card.json and the plots into `out`."""
     from .._io import atomic_write_text
-    from ..reproduce._common import md_table, save_figure
+    from ..reproduce.common import md_table, save_figure
     from . import _fmt, card_json
 
     out.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
-from ._common import Context, Report, md_table
+from .common import Context, Report, md_table
 
 __all__ = ["REPRODUCTIONS", "Context", "Report", "module", "reproduce", "reproduce_all", "write_index"]
 
@@ -97,7 +97,7 @@ def reproduce(
     start = time.perf_counter()
     report: Report = mod.run(ctx)
     report.wall_s = time.perf_counter() - start
-    from ._common import write_report
+    from .common import write_report
 
     write_report(report, ctx.out)
     return report

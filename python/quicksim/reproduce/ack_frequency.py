@@ -9,8 +9,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..validation import Check
-from . import _ackpolicy as ap
-from ._common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
+from .common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
+from .common import ackpolicy as ap
 from .paper_fig7 import bar_figure, relative_figure, timeseries, timeseries_figure
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import validation
-from ._common import Context, Report, save_csv, save_figure
+from .common import Context, Report, save_csv, save_figure
 
 if TYPE_CHECKING:
     from ..results import Result

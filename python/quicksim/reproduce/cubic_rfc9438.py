@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..validation import Check, scenario_path
-from ._common import Context, Report, md_table, save_csv, save_figure
+from .common import Context, Report, md_table, save_csv, save_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,9 +147,9 @@ def measure(rtt: float, p: float, algo: str, transport: str, cc: str | None = No
 
 
 def rules_model(rtt: float, p: float, algo: str) -> float:
-    """The fluid model of the window rules (`_cubic_fluid`), started like the runs (first loss at
+    """The fluid model of the window rules (`common.cubic_fluid`), started like the runs (first loss at
     the closed form's W_max) and averaged over the same epochs."""
-    from ._cubic_fluid import simulate
+    from .common.cubic_fluid import simulate
 
     mean, _ = simulate(rtt, p, algo, peak_window(rtt, p, algo), warmup=WARMUP_EPOCHS, epochs=EPOCHS)
     return mean
@@ -283,7 +283,7 @@ window without a row per ACK. The same cells, measured the same way, are the Rus
 `crates/quicksim-scenario/tests/it/cubic_rfc9438.rs` (p = 1e-2 to 1e-5 by default, 1e-6 with
 `--ignored`); it measures the same numbers to the printed digit.
 
-**The rules model** (`reproduce/_cubic_fluid.py`, column "rules model"): a fluid model of the
+**The rules model** (`reproduce/common/cubic_fluid.py`, column "rules model"): a fluid model of the
 algorithm as specified rather than of its two closed forms: the window is the larger of the cubic
 curve and W_est at every instant (§4.3), W_est's slope becomes 1 once it passes cwnd_prior, fast
 convergence acts on a loss a segment or more below W_max (§4.7), and the window is held for the
@@ -315,7 +315,7 @@ cell (full mode):
   the earlier start (`first` = W_max, so slow start reduced ~12 segments above it), RTT 0.1 s,
   p = 1e-4 measured 196 segments (+4.8 %), and after 80 epochs W_max had come down only from
   214.9 to 212.0 (mean 194, +3.7 %); with `first` = W_max - 10 the run reduces at 205.0 and
-  measures 187.8 (+0.4 %). Issue 14's -12 % (165 against 187) came from the same neutrality: a
+  measures 187.8 (+0.4 %). An earlier version's -12 % (165 against 187) came from the same neutrality: a
   fast-convergence test in bytes fired on losses a few bytes below the plateau, cut W_max by 15 %,
   and the flat curve never climbed back; fast convergence now needs cwnd a whole segment below
   W_max (Linux's integer window reaches W_max exactly on the plateau).

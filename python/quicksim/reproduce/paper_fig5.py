@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import units, validation
-from ._common import Context, Report, check_sweep, check_values, save_csv, save_figure, sweep_checks
+from .common import Context, Report, check_sweep, check_values, save_csv, save_figure, sweep_checks
 
 if TYPE_CHECKING:
     from ..results import Result

@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..validation import Check, scenario_path
-from ._common import Context, Report, md_table, save_csv, save_figure
+from .common import Context, Report, md_table, save_csv, save_figure
 
 if TYPE_CHECKING:
     import pandas as pd

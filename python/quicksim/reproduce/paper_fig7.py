@@ -8,8 +8,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..validation import Check
-from . import _ackpolicy as ap
-from ._common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
+from .common import Context, Report, failed_runs_checks, md_table, save_csv, save_figure
+from .common import ackpolicy as ap
 
 if TYPE_CHECKING:
     from ..results import Result
@@ -42,7 +42,7 @@ IBIT_BOUND_PCT = 1.0
 
 
 def fig7_policies(result: Result) -> dict[str, float]:
-    """Sweep metric: every variant at this run's (delay, p) and seed (see _ackpolicy)."""
+    """Sweep metric: every variant at this run's (delay, p) and seed (see common.ackpolicy)."""
     return ap.policy_metrics(result, VARIANTS, ap.MEASURE_RTTS, "r1", SAME_AS)
 
 

@@ -1,4 +1,4 @@
-"""Fairness between protocols (issue 13, item 4): one QUIC and one TCP flow, both CUBIC, share a
+"""Fairness between protocols: one QUIC and one TCP flow, both CUBIC, share a
 10 Mbit/s, 20 ms dumbbell with a BDP queue; Jain's index of their goodputs over the run."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ..validation import Check
-from ._common import Context, Report, md_table, save_csv, save_figure
+from .common import Context, Report, md_table, save_csv, save_figure
 
 NAME = "quic-tcp-fairness"
 TITLE = "QUIC and TCP (both CUBIC) sharing a bottleneck: Jain's index"
@@ -156,7 +156,8 @@ def run(ctx: Context) -> Report:
     return Report(
         NAME,
         TITLE,
-        "issue 13 item 4 (fairness between QUIC and TCP)",
+        "fairness between QUIC and TCP: one flow of each, both CUBIC, on one bottleneck, where each "
+        "should get half (Jain's index near 1)",
         checks,
         figures=[
             (

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import api
 from ..analysis import phases
 from ..validation import Check, mathis_duration_s, scenario_path
-from ._common import Context, Report, md_table, save_csv, save_figure
+from .common import Context, Report, md_table, save_csv, save_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -192,7 +192,8 @@ def run(ctx: Context) -> Report:
     return Report(
         NAME,
         TITLE,
-        "issue 18: quinn-proto 0.11.19 (rustls + ring) in simulated time beside the model",
+        "the QUIC model's results with the real quinn-proto 0.11.19 stack (rustls + ring) in "
+        "simulated time, on the same scenarios",
         _checks(table),
         figures=[
             ("quinn_vs_model.png", "model (grey) and quinn (blue) per case; labels: quinn's difference")

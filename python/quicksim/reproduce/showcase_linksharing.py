@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 from .. import validation
-from ._common import Context, Report, save_csv
-from ._inet_linksharing import inet_checks
+from .common import Context, Report, save_csv
+from .common.inet_linksharing import inet_checks
 
 NAME = "showcase-linksharing"
 TITLE = "INET linksharing showcase: plots, phases, fairness"
@@ -83,5 +83,5 @@ the headers, 1252/1287 = 97.3 % of the frames, and the slow-start overshoot afte
 The first phase (sender1 alone, 5-10 s, slow start included) is compared with INET 4.6's:
 sender1's mean goodput within 0.2 % and the mean bottleneck drops within 5 % over seeds 1-10
 (1-3 in quick mode), and seed 1's slow-start peak of the cwnd exactly INET's 95 152 B
-(`quicksim.reproduce._inet_linksharing` says where INET's numbers come from).
+(`quicksim.reproduce.common.inet_linksharing` says where INET's numbers come from).
 """

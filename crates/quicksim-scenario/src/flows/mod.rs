@@ -48,7 +48,7 @@ pub(crate) struct FlowRt {
     pub app: FlowApp,
 }
 
-/// What the registry adds to each transport: its tag in [`crate::world::Payload`] and its pool.
+/// What the registry adds to each transport: its tag in [`crate::payload::Payload`] and its pool.
 pub(crate) trait Registered: Endpoint + Sized {
     const TAG: u8;
     fn pool(pools: &mut Pools) -> &mut PacketPool<Self::Packet>;
