@@ -5,8 +5,8 @@
 //! Definitions (docs/links.md, "What a run says about its network"):
 //! - a direction's `rate_bps` is the rate it was built with (a trace-driven one: the trace's
 //!   mean, `Trace::mean_rate`); `schedule` and `spikes` steps change it during the run;
-//! - a flow's `forward` path is the directions its data crosses from `src` to `dst` by the
-//!   network's static routes, `reverse` those back (ACKs);
+//! - a route (`"src->dst"`, each flow's in `flows`) has the `forward` path, the directions data
+//!   crosses from `src` to `dst` by the network's static routes, and `reverse`, those back (ACKs);
 //! - `propagation_rtt_s` is the sum of the propagation delays of both paths; `base_rtt_s` adds
 //!   the serialization of one path-MTU packet (plus each hop's overhead) at each forward hop at
 //!   its `rate_bps`; no ACK serialization (its size is the transport's), no jitter, no queueing;
@@ -21,6 +21,7 @@ use quicksim_engine::SimDuration;
 use quicksim_net::model::LinkModelConfig;
 use quicksim_net::{ChanId, Network, NodeId, NodeKind};
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
 /// A flow as the facts need it: its name and end hosts.
 pub(crate) struct FlowEnds<'a> {
@@ -29,34 +30,55 @@ pub(crate) struct FlowEnds<'a> {
     pub dst: NodeId,
 }
 
-/// `meta.network`: `links` (per direction, by channel name), `flows` (per flow: paths, RTTs,
-/// bottleneck) and `bottlenecks` (each distinct flow bottleneck with its flows, in flow order).
+/// `meta.network`: `links` (per direction, by channel name), `routes` (per "src->dst" pair of
+/// hosts that a flow joins: paths, RTTs, bottleneck), `flows` (each flow's route) and
+/// `bottlenecks` (each distinct flow bottleneck with its flows, in flow order). Routes are
+/// shared: 10,000 flows over 100 host pairs are 100 routes, not 10,000 copies of their paths.
 pub(crate) fn network<P>(net: &Network<P>, flows: &[FlowEnds]) -> Value {
     let mut links = Map::new();
     for (i, c) in net.chans.iter().enumerate() {
         links.insert(net.chan_names[i].clone(), link(net, i));
         debug_assert_eq!(c.id.0 as usize, i);
     }
-    let paths: Vec<(Vec<ChanId>, Vec<ChanId>)> =
-        flows.iter().map(|f| (net.path(f.src, f.dst), net.path(f.dst, f.src))).collect();
+    // Each distinct (src, dst) pair's paths once, in the order flows first use them.
+    let mut index: BTreeMap<(NodeId, NodeId), usize> = BTreeMap::new();
+    let mut routes: Vec<(NodeId, NodeId, Vec<ChanId>, Vec<ChanId>)> = Vec::new();
+    let of_flow: Vec<usize> = flows
+        .iter()
+        .map(|f| {
+            *index.entry((f.src, f.dst)).or_insert_with(|| {
+                routes.push((f.src, f.dst, net.path(f.src, f.dst), net.path(f.dst, f.src)));
+                routes.len() - 1
+            })
+        })
+        .collect();
     // How many flows' data crosses each direction (the first tie-break of the bottleneck).
     let mut crossing = vec![0u64; net.chans.len()];
-    for (fwd, _) in &paths {
-        for c in fwd {
+    for &r in &of_flow {
+        for c in &routes[r].2 {
             crossing[c.0 as usize] += 1;
         }
     }
+    let bns: Vec<Option<ChanId>> = routes.iter().map(|r| bottleneck(net, &r.2, &crossing)).collect();
+    let route_name = |r: usize| format!("{}->{}", net.node_name(routes[r].0), net.node_name(routes[r].1));
+    let mut per_route = Map::new();
+    for (r, (_, _, fwd, rev)) in routes.iter().enumerate() {
+        per_route.insert(route_name(r), route(net, fwd, rev, bns[r]));
+    }
     let mut per_flow = Map::new();
+    // Each bottleneck's slot in `bottlenecks`, by channel.
+    let mut slot: Vec<Option<usize>> = vec![None; net.chans.len()];
     let mut bottlenecks: Vec<(ChanId, Vec<&str>)> = Vec::new();
-    for (f, (fwd, rev)) in flows.iter().zip(&paths) {
-        let bn = bottleneck(net, fwd, &crossing);
-        if let Some(b) = bn {
-            match bottlenecks.iter_mut().find(|(c, _)| *c == b) {
-                Some((_, names)) => names.push(f.name),
-                None => bottlenecks.push((b, vec![f.name])),
+    for (f, &r) in flows.iter().zip(&of_flow) {
+        per_flow.insert(f.name.to_string(), Value::String(route_name(r)));
+        let Some(b) = bns[r] else { continue };
+        match slot[b.0 as usize] {
+            Some(k) => bottlenecks[k].1.push(f.name),
+            None => {
+                slot[b.0 as usize] = Some(bottlenecks.len());
+                bottlenecks.push((b, vec![f.name]));
             }
         }
-        per_flow.insert(f.name.to_string(), flow(net, fwd, rev, bn));
     }
     let bottlenecks: Vec<Value> = bottlenecks
         .into_iter()
@@ -68,7 +90,7 @@ pub(crate) fn network<P>(net: &Network<P>, flows: &[FlowEnds]) -> Value {
             })
         })
         .collect();
-    json!({ "links": links, "flows": per_flow, "bottlenecks": bottlenecks })
+    json!({ "links": links, "routes": per_route, "flows": per_flow, "bottlenecks": bottlenecks })
 }
 
 /// The settings of direction `i` as built.
@@ -117,8 +139,8 @@ fn bottleneck<P>(net: &Network<P>, fwd: &[ChanId], crossing: &[u64]) -> Option<C
         .map(|(_, c)| *c)
 }
 
-/// One flow's facts (module doc).
-fn flow<P>(net: &Network<P>, fwd: &[ChanId], rev: &[ChanId], bn: Option<ChanId>) -> Value {
+/// One route's facts (module doc).
+fn route<P>(net: &Network<P>, fwd: &[ChanId], rev: &[ChanId], bn: Option<ChanId>) -> Value {
     let name = |c: &ChanId| net.chan_names[c.0 as usize].clone();
     let cfg = |c: &ChanId| &net.chans[c.0 as usize].cfg;
     let mtu = fwd.iter().map(|c| cfg(c).mtu).min();
@@ -150,6 +172,11 @@ mod tests {
         ChannelConfig::new(Rate::mbps(mbps), SimDuration::from_micros(delay_us), mtu)
     }
 
+    /// The route of `flow` in the facts `v`.
+    fn route_of<'a>(v: &'a Value, flow: &str) -> &'a Value {
+        &v["routes"][v["flows"][flow].as_str().unwrap()]
+    }
+
     fn flows<'a>(net: &Network<()>, pairs: &[(&'a str, &str, &str)]) -> Vec<FlowEnds<'a>> {
         pairs
             .iter()
@@ -176,7 +203,7 @@ mod tests {
     fn a_three_hop_path_its_rtts_and_bottleneck_by_hand() {
         let net = three_hops();
         let v = network(&net, &flows(&net, &[("up", "h1", "h2"), ("down", "h2", "h1")]));
-        let up = &v["flows"]["up"];
+        let up = &route_of(&v, "up");
         assert_eq!(up["forward"], json!(["a:h1->r1", "b:r1->r2", "c:r2->h2"]));
         assert_eq!(up["reverse"], json!(["c:h2->r2", "b:r2->r1", "a:r1->h1"]));
         assert_eq!(up["path_mtu_bytes"], 1400);
@@ -190,7 +217,7 @@ mod tests {
         // Back: 5 Mbit/s is the slowest (the host's own interface, 18 B of overhead): 1418 B
         // at 5 Mbit/s, then 1407 B at 45 and 50 Mbit/s = 2268.8 + 250.1333.. (rounded up to the
         // picosecond, as the link does) + 225.12 us.
-        let down = &v["flows"]["down"];
+        let down = &route_of(&v, "down");
         assert_eq!(down["bottleneck"], "c:h2->r2");
         let ser = 2_268_800_000 + 250_133_334 + 225_120_000;
         assert_eq!(down["base_rtt_s"].as_f64().unwrap(), SimDuration(26_000_000_000 + ser).as_secs_f64());
@@ -241,18 +268,27 @@ mod tests {
             // 20 ms of propagation; 1507 B at access, bottleneck, access rate.
             let ser = |mbps: u64| Rate::mbps(mbps).tx_time(1507).0;
             let base = SimDuration(20_000_000_000 + 2 * ser(access) + ser(bn)).as_secs_f64();
-            assert_eq!(v["flows"]["f2"]["base_rtt_s"].as_f64().unwrap(), base);
+            assert_eq!(route_of(&v, "f2")["base_rtt_s"].as_f64().unwrap(), base);
         }
+        // Flows between the same hosts share one route.
+        let net = dumbbell(10, 1000);
+        let v = network(&net, &flows(&net, &[pairs[0], pairs[1], ("f3", "sender1", "receiver1")]));
+        assert_eq!(
+            v["flows"],
+            json!({"f1": "sender1->receiver1", "f2": "sender2->receiver2", "f3": "sender1->receiver1"})
+        );
+        assert_eq!(v["routes"].as_object().unwrap().len(), 2);
+        assert_eq!(v["bottlenecks"][0]["flows"], json!(["f1", "f2", "f3"]));
         // One pair at equal rates: as many flows cross the access link as the bottleneck; the
         // one between routers wins.
         let net = dumbbell(1000, 1000);
         let v = network(&net, &flows(&net, &pairs[..1]));
-        assert_eq!(v["flows"]["f1"]["bottleneck"], "bottleneck:router1->router2");
+        assert_eq!(route_of(&v, "f1")["bottleneck"], "bottleneck:router1->router2");
         // A slower access link is each flow's own bottleneck: the first of the two as slow
         // (access before egress), where a flow's queue builds.
         let net = dumbbell(100, 10);
         let v = network(&net, &flows(&net, &pairs));
-        assert_eq!(v["flows"]["f1"]["bottleneck"], "access1:sender1->router1");
+        assert_eq!(route_of(&v, "f1")["bottleneck"], "access1:sender1->router1");
         assert_eq!(v["bottlenecks"].as_array().unwrap().len(), 2);
     }
 
@@ -260,7 +296,7 @@ mod tests {
     fn a_flow_within_one_host_has_empty_paths() {
         let net = dumbbell(10, 1000);
         let v = network(&net, &flows(&net, &[("self", "sender1", "sender1")]));
-        let f = &v["flows"]["self"];
+        let f = &route_of(&v, "self");
         assert_eq!(f["forward"], json!([]));
         assert_eq!((f["bottleneck"].clone(), f["path_mtu_bytes"].clone()), (Value::Null, Value::Null));
         assert_eq!(f["base_rtt_s"], 0.0);

@@ -53,7 +53,8 @@ fn a_three_hop_topology_reports_its_links_paths_rtts_and_bottlenecks() {
     assert_eq!(n["links"]["c:h2->r2"]["overhead_bytes"], 18);
     assert_eq!(n["links"].as_object().unwrap().len(), 6);
 
-    let up = &n["flows"]["up"];
+    assert_eq!(n["flows"], json!({"up": "h1->h2", "down": "h2->h1"}));
+    let up = &n["routes"]["h1->h2"];
     assert_eq!(up["forward"], json!(["a:h1->r1", "b:r1->r2", "c:r2->h2"]));
     assert_eq!(up["reverse"], json!(["c:h2->r2", "b:r2->r1", "a:r1->h1"]));
     assert_eq!(up["path_mtu_bytes"], 1400);
@@ -64,7 +65,7 @@ fn a_three_hop_topology_reports_its_links_paths_rtts_and_bottlenecks() {
     assert_eq!(up["base_rtt_s"].as_f64(), Some(s(26_000_000_000 + 112_560_000 + 562_800_000 + 283_600_000)));
     // Back: 1418 B at 5 Mbit/s (2268.8 us), 1407 B at 45 Mbit/s (250.1333.. us, rounded up to
     // the picosecond as the link rounds) and 50 Mbit/s (225.12 us).
-    let down = &n["flows"]["down"];
+    let down = &n["routes"][n["flows"]["down"].as_str().unwrap()];
     assert_eq!(down["bottleneck"], "c:h2->r2");
     assert_eq!(
         down["base_rtt_s"].as_f64(),
@@ -99,7 +100,7 @@ fn a_trace_link_reports_the_traces_mean_rate_rounded_as_the_core_uses_it() {
     );
     assert_eq!(n["links"]["access1:sender1->router1"]["model"], "fixed_rate");
     assert!(n["links"]["access1:sender1->router1"].get("trace").is_none());
-    let f = &n["flows"]["f"];
+    let f = &n["routes"][n["flows"]["f"].as_str().unwrap()];
     assert_eq!(
         f["forward"],
         json!(["access1:sender1->router1", "bottleneck:router1->router2", "egress1:router2->receiver1"])
