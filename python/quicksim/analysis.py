@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
-from . import units
 from .stats import jain
 
 if TYPE_CHECKING:
@@ -27,33 +26,38 @@ RESPONSIVE = ("quic", "tcp", "quinn")
 
 
 def bottleneck(result: Result) -> tuple[str, float, int] | None:
-    """(channel name, rate in bit/s, per-frame overhead in bytes) of a dumbbell's forward
-    bottleneck, or None for a general topology. A trace-driven bottleneck's rate is its trace's
-    mean (phases over a trace compare with that mean, not with the capacity of their window)."""
-    db = result.scenario.get("dumbbell")
-    if not isinstance(db, dict):
+    """(link direction, rate in bit/s, per-frame overhead in bytes) of the bottleneck that every
+    responsive flow shares (every flow's, if none is responsive), as the core reports it
+    (`Result.network`; a flow's bottleneck is the slowest direction of its forward path,
+    docs/links.md); None if they do not share one (or the result predates those facts). For a
+    dumbbell this is `bottleneck:router1->router2` unless its access links are slower. A
+    trace-driven bottleneck's rate is its trace's mean (`Trace::mean_rate`, rounded to whole
+    bit/s; phases over a trace compare with that mean, not with the capacity of their window)."""
+    net = result.network
+    found = {route.get("bottleneck") for route in _routes(result)}
+    if len(found) != 1 or None in found:
         return None
-    bn = db.get("bottleneck", {})
-    fwd = bn.get("forward") or {}
-    model = fwd.get("model", bn.get("model"))
-    if isinstance(model, dict) and model.get("kind") == "trace":
-        rate = _trace_mean_rate(model)
-    else:
-        rate = units.bits_per_s(fwd.get("rate", bn.get("rate")))
-    # A scenario normalized by the core has its overhead; "7B" (PPP) is the core's default.
-    overhead = units.bytes_(bn.get("overhead", "7B"))
-    return "bottleneck:router1->router2", float(rate), int(overhead)
+    name = str(found.pop())
+    link = net["links"][name]
+    return name, float(link["rate_bps"]), int(link["overhead_bytes"])
 
 
-def _trace_mean_rate(model: dict[str, Any]) -> float:
-    """A trace-driven link's rate as the core reports it: opportunities x their size x 8 over
-    the trace's period (its last time, in ms); docs/links.md. The scenario is one the core
-    accepted, so the file is a valid trace."""
-    from pathlib import Path
+def _routes(result: Result) -> list[dict[str, Any]]:
+    """The routes (`Result.network`) of the responsive flows, or of every flow if none is
+    responsive."""
+    net = result.network
+    of_flow: dict[str, str] = net.get("flows") or {}
+    kinds = {n: f.get("kind") for n, f in (result.totals.get("flows") or {}).items()}
+    names = [n for n in of_flow if kinds.get(n) in RESPONSIVE] or list(of_flow)
+    return [net["routes"][of_flow[n]] for n in names]
 
-    times = Path(model["file"]).read_text().split()
-    size = units.bytes_(model.get("opportunity", "1500B"))
-    return len(times) * size * 8 * 1000 / int(times[-1])
+
+def _path_overhead(result: Result) -> int | None:
+    """The per-frame overhead every link on the responsive flows' forward paths has, if they
+    all have the same."""
+    links = result.network.get("links") or {}
+    found = {links[link]["overhead_bytes"] for route in _routes(result) for link in route["forward"]}
+    return int(found.pop()) if len(found) == 1 else None
 
 
 def phases(
@@ -71,17 +75,21 @@ def phases(
     link_mbps (frames on the bottleneck: IP bytes received + link overhead), background_mbps
     (the non-responsive flows' frames), fair_share_mbps = (capacity - background) / n_active,
     share (link_mbps / fair_share_mbps), jain (of the phase's goodputs), total_goodput_mbps and
-    goodput_of_available (total goodput / (capacity - background)).
+    goodput_of_available (total goodput / (capacity - background)). `capacity_bps` and
+    `overhead_bytes` default to those of the responsive flows' shared bottleneck (`bottleneck`);
+    without one, pass the capacity (the overhead defaults to their links' if all have one).
     """
     import pandas as pd
 
     bn = bottleneck(result)
     if capacity_bps is None:
         if bn is None:
-            raise ValueError("phases(): not a dumbbell; pass capacity_bps")
+            raise ValueError("phases(): the responsive flows share no bottleneck; pass capacity_bps")
         capacity_bps = bn[1]
     if overhead_bytes is None:
-        overhead_bytes = bn[2] if bn is not None else 7
+        overhead_bytes = bn[2] if bn is not None else _path_overhead(result)
+        if overhead_bytes is None:
+            raise ValueError("phases(): the flows' links differ in overhead; pass overhead_bytes")
     totals = result.totals["flows"]
     responsive = [n for n, f in totals.items() if f.get("kind") in RESPONSIVE]
     background = [n for n, f in totals.items() if f.get("kind") not in RESPONSIVE]

@@ -181,6 +181,14 @@ class Result:
         """The normalized scenario that was run (defaults filled in, effective seed)."""
         return self._scenario
 
+    @property
+    def network(self) -> dict[str, Any]:
+        """The network as the core built it (`meta["network"]`, docs/links.md): `links` per
+        direction (rate_bps, overhead_bytes, mtu_bytes, delay_s, queue, model, a trace's mean),
+        `routes` per "src->dst" (forward/reverse paths, base_rtt_s, bottleneck), `flows` (each
+        flow's route) and `bottlenecks`. Empty for a result saved before the core reported it."""
+        return dict(self._meta.get("network") or {})
+
     # --- time base ------------------------------------------------------------------------
 
     @property

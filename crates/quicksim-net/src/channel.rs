@@ -314,6 +314,12 @@ impl<P> Channel<P> {
         self.qdisc.set_link_rate(self.model.rate());
     }
 
+    /// The configuration of the built-in queue discipline in use; None for one supplied at run
+    /// time (`set_qdisc` with `AnyQdisc::Dyn`, a plugin), which `cfg.qdisc` does not describe.
+    pub fn builtin_qdisc(&self) -> Option<&QdiscConfig> {
+        (!matches!(self.qdisc, AnyQdisc::Dyn(_))).then_some(&self.cfg.qdisc)
+    }
+
     /// The current rate.
     pub fn rate(&self) -> Rate {
         self.model.rate()

@@ -124,7 +124,7 @@ def default_out(scenario: Path, sets: list[str], seed: int | None) -> Path:
 
 
 def _print_phases(result: Any) -> None:
-    """The per-phase fairness table, for dumbbells with congestion-controlled flows."""
+    """The per-phase fairness table, for runs whose congestion-controlled flows share a bottleneck."""
     from ..analysis import RESPONSIVE, bottleneck, format_phases, phases
 
     kinds = {f.get("kind") for f in result.totals.get("flows", {}).values()}

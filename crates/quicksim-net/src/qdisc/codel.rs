@@ -97,6 +97,9 @@ impl KindConfig for Config {
         }
         Ok(())
     }
+    fn capacity(&self) -> (Option<u64>, Option<u64>) {
+        (Some(self.packets), None)
+    }
 }
 
 /// CoDel's parameters in the units the control law uses.

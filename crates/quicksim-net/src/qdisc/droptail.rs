@@ -58,6 +58,9 @@ impl KindConfig for Config {
         }
         Ok(())
     }
+    fn capacity(&self) -> (Option<u64>, Option<u64>) {
+        self.limits()
+    }
 }
 
 /// The queue. Stores bare packets: DropTail has no use for the enqueue time.

@@ -117,6 +117,9 @@ impl KindConfig for Config {
         }
         Ok(())
     }
+    fn capacity(&self) -> (Option<u64>, Option<u64>) {
+        (Some(self.packets), None)
+    }
 }
 
 /// Which list a flow queue is on.

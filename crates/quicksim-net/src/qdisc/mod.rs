@@ -151,6 +151,9 @@ pub trait KindConfig: Clone + fmt::Debug + DeserializeOwned + Default + schemars
     fn validate(&self) -> Result<(), ConfigError> {
         Ok(())
     }
+    /// The most the queue holds, (packets, bytes), with `None` where it sets no limit: what a
+    /// run reports of the queue it built (`meta.network`).
+    fn capacity(&self) -> (Option<u64>, Option<u64>);
 }
 
 /// Decodes a discipline's configuration from the caller's format (the scenario crate's JSON,
@@ -198,6 +201,13 @@ macro_rules! qdiscs {
             pub fn kind(&self) -> &'static str {
                 match self {
                     $(QdiscConfig::$t(_) => <$m::Config as KindConfig>::KIND,)*
+                }
+            }
+
+            /// [`KindConfig::capacity`] of the configured discipline.
+            pub fn capacity(&self) -> (Option<u64>, Option<u64>) {
+                match self {
+                    $(QdiscConfig::$t(c) => c.capacity(),)*
                 }
             }
         }

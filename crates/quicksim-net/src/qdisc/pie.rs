@@ -128,6 +128,9 @@ impl KindConfig for Config {
         }
         Ok(())
     }
+    fn capacity(&self) -> (Option<u64>, Option<u64>) {
+        (Some(self.packets), None)
+    }
 }
 
 /// The PIE queue.

@@ -141,6 +141,9 @@ impl KindConfig for Config {
         }
         Ok(())
     }
+    fn capacity(&self) -> (Option<u64>, Option<u64>) {
+        (Some(self.packets), self.bytes.map(|b| b.0))
+    }
 }
 
 /// The RED queue.

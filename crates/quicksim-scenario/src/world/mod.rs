@@ -26,6 +26,7 @@
 //! 5. Every 16384 events or 1/200 of the run, progress is reported; the run stops at its end
 //!    time (events at exactly the end are not processed), its event budget or when cancelled.
 
+mod facts;
 pub(crate) mod totals;
 
 use crate::build::Built;

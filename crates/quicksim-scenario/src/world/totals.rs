@@ -1,7 +1,8 @@
 //! The run's totals and metadata (`summary.json`): per-flow totals (the common counters, then the
 //! flow's own: completion time, its transport's block), per-queue and per-link totals, and what
-//! made the run (seed, hashes, version, build).
+//! made the run (seed, hashes, version, build, the network as built: `facts`).
 
+use super::facts::FlowEnds;
 use super::{Stop, World};
 use crate::output::{RunInfo, RunOutput};
 use crate::schema::Scenario;
@@ -18,6 +19,15 @@ pub(crate) fn finish(
 ) -> RunOutput {
     let end = w.end;
     let end_s = end.as_secs_f64();
+    // The network as built (static: read before the flows' state is dropped below).
+    let ends: Vec<FlowEnds> = w
+        .flows
+        .iter()
+        .zip(&w.cx.flow_names)
+        .map(|(f, name)| FlowEnds { name, src: f.spec.src, dst: f.spec.dst })
+        .collect();
+    let network = super::facts::network(&w.cx.net, &ends);
+    drop(ends);
     // Each flow's state (connections, send queues) is dropped as soon as its totals are taken,
     // so the outputs do not add to the peak memory of the run on top of the state.
     let mut flows = serde_json::Map::new();
@@ -122,6 +132,7 @@ pub(crate) fn finish(
         "name": sc.name,
     });
     let mut meta = meta;
+    meta["network"] = network;
     if !unfinished.is_empty() {
         meta["unfinished_flows"] = serde_json::Value::Object(unfinished);
     }

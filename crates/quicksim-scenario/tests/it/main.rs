@@ -9,6 +9,7 @@ mod determinism;
 mod determinism_quic;
 mod ecn;
 mod errors;
+mod facts;
 mod fuzz;
 mod limits;
 mod links;
