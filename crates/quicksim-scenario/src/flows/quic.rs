@@ -2,7 +2,7 @@
 //! run loop, with its totals block and its compact encoding for resting flows.
 
 use super::transport::Transport;
-use quicksim_engine::SimTime;
+use quicksim_engine::{Rng, SimTime};
 use quicksim_transport::quic::{Connection, QuicConfig, Role};
 use serde_json::json;
 use std::sync::Arc;
@@ -15,9 +15,11 @@ impl Transport for Connection {
         crate::payload::Contents::Quic(p)
     }
 
-    fn pair(cfg: &Arc<QuicConfig>, now: SimTime) -> [Connection; 2] {
-        let end = |role| Connection::new(role, Arc::clone(cfg), now).expect("config validated at build time");
-        [end(Role::Client), end(Role::Server)]
+    fn pair(cfg: &Arc<QuicConfig>, now: SimTime, [c, s]: [Rng; 2]) -> [Connection; 2] {
+        let end = |role, rng| {
+            Connection::new(role, Arc::clone(cfg), now, rng).expect("config validated at build time")
+        };
+        [end(Role::Client, c), end(Role::Server, s)]
     }
 
     fn totals(c: &[Connection; 2], close_error: &Option<String>) -> serde_json::Value {

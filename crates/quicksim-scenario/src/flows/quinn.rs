@@ -15,7 +15,8 @@ impl Transport for QuinnEndpoint {
     const KIND: &'static str = "quinn";
     type Shared = Arc<QuinnShared>;
 
-    fn pair(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
+    /// quinn-proto runs its own controllers: the controller streams are not used.
+    fn pair(cfg: &Arc<QuinnShared>, now: SimTime, _cc_rng: [Rng; 2]) -> [QuinnEndpoint; 2] {
         let end =
             |role| QuinnEndpoint::new(role, Arc::clone(cfg), now).expect("config validated at build time");
         [end(Role::Client), end(Role::Server)]
@@ -24,7 +25,7 @@ impl Transport for QuinnEndpoint {
     /// quinn writes its own qlog: each end gets quinn-proto's qlog streamer from the start (it
     /// is part of the configuration the connection is made with).
     #[cfg(feature = "quinn-qlog")]
-    fn pair_traced(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
+    fn pair_traced(cfg: &Arc<QuinnShared>, now: SimTime, _cc_rng: [Rng; 2]) -> [QuinnEndpoint; 2] {
         let end = |role| {
             QuinnEndpoint::with_qlog(role, Arc::clone(cfg), now).expect("config validated at build time")
         };
