@@ -2,11 +2,12 @@
 (crates/quicksim-cc/src/algos/newreno.rs and cubic.rs, without HyStart++), in the same integer
 arithmetic: the tests check that they give bit-identical runs (trace hash, tables) to the
 built-in controllers, and measure what a Python controller costs. Also the faulty controllers
-the error tests use.
+the error tests use, and one that draws random numbers.
 """
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 from typing import Any
 
@@ -259,3 +260,21 @@ class InterruptedAt(RaisesAt):
         if cx.now_ps >= self.at_ps:
             raise KeyboardInterrupt
         PyNewReno.on_ack(self, cx, ack)
+
+
+SEEDS: list[int] = []
+"""`init.seed` of every `RandomWindow` made, in order (the seed test reads it)."""
+
+
+class RandomWindow(PyNewReno):
+    """NewReno whose window after each congestion event is cut by a random 30-70 %, drawn from
+    `random.Random(init.seed)`, the controller's own stream: runs repeat, seed for seed."""
+
+    def __init__(self, init: Any) -> None:
+        super().__init__(init)
+        SEEDS.append(init.seed)
+        self.rng = random.Random(init.seed)
+
+    def on_congestion_event(self, cx: Any, ev: Any) -> None:
+        super().on_congestion_event(cx, ev)
+        self.cwnd = max(cx.minimum_window, self.cwnd * self.rng.randint(30, 70) // 100)

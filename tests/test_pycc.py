@@ -82,6 +82,28 @@ def test_a_flow_of_its_own_and_the_default_mix() -> None:
     _same(a, b)
 
 
+def test_each_end_gets_a_seed_from_its_own_stream_and_runs_repeat() -> None:
+    """`init.seed` comes from the end's own stream of the run's seed (the flow's "cc" stream):
+    one per end, the same for the same seed, others for another seed; a controller drawing from
+    `random.Random(init.seed)` repeats its run exactly."""
+    import pycc_algos
+
+    def run(seed: int) -> tuple[quicksim.Result, list[int]]:
+        pycc_algos.SEEDS.clear()
+        sets = ['quic.cc="py:pycc_algos:RandomWindow"', "run.duration=20s"]
+        r = quicksim.run(LINKSHARING, sets=sets, seed=seed)
+        return r, list(pycc_algos.SEEDS)
+
+    (a, seeds_a), (b, seeds_b), (c, seeds_c) = run(1), run(1), run(2)
+    assert len(seeds_a) == 6 and len(set(seeds_a)) == 6, seeds_a  # three flows, two ends each
+    assert seeds_a == seeds_b and set(seeds_c).isdisjoint(seeds_a)
+    _same(a, b)
+    # The draws changed the run: NewReno's halving would give another one.
+    sets = ['quic.cc="py:pycc_algos:PyNewReno"', "run.duration=20s"]
+    newreno = quicksim.run(LINKSHARING, sets=sets, seed=1)
+    assert newreno.meta["trace_hash"] != a.meta["trace_hash"] != c.meta["trace_hash"]
+
+
 @pytest.mark.parametrize(
     ("cc_value", "expected"),
     [

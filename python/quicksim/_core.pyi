@@ -79,6 +79,7 @@ class InitInfo:
     initial_window: int
     minimum_window: int
     loss_window: int
+    seed: int
 
 class CcContext:
     now_ps: int

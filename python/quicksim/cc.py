@@ -63,10 +63,12 @@ _STATES = (None, "slow_start", "congestion_avoidance", "recovery", "app_limited"
 class Controller:
     """Base class of a congestion controller written in Python.
 
-    The simulator makes one per connection: `Class(init, **settings)`, where `init` has mds,
-    initial_window, minimum_window and loss_window (bytes) and `settings` are the scenario's
-    (`cc = { algo = "py:mod:Class", beta = 0.8 }` gives beta=0.8). `Controller.__init__` sets
-    `cwnd` to the transport's initial window.
+    The simulator makes one per connection end: `Class(init, **settings)`, where `init` has
+    mds, initial_window, minimum_window and loss_window (bytes) and seed (an int from the end's
+    own random stream of the run's seed: draw from `random.Random(init.seed)`, never from the
+    global `random`, so runs repeat), and `settings` are the scenario's (`cc = { algo =
+    "py:mod:Class", beta = 0.8 }` gives beta=0.8). `Controller.__init__` sets `cwnd` to the
+    transport's initial window.
     """
 
     cwnd: int

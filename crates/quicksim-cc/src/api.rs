@@ -3,7 +3,7 @@
 //! controller). The transport detects losses and estimates the RTT; the controller decides.
 //! Events are structs so fields can be added without touching every algorithm.
 
-use quicksim_engine::{Rate, SimDuration, SimTime};
+use quicksim_engine::{Rate, Rng, SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
 use crate::{RttEstimator, WindowRules};
@@ -15,6 +15,12 @@ pub struct InitCtx<'a> {
     pub mds: u64,
     /// The transport's window rules (initial window, minimum, loss window).
     pub window: &'a WindowRules,
+    /// The controller's own random stream, derived from the run's seed (in a scenario: the
+    /// flow's `"cc"` stream, one per endpoint). A controller that draws keeps a clone in its
+    /// state (`rng: cx.rng.clone()`) and draws only from it, so its numbers never depend on
+    /// another component's and a parked (encoded) connection resumes the stream exactly. One
+    /// that never draws ignores it and pays nothing.
+    pub rng: &'a Rng,
 }
 
 /// The transport's state at a call, for the controller to read.

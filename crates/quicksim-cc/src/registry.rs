@@ -264,8 +264,11 @@ mod tests {
 
     const MDS: u64 = 1252;
 
+    /// Every controller of these tests starts from the same stream.
+    const RNG: quicksim_engine::Rng = quicksim_engine::Rng::from_seed(1);
+
     fn init(window: &WindowRules) -> InitCtx<'_> {
-        InitCtx { mds: MDS, window }
+        InitCtx { mds: MDS, window, rng: &RNG }
     }
 
     /// Every registered algorithm with its default settings, and the non-default settings that

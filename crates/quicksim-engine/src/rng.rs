@@ -11,7 +11,7 @@ pub struct Rng {
     s: [u64; 4],
 }
 
-fn splitmix64(x: &mut u64) -> u64 {
+const fn splitmix64(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -30,7 +30,8 @@ fn fnv1a(s: &str) -> u64 {
 }
 
 impl Rng {
-    pub fn from_seed(seed: u64) -> Rng {
+    /// A stream from a seed (`const`, so a test can hold one in a constant).
+    pub const fn from_seed(seed: u64) -> Rng {
         let mut x = seed;
         let s = [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)];
         Rng { s }
@@ -55,6 +56,11 @@ impl Rng {
     /// [`UniformU64`] gives the same numbers with one division fewer per draw.
     pub fn range_u64(&mut self, lo: u64, hi: u64) -> u64 {
         UniformU64::new(lo, hi).sample(self)
+    }
+    /// A new stream seeded from this one's next number: for a component that hands each of its
+    /// parts a stream of its own (a flow's `"cc"` stream, one per endpoint).
+    pub fn split(&mut self) -> Rng {
+        Rng::from_seed(self.next_u64())
     }
     /// True with probability p.
     pub fn bernoulli(&mut self, p: f64) -> bool {
@@ -181,6 +187,19 @@ mod tests {
         assert_eq!(s.stream("link", 1).next_u64(), x[1]);
         assert_ne!(s.stream("app", 0).next_u64(), x[0]);
         assert_ne!(RngStreams::new(8).stream("link", 0).next_u64(), x[0]);
+    }
+
+    #[test]
+    fn split_streams_are_reproducible_and_differ_from_each_other_and_the_parent() {
+        let s = RngStreams::new(7);
+        let (mut p, mut q) = (s.stream("cc", 3), s.stream("cc", 3));
+        let (mut a, mut b) = (p.split(), p.split());
+        let (mut a2, mut b2) = (q.split(), q.split());
+        let draws = |r: &mut Rng| (0..4).map(|_| r.next_u64()).collect::<Vec<_>>();
+        let (da, db) = (draws(&mut a), draws(&mut b));
+        assert_eq!((draws(&mut a2), draws(&mut b2)), (da.clone(), db.clone()));
+        assert_ne!(da, db);
+        assert_ne!(da, draws(&mut s.stream("cc", 3)));
     }
 
     #[test]

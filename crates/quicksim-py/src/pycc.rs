@@ -101,6 +101,10 @@ pub struct PyInit {
     initial_window: u64,
     minimum_window: u64,
     loss_window: u64,
+    /// A 64-bit seed from the controller's own random stream (`InitCtx::rng`, derived from the
+    /// run's seed): `random.Random(init.seed)` draws the same numbers in every run of the
+    /// scenario and seed, and other numbers for each connection end.
+    seed: u64,
 }
 
 /// A packet that was just sent and counts toward bytes in flight.
@@ -224,8 +228,14 @@ impl ControllerFactory for PyFactory {
                 failed: false,
                 slot: Arc::clone(&self.slot),
             };
-            let init =
-                PyInit { mds: cx.mds, initial_window: initial, minimum_window: minimum, loss_window: loss };
+            let seed = cx.rng.clone().next_u64();
+            let init = PyInit {
+                mds: cx.mds,
+                initial_window: initial,
+                minimum_window: minimum,
+                loss_window: loss,
+                seed,
+            };
             match make(py, &self.cls, init, self.params.bind(py)) {
                 Ok((obj, hooks)) => {
                     c.obj = obj;

@@ -5,7 +5,7 @@
 use crate::event::{net_sched, Queue};
 use crate::output::Sinks;
 use crate::payload::{Payload, PoolSet};
-use quicksim_engine::SimTime;
+use quicksim_engine::{RngStreams, SimTime};
 use quicksim_net::{ChanId, DropReason, Ecn, NetObserver, Network, NodeId, Packet};
 
 /// Everything a flow acts on: the event queue, the network, the sinks and the packet pools.
@@ -18,6 +18,9 @@ pub(crate) struct Ctx<Pl> {
     /// The network's observer: the sinks, and the pools whose slots a drop frees.
     pub out: NetObs<Pl>,
     pub flow_names: Vec<String>,
+    /// The run's random streams, for what a flow makes during the run (its connection's
+    /// controller streams).
+    pub rng: RngStreams,
 }
 
 impl<Pl: PoolSet> Ctx<Pl> {

@@ -21,12 +21,10 @@
 //! Simplifications, said here: the per-lost-packet `BBRHandleLostPacket` is checked on each
 //! ACK's rate sample (the transport reports losses per ACK; Linux BBRv3 checks both; the
 //! sample's tx_in_flight is the newest acked packet's, a little above the lost one's while
-//! in-flight rises in ProbeBW_UP); the draft's random draws (`PickProbeWait`) use the low bits
-//! of the current time (the controller interface has no random stream; deterministic per run);
-//! ECN is treated as loss by the transport's event, as for every controller; the quantum is one
+//! in-flight rises in ProbeBW_UP); ECN is treated as loss by the transport's event, as for every controller; the quantum is one
 //! segment (no TSO); no undo of spurious recoveries (§5.5.11 of -06).
 
-use quicksim_engine::{Rate, SimDuration, SimTime, PS_PER_MS};
+use quicksim_engine::{Rate, Rng, SimDuration, SimTime, PS_PER_MS};
 use serde::{Deserialize, Serialize};
 
 use super::bbr_common::{AckAggregation, BbrWindow};
@@ -166,6 +164,8 @@ pub struct Bbr {
     /// C.is_cwnd_limited: the window was full at a send in this round or the last one.
     cwnd_limited_round: bool,
     cwnd_limited_prev: bool,
+    /// The connection's own random stream (`InitCtx::rng`), for BBRPickProbeWait.
+    rng: Rng,
 }
 
 impl Algorithm for Bbr {
@@ -218,6 +218,7 @@ impl Algorithm for Bbr {
             loss_pending: false,
             cwnd_limited_round: false,
             cwnd_limited_prev: false,
+            rng: cx.rng.clone(),
         };
         // §5.6.2 BBRInitPacingRate: 2.77 · IW / 1 ms until an RTT is known.
         b.w.pacing_bps = (STARTUP_PACING_GAIN * b.w.initial_cwnd as f64 * 8.0 / 1e-3) as u64;
@@ -285,11 +286,6 @@ impl Bbr {
         self.bdp_multiple(self.bw, 1.0).min(self.w.cwnd)
     }
 
-    /// A pseudo-random draw in [0, n) from the time (see the module doc).
-    fn draw(now: SimTime, n: u64) -> u64 {
-        ((now.ps() / 1_000_000) ^ (now.ps() / 1_000_000_000)) % n
-    }
-
     fn start_round(&mut self) {
         self.next_round_delivered = self.delivered;
     }
@@ -323,9 +319,10 @@ impl Bbr {
         self.bw_latest = 0;
         self.inflight_latest = 0;
         self.probe_up_cnt = u64::MAX;
-        // BBRPickProbeWait: 0 or 1 rounds, 2 to 3 s.
-        self.rounds_since_bw_probe = Self::draw(now, 2);
-        self.bw_probe_wait = SimDuration::from_millis(2_000 + Self::draw(now, 1_000));
+        // BBRPickProbeWait (§5.3.3.5.3): random_int_between(0, 1) rounds, 2 s plus
+        // random_float_between(0, 1) s (in whole microseconds, as Linux's bbr_pick_probe_wait).
+        self.rounds_since_bw_probe = self.rng.range_u64(0, 1);
+        self.bw_probe_wait = SimDuration::from_micros(2_000_000 + self.rng.range_u64(0, 999_999));
         self.cycle_stamp = now;
         self.ack_phase = AckPhase::ProbeStopping;
         self.start_round();

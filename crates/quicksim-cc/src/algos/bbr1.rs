@@ -14,11 +14,12 @@
 //! delivered, then packet conservation for one round; at the end of recovery the window before
 //! it is restored (§4.2.3.4). An RTO (TCP) or persistent congestion (QUIC) leaves one segment.
 //!
-//! The ProbeBW start phase is drawn as in ns-3 (`GAIN_CYCLE_LENGTH - 1 - U(0, 6)`); the
-//! controller interface has no random stream, so the draw is the low bits of the time of the
-//! entry (deterministic for a given run, different across flows that enter at different times).
+//! The ProbeBW start phase is `GAIN_CYCLE_LENGTH - 1 - U{0..6}`, as Linux draws it
+//! (`bbr_cycle_rand` = 7: any phase but the 0.75 one comes first; ns-3's `(int)
+//! m_uv->GetValue(0, 6)` never draws 6), from the connection's own random stream
+//! (`InitCtx::rng`).
 
-use quicksim_engine::{Rate, SimDuration, SimTime};
+use quicksim_engine::{Rate, Rng, SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
 use super::bbr_common::{AckAggregation, BbrWindow};
@@ -104,6 +105,8 @@ pub struct Bbr1 {
     packet_conservation: bool,
     aggregation: AckAggregation,
     acked_this_ack: u64,
+    /// The connection's own random stream (`InitCtx::rng`), for the ProbeBW start phase.
+    rng: Rng,
 }
 
 impl Algorithm for Bbr1 {
@@ -135,6 +138,7 @@ impl Algorithm for Bbr1 {
             packet_conservation: false,
             aggregation: AckAggregation::default(),
             acked_this_ack: 0,
+            rng: cx.rng.clone(),
         };
         // §4.2.1: before any RTT sample, pace at high_gain · IW / 1 ms.
         b.init_pacing_rate(SimDuration::from_millis(1));
@@ -190,7 +194,7 @@ impl Bbr1 {
         self.pacing_gain = 1.0;
         self.cwnd_gain = PROBE_BW_CWND_GAIN;
         // §4.3.3.6: start at a random phase other than the 0.75 one (see the module doc).
-        let draw = ((now.ps() / 1_000_000) % 7) as usize;
+        let draw = self.rng.range_u64(0, 6) as usize;
         self.cycle_index = PACING_GAIN_CYCLE.len() - 1 - draw;
         self.advance_cycle_phase(now);
     }

@@ -10,7 +10,7 @@ use crate::{RttEstimator, WindowRules};
 const MDS: u64 = 1448;
 
 fn bbr() -> Bbr1 {
-    Bbr1::new(&Config::default(), &InitCtx { mds: MDS, window: &WindowRules::RFC5681 })
+    Bbr1::new(&Config::default(), &InitCtx { mds: MDS, window: &WindowRules::RFC5681, rng: &Rng::from_seed(1) })
 }
 
 fn ms(v: u64) -> SimTime {
@@ -132,4 +132,33 @@ fn random_loss_barely_moves_the_window_and_the_rate() {
     });
     let bps = (acks_after_2s * MDS * 8) as f64 / (t_last - ms(2000)).as_secs_f64();
     assert!(bps >= 0.9e7, "{bps} bit/s");
+}
+
+/// The ProbeBW start phase is drawn from the connection's own stream (`InitCtx::rng`), not the
+/// clock: the same stream gives the same phases at any times, also across an encoding (a parked
+/// connection), another stream others; every phase but the 0.75 one (index 1) comes first.
+#[test]
+fn probe_bw_start_phases_come_from_the_connections_stream() {
+    let mk = |seed| {
+        Bbr1::new(&Config::default(), &InitCtx { mds: MDS, window: &WindowRules::RFC5681, rng: &Rng::from_seed(seed) })
+    };
+    let phases = |b: &mut Bbr1, n: u64, t0: u64| {
+        (0..n)
+            .map(|i| {
+                b.enter_probe_bw(ms(t0 + 1_000 * i));
+                b.cycle_index
+            })
+            .collect::<Vec<_>>()
+    };
+    let all = phases(&mut mk(1), 200, 0);
+    let mut c = mk(1);
+    let head = phases(&mut c, 50, 3);
+    let mut c: Bbr1 = postcard::from_bytes(&postcard::to_allocvec(&c).unwrap()).unwrap();
+    let tail = phases(&mut c, 150, 98_765);
+    assert_eq!([head, tail].concat(), all);
+    let mut seen: Vec<usize> = all.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen, vec![0, 2, 3, 4, 5, 6, 7]);
+    assert_ne!(phases(&mut mk(2), 200, 0), all);
 }

@@ -8,7 +8,7 @@ use crate::{CcState, RttEstimator, WindowRules};
 const MDS: u64 = 1448;
 
 fn bbr() -> Bbr {
-    Bbr::new(&Config::default(), &InitCtx { mds: MDS, window: &WindowRules::RFC5681 })
+    Bbr::new(&Config::default(), &InitCtx { mds: MDS, window: &WindowRules::RFC5681, rng: &Rng::from_seed(1) })
 }
 
 fn ms(v: u64) -> SimTime {
@@ -145,6 +145,35 @@ fn probe_bw_cycles_down_cruise_refill_up_every_2_to_3_s() {
     }
 }
 
+/// BBRPickProbeWait draws from the connection's own stream (`InitCtx::rng`), not the clock:
+/// the same stream gives the same waits at any times, an encoded and decoded controller (a
+/// parked connection) continues the stream where it was, and another stream draws others.
+#[test]
+fn probe_waits_come_from_the_connections_stream_and_resume_after_encoding() {
+    let mk = |seed| {
+        Bbr::new(&Config::default(), &InitCtx { mds: MDS, window: &WindowRules::RFC5681, rng: &Rng::from_seed(seed) })
+    };
+    let waits = |b: &mut Bbr, n: u64, t0: u64| {
+        (0..n)
+            .map(|i| {
+                b.start_probe_bw_down(ms(t0 + 1_000 * i));
+                (b.rounds_since_bw_probe, b.bw_probe_wait)
+            })
+            .collect::<Vec<_>>()
+    };
+    let all = waits(&mut mk(1), 50, 0);
+    let mut c = mk(1);
+    let head = waits(&mut c, 10, 7);
+    let mut c: Bbr = postcard::from_bytes(&postcard::to_allocvec(&c).unwrap()).unwrap();
+    let tail = waits(&mut c, 40, 123_456);
+    assert_eq!([head, tail].concat(), all);
+    // §5.3.3.5.3: 0 or 1 rounds, 2 s plus up to 1 s.
+    assert!(all.iter().any(|w| w.0 == 0) && all.iter().any(|w| w.0 == 1), "{all:?}");
+    let (lo, hi) = (SimDuration::from_secs(2), SimDuration::from_secs(3));
+    assert!(all.iter().all(|w| w.0 <= 1 && (lo..hi).contains(&w.1)), "{all:?}");
+    assert_ne!(waits(&mut mk(2), 50, 0), all);
+}
+
 #[test]
 fn probe_rtt_every_5_s_holds_half_a_bdp_for_200_ms() {
     let mut b = bbr();
@@ -179,13 +208,16 @@ fn probe_rtt_every_5_s_holds_half_a_bdp_for_200_ms() {
 /// resets it (every ~34 rounds here, a loss every ~3 rounds: ~10 cuts, down to ~0.82); and a
 /// probe that loses more than 2 % of what was in flight (one loss in a ~35-packet round is
 /// 2.9 %) caps inflight_hi there, CRUISE keeping 15 % headroom below it. Between 75 % and 95 %
-/// of the link (the scenario runs with Bernoulli loss measure 0.84: `it/bbr.rs`; BBRv1, which
-/// ignores loss outside recovery, keeps ≥ 90 %: `bbr1_tests`).
+/// of the link (the scenario runs with Bernoulli loss measure 0.81: `it/bbr.rs`; BBRv1, which
+/// ignores loss outside recovery, keeps ≥ 90 %: `bbr1_tests`). Measured over 40 s, about 15
+/// probe cycles: each waits a random 2-3 s (BBRPickProbeWait), and over 10 s the rate hung on
+/// where a few draws fell (7.47 to 8.82 Mbit/s over the streams of seeds 0-23; over 40 s 8.05
+/// to 8.50).
 #[test]
 fn one_percent_random_loss_costs_bbr3_its_lower_bounds_decay() {
     let mut b = bbr();
     let (mut acks, mut t_last) = (0u64, SimTime::ZERO);
-    path(100).run(&mut b, SimDuration::from_secs(12), |now, _, _| {
+    path(100).run(&mut b, SimDuration::from_secs(42), |now, _, _| {
         if now >= ms(2000) {
             acks += 1;
             t_last = now;
@@ -194,4 +226,3 @@ fn one_percent_random_loss_costs_bbr3_its_lower_bounds_decay() {
     let bps = (acks * MDS * 8) as f64 / (t_last - ms(2000)).as_secs_f64();
     assert!((0.75e7..0.95e7).contains(&bps), "{bps} bit/s");
 }
-

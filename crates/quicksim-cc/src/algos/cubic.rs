@@ -370,6 +370,7 @@ impl CongestionController for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quicksim_engine::Rng;
     use crate::{CcState, RttEstimator, WindowRules};
 
     const MDS: u64 = 1000;
@@ -382,7 +383,7 @@ mod tests {
     }
 
     fn new_cc(config: Config) -> Cubic {
-        Cubic::new(&config, &InitCtx { mds: MDS, window: &WindowRules::RFC9002 })
+        Cubic::new(&config, &InitCtx { mds: MDS, window: &WindowRules::RFC9002, rng: &Rng::from_seed(1) })
     }
 
     /// The curve with RFC 9438's C = 0.4.

@@ -300,12 +300,12 @@ impl CongestionController for NewReno {
 mod tests {
     use super::*;
     use crate::{CcState, RttEstimator, WindowRules};
-    use quicksim_engine::SimDuration;
+    use quicksim_engine::{Rng, SimDuration};
 
     const MDS: u64 = 1252;
 
     fn new_cc(config: Config) -> NewReno {
-        NewReno::new(&config, &InitCtx { mds: MDS, window: &WindowRules::RFC9002 })
+        NewReno::new(&config, &InitCtx { mds: MDS, window: &WindowRules::RFC9002, rng: &Rng::from_seed(1) })
     }
 
     /// Runs `f` with a context at `now` with `in_flight` bytes in flight.
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(cc.metrics().ssthresh_bytes, u64::MAX);
         assert_eq!(cc.metrics().state, CcState::SlowStart);
         // RFC 6928 with 1460 B segments: 14600.
-        let tcp = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681 });
+        let tcp = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681, rng: &Rng::from_seed(1) });
         assert_eq!(tcp.cwnd_bytes(), 14_600);
     }
 
@@ -697,7 +697,7 @@ mod tests {
 
     #[test]
     fn rto_follows_rfc5681_with_the_transport_loss_window() {
-        let mut cc = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681 });
+        let mut cc = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681, rng: &Rng::from_seed(1) });
         assert_eq!(cc.cwnd_bytes(), 14_600);
         let ack = |cc: &mut NewReno, sent, now| {
             tcp_call(now, |cx| cc.on_ack(cx, &AckEvent { sent_time: sent, bytes: 1460, app_limited: false }))
@@ -726,7 +726,7 @@ mod tests {
         ev(&mut cc, CongestionCause::Rto, t(150), t(1_200), 1460);
         assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (1_460, 14_600));
         // A small flight: ssthresh = max(1460 / 2, 2 · 1460) = 2920.
-        let mut small = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681 });
+        let mut small = NewReno::new(&Config::default(), &InitCtx { mds: 1460, window: &WindowRules::RFC5681, rng: &Rng::from_seed(1) });
         ev(&mut small, CongestionCause::Rto, t(10), t(300), 1460);
         assert_eq!((small.cwnd_bytes(), small.metrics().ssthresh_bytes), (1_460, 2_920));
     }

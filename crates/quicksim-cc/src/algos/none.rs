@@ -51,7 +51,7 @@ impl CongestionController for NoCc {
 mod tests {
     use super::*;
     use crate::{CongestionCause, RttEstimator, WindowRules};
-    use quicksim_engine::{SimDuration, SimTime};
+    use quicksim_engine::{Rng, SimDuration, SimTime};
 
     #[test]
     fn window_is_unlimited_whatever_happens() {
@@ -63,7 +63,7 @@ mod tests {
             bytes_in_flight: 1_000_000,
             window: &WindowRules::RFC9002,
         };
-        let mut cc = NoCc::new(&Config {}, &InitCtx { mds: 1252, window: &WindowRules::RFC9002 });
+        let mut cc = NoCc::new(&Config {}, &InitCtx { mds: 1252, window: &WindowRules::RFC9002, rng: &Rng::from_seed(1) });
         assert_eq!(cc.cwnd_bytes(), u64::MAX);
         for cause in [CongestionCause::PersistentCongestion, CongestionCause::Rto] {
             let ev = CongestionEvent { cause, sent_time: SimTime::from_millis(10), lost_bytes: 1252 };

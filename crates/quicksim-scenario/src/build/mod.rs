@@ -35,6 +35,8 @@ pub(crate) struct Built {
     pub max_events: Option<u64>,
     pub link_events: Vec<(SimTime, NetEvent<Payload>)>,
     pub flow_names: Vec<String>,
+    /// The run's random streams, for what flows make during the run (controller streams).
+    pub rng: RngStreams,
 }
 
 pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built, ScenarioError> {
@@ -69,5 +71,6 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         max_events: sc.run.max_events,
         link_events: extras.events,
         flow_names: built.names,
+        rng: cx.rng,
     })
 }

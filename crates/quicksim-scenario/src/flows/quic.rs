@@ -6,7 +6,7 @@ use super::transport::Transport;
 use crate::flows::udp::UDP_IP;
 use crate::schema::CcCfg;
 use crate::ScenarioError;
-use quicksim_engine::SimTime;
+use quicksim_engine::{Rng, SimTime};
 use quicksim_transport::quic::{Connection, HeaderKind, QuicConfig, Role, DEFAULT_DCID_LEN};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -72,9 +72,11 @@ impl Transport for Connection {
         crate::payload::Contents::Quic(p)
     }
 
-    fn pair(cfg: &Arc<QuicConfig>, now: SimTime) -> [Connection; 2] {
-        let end = |role| Connection::new(role, Arc::clone(cfg), now).expect("config validated at build time");
-        [end(Role::Client), end(Role::Server)]
+    fn pair(cfg: &Arc<QuicConfig>, now: SimTime, [c, s]: [Rng; 2]) -> [Connection; 2] {
+        let end = |role, rng| {
+            Connection::new(role, Arc::clone(cfg), now, rng).expect("config validated at build time")
+        };
+        [end(Role::Client, c), end(Role::Server, s)]
     }
 
     fn totals(c: &[Connection; 2], close_error: &Option<String>) -> serde_json::Value {

@@ -6,7 +6,7 @@ use super::settings::{ConfigureCx, SettingsTable};
 use super::transport::Transport;
 use crate::payload::Contents;
 use crate::ScenarioError;
-use quicksim_engine::SimTime;
+use quicksim_engine::{Rng, SimTime};
 use quicksim_quinn::{QuinnConfig, QuinnEndpoint, QuinnPacket, QuinnShared, TlsKeyLog};
 use quicksim_transport::{Endpoint, Role};
 use serde_json::{json, Value};
@@ -36,7 +36,8 @@ impl Transport for QuinnEndpoint {
         QuinnShared::new(cfg, cx.stream("quinn")).map(Arc::new).map_err(|e| t.invalid(e))
     }
 
-    fn pair(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
+    /// quinn-proto runs its own controllers: the controller streams are not used.
+    fn pair(cfg: &Arc<QuinnShared>, now: SimTime, _cc_rng: [Rng; 2]) -> [QuinnEndpoint; 2] {
         let end =
             |role| QuinnEndpoint::new(role, Arc::clone(cfg), now).expect("config validated at build time");
         [end(Role::Client), end(Role::Server)]
@@ -45,7 +46,7 @@ impl Transport for QuinnEndpoint {
     /// quinn writes its own qlog: each end gets quinn-proto's qlog streamer from the start (it
     /// is part of the configuration the connection is made with).
     #[cfg(feature = "quinn-qlog")]
-    fn pair_traced(cfg: &Arc<QuinnShared>, now: SimTime) -> [QuinnEndpoint; 2] {
+    fn pair_traced(cfg: &Arc<QuinnShared>, now: SimTime, _cc_rng: [Rng; 2]) -> [QuinnEndpoint; 2] {
         let end = |role| {
             QuinnEndpoint::with_qlog(role, Arc::clone(cfg), now).expect("config validated at build time")
         };

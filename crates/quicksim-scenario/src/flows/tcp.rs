@@ -6,7 +6,7 @@ use super::settings::{share_equal, ConfigureCx, ExtraKey, SettingsTable, CC_KEY}
 use super::transport::Transport;
 use crate::schema::CcCfg;
 use crate::ScenarioError;
-use quicksim_engine::SimTime;
+use quicksim_engine::{Rng, SimTime};
 use quicksim_transport::tcp::{Connection, TcpConfig};
 use quicksim_transport::Role;
 use serde_json::{json, Value};
@@ -45,9 +45,11 @@ impl Transport for Connection {
         crate::payload::Contents::Tcp(p)
     }
 
-    fn pair(cfg: &Arc<TcpConfig>, now: SimTime) -> [Connection; 2] {
-        let end = |role| Connection::new(role, Arc::clone(cfg), now).expect("config validated at build time");
-        [end(Role::Client), end(Role::Server)]
+    fn pair(cfg: &Arc<TcpConfig>, now: SimTime, [c, s]: [Rng; 2]) -> [Connection; 2] {
+        let end = |role, rng| {
+            Connection::new(role, Arc::clone(cfg), now, rng).expect("config validated at build time")
+        };
+        [end(Role::Client, c), end(Role::Server, s)]
     }
 
     fn totals(c: &[Connection; 2], close_error: &Option<String>) -> Value {

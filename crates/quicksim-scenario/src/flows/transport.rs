@@ -9,7 +9,7 @@ use crate::event::{push_flow_event, Ev};
 use crate::output::{ConnCounters, ConnSample, TransportEvent};
 use crate::payload::{Contents, Payload};
 use quicksim_engine::compact::Opt;
-use quicksim_engine::SimTime;
+use quicksim_engine::{Rng, SimTime};
 use quicksim_net::Ecn;
 use quicksim_transport::{AppEvent, EcnCodepoint, EcnState, WirePacket};
 use serde::{Deserialize, Serialize};
@@ -53,14 +53,16 @@ pub(crate) trait Transport: Registered {
     fn capture_dcid_len(_cfg: &Self::Shared) -> Option<u8> {
         None
     }
-    /// The client (index 0) and the server (index 1) of a new connection at `now`.
-    fn pair(cfg: &Self::Shared, now: SimTime) -> [Self; 2];
+    /// The client (index 0) and the server (index 1) of a new connection at `now`; `cc_rng`
+    /// holds each end's congestion-controller stream (a stack with its own controllers, as
+    /// quinn, ignores it).
+    fn pair(cfg: &Self::Shared, now: SimTime, cc_rng: [Rng; 2]) -> [Self; 2];
     /// The transport's own block of the flow's totals (`summary.json` `flows.<name>.<KIND>`).
     fn totals(ends: &[Self; 2], close_error: &Option<String>) -> serde_json::Value;
     /// The two ends of a connection whose events a sink traces (a qlog): by default `pair` with
     /// `Endpoint::set_tracing` on both; a stack that must know from the start overrides it.
-    fn pair_traced(cfg: &Self::Shared, now: SimTime) -> [Self; 2] {
-        let mut ends = Self::pair(cfg, now);
+    fn pair_traced(cfg: &Self::Shared, now: SimTime, cc_rng: [Rng; 2]) -> [Self; 2] {
+        let mut ends = Self::pair(cfg, now, cc_rng);
         ends.iter_mut().for_each(Self::set_tracing);
         ends
     }
@@ -153,12 +155,16 @@ where
         self.pump(cx, now, f, spec, 1);
     }
 
-    /// A new connection's two ends, traced if a sink wants it.
+    /// A new connection's two ends, traced if a sink wants it. Each end's controller gets a
+    /// stream of its own, split from the flow's `"cc"` stream (client first): made here, once
+    /// per connection, so a flow holds no stream before it.
     fn pair(&self, cx: &Ctx, now: SimTime, f: u32) -> [E; 2] {
+        let mut flow_rng = cx.rng.stream("cc", u64::from(f));
+        let cc_rng = [flow_rng.split(), flow_rng.split()];
         if cx.out.rec.tracing && cx.out.rec.traces(f) {
-            E::pair_traced(&self.cfg, now)
+            E::pair_traced(&self.cfg, now, cc_rng)
         } else {
-            E::pair(&self.cfg, now)
+            E::pair(&self.cfg, now, cc_rng)
         }
     }
 

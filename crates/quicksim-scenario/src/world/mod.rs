@@ -67,6 +67,7 @@ impl World {
                 net: b.net,
                 out: NetObs { rec: b.rec, pools: Pools::default() },
                 flow_names: b.flow_names,
+                rng: b.rng,
             },
             flows: b.flows,
             end: b.end,

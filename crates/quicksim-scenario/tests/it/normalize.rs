@@ -84,7 +84,7 @@ fn the_normalized_scenario_runs_bit_identically() {
     for (name, doc) in [
         ("sparse", sparse()),
         ("custom", custom()),
-        ("linksharing", determinism_quic::linksharing()),
+        ("linksharing", pins::linksharing()),
         ("tcp", tcp.clone()),
     ] {
         let n = validate(&doc.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -59,7 +59,7 @@ fn the_same_seed_gives_the_same_run_and_another_seed_another_handshake() {
     let (a, b, c) = (go(&sc, Some(5)), go(&sc, Some(5)), go(&sc, Some(6)));
     let digest = |o: &RunOutput| o.totals["flows"]["q"]["quinn"]["handshake_digest"].clone();
     assert_eq!(a.meta["trace_hash"], b.meta["trace_hash"]);
-    assert_eq!(super::determinism::tables_hash(&a), super::determinism::tables_hash(&b));
+    assert_eq!(super::pins::tables_hash(&a), super::pins::tables_hash(&b));
     assert_eq!(a.totals, b.totals);
     assert_ne!(digest(&a), digest(&c), "another seed, another certificate, TLS randoms and CIDs");
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::endpoint::TraceEvent;
 
 use quicksim_cc::{CongestionController, InitCtx};
-use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
+use quicksim_engine::{Rng, SimDuration, SimTime, PS_PER_US};
 
 use super::ack::{AckManager, AckPolicy, Arrival};
 use super::ack_frequency::AckFreqSender;
@@ -137,13 +137,19 @@ const PROTOCOL_VIOLATION: u64 = 0x0a;
 impl Connection {
     /// A new endpoint. The client starts the handshake (or, with `handshake = false`, both start
     /// established). Errors name the invalid configuration field. `cfg` may be a `QuicConfig` or
-    /// an `Arc` of one shared with other connections.
-    pub fn new(role: Role, cfg: impl Into<Arc<QuicConfig>>, now: SimTime) -> Result<Connection, String> {
+    /// an `Arc` of one shared with other connections. `cc_rng` is the congestion controller's
+    /// random stream (`InitCtx::rng`; a controller that draws keeps it in its own state).
+    pub fn new(
+        role: Role,
+        cfg: impl Into<Arc<QuicConfig>>,
+        now: SimTime,
+        cc_rng: Rng,
+    ) -> Result<Connection, String> {
         let cfg: Arc<QuicConfig> = cfg.into();
         cfg.validate()?;
         // A configured initial window replaces RFC 9002's; the controller reads it only here.
         let rules = cfg.initial_window.map_or(WINDOW_RULES, |n| WINDOW_RULES.with_initial_segments(n));
-        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &rules });
+        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &rules, rng: &cc_rng });
         let peer =
             if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);

@@ -602,7 +602,11 @@ mod tests {
 
     fn rec() -> Recovery {
         Recovery::new(
-            CcSpec::default().build(&InitCtx { mds: 1252, window: &WINDOW_RULES }),
+            CcSpec::default().build(&InitCtx {
+                mds: 1252,
+                window: &WINDOW_RULES,
+                rng: &quicksim_engine::Rng::from_seed(1),
+            }),
             SimDuration::from_millis(333),
             1252,
             SimDuration::from_millis(25),

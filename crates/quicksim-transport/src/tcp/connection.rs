@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use quicksim_engine::{SimDuration, SimTime};
+use quicksim_engine::{Rng, SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
 use super::config::placeholder_config;
@@ -86,6 +86,10 @@ pub struct Connection {
     pub(super) low_water_armed: bool,
     pub(super) pacing_blocked: bool,
     pub(super) last_now: SimTime,
+    /// The congestion controller's random stream until the handshake makes the controller
+    /// again for the negotiated MSS (`negotiate`), which takes it: so the controller that runs
+    /// gets the stream as given, and an established connection holds 8 B for it, not 32.
+    pub(super) cc_rng: Option<Box<Rng>>,
 }
 
 /// MSS assumed before the peer's SYN says otherwise (RFC 9293 §3.7.1).
@@ -93,10 +97,11 @@ const DEFAULT_PEER_MSS: u64 = 536;
 
 impl Connection {
     /// A connection at `now`: a client sends its SYN at once, a server waits for one.
-    pub fn new(role: Role, cfg: Arc<TcpConfig>, now: SimTime) -> Result<Connection, String> {
+    /// `cc_rng` is the congestion controller's random stream (`InitCtx::rng`).
+    pub fn new(role: Role, cfg: Arc<TcpConfig>, now: SimTime, cc_rng: Rng) -> Result<Connection, String> {
         cfg.validate()?;
         let smss = cfg.local_mss() - if cfg.timestamps { TS_OPTION } else { 0 };
-        let tx = Sender::new(cc_for(&cfg, smss)?, smss, cfg.sack, cfg.prr);
+        let tx = Sender::new(cc_for(&cfg, smss, &cc_rng)?, smss, cfg.sack, cfg.prr);
         let rx = Receiver::new(0, cfg.recv_buffer, 0);
         Ok(Connection {
             rto: Rto::new(&cfg),
@@ -132,6 +137,7 @@ impl Connection {
             low_water_armed: false,
             pacing_blocked: false,
             last_now: now,
+            cc_rng: Some(Box::new(cc_rng)),
             cfg,
         })
     }
@@ -389,7 +395,10 @@ impl Connection {
         // SMSS: the smaller MSS minus the options every segment carries (Linux `mss_cache`).
         let mss = self.cfg.local_mss().min(self.peer_mss);
         let smss = mss - if self.ts_on { TS_OPTION } else { 0 };
-        self.tx = Sender::new(cc_for(&self.cfg, smss).expect("validated"), smss, self.sack_on, self.cfg.prr);
+        // Once per connection (a SYN in Listen, a SYN-ACK in SynSent): the stream is still here.
+        let rng = self.cc_rng.take().expect("the handshake negotiates once");
+        self.tx =
+            Sender::new(cc_for(&self.cfg, smss, &rng).expect("validated"), smss, self.sack_on, self.cfg.prr);
         self.tx.snd_nxt = 1;
     }
 

@@ -29,7 +29,7 @@ pub mod sender;
 pub mod tls;
 
 use quicksim_cc::{AnyController, InitCtx};
-use quicksim_engine::SimTime;
+use quicksim_engine::{Rng, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub use config::placeholder_config;
@@ -39,16 +39,16 @@ pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
 pub use sender::CaState;
 
 /// The one place a TCP connection gets its congestion controller (`smss`: the payload of a
-/// full-sized segment, the controller's MDS), with TCP's window rules (RFC 5681/6928). The
-/// controllers are quicksim-cc's, unchanged.
-pub fn cc_for(cfg: &TcpConfig, smss: u64) -> Result<AnyController, String> {
+/// full-sized segment, the controller's MDS; `rng`: its random stream), with TCP's window rules
+/// (RFC 5681/6928). The controllers are quicksim-cc's, unchanged.
+pub fn cc_for(cfg: &TcpConfig, smss: u64, rng: &Rng) -> Result<AnyController, String> {
     if smss == 0 {
         return Err("cc: the MSS must be positive".to_string());
     }
     // A configured initial window replaces RFC 6928's; the controller reads it only here.
     let rules =
         cfg.initial_window.map_or(sender::WINDOW_RULES, |n| sender::WINDOW_RULES.with_initial_segments(n));
-    Ok(cfg.cc.build(&InitCtx { mds: smss, window: &rules }))
+    Ok(cfg.cc.build(&InitCtx { mds: smss, window: &rules, rng }))
 }
 
 /// Counters of one TCP connection (monotonic).

@@ -526,13 +526,14 @@ impl Sender {
 mod tests {
     use super::*;
     use quicksim_cc::RttEstimator;
+    use quicksim_engine::Rng;
 
     const MSS: u64 = 1000;
 
     fn sender(sack: bool, prr: bool) -> (Sender, TcpConfig, CcCtx<'static>) {
         let cfg =
             TcpConfig { cc: quicksim_cc::CcSpec::named("newreno").unwrap(), sack, prr, ..Default::default() };
-        let s = Sender::new(crate::tcp::cc_for(&cfg, MSS).unwrap(), MSS, sack, prr);
+        let s = Sender::new(crate::tcp::cc_for(&cfg, MSS, &Rng::from_seed(1)).unwrap(), MSS, sack, prr);
         let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
         rtt.update(SimDuration::from_millis(100), SimDuration::ZERO, SimDuration::ZERO, true);
         // The context borrows the estimator for the whole test.

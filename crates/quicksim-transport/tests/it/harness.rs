@@ -12,6 +12,12 @@ use quicksim_transport::{ConnEvent, Connection, QuicConfig, QuicPacket, Role};
 /// IPv4 + UDP overhead added on the wire.
 pub const UDP_IP: u64 = 28;
 
+/// The congestion controller's random stream of endpoint `side` (0 client, 1 server) in these
+/// tests: fixed, one per endpoint, as a scenario gives each end its own.
+pub fn cc_rng(side: u64) -> quicksim_engine::Rng {
+    quicksim_engine::RngStreams::new(1).stream("cc", side)
+}
+
 /// Direction 0: client → server; 1: server → client.
 pub type DropFn = Box<dyn FnMut(usize, u64, &QuicPacket) -> bool>;
 pub type JitterFn = Box<dyn FnMut(usize, u64) -> SimDuration>;
@@ -78,8 +84,8 @@ impl Sim {
         drop: DropFn,
     ) -> Sim {
         let now = SimTime::ZERO;
-        let c = Connection::new(Role::Client, client, now).expect("client config");
-        let s = Connection::new(Role::Server, server, now).expect("server config");
+        let c = Connection::new(Role::Client, client, now, crate::harness::cc_rng(0)).expect("client config");
+        let s = Connection::new(Role::Server, server, now, crate::harness::cc_rng(1)).expect("server config");
         let link = || Link { delay: one_way, rate, busy_until: SimTime::ZERO };
         let mut sim = Sim {
             now,

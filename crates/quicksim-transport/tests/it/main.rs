@@ -310,7 +310,7 @@ fn ack_ranges_never_exceed_the_bound() {
 #[test]
 fn flow_control_violation_closes_with_error() {
     let cfg = QuicConfig { handshake: false, initial_max_stream_data: 10_000, ..Default::default() };
-    let mut server = Connection::new(Role::Server, cfg, SimTime::ZERO).unwrap();
+    let mut server = Connection::new(Role::Server, cfg, SimTime::ZERO, crate::harness::cc_rng(1)).unwrap();
     let frames = [Frame::Stream(StreamFrame { id: 0, offset: 9_500, len: 1000 })].into_iter().collect();
     let pkt = QuicPacket::new(SpaceId::Data, 0, 13, frames, false);
     server.handle_packet(SimTime::from_millis(1), &pkt);
@@ -351,6 +351,7 @@ fn invalid_config_is_an_error_naming_the_field() {
         Role::Client,
         QuicConfig { max_packet_size: 1000, ..Default::default() },
         SimTime::ZERO,
+        harness::cc_rng(0),
     )
     .unwrap_err();
     assert!(e.starts_with("max_packet_size"), "{e}");

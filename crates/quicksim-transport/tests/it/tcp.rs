@@ -28,8 +28,8 @@ fn cfg() -> TcpConfig {
 }
 
 fn net(c: TcpConfig, s: TcpConfig, rate: Option<Rate>, drop: DropFn<TcpSegment>) -> Net<Connection> {
-    let a = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO).unwrap();
-    let b = Connection::new(Role::Server, Arc::new(s), SimTime::ZERO).unwrap();
+    let a = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO, crate::harness::cc_rng(0)).unwrap();
+    let b = Connection::new(Role::Server, Arc::new(s), SimTime::ZERO, crate::harness::cc_rng(1)).unwrap();
     Net::with_drop(a, b, ms(10), rate, drop)
 }
 
@@ -482,8 +482,9 @@ fn config_from_a_tcp_table() {
 #[test]
 fn whole_writes_may_pass_the_send_buffer() {
     let c = TcpConfig { send_buffer: 100_000, ..cfg() };
-    let mut a = Connection::new(Role::Client, Arc::new(c.clone()), SimTime::ZERO).unwrap();
-    let mut b = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO).unwrap();
+    let mut a =
+        Connection::new(Role::Client, Arc::new(c.clone()), SimTime::ZERO, crate::harness::cc_rng(0)).unwrap();
+    let mut b = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO, crate::harness::cc_rng(0)).unwrap();
     assert_eq!(
         (a.write_whole(SimTime::ZERO, 30_000), a.write_whole(SimTime::ZERO, 100_000)),
         (30_000, 100_000)

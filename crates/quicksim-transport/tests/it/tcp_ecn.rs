@@ -18,8 +18,8 @@ fn cfg(ecn: bool) -> TcpConfig {
 
 /// A transfer of `bytes` from the client, with `mark` choosing client segments to mark CE.
 fn run(c: TcpConfig, s: TcpConfig, bytes: u64, mark: MarkFn<TcpSegment>) -> Net<Connection> {
-    let a = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO).unwrap();
-    let b = Connection::new(Role::Server, Arc::new(s), SimTime::ZERO).unwrap();
+    let a = Connection::new(Role::Client, Arc::new(c), SimTime::ZERO, crate::harness::cc_rng(0)).unwrap();
+    let b = Connection::new(Role::Server, Arc::new(s), SimTime::ZERO, crate::harness::cc_rng(1)).unwrap();
     let mut n =
         Net::with_drop(a, b, SimDuration::from_millis(10), Some(Rate::mbps(10)), Box::new(|_, _, _| false));
     n.mark_ce = mark;

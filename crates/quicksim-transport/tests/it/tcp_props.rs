@@ -84,8 +84,8 @@ fn run(c: &Case) {
         syn_retries: 100,
         ..Default::default()
     });
-    let a = Connection::new(Role::Client, cfg.clone(), SimTime::ZERO).unwrap();
-    let b = Connection::new(Role::Server, cfg, SimTime::ZERO).unwrap();
+    let a = Connection::new(Role::Client, cfg.clone(), SimTime::ZERO, crate::harness::cc_rng(0)).unwrap();
+    let b = Connection::new(Role::Server, cfg, SimTime::ZERO, crate::harness::cc_rng(1)).unwrap();
     let mut drop_rng = Rng::from_seed(c.seed);
     let mut jit_rng = Rng::from_seed(c.seed ^ 0x5eed);
     let mut dup_rng = Rng::from_seed(c.seed ^ 0xd0d0);
