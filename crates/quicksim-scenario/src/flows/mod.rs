@@ -14,6 +14,8 @@ pub(crate) mod quinn;
 pub(crate) mod registry;
 pub(crate) mod settings;
 pub(crate) mod tcp;
+#[cfg(test)]
+mod toy;
 pub(crate) mod transport;
 pub(crate) mod udp;
 
@@ -59,13 +61,13 @@ pub(crate) trait Registered: Endpoint + Sized {
 /// - [`Pools`], one packet pool per transport, and `Registered` for each endpoint type;
 /// - the dispatch methods the run loop calls.
 macro_rules! transports {
-    ($($live:ident / $parked:ident = $tag:literal : $ty:ty),* $(,)?) => {
+    ($($(#[$attr:meta])* $live:ident / $parked:ident = $tag:literal : $ty:ty),* $(,)?) => {
         pub(crate) enum FlowApp {
             /// Boxed like the others, so a flow's entry stays small (72 B instead of 208 B).
             Udp(Box<UdpFlow>),
             $(
-                $live(Box<TransportFlow<$ty>>),
-                $parked(Box<Parked<$ty>>),
+                $(#[$attr])* $live(Box<TransportFlow<$ty>>),
+                $(#[$attr])* $parked(Box<Parked<$ty>>),
             )*
         }
 
@@ -73,7 +75,7 @@ macro_rules! transports {
         #[allow(non_snake_case)]
         #[derive(Default)]
         pub(crate) struct Pools {
-            $( $live: PacketPool<<$ty as Endpoint>::Packet>, )*
+            $( $(#[$attr])* $live: PacketPool<<$ty as Endpoint>::Packet>, )*
         }
 
         impl PoolSet for Pools {
@@ -81,7 +83,7 @@ macro_rules! transports {
             #[inline]
             fn release(&mut self, tag: u8, slot: u32) {
                 match tag {
-                    $( $tag => self.$live.release(slot), )*
+                    $( $(#[$attr])* $tag => self.$live.release(slot), )*
                     _ => unreachable!("no transport has tag {tag}"),
                 }
             }
@@ -89,14 +91,14 @@ macro_rules! transports {
             fn contents(&self, p: &Payload) -> Contents<'_> {
                 match p.as_transport() {
                     None => Contents::Udp,
-                    $( Some(($tag, _, slot)) => <$ty as Transport>::contents(&self.$live.slots[slot as usize]), )*
+                    $( $(#[$attr])* Some(($tag, _, slot)) => <$ty as Transport>::contents(&self.$live.slots[slot as usize]), )*
                     Some((tag, _, _)) => unreachable!("no transport has tag {tag}"),
                 }
             }
         }
 
         $(
-            impl Registered for $ty {
+            $(#[$attr])* impl Registered for $ty {
                 const TAG: u8 = $tag;
                 #[inline(always)]
                 fn pool(pools: &mut Pools) -> &mut PacketPool<Self::Packet> {
@@ -132,7 +134,11 @@ macro_rules! transports {
             /// A UDP source or a live transport flow (not resting encoded).
             #[inline(always)]
             fn is_live(&self) -> bool {
-                matches!(self, FlowApp::Udp(_) $( | FlowApp::$live(_) )*)
+                match self {
+                    FlowApp::Udp(_) => true,
+                    $( $(#[$attr])* FlowApp::$live(_) => true, )*
+                    _ => false,
+                }
             }
 
             /// Decodes a resting flow (`make_live`).
@@ -140,7 +146,7 @@ macro_rules! transports {
             #[inline(never)]
             fn wake(&mut self) {
                 match self {
-                    $( FlowApp::$parked(p) => *self = FlowApp::$live(p.wake()), )*
+                    $( $(#[$attr])* FlowApp::$parked(p) => *self = FlowApp::$live(p.wake()), )*
                     _ => {}
                 }
             }
@@ -151,7 +157,7 @@ macro_rules! transports {
             #[inline(always)]
             pub(crate) fn rest(&mut self, scratch: &mut Vec<u8>) -> bool {
                 match self {
-                    $( FlowApp::$live(t) if t.quiet() => self.sleep(scratch), )*
+                    $( $(#[$attr])* FlowApp::$live(t) if t.quiet() => self.sleep(scratch), )*
                     _ => false,
                 }
             }
@@ -161,7 +167,7 @@ macro_rules! transports {
             fn sleep(&mut self, scratch: &mut Vec<u8>) -> bool {
                 match self {
                     $(
-                        FlowApp::$live(t) => match Parked::sleep(t, scratch) {
+                        $(#[$attr])* FlowApp::$live(t) => match Parked::sleep(t, scratch) {
                             Some(p) => {
                                 *self = FlowApp::$parked(Box::new(p));
                                 true
@@ -178,8 +184,8 @@ macro_rules! transports {
                 match self {
                     FlowApp::Udp(_) => unreachable!("flow {f}: a UDP source has no connection"),
                     $(
-                        FlowApp::$live(t) => t.connect(cx, now, f, spec),
-                        FlowApp::$parked(_) => unreachable!("flow {f} woken before its connect"),
+                        $(#[$attr])* FlowApp::$live(t) => t.connect(cx, now, f, spec),
+                        $(#[$attr])* FlowApp::$parked(_) => unreachable!("flow {f} woken before its connect"),
                     )*
                 }
             }
@@ -188,8 +194,8 @@ macro_rules! transports {
                 match self {
                     FlowApp::Udp(u) => u.start(cx, now, f),
                     $(
-                        FlowApp::$live(t) => t.start(cx, now, f, spec),
-                        FlowApp::$parked(_) => unreachable!("flow {f} woken before its start"),
+                        $(#[$attr])* FlowApp::$live(t) => t.start(cx, now, f, spec),
+                        $(#[$attr])* FlowApp::$parked(_) => unreachable!("flow {f} woken before its start"),
                     )*
                 }
             }
@@ -198,8 +204,8 @@ macro_rules! transports {
                 match self {
                     FlowApp::Udp(u) => u.stop(),
                     $(
-                        FlowApp::$live(t) => t.stop(cx, now, f, spec),
-                        FlowApp::$parked(_) => unreachable!("flow {f} woken before its stop"),
+                        $(#[$attr])* FlowApp::$live(t) => t.stop(cx, now, f, spec),
+                        $(#[$attr])* FlowApp::$parked(_) => unreachable!("flow {f} woken before its stop"),
                     )*
                 }
             }
@@ -210,7 +216,7 @@ macro_rules! transports {
             #[allow(clippy::too_many_arguments)]
             pub(crate) fn on_packet(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8, slot: u32, ecn: quicksim_net::Ecn) {
                 match self {
-                    $( FlowApp::$live(t) => t.on_packet(cx, now, f, spec, side, slot, ecn), )*
+                    $( $(#[$attr])* FlowApp::$live(t) => t.on_packet(cx, now, f, spec, side, slot, ecn), )*
                     _ => unreachable!("flow {f}: a transport packet for a flow that is not live"),
                 }
             }
@@ -218,14 +224,14 @@ macro_rules! transports {
             #[inline]
             pub(crate) fn on_timer(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8) {
                 match self {
-                    $( FlowApp::$live(t) => t.on_timer(cx, now, f, spec, side), )*
+                    $( $(#[$attr])* FlowApp::$live(t) => t.on_timer(cx, now, f, spec, side), )*
                     _ => {}
                 }
             }
 
             pub(crate) fn on_message(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
                 match self {
-                    $( FlowApp::$live(t) => t.on_message(cx, now, f, spec), )*
+                    $( $(#[$attr])* FlowApp::$live(t) => t.on_message(cx, now, f, spec), )*
                     _ => {}
                 }
             }
@@ -235,8 +241,8 @@ macro_rules! transports {
                 match self {
                     FlowApp::Udp(_) => None,
                     $(
-                        FlowApp::$live(t) => <$ty as Transport>::tls_keylog(&t.cfg),
-                        FlowApp::$parked(p) => <$ty as Transport>::tls_keylog(&p.cfg),
+                        $(#[$attr])* FlowApp::$live(t) => <$ty as Transport>::tls_keylog(&t.cfg),
+                        $(#[$attr])* FlowApp::$parked(p) => <$ty as Transport>::tls_keylog(&p.cfg),
                     )*
                 }
             }
@@ -244,7 +250,7 @@ macro_rules! transports {
             /// The end of the run: what a stack's own qlog holds still goes to the sinks.
             pub(crate) fn flush_qlog(&mut self, cx: &mut Ctx, now: SimTime, f: u32) {
                 match self {
-                    $( FlowApp::$live(t) => t.flush_qlog(cx, now, f), )*
+                    $( $(#[$attr])* FlowApp::$live(t) => t.flush_qlog(cx, now, f), )*
                     _ => {}
                 }
             }
@@ -252,36 +258,36 @@ macro_rules! transports {
             /// The flow's own totals (completion time, the transport's block) added to `o`.
             pub(crate) fn totals(&self, spec: &FlowSpec, o: &mut serde_json::Value) {
                 match self {
-                    $( FlowApp::$live(t) => t.totals(spec, o), )*
+                    $( $(#[$attr])* FlowApp::$live(t) => t.totals(spec, o), )*
                     _ => {}
                 }
             }
         }
 
         /// The kinds of the registered transports, as scenario files name them.
-        pub(crate) const TRANSPORT_KINDS: &[&str] = &[$(<$ty as Transport>::KIND),*];
+        pub(crate) const TRANSPORT_KINDS: &[&str] = &[$($(#[$attr])* <$ty as Transport>::KIND),*];
 
         /// Checks the settings table of transport `kind` at `path` (`quic`, `flows[2].quic`).
         pub(crate) fn check_settings(kind: &str, table: &serde_json::Map<String, serde_json::Value>, path: &str) -> Result<(), crate::ScenarioError> {
-            $( if kind == <$ty as Transport>::KIND { return registry::check::<$ty>(table, path); } )*
+            $( $(#[$attr])* if kind == <$ty as Transport>::KIND { return registry::check::<$ty>(table, path); } )*
             unreachable!("{kind} is not a registered transport")
         }
 
         /// The defaults table `scenario.json` writes for transport `kind` (None: none).
         pub(crate) fn default_settings(kind: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
-            $( if kind == <$ty as Transport>::KIND { return registry::defaults::<$ty>(); } )*
+            $( $(#[$attr])* if kind == <$ty as Transport>::KIND { return registry::defaults::<$ty>(); } )*
             unreachable!("{kind} is not a registered transport")
         }
 
         /// A checked settings table of transport `kind` in canonical form.
         pub(crate) fn canonical_settings(kind: &str, table: &serde_json::Map<String, serde_json::Value>) -> serde_json::Map<String, serde_json::Value> {
-            $( if kind == <$ty as Transport>::KIND { return registry::canonical::<$ty>(table); } )*
+            $( $(#[$attr])* if kind == <$ty as Transport>::KIND { return registry::canonical::<$ty>(table); } )*
             unreachable!("{kind} is not a registered transport")
         }
 
         /// The JSON Schema of transport `kind`'s settings table.
         pub(crate) fn settings_schema(kind: &str, gen: &mut schemars::SchemaGenerator) -> schemars::Schema {
-            $( if kind == <$ty as Transport>::KIND { return registry::schema::<$ty>(gen); } )*
+            $( $(#[$attr])* if kind == <$ty as Transport>::KIND { return registry::schema::<$ty>(gen); } )*
             unreachable!("{kind} is not a registered transport")
         }
 
@@ -294,17 +300,17 @@ macro_rules! transports {
             path_mtu: u64,
             cx: &mut registry::BuildCx,
         ) -> Result<(FlowApp, Option<u8>), crate::ScenarioError> {
-            $( if t.kind == <$ty as Transport>::KIND { return registry::build::<$ty>(t, defaults, path, index, path_mtu, cx); } )*
+            $( $(#[$attr])* if t.kind == <$ty as Transport>::KIND { return registry::build::<$ty>(t, defaults, path, index, path_mtu, cx); } )*
             unreachable!("{} is not a registered transport", t.kind)
         }
 
         $(
-            impl From<Box<TransportFlow<$ty>>> for FlowApp {
+            $(#[$attr])* impl From<Box<TransportFlow<$ty>>> for FlowApp {
                 fn from(t: Box<TransportFlow<$ty>>) -> FlowApp {
                     FlowApp::$live(t)
                 }
             }
-            impl From<Box<Parked<$ty>>> for FlowApp {
+            $(#[$attr])* impl From<Box<Parked<$ty>>> for FlowApp {
                 fn from(p: Box<Parked<$ty>>) -> FlowApp {
                     FlowApp::$parked(p)
                 }
@@ -317,4 +323,5 @@ transports! {
     Quic / QuicParked = 0: quicksim_transport::quic::Connection,
     Tcp / TcpParked = 1: quicksim_transport::tcp::Connection,
     Quinn / QuinnParked = 2: quicksim_quinn::QuinnEndpoint,
+    #[cfg(test)] Toy / ToyParked = 3: toy::ToyEnd,
 }
