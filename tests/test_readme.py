@@ -33,6 +33,8 @@ AS_WRITTEN = "as written"
 HOW: dict[str, tuple[str, str]] = {
     "pip install .": ("skip", "the test environment is this install"),
     "./scripts/test": ("skip", "it runs this test suite"),
+    "quicksim schema > scenario.schema.json": ("schema", ""),
+    "quicksim schema --reference": (AS_WRITTEN, ""),
     "quicksim run scenarios/linksharing.toml --out out/linksharing": (AS_WRITTEN, ""),
     "quicksim run scenarios/udp-bottleneck.toml --seed 3 --out out/udp": (AS_WRITTEN, ""),
     "quicksim run scenarios/link-bandwidth.toml --set dumbbell.mtu=9000B --json": (AS_WRITTEN, ""),
@@ -162,6 +164,16 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
 
         report = json.loads((workdir / "bench.json").read_text())
         assert set(report["htsim"]) == {"3x10m", "100x1g"}
+        return
+    if how == "schema":
+        # A shell redirection: the command's words up to `>`, stdout into the named file.
+        words = shlex.split(command)
+        target = workdir / words[words.index(">") + 1]
+        proc = _run(_argv(" ".join(words[: words.index(">")])), workdir)
+        target.write_text(proc.stdout, encoding="utf-8")
+        import json
+
+        assert json.loads(target.read_text(encoding="utf-8"))["title"] == "quicksim scenario"
         return
     if how == "dask":
         distributed = pytest.importorskip("distributed")
