@@ -29,7 +29,7 @@ def test_suite_worker_reports_the_figures() -> None:
     assert rep["sim_s"] == pytest.approx(50.0)
     assert rep["trace_hash"]
     if rep["build_profile"] != "release":
-        pytest.skip("the core is a test-profile build (scripts/test --fast); the full tier checks the release one")
+        pytest.skip("a test-profile core (scripts/test --fast); the full tier checks the release one")
     if rep["peak_rss_run_mib"] is not None:  # Linux: read from /proc before the outputs
         # Two kernel counters (VmHWM in /proc, read at the end of the run loop; getrusage's
         # ru_maxrss, read after the outputs): the kernel syncs a thread's RSS count in batches,
