@@ -1,21 +1,33 @@
 """Atomic file writes shared by results, sweeps, plots and reproductions: write to a temporary
 name in the same directory, fsync, rename. A reader never sees a half-written file, and a
 crash leaves the previous version (or nothing) in place. Also the JSON layout of result files
-(`dumps_readable`) and the provenance stored in Parquet files (`parquet_writer`).
+(`dumps_readable`), the provenance stored in Parquet files (`parquet_writer`), the one rule by
+which a name becomes a file name (`file_name`) and the check of an output folder (`out_dir`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import ScenarioError
+
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PARQUET_KEY", "atomic_write", "atomic_write_text", "dumps_readable", "parquet_writer"]
+__all__ = [
+    "PARQUET_KEY",
+    "atomic_write",
+    "atomic_write_text",
+    "dumps_readable",
+    "file_name",
+    "out_dir",
+    "parquet_writer",
+]
 
 PARQUET_KEY = b"quicksim"
 """Key of the JSON provenance (seed, scenario hash, versions, table) in a Parquet file's
@@ -79,3 +91,48 @@ def dumps_readable(value: Any, levels: int = 2, *, _depth: int = 0) -> str:
         return "{\n" + ",\n".join(items) + "\n" + end + "}"
     items = [pad + dumps_readable(v, levels - 1, _depth=_depth + 1) for v in value]
     return "[\n" + ",\n".join(items) + "\n" + end + "]"
+
+
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+MAX_FILE_NAME = 200
+"""Longest file name `file_name` returns, in bytes: below the 255 of every common file system,
+with room for the `.<name>.tmp-<pid>` of `atomic_write`."""
+
+
+def file_name(label: str) -> str:
+    """The file name a user-given name (a flow's qlog file, a sweep plot) is written under.
+
+    The one rule for every name that becomes a file: a name made of ASCII letters, digits, `-`,
+    `_` and `.` that does not start with `.` is its own file name (`sender1.client.sqlog`);
+    otherwise every other byte of its UTF-8 form is written `%XX` and a leading `.` as `%2E`
+    (`../../x` -> `%2E.%2F..%2Fx`, `a/b` -> `a%2Fb`, `/tmp/x` -> `%2Ftmp%2Fx`). So the result
+    never holds a path separator, is never `.`, `..` or hidden, and two names never share a file
+    (`%` is escaped too). A result longer than MAX_FILE_NAME bytes keeps its first part, `~`, 16
+    hex digits of the SHA-256 of the name and its last 24 characters (its extension); the empty
+    name is `%`.
+    """
+    if not label:
+        return "%"
+    escaped = "".join(c if c in _PLAIN else _percent(c) for c in label)
+    if escaped.startswith("."):
+        escaped = "%2E" + escaped[1:]
+    if len(escaped) > MAX_FILE_NAME:
+        digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        tail = escaped[-24:]
+        escaped = f"{escaped[: MAX_FILE_NAME - len(tail) - 17]}~{digest}{tail}"
+    return escaped
+
+
+def _percent(c: str) -> str:
+    return "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+
+
+def out_dir(value: str | os.PathLike[str], field: str = "out") -> Path:
+    """An output folder as given by the user, refused (ScenarioError naming `field`) when empty:
+    `Path("")` is the current directory, where a run's tables would land among unrelated files."""
+    text = os.fspath(value)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise ScenarioError(f"{field}: {text!r} is not a folder; name one, e.g. {field} out/run1")
+    return Path(text)

@@ -23,6 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from ._io import out_dir
 from ._native import call as _call_core
 from ._native import load_core as _load_core  # tests replace this name with a fake core
 from .errors import ScenarioError
@@ -244,6 +245,8 @@ def run(
     seed = check_seed(seed)
     if out is not None and not isinstance(out, (str, os.PathLike)):
         raise ScenarioError(f"out: expected a folder path, not {_type_name(out)}")
+    if out is not None:
+        out = out_dir(out, "out")
     # Read (checked, a fresh copy) once; a second copy only to apply overrides.
     doc = load_scenario(scenario)
     if not isinstance(sets, (list, tuple)) or sets:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from . import _native
-from ._io import atomic_write, atomic_write_text, dumps_readable, parquet_writer
+from ._io import atomic_write, atomic_write_text, dumps_readable, file_name, out_dir, parquet_writer
 
 __all__ = ["SCHEMA", "TABLES", "Layer", "Result", "binned_rate", "winavg"]
 
@@ -418,11 +418,12 @@ class Result:
 
     def save(self, directory: str | os.PathLike[str], summary: Mapping[str, Any] | None = None) -> Path:
         """Write <table>.parquet for every table, scenario.json and summary.json into `directory`;
-        the `qlog` table's rows become files (`<flow>.client.sqlog`, ...; `FILE_TABLES`).
+        the `qlog` table's rows become files (`<flow>.client.sqlog`, ...; `FILE_TABLES`), each
+        named by `_io.file_name` (a flow named `../x` or `a/b` cannot write outside `directory`).
 
         `summary` is this result's `summary()` when the caller has it already (it is not
         computed twice)."""
-        out = Path(directory)
+        out = out_dir(directory, "directory")
         out.mkdir(parents=True, exist_ok=True)
         summary = self.summary() if summary is None else summary
         # Without summary.json the directory reads as incomplete until this save has finished.
@@ -432,7 +433,7 @@ class Result:
             if name in FILE_TABLES:
                 frame = self.table(name)
                 for file, text in zip(frame["file"], frame["text"], strict=True):
-                    atomic_write_text(out / str(file), str(text))
+                    atomic_write_text(out / file_name(str(file)), str(text))
                 continue
             atomic_write(
                 out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name})

@@ -6,10 +6,20 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from ..errors import ControllerError, ScenarioError, SimulationError
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_USAGE", "add_set_option", "error", "handle_errors", "seed"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "add_set_option",
+    "error",
+    "handle_errors",
+    "out_dir",
+    "seed",
+]
 
 EXIT_ERROR = 1  # the run itself failed
 EXIT_USAGE = 2  # bad input: arguments, files, scenario (argparse uses 2 as well)
@@ -38,6 +48,17 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
     return value
+
+
+def out_dir(text: str) -> Path:
+    """argparse type for `--out DIR`: any path but the empty one (`--out ''` would write into the
+    current directory; `_io.out_dir` is the same rule for the Python API)."""
+    from .._io import out_dir as checked
+
+    try:
+        return checked(text, "--out")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--out: ")) from None
 
 
 def seed(text: str) -> int:

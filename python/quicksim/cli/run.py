@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ScenarioError
 from ..units import seconds
-from ._common import EXIT_INTERRUPTED, add_set_option, seed
+from ._common import EXIT_INTERRUPTED, add_set_option, out_dir, seed
 
 NAME = "run"
 HELP = "run a scenario; save tables, summary and plots"
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=seed, metavar="N", help="master seed (overrides run.seed)")
     parser.add_argument(
         "--out",
-        type=Path,
+        type=out_dir,
         metavar="DIR",
         help="output directory (default: out/<scenario stem>, plus -seedN and -set-<hash of the "
         "overrides> when --seed or --set is given, so variants never overwrite each other)",

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import EXIT_ERROR, add_set_option, positive
+from ._common import EXIT_ERROR, add_set_option, out_dir, positive
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "plan", type=Path, metavar="PLAN.toml", help="plan file (a scenario with a [sweep] table)"
     )
     parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="output directory (default: out/<plan stem>-sweep)"
+        "--out", type=out_dir, metavar="DIR", help="output directory (default: out/<plan stem>-sweep)"
     )
     parser.add_argument(
         "--jobs",
@@ -146,7 +146,7 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
     """PNGs in DIR/plots: each metric against the first varied parameter (one line per value of
     the second; `goodput_mbps.a`, `.b` share a plot when there is no second), and each
     time-series metric averaged over repetitions, one plot per point."""
-    from .._io import atomic_write
+    from .._io import atomic_write, file_name
     from ..sweep_plots import plot_metric, plot_series
 
     varied = _varied(result)
@@ -176,7 +176,7 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
     if jobs:
         (out / "plots").mkdir(parents=True, exist_ok=True)
     for stem, make in jobs[:_MAX_PLOTS]:
-        path = out / "plots" / f"{_safe(stem)}.png"
+        path = out / "plots" / f"{file_name(stem)}.png"
         atomic_write(path, _png_writer(make()))
         paths.append(path)
     return paths
@@ -188,7 +188,3 @@ def _title(name: str, where: dict[str, object]) -> str:
 
 def _png_writer(fig: Figure) -> Callable[[Path], object]:
     return lambda path: fig.savefig(path, format="png", dpi=110)
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:100]

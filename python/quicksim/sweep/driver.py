@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
+from .._io import out_dir as checked_out_dir
 from ..errors import ScenarioError
 from .execute import _dask, _local, _serial, check_address
 from .expand import _toml_value
@@ -39,7 +40,7 @@ def run_plan(
 ) -> SweepResult:
     """Execute a plan and return its tables; see `sweep` for the options."""
     runs = plan.runs()
-    out_dir = Path(out) if out is not None else None
+    out_dir = checked_out_dir(out, "out") if out is not None else None
     docs: dict[int, dict[str, Any]] = {}
     for r in runs:
         if r.point not in docs:
