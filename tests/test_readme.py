@@ -45,7 +45,7 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim sweep examples/ack-ratio-sweep.toml --out out/study -j 2": (AS_WRITTEN, "slow"),
     # The address is the user's scheduler: a local one takes its place, one repetition per point.
     "quicksim sweep examples/ack-ratio-sweep.toml --scheduler tcp://10.0.0.5:8786": ("dask", "slow"),
-    "quicksim run examples/mycc.toml": (AS_WRITTEN, ""),
+    "quicksim run examples/mycc.toml --allow-python": (AS_WRITTEN, ""),
     "quicksim conformance cubic --quick": (AS_WRITTEN, "slow"),
     "quicksim conformance py:examples.mycc:MyCC --quick --out out/mycc-card": (AS_WRITTEN, "slow"),
     "quicksim run scenarios/buffer-sizing.toml --set 'run.record.qlog=[\"quic\"]' --out out/bs-qlog": (

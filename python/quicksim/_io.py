@@ -130,9 +130,7 @@ def _percent(c: str) -> str:
 def out_dir(value: str | os.PathLike[str], field: str = "out") -> Path:
     """An output folder as given by the user, refused (ScenarioError naming `field`) when empty:
     `Path("")` is the current directory, where a run's tables would land among unrelated files."""
-    text = os.fspath(value)
-    if isinstance(text, bytes):
-        text = os.fsdecode(text)
+    text = os.fsdecode(os.fspath(value))
     if not text.strip():
         raise ScenarioError(f"{field}: {text!r} is not a folder; name one, e.g. {field} out/run1")
     return Path(text)

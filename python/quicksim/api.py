@@ -211,8 +211,13 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, Any]:
+def validate(
+    scenario: ScenarioSource, sets: Iterable[str] = (), *, allow_python: bool = False
+) -> dict[str, Any]:
     """Check the scenario completely and return it normalized by the core, or raise ScenarioError.
+
+    A `cc = "py:module:Class"` is imported (and its settings checked against the class) only with
+    `allow_python`; without it the module is not imported and runs no code (`quicksim.cc`).
 
     Normalized: every value in its canonical unit ("1500ms", "25kB") and the defaults filled in
     (record settings, seed, record interval, link delay/overhead/queue, MTUs, QUIC settings; the
@@ -221,7 +226,7 @@ def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, An
     """
     doc = apply_overrides(load_scenario(scenario), sets)
     core = _load_core()
-    controllers = _controllers(doc)
+    controllers = _controllers(doc, allow_python, validating=True)
     if controllers:
         return dict(json.loads(_call_core(core, core.validate, _to_json(doc), controllers)))
     return dict(json.loads(_call_core(core, core.validate, _to_json(doc))))
@@ -233,6 +238,8 @@ def run(
     progress: ProgressFn | None = None,
     sets: Iterable[str] = (),
     out: str | os.PathLike[str] | None = None,
+    *,
+    allow_python: bool = False,
 ) -> Result:
     """Run one simulation and return its `Result`.
 
@@ -241,6 +248,8 @@ def run(
     raised by `progress` stops the run and is re-raised here. `out` is the folder for the files
     the run writes while it runs (`run.capture`'s `capture.pcapng`; created if missing); a
     scenario with `run.capture` needs it. The tables go there only with `result.save(out)`.
+    `allow_python` lets the scenario's `cc = "py:module:Class"` controllers be imported and run;
+    without it such a scenario is refused (a ScenarioError naming the field).
     """
     seed = check_seed(seed)
     if out is not None and not isinstance(out, (str, os.PathLike)):
@@ -253,7 +262,7 @@ def run(
         doc = apply_overrides(doc, sets)
     text = _to_json(doc)
     core = _load_core()
-    controllers = _controllers(doc)
+    controllers = _controllers(doc, allow_python)
     wrapped, failure = _guard_progress(progress)
     try:
         # Positional, in the core's order (a stand-in core in tests takes the same).
@@ -279,11 +288,11 @@ def run(
     return Result(raw, scenario=normalized, name=_scenario_name(scenario, doc))
 
 
-def _controllers(doc: Mapping[str, Any]) -> dict[str, Any]:
+def _controllers(doc: Mapping[str, Any], allow_python: bool, validating: bool = False) -> dict[str, Any]:
     """The congestion controllers written in Python that the scenario names (`quicksim.cc`)."""
     from .cc import controllers_of
 
-    return controllers_of(doc)
+    return controllers_of(doc, allow_python=bool(allow_python), validating=validating)
 
 
 def _scenario_name(source: ScenarioSource, doc: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
+    "add_allow_python",
     "add_set_option",
     "error",
     "handle_errors",
@@ -36,6 +37,17 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a scenario value, e.g. --set flows.sender1.start=2s or --set dumbbell.pairs=4 "
         "(repeatable; VALUE is read as TOML if it parses, else as a string)",
+    )
+
+
+def add_allow_python(parser: argparse.ArgumentParser) -> None:
+    """Add `--allow-python`: the user's consent to import and run the Python controllers the
+    scenario names (`cc = "py:module:Class"`); without it a scenario runs no Python code."""
+    parser.add_argument(
+        "--allow-python",
+        action="store_true",
+        help='import and run the Python controllers the scenario names (cc = "py:module:Class"); '
+        "without it such a scenario is refused, and validation imports nothing",
     )
 
 

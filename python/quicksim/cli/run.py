@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ScenarioError
 from ..units import seconds
-from ._common import EXIT_INTERRUPTED, add_set_option, out_dir, seed
+from ._common import EXIT_INTERRUPTED, add_allow_python, add_set_option, out_dir, seed
 
 NAME = "run"
 HELP = "run a scenario; save tables, summary and plots"
@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "overrides> when --seed or --set is given, so variants never overwrite each other)",
     )
     add_set_option(parser)
+    add_allow_python(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     parser.add_argument("--no-plots", action="store_true", help="do not draw the PNG plots")
     parser.add_argument(
@@ -53,7 +54,9 @@ def main(args: argparse.Namespace) -> int:
     from ._report import format_summary
 
     scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
-    normalized = api.validate(scenario)  # fail before any output, and learn the duration
+    # Fail before any output, and learn the duration. (A `py:` controller without --allow-python
+    # passes here, not imported, and api.run refuses it before anything is written.)
+    normalized = api.validate(scenario, allow_python=args.allow_python)
     out: Path = args.out if args.out is not None else default_out(args.scenario, args.sets, args.seed)
     if out.exists() and not out.is_dir():
         raise ScenarioError(f"--out: {out} exists and is not a directory")
@@ -65,7 +68,7 @@ def main(args: argparse.Namespace) -> int:
             bar.update(sim_time_s, events)
             return not stop.requested
 
-        result = api.run(scenario, seed=args.seed, progress=progress, out=out)
+        result = api.run(scenario, seed=args.seed, progress=progress, out=out, allow_python=args.allow_python)
     if "name" not in scenario:
         result.name = args.scenario.stem
 

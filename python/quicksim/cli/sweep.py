@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import EXIT_ERROR, add_set_option, out_dir, positive
+from ._common import EXIT_ERROR, add_allow_python, add_set_option, out_dir, positive
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -62,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--repeat", type=positive, metavar="N", help="repetitions per point (overrides sweep.repeat)"
     )
     add_set_option(parser)
+    add_allow_python(parser)
     parser.add_argument(
         "--retry-failed", action="store_true", help="run again the runs that recorded an error"
     )
@@ -92,6 +93,7 @@ def main(args: argparse.Namespace) -> int:
         progress=show_bar,
         retry_failed=args.retry_failed,
         worker_timeout=args.worker_timeout,
+        allow_python=args.allow_python,
     )
     if not args.quiet:
         print(format_summary(result))

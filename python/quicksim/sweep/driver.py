@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import api
+from .. import api, cc
 from .._io import out_dir as checked_out_dir
 from ..errors import ScenarioError
 from .execute import _dask, _local, _serial, check_address
@@ -37,6 +37,7 @@ def run_plan(
     retry_failed: bool = False,
     validate: bool = True,
     worker_timeout: float = 60.0,
+    allow_python: bool = False,
 ) -> SweepResult:
     """Execute a plan and return its tables; see `sweep` for the options."""
     runs = plan.runs()
@@ -47,6 +48,11 @@ def run_plan(
             docs[r.point] = api.apply_overrides(
                 plan.scenario, [f"{p}={_toml_value(v)}" for p, v in r.params.items()]
             )
+            try:
+                # Without allow_python a `py:` controller is refused here, before anything is written.
+                cc.controllers_of(docs[r.point], allow_python=allow_python)
+            except ScenarioError as e:
+                raise PlanError(f"point {_point_text(r.params)}: {e}") from None
     keys = {r.run_id: run_key(docs[r.point], r.seed) for r in runs}
     done: dict[str, dict[str, Any]] = {}
     stored = 0
@@ -65,14 +71,12 @@ def run_plan(
             validated.add(r.point)
             if validate:
                 try:
-                    api.validate(docs[r.point])
+                    api.validate(docs[r.point], allow_python=allow_python)
                 except ScenarioError as e:
                     raise PlanError(f"point {_point_text(r.params)}: {e}") from None
     metric_specs = [(m.label, m.fn, m.params) for m in plan.metrics]
     # Controllers registered under a name (`quicksim.cc.register`) travel as their import path:
     # a worker process (local or Dask) registers them again before running.
-    from .. import cc
-
     registered = {name: cc.class_path(cls) for name, cls in cc.registered().items()}
     tasks = [
         {
@@ -81,6 +85,7 @@ def run_plan(
             "scenario": docs[r.point],
             "metrics": metric_specs,
             "controllers": {n: p for n, p in registered.items() if n in cc.names_in(docs[r.point])},
+            "allow_python": allow_python,
         }
         for r in todo
     ]
@@ -173,6 +178,7 @@ def sweep(
     progress: bool = True,
     retry_failed: bool = False,
     worker_timeout: float = 60.0,
+    allow_python: bool = False,
 ) -> SweepResult:
     """Run a parameter study and return its runs and summary tables.
 
@@ -184,6 +190,8 @@ def sweep(
     Runs execute on `jobs` local processes (default: every core; 1 = in this process) or,
     with `scheduler="tcp://host:port"`, on that Dask cluster; a cluster left without workers
     for `worker_timeout` seconds stops the sweep with a SimulationError (finished runs are kept).
+    `allow_python` lets the scenario's `cc = "py:module:Class"` controllers be imported and run
+    (as `quicksim.run`'s).
     """
     doc = api.load_scenario(scenario)
     found = doc.get("sweep")
@@ -212,6 +220,7 @@ def sweep(
         progress=progress,
         retry_failed=retry_failed,
         worker_timeout=worker_timeout,
+        allow_python=allow_python,
     )
 
 

@@ -28,7 +28,7 @@ def _execute(task: Mapping[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"values": {}, "series": {}, "error": None, "events": None, "sim_wall_s": None}
     try:
         _register_controllers(task.get("controllers") or {})
-        result = api.run(task["scenario"], seed=task["seed"])
+        result = api.run(task["scenario"], seed=task["seed"], allow_python=task.get("allow_python", False))
         record["events"] = result.meta.get("events")
         record["sim_wall_s"] = result.meta.get("wall_s")
         errors = []
