@@ -21,7 +21,7 @@ from .execute import _dask, _local, _serial, check_address
 from .expand import _toml_value
 from .make import make_plan
 from .plan import MetricSpec, Plan, PlanError
-from .store import _prepare_out, _write_json, _write_tables, run_key
+from .store import InputDigests, _prepare_out, _write_json, _write_tables, run_key
 from .tables import SweepResult, _tables
 
 __all__ = ["run_plan", "sweep"]
@@ -53,7 +53,9 @@ def run_plan(
                 cc.controllers_of(docs[r.point], allow_python=allow_python)
             except ScenarioError as e:
                 raise PlanError(f"point {_point_text(r.params)}: {e}") from None
-    keys = {r.run_id: run_key(docs[r.point], r.seed) for r in runs}
+    digests = InputDigests(allow_python)
+    inputs = {point: digests.of(doc) for point, doc in docs.items()}
+    keys = {r.run_id: run_key(docs[r.point], r.seed, inputs[r.point]) for r in runs}
     done: dict[str, dict[str, Any]] = {}
     stored = 0
     if out_dir is not None:
@@ -93,7 +95,11 @@ def run_plan(
     if out_dir is not None and stored:
         reused = len(runs) - len(todo)
         stale = stored - sum(1 for r in runs if r.run_id in done)
-        why = f" ({stale} stored with another scenario, seed or error state: run again)" if stale else ""
+        why = (
+            f" ({stale} stored with another scenario, seed, input file or error state: run again)"
+            if stale
+            else ""
+        )
         to_run = f"{len(todo)} to run"
         print(
             f"quicksim sweep: reusing {reused} of {len(runs)} runs stored in {out_dir}{why}, {to_run}",
