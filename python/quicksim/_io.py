@@ -2,15 +2,18 @@
 name in the same directory, fsync, rename. A reader never sees a half-written file, and a
 crash leaves the previous version (or nothing) in place. Also the JSON layout of result files
 (`dumps_readable`), the provenance stored in Parquet files (`parquet_writer`), the one rule by
-which a name becomes a file name (`file_name`) and the check of an output folder (`out_dir`).
+which a name becomes a file name (`file_name`), the check of an output folder (`out_dir`) and
+its exclusive lock (`locked_folder`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,7 @@ __all__ = [
     "atomic_write_text",
     "dumps_readable",
     "file_name",
+    "locked_folder",
     "out_dir",
     "parquet_writer",
 ]
@@ -134,3 +138,62 @@ def out_dir(value: str | os.PathLike[str], field: str = "out") -> Path:
     if not text.strip():
         raise ScenarioError(f"{field}: {text!r} is not a folder; name one, e.g. {field} out/run1")
     return Path(text)
+
+
+_HELD: dict[str, list[int]] = {}  # real path -> [file descriptor, depth]: this process's locks
+_HELD_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def locked_folder(folder: Path, field: str = "out") -> Iterator[Path]:
+    """Create `folder` if needed and hold an exclusive lock on it for the block: a second quicksim
+    process writing into the same folder is refused at once (ScenarioError naming `field` and
+    the folder) instead of mixing its tables with this one's. `flock` on the folder itself (no
+    lock file among the outputs), so the kernel releases it when the holder dies: no stale lock
+    after a kill. Re-entrant within a process (the CLI holds it around `run` and `save`, which
+    take it too). A folder created here and still empty when the block fails is removed again.
+    Without `fcntl` (Windows) there is no lock."""
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with _flock(folder, field):
+            yield folder
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty: what a failed run wrote stays
+        raise
+
+
+@contextlib.contextmanager
+def _flock(folder: Path, field: str) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        yield
+        return
+    key = os.path.realpath(folder)
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+        else:
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise ScenarioError(
+                    f"{field}: {folder} is in use by another quicksim run; wait for it to end "
+                    "or choose another folder"
+                ) from None
+            held = _HELD[key] = [fd, 1]
+    try:
+        yield
+    finally:
+        with _HELD_GUARD:
+            held[1] -= 1
+            if held[1] == 0:
+                del _HELD[key]
+                fcntl.flock(held[0], fcntl.LOCK_UN)
+                os.close(held[0])

@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from ._io import out_dir
+from ._io import locked_folder, out_dir
 from ._native import call as _call_core
 from ._native import load_core as _load_core  # tests replace this name with a fake core
 from .errors import ScenarioError
@@ -247,7 +247,9 @@ def run(
     inside the run; returning False stops it early (`result.meta["stopped_early"]`). An exception
     raised by `progress` stops the run and is re-raised here. `out` is the folder for the files
     the run writes while it runs (`run.capture`'s `capture.pcapng`; created if missing); a
-    scenario with `run.capture` needs it. The tables go there only with `result.save(out)`.
+    scenario with `run.capture` needs it. The tables go there only with `result.save(out)`. The
+    folder is locked during the run (another process running into it is refused), and what an
+    earlier run left in it (tables, summary, capture, qlog files) is removed first.
     `allow_python` lets the scenario's `cc = "py:module:Class"` controllers be imported and run;
     without it such a scenario is refused (a ScenarioError naming the field).
     """
@@ -269,7 +271,15 @@ def run(
         extra: tuple[Any, ...] = ()
         if controllers or out is not None:
             extra = (controllers or None,) if out is None else (controllers or None, os.fspath(out))
-        raw = _call_core(core, core.run, text, seed, wrapped, *extra)
+        if out is None:
+            raw = _call_core(core, core.run, text, seed, wrapped, *extra)
+        else:
+            with locked_folder(out, "out"):  # one run per folder; an earlier run's files go
+                from ._folder import clear_outputs
+                from .results import TABLES
+
+                clear_outputs(out, TABLES)
+                raw = _call_core(core, core.run, text, seed, wrapped, *extra)
     except BaseException:
         if failure:  # the core surfaced the callback's error in its own way; prefer the original
             raise failure[0] from None

@@ -51,17 +51,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run, report, save; errors are reported by the caller (cli.handle_errors)."""
     from .. import api
-    from ._report import format_summary
+    from ..cc import controllers_of
 
     scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
-    # Fail before any output, and learn the duration. (A `py:` controller without --allow-python
-    # passes here, not imported, and api.run refuses it before anything is written.)
+    # Fail before any output (a `py:` controller without --allow-python too), learn the duration.
+    controllers_of(scenario, allow_python=args.allow_python)
     normalized = api.validate(scenario, allow_python=args.allow_python)
     out: Path = args.out if args.out is not None else default_out(args.scenario, args.sets, args.seed)
     if out.exists() and not out.is_dir():
         raise ScenarioError(f"--out: {out} exists and is not a directory")
-    show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
+    from .._folder import clear_outputs
+    from .._io import locked_folder
+    from ..plotting import STANDARD_PLOTS
+    from ..results import TABLES
 
+    # One run per folder at a time (a second `quicksim run` into it is refused), and nothing of an
+    # earlier run left beside this one's files (its capture, qlog files, plots under --no-plots).
+    with locked_folder(out, "--out"):
+        clear_outputs(out, TABLES, [name for name, _, _ in STANDARD_PLOTS])
+        return _run_into(out, args, scenario, normalized)
+
+
+def _run_into(
+    out: Path, args: argparse.Namespace, scenario: dict[str, Any], normalized: dict[str, Any]
+) -> int:
+    """Run, save and report into the (locked, cleared) folder `out`."""
+    from .. import api
+    from ._report import format_summary
+
+    show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
     with _StopOnInterrupt() as stop, _ProgressBar(_duration_s(normalized), show_bar) as bar:
 
         def progress(sim_time_s: float, events: int) -> bool:

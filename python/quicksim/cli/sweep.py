@@ -85,19 +85,22 @@ def main(args: argparse.Namespace) -> int:
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
     if not args.worker_timeout > 0 or args.worker_timeout == float("inf"):
         raise PlanError(f"--worker-timeout: {args.worker_timeout} must be a positive number of seconds")
-    result = run_plan(
-        plan,
-        out,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-        progress=show_bar,
-        retry_failed=args.retry_failed,
-        worker_timeout=args.worker_timeout,
-        allow_python=args.allow_python,
-    )
-    if not args.quiet:
-        print(format_summary(result))
-    plots = [] if args.no_plots else save_plots(result, out)
+    from .._io import locked_folder
+
+    with locked_folder(out, "--out"):  # the sweep and its plots: one process per folder
+        result = run_plan(
+            plan,
+            out,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            progress=show_bar,
+            retry_failed=args.retry_failed,
+            worker_timeout=args.worker_timeout,
+            allow_python=args.allow_python,
+        )
+        if not args.quiet:
+            print(format_summary(result))
+        plots = [] if args.no_plots else save_plots(result, out)
     failed = len(result.failed)
     if not args.quiet:
         print(
@@ -175,6 +178,8 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
                     )
                 )
     paths = []
+    for stale in sorted((out / "plots").glob("*.png")):
+        stale.unlink()  # an earlier sweep's plots (other points or metrics) would read as this one's
     if jobs:
         (out / "plots").mkdir(parents=True, exist_ok=True)
     for stem, make in jobs[:_MAX_PLOTS]:

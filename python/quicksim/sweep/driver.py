@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import api, cc
+from .._io import locked_folder
 from .._io import out_dir as checked_out_dir
 from ..errors import ScenarioError
 from .execute import _dask, _local, _serial, check_address
@@ -39,9 +40,37 @@ def run_plan(
     worker_timeout: float = 60.0,
     allow_python: bool = False,
 ) -> SweepResult:
-    """Execute a plan and return its tables; see `sweep` for the options."""
-    runs = plan.runs()
+    """Execute a plan and return its tables; see `sweep` for the options. The output folder is
+    locked while the sweep runs: a second sweep into it is refused."""
     out_dir = checked_out_dir(out, "out") if out is not None else None
+    options: dict[str, Any] = dict(
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress,
+        retry_failed=retry_failed,
+        validate=validate,
+        worker_timeout=worker_timeout,
+        allow_python=allow_python,
+    )
+    if out_dir is None:
+        return _run_plan(plan, None, **options)
+    with locked_folder(out_dir, "out"):
+        return _run_plan(plan, out_dir, **options)
+
+
+def _run_plan(
+    plan: Plan,
+    out_dir: Path | None,
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    progress: bool,
+    retry_failed: bool,
+    validate: bool,
+    worker_timeout: float,
+    allow_python: bool,
+) -> SweepResult:
+    runs = plan.runs()
     docs: dict[int, dict[str, Any]] = {}
     for r in runs:
         if r.point not in docs:
