@@ -163,8 +163,15 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
         return
     if how == "dask":
         distributed = pytest.importorskip("distributed")
+        # No dashboard and port 0: the test never needs a fixed port (8787 may be taken).
         with distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1"
+            n_workers=1,
+            threads_per_worker=1,
+            processes=False,
+            protocol="tcp",
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address=None,
         ) as cluster:
             address = str(cluster.scheduler_address)
             argv = [a if not a.startswith("tcp://") else address for a in argv]
