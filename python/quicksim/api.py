@@ -57,7 +57,13 @@ def load_scenario(source: ScenarioSource) -> dict[str, Any]:
         bundled = Path(__file__).parent / "scenarios" / f"{path.name}.toml"
         if bundled.is_file():
             path = bundled
-    data = path.read_bytes()  # OSError (e.g. FileNotFoundError) propagates unchanged
+    with open(path, "rb") as f:  # OSError (e.g. FileNotFoundError) propagates unchanged
+        data = f.read(MAX_SCENARIO_BYTES + 1)  # capped: `quicksim run /dev/zero` must not read forever
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            f"{path}: more than {MAX_SCENARIO_BYTES // 2**20} MiB; a scenario is a small text file "
+            "(is this the right file?)"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -118,6 +124,9 @@ def _parse_failure(e: BaseException) -> str:
         return "an integer with thousands of digits (the largest allowed is 2**64-1)"
     return str(e)
 
+
+MAX_SCENARIO_BYTES = 64 * 2**20
+"""Largest scenario file read (64 MiB: a scenario of 100 000 flows is about 15 MiB)."""
 
 MAX_DEPTH = 64
 """Deepest nesting of tables and arrays a scenario may have (real ones use fewer than 10)."""

@@ -18,7 +18,7 @@ from .. import api, cc
 from .._io import locked_folder
 from .._io import out_dir as checked_out_dir
 from ..errors import ScenarioError
-from .execute import _dask, _local, _serial, check_address
+from .execute import HANDSHAKE_S, _dask, _local, _serial, check_address, handshake
 from .expand import _toml_value
 from .make import make_plan
 from .plan import MetricSpec, Plan, PlanError
@@ -70,6 +70,9 @@ def _run_plan(
     worker_timeout: float,
     allow_python: bool,
 ) -> SweepResult:
+    if scheduler:  # a bad or silent address fails before anything is written
+        check_address(scheduler)
+        handshake(scheduler, HANDSHAKE_S)
     runs = plan.runs()
     docs: dict[int, dict[str, Any]] = {}
     for r in runs:
@@ -137,7 +140,6 @@ def _run_plan(
 
     jobs = jobs or os.cpu_count() or 1
     if scheduler:
-        check_address(scheduler)
         stream = _dask(tasks, scheduler, plan.fingerprint(), worker_timeout)
     elif jobs == 1 or len(tasks) <= 1:
         stream = _serial(tasks)
