@@ -128,3 +128,14 @@ def test_saved_files_stay_inside_the_folder(
     out = result.save(root / "out", {})
     assert _files(root) == _files(out)
     assert {p.name for p in _files(out) if p.suffix == ".sqlog"} == {file_name(f) for f in files}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=80).filter(lambda s: "/" not in s and "\0" not in s))
+def test_default_folders_are_one_level_under_out(stem: str) -> None:
+    """`quicksim run X.toml` writes to out/<X>; a file named `..toml` (stem `.`) or `...toml`
+    must not make that `out` itself or its parent."""
+    from quicksim.cli.run import default_out
+
+    out = default_out(Path(f"{stem}.toml"), [], None)
+    assert out.parent == Path("out") and out.name not in ("", ".", "..") and "/" not in out.name

@@ -132,11 +132,13 @@ def _warn_truncated(result: Any) -> None:
 
 
 def default_out(scenario: Path, sets: list[str], seed: int | None) -> Path:
-    """out/<stem>, with `-seed<N>` for --seed and `-set-<8 hex digits>` (SHA-256 of the overrides
-    in order) for --set: each variant of a scenario gets its own folder."""
+    """out/<stem> (escaped by `_io.file_name`), with `-seed<N>` for --seed and `-set-<8 hex
+    digits>` (SHA-256 of the overrides in order) for --set: each variant gets its own folder."""
     import hashlib
 
-    name = scenario.stem
+    from .._io import file_name
+
+    name = file_name(scenario.stem)  # the one rule for names that become file names
     if seed is not None:
         name += f"-seed{seed}"
     if sets:

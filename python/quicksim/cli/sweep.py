@@ -79,7 +79,9 @@ def main(args: argparse.Namespace) -> int:
     from ..sweep.plan import PlanError
 
     plan = load_plan(args.plan, sets=args.sets, repeat=args.repeat)
-    out: Path = args.out if args.out is not None else Path("out") / f"{args.plan.stem}-sweep"
+    from .._io import file_name
+
+    out: Path = args.out if args.out is not None else Path("out") / file_name(f"{args.plan.stem}-sweep")
     if out.exists() and not out.is_dir():
         raise PlanError(f"--out: {out} exists and is not a directory")
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
