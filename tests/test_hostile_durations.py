@@ -64,10 +64,12 @@ _FIELDS = [
     ("run", "record_interval"),
     ("run", "duration"),
 ]
-_DURATIONS = st.builds(
-    lambda n, unit: f"{n}{unit}",
-    st.one_of(st.integers(0, 10**6), st.integers(10**12, 10**22), st.sampled_from([1199, 1200, 1201, 5000])),
-    st.sampled_from(["ps", "ns", "us", "ms", "s", "min", "h"]),
+# Log-uniform over 0..2^66 picoseconds (the range's edge, 2^64 ps, is where overflows were), in
+# picoseconds, or a whole number of hours near the 50-day limit (1200 h).
+_PICOSECONDS = st.integers(0, 66).flatmap(lambda b: st.integers(2**b // 2, 2**b))
+_DURATIONS = st.one_of(
+    _PICOSECONDS.map(lambda n: f"{n}ps"),
+    st.sampled_from([1199, 1200, 1201, 2000, 5000, 5124]).map(lambda h: f"{h}h"),
 )
 
 
