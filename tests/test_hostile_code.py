@@ -170,3 +170,15 @@ def test_validation_never_imports_and_running_is_refused(
     with pytest.raises(ScenarioError, match=r"cc: .* cannot import"):
         quicksim.validate(doc, allow_python=True)
     assert recorder.seen
+
+
+def test_consent_for_a_block_of_code() -> None:
+    """`quicksim.cc.allow_python()` gives a block the consent `allow_python=True` gives one call
+    (the conformance suite runs the controller its user named through such a block)."""
+    doc = _scenario("quic", "py:pycc_algos:PyCubic")
+    with pytest.raises(ScenarioError, match="needs --allow-python"):
+        cc.controllers_of(doc)
+    with cc.allow_python():
+        assert cc.controllers_of(doc)["py:pycc_algos:PyCubic"].__name__ == "PyCubic"
+    with pytest.raises(ScenarioError, match="needs --allow-python"):
+        cc.controllers_of(doc)

@@ -92,7 +92,8 @@ def _init_worker(paths: dict[str, str]) -> None:
 def _job(key: str, cc: str, quick: bool, param: Any) -> dict[str, Any]:
     """One simulation in a worker; a failing Python controller comes back as its message."""
     try:
-        return cases.measure(key, cc, quick, param)
+        with _cc.allow_python():  # the controller the user named to test: consent to import it
+            return cases.measure(key, cc, quick, param)
     except ControllerError as e:
         return {"controller_error": str(e)}
 
