@@ -152,7 +152,7 @@ def locked_folder(folder: Path, field: str = "out") -> Iterator[Path]:
     lock file among the outputs), so the kernel releases it when the holder dies: no stale lock
     after a kill. Re-entrant within a process (the CLI holds it around `run` and `save`, which
     take it too). A folder created here and still empty when the block fails is removed again.
-    Without `fcntl` (Windows) there is no lock."""
+    Without `fcntl` (Windows), or on a file system that cannot lock, there is no lock."""
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -181,12 +181,14 @@ def _flock(folder: Path, field: str) -> Iterator[None]:
             fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            except BlockingIOError:
                 os.close(fd)
                 raise ScenarioError(
                     f"{field}: {folder} is in use by another quicksim run; wait for it to end "
                     "or choose another folder"
                 ) from None
+            except OSError:  # a file system without locks (some network mounts): run unlocked
+                pass
             held = _HELD[key] = [fd, 1]
     try:
         yield
@@ -195,5 +197,6 @@ def _flock(folder: Path, field: str) -> Iterator[None]:
             held[1] -= 1
             if held[1] == 0:
                 del _HELD[key]
-                fcntl.flock(held[0], fcntl.LOCK_UN)
+                with contextlib.suppress(OSError):  # not locked (a file system without locks)
+                    fcntl.flock(held[0], fcntl.LOCK_UN)
                 os.close(held[0])
