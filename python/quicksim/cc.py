@@ -64,6 +64,7 @@ __all__ = [
     "Controller",
     "allow_python",
     "class_path",
+    "consented",
     "register",
     "registered",
     "resolve",
@@ -226,6 +227,12 @@ ALLOW_PYTHON_HINT = "--allow-python, or allow_python=True in quicksim.run / vali
 _ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("quicksim_allow_python", default=False)
 
 
+def consented(allow_python: bool = False) -> bool:
+    """Whether `py:` controllers may be imported: the call's own `allow_python`, or an enclosing
+    `allow_python()` block (what a sweep hands its worker processes, where the block is not)."""
+    return bool(allow_python) or _ALLOWED.get()
+
+
 @contextlib.contextmanager
 def allow_python() -> Iterator[None]:
     """Within the block, runs and validations import `py:` controllers as with
@@ -255,7 +262,7 @@ def controllers_of(
     the field and ALLOW_PYTHON_HINT) and validation (`validating`) gets a stand-in that accepts
     any settings, so `quicksim validate` of a stranger's scenario runs none of its code. A `py:`
     name that cannot be imported is a ScenarioError naming the field."""
-    allow_python = allow_python or _ALLOWED.get()
+    allow_python = consented(allow_python)
     found: dict[str, type[Controller]] = {}
     for path, algo in cc_names(doc):
         if algo in found or not (algo.startswith(PY_PREFIX) or algo in _REGISTRY):

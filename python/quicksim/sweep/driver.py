@@ -70,6 +70,7 @@ def _run_plan(
     worker_timeout: float,
     allow_python: bool,
 ) -> SweepResult:
+    allow_python = cc.consented(allow_python)  # the workers get it as a flag
     if scheduler:  # a bad or silent address fails before anything is written
         check_address(scheduler)
         handshake(scheduler, HANDSHAKE_S)
