@@ -5,7 +5,7 @@ bytes, then cubic growth in the time since the last loss, never slower than a Re
 back to 1 MSS and slow start. Floats, as a student writes it: not bit-exact RFC 9438 (the
 built-in `cubic` is), but the same shape.
 
-Run it:  quicksim run examples/mycc.toml   (cc = "py:examples.mycc:MyCC")
+Run it:  quicksim run examples/mycc.toml --allow-python   (cc = "py:examples.mycc:MyCC")
 Check it: quicksim conformance py:examples.mycc:MyCC --quick
 """
 

@@ -121,7 +121,9 @@ def test_a_bad_controller_name_is_one_line_exit_2(tmp_path: Path, name: str, exp
 
 
 def test_the_example_scenario_runs_its_python_controller(tmp_path: Path) -> None:
-    proc = _cli("run", "examples/mycc.toml", "--out", str(tmp_path / "mycc"), "-q", "--no-plots")
+    proc = _cli(
+        "run", "examples/mycc.toml", "--allow-python", "--out", str(tmp_path / "mycc"), "-q", "--no-plots"
+    )
     assert proc.returncode == 0, proc.stderr
     import quicksim
     from quicksim import metrics

@@ -54,7 +54,7 @@ def _same(a: quicksim.Result, b: quicksim.Result) -> None:
 )
 def test_python_newreno_and_cubic_are_bit_identical_to_rust(scenario: Path, rust: str, python: str) -> None:
     a = quicksim.run(scenario, sets=[rust])
-    b = quicksim.run(scenario, sets=[python])
+    b = quicksim.run(scenario, sets=[python], allow_python=True)
     _same(a, b)
     # Not vacuous: the controllers saw losses and grew again (the conn table moves).
     assert a.conn["ssthresh_bytes"].min() < 2**62 and a.conn["cwnd_bytes"].nunique() > 100
@@ -78,7 +78,7 @@ def test_a_flow_of_its_own_and_the_default_mix() -> None:
     """A Python controller on one flow beside built-in ones on the others."""
     sets = ['flows.sender2.quic.cc="py:pycc_algos:PyCubic"', 'flows.sender3.quic.cc="cubic"']
     a = quicksim.run(LINKSHARING, sets=['flows.sender2.quic.cc="cubic"', 'flows.sender3.quic.cc="cubic"'])
-    b = quicksim.run(LINKSHARING, sets=sets)
+    b = quicksim.run(LINKSHARING, sets=sets, allow_python=True)
     _same(a, b)
 
 
@@ -119,7 +119,7 @@ def test_errors_in_user_code_stop_the_run_naming_controller_callback_and_time(
     cc_value: str, expected: str
 ) -> None:
     with pytest.raises(quicksim.ControllerError) as info:
-        quicksim.run(LINKSHARING, sets=[f"quic.cc={cc_value}"])
+        quicksim.run(LINKSHARING, sets=[f"quic.cc={cc_value}"], allow_python=True)
     message = str(info.value)
     assert message.startswith('congestion controller "py:pycc_algos:') and expected in message, message
     assert "\n" not in message
@@ -130,12 +130,14 @@ def test_errors_in_user_code_stop_the_run_naming_controller_callback_and_time(
 
 def test_ctrl_c_inside_a_callback_stays_an_interrupt() -> None:
     with pytest.raises(KeyboardInterrupt):
-        quicksim.run(LINKSHARING, sets=['quic.cc="py:pycc_algos:InterruptedAt"'])
+        quicksim.run(LINKSHARING, sets=['quic.cc="py:pycc_algos:InterruptedAt"'], allow_python=True)
 
 
 def test_an_exception_in_the_constructor_is_reported_too() -> None:
     with pytest.raises(quicksim.ControllerError, match=r"__init__ at t = 0\.000000 s: TypeError"):
-        quicksim.run(LINKSHARING, sets=['quic.cc={algo="py:pycc_algos:RaisesAt", at_s="soon"}'])
+        quicksim.run(
+            LINKSHARING, sets=['quic.cc={algo="py:pycc_algos:RaisesAt", at_s="soon"}'], allow_python=True
+        )
 
 
 @pytest.mark.parametrize(
@@ -153,7 +155,7 @@ def test_an_exception_in_the_constructor_is_reported_too() -> None:
 )
 def test_bad_names_and_settings_are_scenario_errors_naming_the_field(cc_value: str, expected: str) -> None:
     with pytest.raises(quicksim.ScenarioError) as info:
-        quicksim.validate(LINKSHARING, sets=[f"quic.cc={cc_value}"])
+        quicksim.validate(LINKSHARING, sets=[f"quic.cc={cc_value}"], allow_python=True)
     assert expected in str(info.value)
 
 
@@ -188,6 +190,7 @@ def test_cli_prints_one_line_and_exits_2(tmp_path: Path) -> None:
             str(tmp_path),
             "--set",
             'quic.cc="py:pycc_algos:RaisesAt"',
+            "--allow-python",
         ],
         capture_output=True,
         text=True,
@@ -296,6 +299,7 @@ def test_sweep_on_a_dask_cluster_imports_the_class_by_path(tmp_path: Path, dask_
             "--scheduler",
             dask_address,
             "--no-plots",
+            "--allow-python",
         ],
         capture_output=True,
         text=True,

@@ -47,7 +47,7 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim sweep examples/ack-ratio-sweep.toml --out out/study -j 2": (AS_WRITTEN, "slow"),
     # The address is the user's scheduler: a local one takes its place, one repetition per point.
     "quicksim sweep examples/ack-ratio-sweep.toml --scheduler tcp://10.0.0.5:8786": ("dask", "slow"),
-    "quicksim run examples/mycc.toml": (AS_WRITTEN, ""),
+    "quicksim run examples/mycc.toml --allow-python": (AS_WRITTEN, ""),
     "quicksim conformance cubic --quick": (AS_WRITTEN, "slow"),
     "quicksim conformance py:examples.mycc:MyCC --quick --out out/mycc-card": (AS_WRITTEN, "slow"),
     "quicksim run scenarios/buffer-sizing.toml --set 'run.record.qlog=[\"quic\"]' --out out/bs-qlog": (
@@ -177,8 +177,15 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
         return
     if how == "dask":
         distributed = pytest.importorskip("distributed")
+        # No dashboard and port 0: the test never needs a fixed port (8787 may be taken).
         with distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1"
+            n_workers=1,
+            threads_per_worker=1,
+            processes=False,
+            protocol="tcp",
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address=None,
         ) as cluster:
             address = str(cluster.scheduler_address)
             argv = [a if not a.startswith("tcp://") else address for a in argv]

@@ -1,21 +1,37 @@
 """Atomic file writes shared by results, sweeps, plots and reproductions: write to a temporary
 name in the same directory, fsync, rename. A reader never sees a half-written file, and a
 crash leaves the previous version (or nothing) in place. Also the JSON layout of result files
-(`dumps_readable`) and the provenance stored in Parquet files (`parquet_writer`).
+(`dumps_readable`), the provenance stored in Parquet files (`parquet_writer`), the one rule by
+which a name becomes a file name (`file_name`), the check of an output folder (`out_dir`) and
+its exclusive lock (`locked_folder`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .errors import ScenarioError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PARQUET_KEY", "atomic_write", "atomic_write_text", "dumps_readable", "parquet_writer"]
+__all__ = [
+    "PARQUET_KEY",
+    "atomic_write",
+    "atomic_write_text",
+    "dumps_readable",
+    "file_name",
+    "locked_folder",
+    "out_dir",
+    "parquet_writer",
+]
 
 PARQUET_KEY = b"quicksim"
 """Key of the JSON provenance (seed, scenario hash, versions, table) in a Parquet file's
@@ -79,3 +95,108 @@ def dumps_readable(value: Any, levels: int = 2, *, _depth: int = 0) -> str:
         return "{\n" + ",\n".join(items) + "\n" + end + "}"
     items = [pad + dumps_readable(v, levels - 1, _depth=_depth + 1) for v in value]
     return "[\n" + ",\n".join(items) + "\n" + end + "]"
+
+
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+MAX_FILE_NAME = 200
+"""Longest file name `file_name` returns, in bytes: below the 255 of every common file system,
+with room for the `.<name>.tmp-<pid>` of `atomic_write`."""
+
+
+def file_name(label: str) -> str:
+    """The file name a user-given name (a flow's qlog file, a sweep plot) is written under.
+
+    The one rule for every name that becomes a file: a name made of ASCII letters, digits, `-`,
+    `_` and `.` that does not start with `.` is its own file name (`sender1.client.sqlog`);
+    otherwise every other byte of its UTF-8 form is written `%XX` and a leading `.` as `%2E`
+    (`../../x` -> `%2E.%2F..%2Fx`, `a/b` -> `a%2Fb`, `/tmp/x` -> `%2Ftmp%2Fx`). So the result
+    never holds a path separator, is never `.`, `..` or hidden, and two names never share a file
+    (`%` is escaped too). A result longer than MAX_FILE_NAME bytes keeps its first part, `~`, 16
+    hex digits of the SHA-256 of the name and its last 24 characters (its extension); the empty
+    name is `%`.
+    """
+    if not label:
+        return "%"
+    escaped = "".join(c if c in _PLAIN else _percent(c) for c in label)
+    if escaped.startswith("."):
+        escaped = "%2E" + escaped[1:]
+    if len(escaped) > MAX_FILE_NAME:
+        digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        tail = escaped[-24:]
+        escaped = f"{escaped[: MAX_FILE_NAME - len(tail) - 17]}~{digest}{tail}"
+    return escaped
+
+
+def _percent(c: str) -> str:
+    return "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+
+
+def out_dir(value: str | os.PathLike[str], field: str = "out") -> Path:
+    """An output folder as given by the user, refused (ScenarioError naming `field`) when empty:
+    `Path("")` is the current directory, where a run's tables would land among unrelated files."""
+    text = os.fsdecode(os.fspath(value))
+    if not text.strip():
+        raise ScenarioError(f"{field}: {text!r} is not a folder; name one, e.g. {field} out/run1")
+    return Path(text)
+
+
+_HELD: dict[str, list[int]] = {}  # real path -> [file descriptor, depth]: this process's locks
+_HELD_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def locked_folder(folder: Path, field: str = "out") -> Iterator[Path]:
+    """Create `folder` if needed and hold an exclusive lock on it for the block: a second quicksim
+    process writing into the same folder is refused at once (ScenarioError naming `field` and
+    the folder) instead of mixing its tables with this one's. `flock` on the folder itself (no
+    lock file among the outputs), so the kernel releases it when the holder dies: no stale lock
+    after a kill. Re-entrant within a process (the CLI holds it around `run` and `save`, which
+    take it too). A folder created here and still empty when the block fails is removed again.
+    Without `fcntl` (Windows), or on a file system that cannot lock, there is no lock."""
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with _flock(folder, field):
+            yield folder
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty: what a failed run wrote stays
+        raise
+
+
+@contextlib.contextmanager
+def _flock(folder: Path, field: str) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        yield
+        return
+    key = os.path.realpath(folder)
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+        else:
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise ScenarioError(
+                    f"{field}: {folder} is in use by another quicksim run; wait for it to end "
+                    "or choose another folder"
+                ) from None
+            except OSError:  # a file system without locks (some network mounts): run unlocked
+                pass
+            held = _HELD[key] = [fd, 1]
+    try:
+        yield
+    finally:
+        with _HELD_GUARD:
+            held[1] -= 1
+            if held[1] == 0:
+                del _HELD[key]
+                with contextlib.suppress(OSError):  # not locked (a file system without locks)
+                    fcntl.flock(held[0], fcntl.LOCK_UN)
+                os.close(held[0])

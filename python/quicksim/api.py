@@ -23,6 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from ._io import locked_folder, out_dir
 from ._native import call as _call_core
 from ._native import load_core as _load_core  # tests replace this name with a fake core
 from .errors import ScenarioError
@@ -56,7 +57,13 @@ def load_scenario(source: ScenarioSource) -> dict[str, Any]:
         bundled = Path(__file__).parent / "scenarios" / f"{path.name}.toml"
         if bundled.is_file():
             path = bundled
-    data = path.read_bytes()  # OSError (e.g. FileNotFoundError) propagates unchanged
+    with open(path, "rb") as f:  # OSError (e.g. FileNotFoundError) propagates unchanged
+        data = f.read(MAX_SCENARIO_BYTES + 1)  # capped: `quicksim run /dev/zero` must not read forever
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            f"{path}: more than {MAX_SCENARIO_BYTES // 2**20} MiB; a scenario is a small text file "
+            "(is this the right file?)"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -117,6 +124,9 @@ def _parse_failure(e: BaseException) -> str:
         return "an integer with thousands of digits (the largest allowed is 2**64-1)"
     return str(e)
 
+
+MAX_SCENARIO_BYTES = 64 * 2**20
+"""Largest scenario file read (64 MiB: a scenario of 100 000 flows is about 15 MiB)."""
 
 MAX_DEPTH = 64
 """Deepest nesting of tables and arrays a scenario may have (real ones use fewer than 10)."""
@@ -210,8 +220,13 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, Any]:
+def validate(
+    scenario: ScenarioSource, sets: Iterable[str] = (), *, allow_python: bool = False
+) -> dict[str, Any]:
     """Check the scenario completely and return it normalized by the core, or raise ScenarioError.
+
+    A `cc = "py:module:Class"` is imported (and its settings checked against the class) only with
+    `allow_python`; without it the module is not imported and runs no code (`quicksim.cc`).
 
     Normalized: every value in its canonical unit ("1500ms", "25kB") and the defaults filled in
     (record settings, seed, record interval, link delay/overhead/queue, MTUs, QUIC settings; the
@@ -220,7 +235,7 @@ def validate(scenario: ScenarioSource, sets: Iterable[str] = ()) -> dict[str, An
     """
     doc = apply_overrides(load_scenario(scenario), sets)
     core = _load_core()
-    controllers = _controllers(doc)
+    controllers = _controllers(doc, allow_python, validating=True)
     if controllers:
         return dict(json.loads(_call_core(core, core.validate, _to_json(doc), controllers)))
     return dict(json.loads(_call_core(core, core.validate, _to_json(doc))))
@@ -232,6 +247,8 @@ def run(
     progress: ProgressFn | None = None,
     sets: Iterable[str] = (),
     out: str | os.PathLike[str] | None = None,
+    *,
+    allow_python: bool = False,
 ) -> Result:
     """Run one simulation and return its `Result`.
 
@@ -239,25 +256,39 @@ def run(
     inside the run; returning False stops it early (`result.meta["stopped_early"]`). An exception
     raised by `progress` stops the run and is re-raised here. `out` is the folder for the files
     the run writes while it runs (`run.capture`'s `capture.pcapng`; created if missing); a
-    scenario with `run.capture` needs it. The tables go there only with `result.save(out)`.
+    scenario with `run.capture` needs it. The tables go there only with `result.save(out)`. The
+    folder is locked during the run (another process running into it is refused), and what an
+    earlier run left in it (tables, summary, capture, qlog files) is removed first.
+    `allow_python` lets the scenario's `cc = "py:module:Class"` controllers be imported and run;
+    without it such a scenario is refused (a ScenarioError naming the field).
     """
     seed = check_seed(seed)
     if out is not None and not isinstance(out, (str, os.PathLike)):
         raise ScenarioError(f"out: expected a folder path, not {_type_name(out)}")
+    if out is not None:
+        out = out_dir(out, "out")
     # Read (checked, a fresh copy) once; a second copy only to apply overrides.
     doc = load_scenario(scenario)
     if not isinstance(sets, (list, tuple)) or sets:
         doc = apply_overrides(doc, sets)
     text = _to_json(doc)
     core = _load_core()
-    controllers = _controllers(doc)
+    controllers = _controllers(doc, allow_python)
     wrapped, failure = _guard_progress(progress)
     try:
         # Positional, in the core's order (a stand-in core in tests takes the same).
         extra: tuple[Any, ...] = ()
         if controllers or out is not None:
             extra = (controllers or None,) if out is None else (controllers or None, os.fspath(out))
-        raw = _call_core(core, core.run, text, seed, wrapped, *extra)
+        if out is None:
+            raw = _call_core(core, core.run, text, seed, wrapped, *extra)
+        else:
+            with locked_folder(out, "out"):  # one run per folder; an earlier run's files go
+                from ._folder import clear_outputs
+                from .results import TABLES
+
+                clear_outputs(out, TABLES)
+                raw = _call_core(core, core.run, text, seed, wrapped, *extra)
     except BaseException:
         if failure:  # the core surfaced the callback's error in its own way; prefer the original
             raise failure[0] from None
@@ -276,11 +307,11 @@ def run(
     return Result(raw, scenario=normalized, name=_scenario_name(scenario, doc))
 
 
-def _controllers(doc: Mapping[str, Any]) -> dict[str, Any]:
+def _controllers(doc: Mapping[str, Any], allow_python: bool, validating: bool = False) -> dict[str, Any]:
     """The congestion controllers written in Python that the scenario names (`quicksim.cc`)."""
     from .cc import controllers_of
 
-    return controllers_of(doc)
+    return controllers_of(doc, allow_python=bool(allow_python), validating=validating)
 
 
 def _scenario_name(source: ScenarioSource, doc: Mapping[str, Any]) -> str:

@@ -35,10 +35,18 @@ controller, the callback and the simulated time (the exception is its `__cause__
 
 The per-packet `on_ack` calls of an ACK are made together when the ACK ends (one GIL
 acquisition per ACK): the window is read once, after `on_ack_end`.
+
+A scenario is data: reading or validating one never imports the modules its `py:` names point
+at. Running them is an explicit choice of the user: `quicksim run --allow-python` (also `sweep`
+and `validate`), or `allow_python=True` in `quicksim.run`, `quicksim.validate`, `quicksim.sweep`.
+`controllers_of` is the one place that decides (`allow_python()` gives the same consent to a block
+of code). A name given to `register` is code the user's own program imported, so it needs no flag.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
 import inspect
 import os
@@ -51,7 +59,17 @@ from .errors import ScenarioError
 if TYPE_CHECKING:
     from ._core import AckEvent, AckSummary, CcContext, CongestionEvent, InitInfo, SentPacket
 
-__all__ = ["Controller", "class_path", "register", "registered", "resolve", "unregister"]
+__all__ = [
+    "ALLOW_PYTHON_HINT",
+    "Controller",
+    "allow_python",
+    "class_path",
+    "consented",
+    "register",
+    "registered",
+    "resolve",
+    "unregister",
+]
 
 PY_PREFIX = "py:"
 """A scenario's `cc = "py:package.module:Class"` names a class by its import path."""
@@ -135,12 +153,7 @@ def resolve(name: str) -> type[Controller]:
     repository root). A `ValueError` says what is wrong."""
     if name in _REGISTRY:
         return _REGISTRY[name]
-    if not name.startswith(PY_PREFIX):
-        raise ValueError(f"{name!r} is not a registered Python controller")
-    path = name[len(PY_PREFIX) :]
-    module_name, sep, qualname = path.partition(":")
-    if not sep or not module_name or not qualname:
-        raise ValueError(f"{name!r}: expected py:package.module:Class")
+    module_name, qualname = _split(name)
     try:
         module = _import(module_name)
     except Exception as e:
@@ -152,6 +165,16 @@ def resolve(name: str) -> type[Controller]:
         obj = getattr(obj, part)
     _check_class(obj, repr(name))
     return obj  # type: ignore[no-any-return]
+
+
+def _split(name: str) -> tuple[str, str]:
+    """(module, qualified class name) of `py:module:Class`, without importing anything."""
+    if not name.startswith(PY_PREFIX):
+        raise ValueError(f"{name!r} is not a registered Python controller")
+    module_name, sep, qualname = name[len(PY_PREFIX) :].partition(":")
+    if not sep or not module_name or not qualname:
+        raise ValueError(f"{name!r}: expected py:package.module:Class")
+    return module_name, qualname
 
 
 def _import(module_name: str) -> Any:
@@ -200,18 +223,72 @@ def names_in(doc: Mapping[str, Any]) -> set[str]:
     return {algo for _, algo in cc_names(doc)}
 
 
-def controllers_of(doc: Mapping[str, Any]) -> dict[str, type[Controller]]:
-    """The Python controllers a scenario names, `{name: class}`; a `py:` name that cannot be
-    imported is a ScenarioError naming the field."""
+ALLOW_PYTHON_HINT = "--allow-python, or allow_python=True in quicksim.run / validate / sweep"
+"""How a user says that a scenario's `py:` controllers may be imported and run."""
+
+_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("quicksim_allow_python", default=False)
+
+
+def consented(allow_python: bool = False) -> bool:
+    """Whether `py:` controllers may be imported: the call's own `allow_python`, or an enclosing
+    `allow_python()` block (what a sweep hands its worker processes, where the block is not)."""
+    return bool(allow_python) or _ALLOWED.get()
+
+
+@contextlib.contextmanager
+def allow_python() -> Iterator[None]:
+    """Within the block, runs and validations import `py:` controllers as with
+    `allow_python=True`: for code that reaches the runs through layers that do not pass the flag
+    (the conformance suite, which tests the controller the user named on its command line)."""
+    token = _ALLOWED.set(True)
+    try:
+        yield
+    finally:
+        _ALLOWED.reset(token)
+
+
+class _Unchecked(Controller):
+    """Stands in, while a scenario is only validated, for a `py:` class that was not imported:
+    the core checks everything else; the class and its settings are checked when it runs."""
+
+    def __init__(self, init: InitInfo, **settings: Any) -> None:
+        super().__init__(init)
+
+
+def controllers_of(
+    doc: Mapping[str, Any], *, allow_python: bool = False, validating: bool = False
+) -> dict[str, type[Controller]]:
+    """The Python controllers a scenario names, `{name: class}`: the one place that decides what
+    code a scenario may import. A registered name is the user's own class. A `py:module:Class`
+    name is imported only with `allow_python`; without it, a run is refused (ScenarioError naming
+    the field and ALLOW_PYTHON_HINT) and validation (`validating`) gets a stand-in that accepts
+    any settings, so `quicksim validate` of a stranger's scenario runs none of its code. A `py:`
+    name that cannot be imported is a ScenarioError naming the field."""
+    allow_python = consented(allow_python)
     found: dict[str, type[Controller]] = {}
     for path, algo in cc_names(doc):
         if algo in found or not (algo.startswith(PY_PREFIX) or algo in _REGISTRY):
             continue
         try:
-            found[algo] = resolve(algo)
+            if algo in _REGISTRY or allow_python:
+                found[algo] = resolve(algo)
+                continue
+            module_name, _ = _split(algo)  # a malformed name is refused either way
         except ValueError as e:
             raise ScenarioError(f"{path}: {e}") from None
+        if not validating:
+            raise ScenarioError(
+                f"{path}: {algo!r} is Python code named by the scenario; importing {module_name} "
+                f"and running it needs {ALLOW_PYTHON_HINT}"
+            )
+        found[algo] = _Unchecked
     return found
+
+
+def unchecked(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(field, name) of the `py:` controllers that validation without `allow_python` leaves
+    unimported, and so unchecked."""
+    return [(p, a) for p, a in cc_names(doc) if a.startswith(PY_PREFIX) and a not in _REGISTRY]
 
 
 def _instantiate(cls: type[Controller], init: InitInfo, settings: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -22,8 +22,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from . import _native
-from ._io import atomic_write, atomic_write_text, dumps_readable, parquet_writer
+from . import _io, _native
+from ._folder import check_one_run
+from ._io import atomic_write, atomic_write_text, dumps_readable, file_name, parquet_writer
 
 __all__ = ["SCHEMA", "TABLES", "Layer", "Result", "binned_rate", "winavg"]
 
@@ -183,10 +184,8 @@ class Result:
 
     @property
     def network(self) -> dict[str, Any]:
-        """The network as the core built it (`meta["network"]`, docs/links.md): `links` per
-        direction (rate_bps, overhead_bytes, mtu_bytes, delay_s, queue, model, a trace's mean),
-        `routes` per "src->dst" (forward/reverse paths, base_rtt_s, bottleneck), `flows` (each
-        flow's route) and `bottlenecks`. Empty for a result saved before the core reported it."""
+        """The network as the core built it (`meta["network"]`, docs/links.md: `links`, `routes`,
+        `flows`, `bottlenecks`); empty for a result saved before the core reported it."""
         return dict(self._meta.get("network") or {})
 
     # --- time base ------------------------------------------------------------------------
@@ -426,32 +425,38 @@ class Result:
 
     def save(self, directory: str | os.PathLike[str], summary: Mapping[str, Any] | None = None) -> Path:
         """Write <table>.parquet for every table, scenario.json and summary.json into `directory`;
-        the `qlog` table's rows become files (`<flow>.client.sqlog`, ...; `FILE_TABLES`).
+        the `qlog` table's rows become files (`<flow>.client.sqlog`, ...; `FILE_TABLES`), each
+        named by `_io.file_name` (a flow named `../x` or `a/b` cannot write outside `directory`).
 
         `summary` is this result's `summary()` when the caller has it already (it is not
         computed twice)."""
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        out = _io.out_dir(directory, "directory")
         summary = self.summary() if summary is None else summary
-        # Without summary.json the directory reads as incomplete until this save has finished.
-        (out / "summary.json").unlink(missing_ok=True)
-        provenance = self.provenance()
-        for name in self._names:
-            if name in FILE_TABLES:
-                frame = self.table(name)
-                for file, text in zip(frame["file"], frame["text"], strict=True):
-                    atomic_write_text(out / str(file), str(text))
-                continue
-            atomic_write(
-                out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name})
-            )
-        atomic_write_text(out / "scenario.json", dumps_readable(self._scenario) + "\n")
-        atomic_write_text(out / "summary.json", dumps_readable(summary) + "\n")
+        with _io.locked_folder(out, "directory"):  # another process saving here is refused
+            # Without summary.json the directory reads as incomplete until this save has finished.
+            (out / "summary.json").unlink(missing_ok=True)
+            provenance = self.provenance()
+            written: set[Path] = set()
+            for name in self._names:
+                if name in FILE_TABLES:
+                    frame = self.table(name)
+                    for file, text in zip(frame["file"], frame["text"], strict=True):
+                        written.add(out / file_name(str(file)))
+                        atomic_write_text(out / file_name(str(file)), str(text))
+                    continue
+                atomic_write(
+                    out / f"{name}.parquet", parquet_writer(self.table(name), {**provenance, "table": name})
+                )
+            for stale in {*out.glob("*.client.sqlog"), *out.glob("*.server.sqlog")} - written:
+                stale.unlink()  # an earlier result's qlog files
+            atomic_write_text(out / "scenario.json", dumps_readable(self._scenario) + "\n")
+            atomic_write_text(out / "summary.json", dumps_readable(summary) + "\n")
         return out
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> Result:
-        """Read a directory written by `save`."""
+        """Read a directory written by `save`; a folder whose tables another run wrote is refused
+        (ScenarioError naming the file)."""
         src = Path(directory)
         summary_path = src / "summary.json"
         if not summary_path.is_file():
@@ -462,6 +467,7 @@ class Result:
         raw = {"meta": summary.get("meta") or {}, "totals": summary.get("totals") or {}, "tables": {}}
         result = cls(raw, scenario=scenario, name=summary.get("scenario"))
         names = list(summary.get("tables") or TABLES)
+        check_one_run(src, raw["meta"], names)  # tables of another run beside this summary: refused
         result._names = tuple(sorted(set(TABLES) | set(names)))
         for name in names:
             # _nulls: results saved before the conn table had nulls hold the core's stand-ins.

@@ -80,8 +80,12 @@ impl SimDuration {
 
 impl Add<SimDuration> for SimTime {
     type Output = SimTime;
+    /// Saturates at `SimTime::MAX`, which no run reaches: a time that far is "never". Settings
+    /// are at most `units::MAX_DURATION`, so only derived spans (a timer backed off many
+    /// times, computed with saturating multiplications) get there; panicking on them aborted
+    /// runs (issue 39: `quic.initial_rtt = "5000h"`).
     fn add(self, d: SimDuration) -> SimTime {
-        SimTime(self.0.checked_add(d.0).expect("simulated time overflow"))
+        SimTime(self.0.saturating_add(d.0))
     }
 }
 impl AddAssign<SimDuration> for SimTime {

@@ -64,6 +64,15 @@ fn scale(m: u128, dec: u32, factor: u128) -> Option<u128> {
     (v % p == 0).then_some(v / p)
 }
 
+/// The longest duration a scenario may give: 50 days, a quarter of simulated time's range (2^64
+/// ps, about 213 days). A time within a run plus three such durations (a delay, 3 x an initial
+/// RTT) stays in range; what the engine derives beyond that (a backed-off timer) saturates at
+/// `SimTime::MAX`, "never" (`SimTime + SimDuration`). So no setting can overflow simulated
+/// time: `quic.initial_rtt = "5000h"` is refused here, where it used to panic mid-run.
+pub const MAX_DURATION: SimDuration = SimDuration(50 * 86_400 * crate::time::PS_PER_S);
+
+/// A duration with its unit ("10ms", "1.5s", "2min", "1h"): exact to the picosecond, at most
+/// [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
     let bad = || format!("{s:?} is not a duration; try \"10ms\" (units: s, ms, us, ns, ps, min)");
     if s.trim_start().starts_with('-') {
@@ -82,7 +91,13 @@ pub fn parse_duration(s: &str) -> Result<SimDuration, String> {
         _ => return Err(bad()),
     };
     let v = scale(m, dec, f).ok_or_else(|| format!("{s:?} is not a whole number of picoseconds"))?;
-    u64::try_from(v).map(SimDuration).map_err(|_| format!("{s:?} is too long"))
+    match u64::try_from(v) {
+        Ok(ps) if ps <= MAX_DURATION.0 => Ok(SimDuration(ps)),
+        _ => Err(format!(
+            "{s:?} is too long: simulated time spans about 213 days, and a duration is at most 50 days (\"{}\")",
+            format_duration(MAX_DURATION)
+        )),
+    }
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
@@ -290,6 +305,43 @@ mod tests {
         assert!(parse_duration("0.0001ps").is_err());
     }
 
+    /// Issue 39: "5000h" parsed (it fits u64 picoseconds) and then overflowed simulated time in
+    /// the run; every duration past MAX_DURATION is refused by the parser now.
+    #[test]
+    fn durations_fit_simulated_time() {
+        let e = parse_duration("5000h").unwrap_err();
+        assert!(e.starts_with("\"5000h\" is too long: simulated time spans about 213 days"), "{e}");
+        assert!(e.ends_with("(\"4320000s\")"), "{e}");
+        assert_eq!(parse_duration("1200h").unwrap(), MAX_DURATION);
+        assert_eq!(parse_duration("4320000s").unwrap(), MAX_DURATION);
+        assert!(parse_duration("4320000000000000001ps").is_err());
+        assert!(parse_duration("1e30s").is_err());
+        assert!(parse_duration("99999999999999999999999999999999999999h").is_err());
+    }
+
+    proptest::proptest! {
+        /// Durations -> time: whatever a scenario writes, a parsed duration is at most
+        /// MAX_DURATION, a time within the run plus three of them is exact, and any multiple
+        /// (a backed-off timer) never panics.
+        #[test]
+        fn no_duration_overflows_time(
+            n in 0u64..=u64::MAX,
+            unit in proptest::sample::select(vec!["ps", "ns", "us", "ms", "s", "min", "h"]),
+            frac in proptest::option::of(0u32..1000),
+            k in 0u64..=u64::MAX,
+        ) {
+            let text = match frac { Some(f) => format!("{n}.{f:03}{unit}"), None => format!("{n}{unit}") };
+            if let Ok(d) = parse_duration(&text) {
+                proptest::prop_assert!(d <= MAX_DURATION);
+                // A time within the run (at most MAX_DURATION) plus three durations stays exact.
+                let t = crate::SimTime(MAX_DURATION.0) + d + d + d;
+                proptest::prop_assert_eq!(u128::from(t.0), u128::from(MAX_DURATION.0) + 3 * u128::from(d.0));
+                let later = t + d * k; // saturates at SimTime::MAX ("never"), no panic
+                proptest::prop_assert!(later >= t);
+            }
+        }
+    }
+
     #[test]
     fn rates() {
         assert_eq!(parse_rate("10Mbps").unwrap(), Rate::mbps(10));
@@ -336,7 +388,9 @@ mod tests {
         fn canonical_texts_parse_back(v in proptest::prelude::any::<u64>(), scale in 0u32..13) {
             // Values with many trailing zeros reach the larger units too.
             let v = v / 10u64.pow(scale) * 10u64.pow(scale);
-            proptest::prop_assert_eq!(parse_duration(&format_duration(SimDuration(v))).unwrap(), SimDuration(v));
+            // Durations up to MAX_DURATION (a longer one is refused, see durations_fit_simulated_time).
+            let d = SimDuration(v % (MAX_DURATION.0 + 1) / 10u64.pow(scale) * 10u64.pow(scale));
+            proptest::prop_assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
             proptest::prop_assert_eq!(parse_bytes(&format_bytes(v)).unwrap(), v);
             let r = Rate::bps(v.max(1));
             proptest::prop_assert_eq!(parse_rate(&format_rate(r)).unwrap(), r);

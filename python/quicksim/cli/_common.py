@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, error, handle_errors
 
@@ -11,9 +12,11 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
+    "add_allow_python",
     "add_set_option",
     "error",
     "handle_errors",
+    "out_dir",
     "positive",
     "seed",
 ]
@@ -32,6 +35,17 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_allow_python(parser: argparse.ArgumentParser) -> None:
+    """Add `--allow-python`: the user's consent to import and run the Python controllers the
+    scenario names (`cc = "py:module:Class"`); without it a scenario runs no Python code."""
+    parser.add_argument(
+        "--allow-python",
+        action="store_true",
+        help='import and run the Python controllers the scenario names (cc = "py:module:Class"); '
+        "without it such a scenario is refused, and validation imports nothing",
+    )
+
+
 def positive(text: str) -> int:
     """argparse type: an integer >= 1 (worker counts, repetitions)."""
     try:
@@ -41,6 +55,17 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
     return value
+
+
+def out_dir(text: str) -> Path:
+    """argparse type for `--out DIR`: any path but the empty one (`--out ''` would write into the
+    current directory; `_io.out_dir` is the same rule for the Python API)."""
+    from .._io import out_dir as checked
+
+    try:
+        return checked(text, "--out")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--out: ")) from None
 
 
 def seed(text: str) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import EXIT_ERROR, positive
+from ._common import EXIT_ERROR, out_dir, positive
 
 NAME = "conformance"
 HELP = "run the conformance suite on a congestion controller; write its report card"
@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `quicksim conformance`."""
     parser.add_argument("cc", metavar="CC", help="controller: newreno, cubic, py:package.module:Class, ...")
     parser.add_argument("--quick", action="store_true", help="shorter runs and fewer loss-rate cells (CI)")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="where report.md, card.json and the plots go")
+    parser.add_argument(
+        "--out", type=out_dir, metavar="DIR", help="where report.md, card.json and the plots go"
+    )
     parser.add_argument(
         "-j", "--jobs", type=positive, metavar="N", help="local processes (default: all cores)"
     )

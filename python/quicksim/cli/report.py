@@ -13,9 +13,10 @@ the delay axis reversed (better is up and to the right), as Pantheon's summary p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -56,7 +57,12 @@ def main(args: argparse.Namespace) -> int:
     for d in args.dirs:
         rows.extend(rows_of(d))
     if args.json:
-        print(json.dumps([r._asdict() for r in rows], indent=1, allow_nan=False, default=str))
+        # A value the run did not record (NaN: no delays, no loss metric) is null in strict JSON.
+        plain = [
+            {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r._asdict().items()}
+            for r in rows
+        ]
+        print(json.dumps(plain, indent=1, allow_nan=False, default=str))
     else:
         print(_format(rows))
     _plot(rows, args.png)
@@ -66,12 +72,31 @@ def main(args: argparse.Namespace) -> int:
 
 
 def rows_of(directory: Path) -> list[Row]:
-    """The rows of one run or sweep directory (errors name the directory)."""
+    """The rows of one run or sweep directory (errors name the directory, or the damaged file:
+    one line, never a traceback)."""
     if (directory / "summary.json").is_file():
-        return _run_rows(directory.name or str(directory), _read_json(directory / "summary.json"))
+        path = directory / "summary.json"
+        with _damaged(path, "a run's summary"):
+            return _run_rows(directory.name or str(directory), _read_json(path))
     if (directory / "runs.parquet").is_file():
-        return _sweep_rows(directory)
+        with _damaged(directory / "runs.parquet", "a sweep's runs table"):
+            return _sweep_rows(directory)
     raise ScenarioError(f"report: {directory}: neither a run (summary.json) nor a sweep (runs.parquet)")
+
+
+@contextlib.contextmanager
+def _damaged(path: Path, what: str) -> Iterator[None]:
+    """Turn what a damaged or foreign file raises while it is read (Arrow's errors are
+    ValueErrors; a missing column a KeyError) into one line naming the file."""
+    try:
+        yield
+    except ScenarioError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise ScenarioError(
+            f"report: {path}: not readable as {what} ({type(e).__name__}{': ' + detail if detail else ''})"
+        ) from None
 
 
 def _read_json(path: Path) -> Mapping[str, Any]:
@@ -216,7 +241,7 @@ def _plot(rows: Sequence[Row], png: Path) -> None:
                     xytext=(5, -9),
                     fontsize=7,
                 )
-    if sources:
+    if ax.get_legend_handles_labels()[0]:  # runs without delay statistics draw no point
         ax.legend(fontsize=8, loc="best")
     ax.invert_xaxis()
     ax.set_xlabel("95th percentile one-way delay (ms)")

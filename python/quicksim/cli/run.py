@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ScenarioError
 from ..units import seconds
-from ._common import EXIT_INTERRUPTED, add_set_option, seed
+from ._common import EXIT_INTERRUPTED, add_allow_python, add_set_option, out_dir, seed
 
 NAME = "run"
 HELP = "run a scenario; save tables, summary and plots"
@@ -33,12 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=seed, metavar="N", help="master seed (overrides run.seed)")
     parser.add_argument(
         "--out",
-        type=Path,
+        type=out_dir,
         metavar="DIR",
         help="output directory (default: out/<scenario stem>, plus -seedN and -set-<hash of the "
         "overrides> when --seed or --set is given, so variants never overwrite each other)",
     )
     add_set_option(parser)
+    add_allow_python(parser)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     parser.add_argument("--no-plots", action="store_true", help="do not draw the PNG plots")
     parser.add_argument(
@@ -50,22 +51,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run, report, save; errors are reported by the caller (cli.handle_errors)."""
     from .. import api
-    from ._report import format_summary
+    from ..cc import controllers_of
 
     scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
-    normalized = api.validate(scenario)  # fail before any output, and learn the duration
+    # Fail before any output (a `py:` controller without --allow-python too), learn the duration.
+    controllers_of(scenario, allow_python=args.allow_python)
+    normalized = api.validate(scenario, allow_python=args.allow_python)
     out: Path = args.out if args.out is not None else default_out(args.scenario, args.sets, args.seed)
     if out.exists() and not out.is_dir():
         raise ScenarioError(f"--out: {out} exists and is not a directory")
-    show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
+    from .._folder import clear_outputs
+    from .._io import locked_folder
+    from ..plotting import STANDARD_PLOTS
+    from ..results import TABLES
 
+    # One run per folder at a time (a second `quicksim run` into it is refused), and nothing of an
+    # earlier run left beside this one's files (its capture, qlog files, plots under --no-plots).
+    with locked_folder(out, "--out"):
+        clear_outputs(out, TABLES, [name for name, _, _ in STANDARD_PLOTS])
+        return _run_into(out, args, scenario, normalized)
+
+
+def _run_into(
+    out: Path, args: argparse.Namespace, scenario: dict[str, Any], normalized: dict[str, Any]
+) -> int:
+    """Run, save and report into the (locked, cleared) folder `out`."""
+    from .. import api
+    from ._report import format_summary
+
+    show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
     with _StopOnInterrupt() as stop, _ProgressBar(_duration_s(normalized), show_bar) as bar:
 
         def progress(sim_time_s: float, events: int) -> bool:
             bar.update(sim_time_s, events)
             return not stop.requested
 
-        result = api.run(scenario, seed=args.seed, progress=progress, out=out)
+        result = api.run(scenario, seed=args.seed, progress=progress, out=out, allow_python=args.allow_python)
     if "name" not in scenario:
         result.name = args.scenario.stem
 
@@ -111,11 +132,13 @@ def _warn_truncated(result: Any) -> None:
 
 
 def default_out(scenario: Path, sets: list[str], seed: int | None) -> Path:
-    """out/<stem>, with `-seed<N>` for --seed and `-set-<8 hex digits>` (SHA-256 of the overrides
-    in order) for --set: each variant of a scenario gets its own folder."""
+    """out/<stem> (escaped by `_io.file_name`), with `-seed<N>` for --seed and `-set-<8 hex
+    digits>` (SHA-256 of the overrides in order) for --set: each variant gets its own folder."""
     import hashlib
 
-    name = scenario.stem
+    from .._io import file_name
+
+    name = file_name(scenario.stem)  # the one rule for names that become file names
     if seed is not None:
         name += f"-seed{seed}"
     if sets:

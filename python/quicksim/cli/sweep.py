@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import EXIT_ERROR, add_set_option, positive
+from ._common import EXIT_ERROR, add_allow_python, add_set_option, out_dir, positive
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "plan", type=Path, metavar="PLAN.toml", help="plan file (a scenario with a [sweep] table)"
     )
     parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="output directory (default: out/<plan stem>-sweep)"
+        "--out", type=out_dir, metavar="DIR", help="output directory (default: out/<plan stem>-sweep)"
     )
     parser.add_argument(
         "--jobs",
@@ -62,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--repeat", type=positive, metavar="N", help="repetitions per point (overrides sweep.repeat)"
     )
     add_set_option(parser)
+    add_allow_python(parser)
     parser.add_argument(
         "--retry-failed", action="store_true", help="run again the runs that recorded an error"
     )
@@ -78,24 +79,30 @@ def main(args: argparse.Namespace) -> int:
     from ..sweep.plan import PlanError
 
     plan = load_plan(args.plan, sets=args.sets, repeat=args.repeat)
-    out: Path = args.out if args.out is not None else Path("out") / f"{args.plan.stem}-sweep"
+    from .._io import file_name
+
+    out: Path = args.out if args.out is not None else Path("out") / file_name(f"{args.plan.stem}-sweep")
     if out.exists() and not out.is_dir():
         raise PlanError(f"--out: {out} exists and is not a directory")
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
     if not args.worker_timeout > 0 or args.worker_timeout == float("inf"):
         raise PlanError(f"--worker-timeout: {args.worker_timeout} must be a positive number of seconds")
-    result = run_plan(
-        plan,
-        out,
-        jobs=args.jobs,
-        scheduler=args.scheduler,
-        progress=show_bar,
-        retry_failed=args.retry_failed,
-        worker_timeout=args.worker_timeout,
-    )
-    if not args.quiet:
-        print(format_summary(result))
-    plots = [] if args.no_plots else save_plots(result, out)
+    from .._io import locked_folder
+
+    with locked_folder(out, "--out"):  # the sweep and its plots: one process per folder
+        result = run_plan(
+            plan,
+            out,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            progress=show_bar,
+            retry_failed=args.retry_failed,
+            worker_timeout=args.worker_timeout,
+            allow_python=args.allow_python,
+        )
+        if not args.quiet:
+            print(format_summary(result))
+        plots = [] if args.no_plots else save_plots(result, out)
     failed = len(result.failed)
     if not args.quiet:
         print(
@@ -146,7 +153,7 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
     """PNGs in DIR/plots: each metric against the first varied parameter (one line per value of
     the second; `goodput_mbps.a`, `.b` share a plot when there is no second), and each
     time-series metric averaged over repetitions, one plot per point."""
-    from .._io import atomic_write
+    from .._io import atomic_write, file_name
     from ..sweep_plots import plot_metric, plot_series
 
     varied = _varied(result)
@@ -173,10 +180,12 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
                     )
                 )
     paths = []
+    for stale in sorted((out / "plots").glob("*.png")):
+        stale.unlink()  # an earlier sweep's plots (other points or metrics) would read as this one's
     if jobs:
         (out / "plots").mkdir(parents=True, exist_ok=True)
     for stem, make in jobs[:_MAX_PLOTS]:
-        path = out / "plots" / f"{_safe(stem)}.png"
+        path = out / "plots" / f"{file_name(stem)}.png"
         atomic_write(path, _png_writer(make()))
         paths.append(path)
     return paths
@@ -188,7 +197,3 @@ def _title(name: str, where: dict[str, object]) -> str:
 
 def _png_writer(fig: Figure) -> Callable[[Path], object]:
     return lambda path: fig.savefig(path, format="png", dpi=110)
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:100]

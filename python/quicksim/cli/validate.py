@@ -1,7 +1,8 @@
 """Check a scenario file, or the model itself.
 
 `quicksim validate SCENARIO.toml` prints the scenario as JSON, normalized by the core; exit status
-0 if it is valid, 2 with a one-line error naming the field otherwise.
+0 if it is valid, 2 with a one-line error naming the field otherwise. It imports none of the
+Python controllers the scenario names (`cc = "py:module:Class"`) unless --allow-python is given.
 
 `quicksim validate [--check NAME]... [--quick] [--json]` (no scenario) runs the model's checks
 against theory (link bandwidth, Mathis, flow control, buffer sizing, link sharing; TCP link
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from ._common import add_set_option
+from ._common import add_allow_python, add_set_option
 
 NAME = "validate"
 HELP = "check a scenario (print it normalized) or, without one, the model against theory"
@@ -31,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scenario file (omit to check the model)",
     )
     add_set_option(parser)
+    add_allow_python(parser)
     parser.add_argument("--check", action="append", metavar="NAME", help="model check group (repeatable)")
     parser.add_argument("--quick", action="store_true", help="fewer points per model check")
     parser.add_argument("--json", action="store_true", help="print the model checks as JSON")
@@ -54,5 +57,14 @@ def main(args: argparse.Namespace) -> int:
             print(format_checks(checks))
         return 0 if all(c.passed for c in checks) else 1
     scenario = api.apply_overrides(api.load_scenario(args.scenario), args.sets)
-    print(json.dumps(api.validate(scenario), indent=2))
+    print(json.dumps(api.validate(scenario, allow_python=args.allow_python), indent=2))
+    if not args.allow_python:
+        from ..cc import unchecked
+
+        for field, name in unchecked(scenario):
+            print(
+                f"quicksim: note: {field} = {name!r} was not imported (a scenario runs no code unless "
+                "you say so): its class and settings are unchecked; --allow-python checks them",
+                file=sys.stderr,
+            )
     return 0

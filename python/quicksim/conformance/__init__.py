@@ -92,7 +92,8 @@ def _init_worker(paths: dict[str, str]) -> None:
 def _job(key: str, cc: str, quick: bool, param: Any) -> dict[str, Any]:
     """One simulation in a worker; a failing Python controller comes back as its message."""
     try:
-        return cases.measure(key, cc, quick, param)
+        with _cc.allow_python():  # the controller the user named to test: consent to import it
+            return cases.measure(key, cc, quick, param)
     except ControllerError as e:
         return {"controller_error": str(e)}
 
@@ -108,7 +109,8 @@ def run(
         raise ScenarioError(f"controller: {cc!r} is not a controller name")
     # Refuse a bad name at once, naming it (the scenario error names the field).
     try:
-        api.validate(cases.dumbbell([cc], 1.0))
+        # The user named this controller to test it: that is the consent to import it.
+        api.validate(cases.dumbbell([cc], 1.0), allow_python=True)
     except ScenarioError as e:
         raise ScenarioError(str(e).replace("flows[0].quic.cc", "controller")) from None
     family = family_of(cc)

@@ -14,13 +14,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import api
+from .. import api, cc
+from .._io import locked_folder
+from .._io import out_dir as checked_out_dir
 from ..errors import ScenarioError
-from .execute import _dask, _local, _serial, check_address
+from .execute import HANDSHAKE_S, _dask, _local, _serial, check_address, handshake
 from .expand import _toml_value
 from .make import make_plan
 from .plan import MetricSpec, Plan, PlanError
-from .store import _prepare_out, _write_json, _write_tables, run_key
+from .store import InputDigests, _prepare_out, _write_json, _write_tables, run_key
 from .tables import SweepResult, _tables
 
 __all__ = ["run_plan", "sweep"]
@@ -36,17 +38,57 @@ def run_plan(
     retry_failed: bool = False,
     validate: bool = True,
     worker_timeout: float = 60.0,
+    allow_python: bool = False,
 ) -> SweepResult:
-    """Execute a plan and return its tables; see `sweep` for the options."""
+    """Execute a plan and return its tables; see `sweep` for the options. The output folder is
+    locked while the sweep runs: a second sweep into it is refused."""
+    out_dir = checked_out_dir(out, "out") if out is not None else None
+    options: dict[str, Any] = dict(
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress,
+        retry_failed=retry_failed,
+        validate=validate,
+        worker_timeout=worker_timeout,
+        allow_python=allow_python,
+    )
+    if out_dir is None:
+        return _run_plan(plan, None, **options)
+    with locked_folder(out_dir, "out"):
+        return _run_plan(plan, out_dir, **options)
+
+
+def _run_plan(
+    plan: Plan,
+    out_dir: Path | None,
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    progress: bool,
+    retry_failed: bool,
+    validate: bool,
+    worker_timeout: float,
+    allow_python: bool,
+) -> SweepResult:
+    allow_python = cc.consented(allow_python)  # the workers get it as a flag
+    if scheduler:  # a bad or silent address fails before anything is written
+        check_address(scheduler)
+        handshake(scheduler, HANDSHAKE_S)
     runs = plan.runs()
-    out_dir = Path(out) if out is not None else None
     docs: dict[int, dict[str, Any]] = {}
     for r in runs:
         if r.point not in docs:
             docs[r.point] = api.apply_overrides(
                 plan.scenario, [f"{p}={_toml_value(v)}" for p, v in r.params.items()]
             )
-    keys = {r.run_id: run_key(docs[r.point], r.seed) for r in runs}
+            try:
+                # Without allow_python a `py:` controller is refused here, before anything is written.
+                cc.controllers_of(docs[r.point], allow_python=allow_python)
+            except ScenarioError as e:
+                raise PlanError(f"point {_point_text(r.params)}: {e}") from None
+    digests = InputDigests(allow_python)
+    inputs = {point: digests.of(doc) for point, doc in docs.items()}
+    keys = {r.run_id: run_key(docs[r.point], r.seed, inputs[r.point]) for r in runs}
     done: dict[str, dict[str, Any]] = {}
     stored = 0
     if out_dir is not None:
@@ -64,14 +106,12 @@ def run_plan(
             validated.add(r.point)
             if validate:
                 try:
-                    api.validate(docs[r.point])
+                    api.validate(docs[r.point], allow_python=allow_python)
                 except ScenarioError as e:
                     raise PlanError(f"point {_point_text(r.params)}: {e}") from None
     metric_specs = [(m.label, m.fn, m.params) for m in plan.metrics]
     # Controllers registered under a name (`quicksim.cc.register`) travel as their import path:
     # a worker process (local or Dask) registers them again before running.
-    from .. import cc
-
     registered = {name: cc.class_path(cls) for name, cls in cc.registered().items()}
     tasks = [
         {
@@ -80,6 +120,7 @@ def run_plan(
             "scenario": docs[r.point],
             "metrics": metric_specs,
             "controllers": {n: p for n, p in registered.items() if n in cc.names_in(docs[r.point])},
+            "allow_python": allow_python,
         }
         for r in todo
     ]
@@ -87,7 +128,11 @@ def run_plan(
     if out_dir is not None and stored:
         reused = len(runs) - len(todo)
         stale = stored - sum(1 for r in runs if r.run_id in done)
-        why = f" ({stale} stored with another scenario, seed or error state: run again)" if stale else ""
+        why = (
+            f" ({stale} stored with another scenario, seed, input file or error state: run again)"
+            if stale
+            else ""
+        )
         to_run = f"{len(todo)} to run"
         print(
             f"quicksim sweep: reusing {reused} of {len(runs)} runs stored in {out_dir}{why}, {to_run}",
@@ -96,7 +141,6 @@ def run_plan(
 
     jobs = jobs or os.cpu_count() or 1
     if scheduler:
-        check_address(scheduler)
         stream = _dask(tasks, scheduler, plan.fingerprint(), worker_timeout)
     elif jobs == 1 or len(tasks) <= 1:
         stream = _serial(tasks)
@@ -172,6 +216,7 @@ def sweep(
     progress: bool = True,
     retry_failed: bool = False,
     worker_timeout: float = 60.0,
+    allow_python: bool = False,
 ) -> SweepResult:
     """Run a parameter study and return its runs and summary tables.
 
@@ -183,6 +228,8 @@ def sweep(
     Runs execute on `jobs` local processes (default: every core; 1 = in this process) or,
     with `scheduler="tcp://host:port"`, on that Dask cluster; a cluster left without workers
     for `worker_timeout` seconds stops the sweep with a SimulationError (finished runs are kept).
+    `allow_python` lets the scenario's `cc = "py:module:Class"` controllers be imported and run
+    (as `quicksim.run`'s).
     """
     doc = api.load_scenario(scenario)
     found = doc.get("sweep")
@@ -211,6 +258,7 @@ def sweep(
         progress=progress,
         retry_failed=retry_failed,
         worker_timeout=worker_timeout,
+        allow_python=allow_python,
     )
 
 

@@ -5,6 +5,7 @@ new pool, up to 3 times) or on a Dask cluster. Each yields (task, record) as run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -28,7 +29,7 @@ def _execute(task: Mapping[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"values": {}, "series": {}, "error": None, "events": None, "sim_wall_s": None}
     try:
         _register_controllers(task.get("controllers") or {})
-        result = api.run(task["scenario"], seed=task["seed"])
+        result = api.run(task["scenario"], seed=task["seed"], allow_python=task.get("allow_python", False))
         record["events"] = result.meta.get("events")
         record["sim_wall_s"] = result.meta.get("wall_s")
         errors = []
@@ -172,7 +173,8 @@ def check_address(address: str) -> None:
 def _dask(
     tasks: list[dict[str, Any]], address: str, tag: str, worker_timeout: float = 60.0
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """Submit every run to an existing Dask cluster; results stream back as they finish.
+    """Submit every run to an existing Dask cluster; results stream back as they finish. The
+    caller has checked the address answers as a scheduler (`handshake`).
 
     When the cluster has had no worker for `worker_timeout` seconds (none ever joined, or all were
     lost), the sweep stops with a SimulationError; the runs finished until then are kept.
@@ -190,7 +192,7 @@ def _dask(
         raise PlanError(
             f"--scheduler: cannot reach a Dask scheduler at {address!r} ({type(e).__name__})"
         ) from None
-    with client:
+    with _quiet_distributed(), client:
         # Deterministic keys: resubmitting after an interrupt reuses runs the cluster still holds.
         futures = {
             client.submit(_execute, t, key=f"quicksim-{tag}-{t['run_id']}", pure=False): t for t in tasks
@@ -199,6 +201,7 @@ def _dask(
         try:
             pending = as_completed(list(futures), loop=client.loop)  # type: ignore[no-untyped-call]
             left = len(futures)
+            lost: list[str] = []
             idle_since: float | None = None
             checked = 0.0
             while left:
@@ -217,17 +220,86 @@ def _dask(
                     continue
                 for future in batch:
                     task = futures[future]
+                    left -= 1
                     try:
                         record = future.result()
                     except Exception as e:
-                        record = _failure(f"{type(e).__name__}: {e}")
-                    left -= 1
+                        # `_execute` never raises: this is the cluster failing (a lost scheduler, a
+                        # cancelled future), not the run. Never stored, so a plain rerun redoes it;
+                        # only a run that kept killing its workers is (as with the local pool).
+                        if type(e).__name__ != "KilledWorker":
+                            lost.append(f"{type(e).__name__}: {e}".strip())
+                            continue
+                        record = _failure("worker process died (crash or killed)")
                     yield task, record
                     future.release()
+            if lost:
+                raise SimulationError(
+                    f"the Dask cluster at {address} failed: {len(lost)} of {len(futures)} runs were not "
+                    f"finished ({lost[0]}) and are not recorded; run the same command to resume"
+                )
             clean = True
         finally:
             if not clean:
                 client.cancel(list(futures))  # type: ignore[no-untyped-call]
+
+
+HANDSHAKE_S = 10.0
+"""Seconds a `--scheduler` address has to answer as a Dask scheduler before the sweep gives up."""
+
+
+def handshake(address: str, deadline_s: float) -> None:
+    """Ask the address who it is, within `deadline_s`: a PlanError with one line when nothing
+    answers (or something else does). Distributed's own connect waits forever on a server that
+    accepts TCP but never speaks its protocol, whatever its timeout."""
+    import asyncio
+
+    try:
+        from distributed.comm.core import connect
+    except ImportError:
+        raise ImportError(
+            "running on a Dask cluster needs the optional dependency: pip install 'quicksim[dask]'"
+        ) from None
+
+    async def identity() -> Any:
+        comm = await connect(address, timeout=deadline_s)  # type: ignore[no-untyped-call]
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    where = f"--scheduler: {address!r}"
+    try:
+        reply = asyncio.run(asyncio.wait_for(identity(), deadline_s))
+    except asyncio.TimeoutError:
+        raise PlanError(
+            f"{where}: no Dask scheduler answered within {deadline_s:g} s (the address accepts "
+            "connections but does not speak Dask's protocol?)"
+        ) from None
+    except Exception as e:  # refused, reset, unreachable, a garbled reply
+        raise PlanError(f"{where}: cannot reach a Dask scheduler ({type(e).__name__}: {e})".strip()) from None
+    if not (isinstance(reply, dict) and reply.get("type") == "Scheduler"):
+        kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+        raise PlanError(f"{where}: answered, but as {kind!r}, not as a Dask scheduler")
+
+
+@contextlib.contextmanager
+def _quiet_distributed() -> Iterator[None]:
+    """Distributed logs its own tracebacks when the cluster fails (a lost scheduler); the sweep
+    reports that in one line of its own, so they are kept off stderr while it runs."""
+    import logging
+
+    # Distributed's configuration gives some of its loggers levels of their own: each is quieted.
+    names = ["distributed", *(n for n in logging.root.manager.loggerDict if n.startswith("distributed."))]
+    levels = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for n, level in levels.items():
+            logging.getLogger(n).setLevel(level)
 
 
 def _no_workers(address: str, timeout: float, finished: int, total: int) -> SimulationError:

@@ -4,6 +4,7 @@ and overridden, parameter values expanded, zip groups and metric names checked a
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 # `import quicksim` stays light.
 from .. import api, metrics
 from .expand import expand_values
-from .plan import MetricSpec, Plan, PlanError, _Metric
+from .plan import MAX_RUNS, MetricSpec, Plan, PlanError, _canonical, _Metric
 
 __all__ = ["load_plan", "make_plan"]
 
@@ -126,6 +127,8 @@ def make_plan(
         if len(lengths) > 1:
             detail = ", ".join(f"{p} has {len(expanded[p])}" for p in group)
             raise PlanError(f"sweep.zip: parameters varied together need equally many values ({detail})")
+    _check_size(expanded, groups, repeat)
+    _check_distinct(expanded, groups)
     resolved = tuple(_resolve_metric(m) for m in metrics)
     for m in resolved:  # the whole plan is checked before the first run, not in every run
         _check_metric_params(m, doc, expanded)
@@ -141,6 +144,45 @@ def make_plan(
         doc["run"].pop("seed", None)
     plan_name = name or str(doc.get("name") or "sweep")
     return Plan(doc, expanded, groups, repeat, resolved, int(seed), plan_name)
+
+
+def _check_size(expanded: Mapping[str, list[Any]], groups: tuple[tuple[str, ...], ...], repeat: int) -> None:
+    """Count the runs before expanding them: more than MAX_RUNS is refused, naming the fields
+    (a 1000 x 1000 grid or `--repeat 1000000000` used to be expanded until memory ran out)."""
+    zipped = {p for g in groups for p in g}
+    sizes = [(f"sweep.params.{p}", len(v)) for p, v in expanded.items() if p not in zipped]
+    sizes += [(f"sweep.zip {list(g)}", len(expanded[g[0]])) for g in groups]
+    points = math.prod(n for _, n in sizes)
+    if points * repeat <= MAX_RUNS:
+        return
+    if repeat > MAX_RUNS:
+        raise PlanError(
+            f"sweep.repeat (--repeat): {repeat} repetitions; a plan holds at most {MAX_RUNS} runs"
+        )
+    factors = ", ".join(f"{field}: {n} values" for field, n in sizes if n > 1)
+    raise PlanError(
+        f"sweep.params: {points} points x {repeat} repetitions = {points * repeat} runs, more than the "
+        f"{MAX_RUNS} a plan may hold ({factors}; sweep.repeat: {repeat})"
+    )
+
+
+def _check_distinct(expanded: Mapping[str, list[Any]], groups: tuple[tuple[str, ...], ...]) -> None:
+    """Each value of a parameter (each tuple of a zip group) once. Refused, not merged: equal
+    values make equal run ids, so a duplicate ran once but counted twice (a too narrow interval),
+    and a repeated value is most often a typo for another one, which merging would hide."""
+    zipped = {p for g in groups for p in g}
+    checks = [(f"sweep.params.{p}", [(v,) for v in vs]) for p, vs in expanded.items() if p not in zipped]
+    checks += [(f"sweep.zip {list(g)}", list(zip(*(expanded[p] for p in g), strict=True))) for g in groups]
+    for field, rows in checks:
+        seen: dict[str, int] = {}
+        for i, row in enumerate(rows):
+            key = _canonical(list(row))
+            if key in seen:
+                shown = row[0] if len(row) == 1 else row
+                raise PlanError(
+                    f"{field}: {shown!r} is given twice (values {seen[key]} and {i}); give each value once"
+                )
+            seen[key] = i
 
 
 def load_plan(path: str | os.PathLike[str], sets: Iterable[str] = (), repeat: int | None = None) -> Plan:

@@ -14,11 +14,14 @@ from typing import Any
 
 from ..errors import ScenarioError
 
-__all__ = ["PLAN_FORMAT", "MetricSpec", "Plan", "PlanError", "Run", "derive_seed", "point_id"]
+__all__ = ["MAX_RUNS", "PLAN_FORMAT", "MetricSpec", "Plan", "PlanError", "Run", "derive_seed", "point_id"]
 
 PLAN_FORMAT = 1
-
 """Version of `plan.json`."""
+
+MAX_RUNS = 100_000
+"""Most runs (points x repetitions) a plan may hold; counted before anything is expanded. A
+sweep of that size takes days on one machine; past it, a plan is a mistake or wants splitting."""
 
 MetricSpec = str | Mapping[str, Any] | Callable[..., Any]
 """A registered metric's name, `{name=..., label=..., **params}`, or a function of a Result."""

@@ -62,11 +62,74 @@ def _complete(record: Any) -> bool:
     )
 
 
-def run_key(scenario: Mapping[str, Any], seed: int) -> str:
+def run_key(scenario: Mapping[str, Any], seed: int, inputs: str = "") -> str:
     """What a stored run must match to be reused: its effective scenario (the plan's scenario with
-    the point's overrides applied) and its seed."""
-    text = json.dumps([_jsonable(scenario), seed], sort_keys=True, separators=(",", ":"))
+    the point's overrides applied), its seed and the contents of the files the scenario names
+    (`inputs`, from `InputDigests`): an edited trace or controller module reruns the runs."""
+    # Without input files, the key of the versions before file digests (their runs stay reusable).
+    key = [_jsonable(scenario), seed, inputs] if inputs else [_jsonable(scenario), seed]
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+class InputDigests:
+    """SHA-256 of the contents of every file a scenario's results depend on besides its text:
+    each mahimahi trace (`model = { kind = "trace", file = ... }`, wherever it is) and the source
+    file of each Python controller (a `py:` name, imported only with `allow_python`, as
+    `cc.controllers_of` decides; a registered name). Each file is read once per sweep."""
+
+    def __init__(self, allow_python: bool) -> None:
+        self._allow_python = allow_python
+        self._files: dict[str, str] = {}
+
+    def of(self, doc: Mapping[str, Any]) -> str:
+        """One digest of the files `doc` names ("" when it names none)."""
+        files = input_files(doc, self._allow_python)
+        parts = sorted(f"{field}={path}:{self._file(path)}" for field, path in files)
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest() if parts else ""
+
+    def _file(self, path: str) -> str:
+        if path not in self._files:
+            h = hashlib.sha256()
+            try:
+                with open(path, "rb") as f:
+                    for block in iter(lambda: f.read(1 << 20), b""):
+                        h.update(block)
+                self._files[path] = h.hexdigest()
+            except OSError as e:  # the run reports it; the key only has to differ from a readable file
+                self._files[path] = f"unreadable ({type(e).__name__})"
+        return self._files[path]
+
+
+def input_files(doc: Mapping[str, Any], allow_python: bool) -> list[tuple[str, str]]:
+    """(field, path) of the files `doc` names whose contents change its results (see
+    `InputDigests`)."""
+    from .. import cc
+
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, Mapping):
+            if node.get("kind") == "trace" and isinstance(node.get("file"), str):
+                found.append((f"{path}.file", str(node["file"])))
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node))
+    for name, cls in cc.controllers_of(doc, allow_python=allow_python).items():
+        source = _source_file(cls)
+        if source is not None:
+            found.append((f"cc {name}", source))
+    return found
+
+
+def _source_file(cls: type) -> str | None:
+    import inspect
+
+    try:
+        return inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        return None
 
 
 def _write_json(path: Path, value: Any) -> None:

@@ -98,6 +98,14 @@ fn random_value(r: &mut Rng, depth: usize) -> Value {
         "periodic",
         "1h",
         "9999h",
+        // Issue 39: durations at and past simulated time's range (50 days is the longest).
+        "5000h",
+        "1200h",
+        "1201h",
+        "4320000s",
+        "../../x",
+        "/abs",
+        "a/b",
         "0.000000001ps",
         "1_000ms",
         "nan",
@@ -174,8 +182,21 @@ fn mutate(r: &mut Rng, v: &mut Value) {
         },
         3 => match node {
             Value::Object(m) => {
-                let keys =
-                    ["name", "kind", "start", "stop", "bytes", "rate", "mtu", "pairs", "streams", "zzz"];
+                let keys = [
+                    "name",
+                    "kind",
+                    "start",
+                    "stop",
+                    "bytes",
+                    "rate",
+                    "mtu",
+                    "pairs",
+                    "streams",
+                    "zzz",
+                    "initial_rtt",
+                    "max_ack_delay",
+                    "delay",
+                ];
                 m.insert(r.pick(&keys).to_string(), random_value(r, 0));
             }
             Value::Array(a) if !a.is_empty() => {

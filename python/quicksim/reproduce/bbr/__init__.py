@@ -257,7 +257,7 @@ def ns3_part() -> tuple[pd.DataFrame, list[Check], dict[str, float]]:
 def _probe_rtt_starts(seed: int, probe: int) -> list[float]:
     """Starts of quicksim bbr1's ProbeRTT episodes in (NS3_T0, NS3_T1] on bbr-ns3 with run seed
     `seed` (a window of at most `probe` bytes)."""
-    from .. import api
+    from ... import api
 
     r = api.run(validation.scenario_path("bbr-ns3"), seed=seed)
     c = r.conn[(r.conn.flow == "bbr") & (r.conn.t_s > NS3_T0) & (r.conn.t_s <= NS3_T1)]

@@ -10,7 +10,9 @@
 //! (slow_start, congestion_avoidance, recovery, derived from the same samples) and
 //! `data_moved` (stream bytes handed to the application). [`events::Dialect`] says how each
 //! is named. The files reach the output as the rows of a `qlog` table (file name, text),
-//! which the Python side writes out as files.
+//! which the Python side writes out as files. A flow name is any string, so the `file` column
+//! is a label, not a path: the Python side names each file by `quicksim._io.file_name`, the one
+//! rule for names that become file names (`a/b` -> `a%2Fb`; nothing lands outside `--out`).
 //!
 //! A quinn flow's files hold, in a build with the `quinn-qlog` feature, quinn-proto's own qlog
 //! (the `qlog` crate 0.15's JSON-SEQ, header and events as quinn writes them), passed through
