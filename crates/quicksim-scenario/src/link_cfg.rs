@@ -1,10 +1,12 @@
 //! A link direction's loss model, drop lists and link model from the scenario's tables, checked
-//! with the field path in every error; trace files are read here (once per file per run).
+//! with the field path in every error; files a link model names (traces) are read here (once per
+//! file per run).
 
-use crate::schema::{DropCfg, FlowCfg, LossCfg, ModelCfg};
+use crate::schema::{DropCfg, FlowCfg, LossCfg};
 use crate::ScenarioError;
-use quicksim_net::model::{trace, LinkModelConfig};
+use quicksim_net::model::FileSource;
 use quicksim_net::{DropList, GilbertElliott, LossModel};
+use std::any::Any;
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Arc;
@@ -85,59 +87,41 @@ pub(crate) fn drop_lists(
         .collect()
 }
 
-/// Whether a `model` table chooses a trace (whose rate is the trace's: no default rate).
-pub(crate) fn is_trace(m: Option<&ModelCfg>) -> bool {
-    matches!(m, Some(ModelCfg::Trace { .. }))
-}
-
-/// Trace files read so far in this build, by path: a file used by many links is read and held
-/// once.
+/// Files read so far in this build (trace files), as the model that named them made them: a
+/// file used by many links is read and held once.
 #[derive(Default)]
-pub(crate) struct Traces(HashMap<String, Arc<[u32]>>);
+pub(crate) struct Traces(HashMap<String, Arc<dyn Any + Send + Sync>>);
 
-/// The link model of a `model` table at `path`: None for the default fixed rate.
-pub(crate) fn link_model(
-    m: Option<&ModelCfg>,
-    path: &str,
-    traces: &mut Traces,
-) -> Result<Option<LinkModelConfig>, ScenarioError> {
-    let Some(ModelCfg::Trace { file, opportunity }) = m else { return Ok(None) };
-    let opportunity_bytes = opportunity.map_or(trace::DEFAULT_OPPORTUNITY_BYTES, |b| b.0);
-    if opportunity_bytes == 0 {
-        return Err(err(format!("{path}.opportunity"), "0 B: an opportunity carries at least 1 byte"));
-    }
-    let ms = match traces.0.get(file) {
-        Some(ms) => Arc::clone(ms),
-        None => {
-            let ms = read_trace(file).map_err(|m| err(format!("{path}.file"), m))?;
-            traces.0.insert(file.clone(), Arc::clone(&ms));
-            ms
+impl FileSource for Traces {
+    fn load(
+        &mut self,
+        path: &str,
+        make: &dyn Fn(&str) -> Result<Arc<dyn Any + Send + Sync>, String>,
+    ) -> Result<Arc<dyn Any + Send + Sync>, String> {
+        if let Some(v) = self.0.get(path) {
+            return Ok(Arc::clone(v));
         }
-    };
-    Ok(Some(LinkModelConfig::Trace(trace::Config { ms, opportunity_bytes })))
+        let v = make(&read_file(path)?)?;
+        self.0.insert(path.to_string(), Arc::clone(&v));
+        Ok(v)
+    }
 }
 
-/// A trace file's opportunities, or a one-line reason naming the file (and the line).
-fn read_trace(file: &str) -> Result<Arc<[u32]>, String> {
-    let fail = |what: String| format!("{file:?}: {what}");
-    let meta = std::fs::metadata(file).map_err(|e| fail(format!("cannot read the trace: {e}")))?;
+/// A file's text, or a one-line reason (the caller names the file).
+fn read_file(file: &str) -> Result<String, String> {
+    let meta = std::fs::metadata(file).map_err(|e| format!("cannot read the trace: {e}"))?;
     if !meta.is_file() {
-        return Err(fail("is not a file".into()));
+        return Err("is not a file".into());
     }
     if meta.len() > MAX_TRACE_BYTES {
-        return Err(fail(format!(
+        return Err(format!(
             "{} bytes is larger than the limit of {MAX_TRACE_BYTES} for a trace",
             meta.len()
-        )));
+        ));
     }
     let mut text = String::new();
     std::fs::File::open(file)
         .and_then(|f| f.take(MAX_TRACE_BYTES).read_to_string(&mut text))
-        .map_err(|e| fail(format!("cannot read the trace: {e}")))?;
-    // The opportunity size does not change the parse: 1 here, the real one in the config.
-    match trace::Config::parse(&text, 1) {
-        Ok(c) => Ok(c.ms),
-        Err(e) if e.line == 0 => Err(fail(e.message)),
-        Err(e) => Err(fail(format!("line {}: {}", e.line, e.message))),
-    }
+        .map_err(|e| format!("cannot read the trace: {e}"))?;
+    Ok(text)
 }

@@ -99,7 +99,7 @@ fn fill_head(sc: &mut Scenario, kinds: &[&'static str]) {
     sc.run.record_interval.get_or_insert(Dur(DEFAULT_RECORD_INTERVAL));
     if let Some(db) = &mut sc.dumbbell {
         db.mtu.get_or_insert(Bytes(DEFAULT_MTU));
-        if !crate::link_cfg::is_trace(db.access.model.as_ref()) {
+        if !db.access.model.as_ref().is_some_and(crate::schema::ModelCfg::sets_rate) {
             // A trace's rate is the trace's (a rate beside it is refused).
             db.access.rate.get_or_insert(RateVal(DEFAULT_ACCESS_RATE));
         }
@@ -132,6 +132,16 @@ fn head_json(sc: &Scenario) -> Result<Value, serde_json::Error> {
 }
 
 fn fill_link(l: &mut LinkSpec) {
+    // Link models in their settings' canonical form, on the link and its directions.
+    for m in [
+        &mut l.model,
+        l.forward.as_mut().map_or(&mut None, |d| &mut d.model),
+        l.reverse.as_mut().map_or(&mut None, |d| &mut d.model),
+    ] {
+        if let Some(m) = m.as_mut() {
+            *m = m.canonical();
+        }
+    }
     l.delay.get_or_insert(Dur(SimDuration::ZERO));
     l.overhead.get_or_insert(Bytes(PPP_OVERHEAD as u64));
     // No queue table: DropTail with INET's capacity; a table without `kind`: DropTail.

@@ -1,8 +1,25 @@
 //! A link that serializes at one rate, changed only by scheduled steps (`NetEvent::SetRate`:
 //! a scenario's `schedule` and `spikes`, see [`super::schedule`]): INET's `DatarateChannel`.
 
-use super::LinkModel;
+use super::{FileSource, LinkModel, ModelSettings};
+use crate::qdisc::ConfigError;
 use quicksim_engine::{Rate, SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// `model = { kind = "fixed_rate" }`, the default: the direction's `rate`, changed by its
+/// `schedule` and `spikes`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {}
+
+impl ModelSettings for Settings {
+    const KIND: &'static str = "fixed_rate";
+    type Config = Config;
+    fn config(&self, rate: Option<Rate>, _files: &mut dyn FileSource) -> Result<Config, ConfigError> {
+        let rate = rate.ok_or_else(|| ConfigError::new("", "a fixed-rate link needs a `rate`"))?;
+        Ok(Config { rate })
+    }
+}
 
 /// The rate at the start of the run.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,12 +4,18 @@
 //! `model = { kind = "trace", file = ... }`); a new model is one more file here plus one line
 //! in the `link_models!` registry below.
 //!
-//! The registry generates [`LinkModelConfig`] (the settings of every built-in model) and
-//! [`AnyLinkModel`] (static dispatch, plus one `Dyn` variant for a model supplied at run time).
+//! The registry declares the models' modules and generates [`LinkModelConfig`] (the
+//! configuration of every built-in model, with what a scenario needs of it: the `kind` names, each
+//! model's settings read and checked (`ModelSettings`), their JSON Schema) and [`AnyLinkModel`]
+//! (static dispatch, plus one `Dyn` variant for a model supplied at run time).
 
-pub mod fixed_rate;
 pub mod schedule;
-pub mod trace;
+
+use crate::qdisc::{ConfigError, ConfigSource};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::any::Any;
+use std::sync::Arc;
 
 use quicksim_engine::{Rate, SimDuration, SimTime};
 
@@ -82,8 +88,94 @@ impl Serializer {
 
 /// Generates [`LinkModelConfig`] and [`AnyLinkModel`] from `module::Type` entries; each
 /// module has a `Config` and `Type: LinkModel` with `Type::new(&Config)`.
+/// Files a model's settings name (a trace), each read and made once per build however many
+/// links use it; the caller decides how (the scenario crate bounds the size and names the file in
+/// its errors).
+pub trait FileSource {
+    /// What `make` built from the text of the file at `path` (earlier: the same value).
+    fn load(
+        &mut self,
+        path: &str,
+        make: &dyn Fn(&str) -> Result<Arc<dyn Any + Send + Sync>, String>,
+    ) -> Result<Arc<dyn Any + Send + Sync>, String>;
+}
+
+/// A link model's settings as a scenario writes them (`model = { kind = "<KIND>", .. }` on a
+/// link or a link direction): serde reads and writes them, their JSON Schema documents them (a
+/// doc comment per field), `config` makes the model's configuration of them.
+pub trait ModelSettings: DeserializeOwned + Serialize + schemars::JsonSchema {
+    /// The `kind` a scenario writes.
+    const KIND: &'static str;
+    /// The model sets the link's rate itself (a trace): a link with it needs no `rate`, and a
+    /// `rate`, `schedule` or `spikes` beside it is refused.
+    const SETS_RATE: bool = false;
+    type Config;
+    /// The configuration, on a direction of rate `rate` (None for a model that sets its own).
+    fn config(&self, rate: Option<Rate>, files: &mut dyn FileSource) -> Result<Self::Config, ConfigError>;
+    /// The rate a model that sets its own reports at the start (a trace's mean rate).
+    fn own_rate(_cfg: &Self::Config) -> Option<Rate> {
+        None
+    }
+}
+
 macro_rules! link_models {
     ($($m:ident :: $t:ident),* $(,)?) => {
+        $(pub mod $m;)*
+
+        impl LinkModelConfig {
+            /// The `kind` names of the built-in models; the first is the default (a link without
+            /// `model`).
+            pub const KINDS: &'static [&'static str] = &[$(<$m::Settings as ModelSettings>::KIND),*];
+
+            /// Whether model `kind` sets the link's rate itself; None for a kind not built in.
+            pub fn sets_rate(kind: &str) -> Option<bool> {
+                $( if kind == <$m::Settings as ModelSettings>::KIND { return Some(<$m::Settings as ModelSettings>::SETS_RATE); } )*
+                None
+            }
+
+            /// Decode and check the settings of `kind` into its configuration, on a direction of
+            /// rate `rate`; None for a kind not built in.
+            pub fn decode<S: ConfigSource>(
+                kind: &str,
+                src: &S,
+                rate: Option<Rate>,
+                files: &mut dyn FileSource,
+            ) -> Option<Result<LinkModelConfig, S::Error>> {
+                $(
+                    if kind == <$m::Settings as ModelSettings>::KIND {
+                        return Some(src.decode::<$m::Settings>().and_then(|s| {
+                            s.config(rate, files).map(LinkModelConfig::$t).map_err(|e| src.invalid(e))
+                        }));
+                    }
+                )*
+                None
+            }
+
+            /// A checked settings table of `kind` (without `kind`) as its settings type writes
+            /// it back (canonical units); None for a kind not built in or a table it refuses.
+            pub fn canonical(kind: &str, table: &serde_json::Value) -> Option<serde_json::Value> {
+                $(
+                    if kind == <$m::Settings as ModelSettings>::KIND {
+                        let s: $m::Settings = serde_json::from_value(table.clone()).ok()?;
+                        return serde_json::to_value(s).ok();
+                    }
+                )*
+                None
+            }
+
+            /// The JSON Schema of each built-in model's settings, by `kind`.
+            pub fn schemas(gen: &mut schemars::SchemaGenerator) -> Vec<(&'static str, schemars::Schema)> {
+                vec![$((<$m::Settings as ModelSettings>::KIND, <$m::Settings as schemars::JsonSchema>::json_schema(gen)),)*]
+            }
+
+            /// The rate the model reports at the start if it sets its own (a trace's mean).
+            pub fn own_rate(&self) -> Option<Rate> {
+                match self {
+                    $(LinkModelConfig::$t(c) => <$m::Settings as ModelSettings>::own_rate(c),)*
+                }
+            }
+        }
+
         /// The settings of a built-in link model.
         #[derive(Clone, Debug, PartialEq)]
         pub enum LinkModelConfig {

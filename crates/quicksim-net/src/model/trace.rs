@@ -20,9 +20,58 @@
 //! free and holds it until its opportunity (the channel's "in transmission"), so a queue
 //! discipline sees that frame leave up to one gap between opportunities earlier.
 
-use super::LinkModel;
+use super::{FileSource, LinkModel, ModelSettings};
+use crate::qdisc::ConfigError;
+use quicksim_engine::units::Bytes;
 use quicksim_engine::{Rate, SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+/// `model = { kind = "trace", file = "traces/cellular-walk.mm" }`: a mahimahi `mm-link` trace,
+/// one line per delivery opportunity, in ms, repeating. Its rate is the trace's: no `rate`,
+/// `schedule` or `spikes` beside it.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// The trace file; a relative path is relative to the scenario file (the Python front end
+    /// resolves it), or to the working directory for a scenario given as a dict.
+    pub file: String,
+    /// Bytes one opportunity carries (default 1500 B, the format's; mm-link's code: 1504 B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opportunity: Option<Bytes>,
+}
+
+impl ModelSettings for Settings {
+    const KIND: &'static str = "trace";
+    const SETS_RATE: bool = true;
+    type Config = Config;
+
+    fn config(&self, _rate: Option<Rate>, files: &mut dyn FileSource) -> Result<Config, ConfigError> {
+        let opportunity_bytes = self.opportunity.map_or(DEFAULT_OPPORTUNITY_BYTES, |b| b.0);
+        if opportunity_bytes == 0 {
+            return Err(ConfigError::new("opportunity", "0 B: an opportunity carries at least 1 byte"));
+        }
+        // The opportunity size does not change the parse: 1 here, the real one in the config.
+        let parse = |text: &str| -> Result<Arc<dyn std::any::Any + Send + Sync>, String> {
+            match Config::parse(text, 1) {
+                Ok(c) => Ok(Arc::new(c.ms)),
+                Err(e) if e.line == 0 => Err(e.message),
+                Err(e) => Err(format!("line {}: {}", e.line, e.message)),
+            }
+        };
+        let file = &self.file;
+        let ms = files
+            .load(file, &parse)
+            .map_err(|m| ConfigError::new("file", format!("{file:?}: {m}")))?
+            .downcast::<Arc<[u32]>>()
+            .map_err(|_| ConfigError::new("file", format!("{file:?}: read as another kind of file")))?;
+        Ok(Config { ms: Arc::clone(&ms), opportunity_bytes })
+    }
+
+    fn own_rate(cfg: &Config) -> Option<Rate> {
+        Some(cfg.mean_rate())
+    }
+}
 
 /// Picoseconds per millisecond.
 const PS_PER_MS: u64 = 1_000_000_000;

@@ -41,14 +41,14 @@ pub(crate) struct LinkExtras<'a> {
     pub flows: &'a [FlowCfg],
 }
 
-/// A `queue` table (without `kind`) as the source of a discipline's settings; errors carry
-/// the field path.
-struct QueueTable<'a> {
+/// A `queue` or `model` table (without `kind`) as the source of its kind's settings; errors
+/// carry the field path.
+struct KindTable<'a> {
     table: &'a serde_json::Value,
     path: &'a str,
 }
 
-impl ConfigSource for QueueTable<'_> {
+impl ConfigSource for KindTable<'_> {
     type Error = ScenarioError;
     fn decode<C: serde::de::DeserializeOwned>(&self) -> Result<C, ScenarioError> {
         serde_path_to_error::deserialize(self.table).map_err(|e| {
@@ -82,7 +82,7 @@ fn queue(q: Option<&QueueCfg>, path: &str, plugins: &Plugins) -> Result<QueueCho
     let mut rest = map.clone();
     rest.remove("kind");
     let table = serde_json::Value::Object(rest);
-    if let Some(cfg) = QdiscConfig::decode(kind, &QueueTable { table: &table, path }) {
+    if let Some(cfg) = QdiscConfig::decode(kind, &KindTable { table: &table, path }) {
         return Ok((cfg?, None));
     }
     match plugins.qdisc(kind) {
@@ -95,6 +95,35 @@ fn queue(q: Option<&QueueCfg>, path: &str, plugins: &Plugins) -> Result<QueueCho
             format!("{kind:?} is not a queue discipline; use one of {:?}", plugins.qdisc_kinds()),
         )),
     }
+}
+
+/// The link model of a `model` table at `path` on a direction of rate `rate` (None: the model
+/// sets its own).
+fn link_model(
+    m: &ModelCfg,
+    path: &str,
+    rate: Option<quicksim_engine::Rate>,
+    files: &mut link_cfg::Traces,
+) -> Result<LinkModelConfig, ScenarioError> {
+    let kind = match m.0.get("kind") {
+        None => LinkModelConfig::KINDS[0],
+        Some(serde_json::Value::String(k)) => k.as_str(),
+        Some(other) => {
+            return Err(err(format!("{path}.kind"), format!("{other} is not a name; try \"trace\"")))
+        }
+    };
+    let mut rest = m.0.clone();
+    rest.remove("kind");
+    let table = serde_json::Value::Object(rest);
+    LinkModelConfig::decode(kind, &KindTable { table: &table, path }, rate, files).unwrap_or_else(|| {
+        Err(err(
+            format!("{path}.kind"),
+            format!(
+                "unknown variant `{kind}`, expected one of {}",
+                LinkModelConfig::KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            ),
+        ))
+    })
 }
 
 /// The settings of one direction: link-level values overlaid by the direction's own.
@@ -112,32 +141,40 @@ fn direction(
     let d = dir.clone().unwrap_or_default();
     let dpath = format!("{path}.{dirname}");
     let pick = |own: bool| if own { dpath.clone() } else { path.to_string() };
-    let model = link_cfg::link_model(
-        d.model.as_ref().or(spec.model.as_ref()),
-        &format!("{}.model", pick(d.model.is_some())),
-        &mut extras.traces,
-    )?;
-    let rate = match &model {
-        Some(LinkModelConfig::Trace(t)) => {
-            // The trace is the rate: a rate setting of the same table (or of the link, for a
-            // link-level trace) has nothing to apply to.
-            for (field, own, shared) in [
-                ("rate", d.rate.is_some(), spec.rate.is_some()),
-                ("schedule", d.schedule.is_some(), spec.schedule.is_some()),
-                ("spikes", d.spikes.is_some(), spec.spikes.is_some()),
-            ] {
-                if own || (shared && d.model.is_none()) {
-                    return Err(err(
-                        format!("{}.{field}", pick(own)),
-                        "does not apply to a trace-driven link (`model.kind = \"trace\"`): the trace sets its rate",
-                    ));
-                }
+    let model_cfg = d.model.as_ref().or(spec.model.as_ref());
+    let model_path = format!("{}.model", pick(d.model.is_some()));
+    let rate = if let Some(kind) = model_cfg.filter(|m| m.sets_rate()).and_then(ModelCfg::kind) {
+        // The model is the rate: a rate setting of the same table (or of the link, for a
+        // link-level model) has nothing to apply to.
+        for (field, own, shared) in [
+            ("rate", d.rate.is_some(), spec.rate.is_some()),
+            ("schedule", d.schedule.is_some(), spec.schedule.is_some()),
+            ("spikes", d.spikes.is_some(), spec.spikes.is_some()),
+        ] {
+            if own || (shared && d.model.is_none()) {
+                return Err(err(
+                    format!("{}.{field}", pick(own)),
+                    format!(
+                        "does not apply to a {kind}-driven link (`model.kind = \"{kind}\"`): the {kind} sets its rate"
+                    ),
+                ));
             }
-            crate::units::RateVal(t.mean_rate())
         }
-        _ => d.rate.or(spec.rate).ok_or_else(|| {
+        None
+    } else {
+        Some(d.rate.or(spec.rate).ok_or_else(|| {
             err(format!("{path}.rate"), "missing: every link needs a rate, e.g. \"10Mbps\"")
-        })?,
+        })?)
+    };
+    let model = match model_cfg {
+        None => None,
+        Some(m) => Some(link_model(m, &model_path, rate.map(|r| r.0), &mut extras.traces)?),
+    };
+    let rate = match rate {
+        Some(r) => r,
+        None => crate::units::RateVal(
+            model.as_ref().and_then(LinkModelConfig::own_rate).expect("a model that sets the rate has one"),
+        ),
     };
     let delay = d.delay.or(spec.delay).map(|x| x.0).unwrap_or(SimDuration::ZERO);
     let mtu = spec.mtu.map(|m| m.0).unwrap_or(default_mtu);
@@ -329,7 +366,7 @@ fn dumbbell(
         }
     }
     let mut access = db.access.clone();
-    if access.rate.is_none() && !crate::link_cfg::is_trace(access.model.as_ref()) {
+    if access.rate.is_none() && !access.model.as_ref().is_some_and(ModelCfg::sets_rate) {
         access.rate = Some(crate::units::RateVal(DEFAULT_ACCESS_RATE));
     }
     if let Some(d) = &db.access_delays {

@@ -59,21 +59,66 @@ pub enum LossCfg {
     },
 }
 
-/// What decides a link direction's serialization times (`quicksim_net::model`).
-#[derive(Serialize, Deserialize, Debug, Clone, JsonSchema)]
-#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
-pub enum ModelCfg {
-    /// The default: `rate`, changed by `schedule` and `spikes`.
-    FixedRate {},
-    /// A mahimahi `mm-link` trace: one line per delivery opportunity, in ms, repeating.
-    Trace {
-        /// The trace file; a relative path is relative to the scenario file (the Python front
-        /// end resolves it), or to the working directory for a scenario given as a dict.
-        file: String,
-        /// Bytes one opportunity carries (default 1500 B, the format's; mm-link's code: 1504 B).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        opportunity: Option<Bytes>,
-    },
+/// What decides a link direction's serialization times: `{ kind = "<model>", ..its settings }`,
+/// a model of `quicksim_net::model`'s registry (default "fixed_rate", the direction's `rate`).
+#[derive(Serialize, Deserialize, Debug, Clone, Default)]
+pub struct ModelCfg(pub serde_json::Map<String, serde_json::Value>);
+
+impl ModelCfg {
+    /// The model's `kind` as written (None: missing or not a string).
+    pub fn kind(&self) -> Option<&str> {
+        self.0.get("kind").and_then(serde_json::Value::as_str)
+    }
+
+    /// Whether the model sets the link's rate itself (a trace).
+    pub fn sets_rate(&self) -> bool {
+        self.kind().and_then(quicksim_net::model::LinkModelConfig::sets_rate).unwrap_or(false)
+    }
+
+    /// The table as its model's settings type writes it back (canonical units); as it is if
+    /// the model refuses it (the build then says why).
+    pub fn canonical(&self) -> ModelCfg {
+        let Some(kind) = self.kind() else { return self.clone() };
+        let mut rest = self.0.clone();
+        rest.remove("kind");
+        match quicksim_net::model::LinkModelConfig::canonical(kind, &Value::Object(rest)) {
+            Some(Value::Object(mut m)) => {
+                m.insert("kind".into(), Value::String(kind.into()));
+                ModelCfg(m)
+            }
+            _ => self.clone(),
+        }
+    }
+}
+
+/// A model table's schema: one alternative per link model of the registry.
+impl JsonSchema for ModelCfg {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Model".into()
+    }
+    fn json_schema(gen: &mut SchemaGenerator) -> Schema {
+        let alternatives: Vec<Value> = quicksim_net::model::LinkModelConfig::schemas(gen)
+            .into_iter()
+            .map(|(kind, s)| {
+                let mut s = s.to_value();
+                s["title"] = Value::String(kind.to_string());
+                let obj = s.as_object_mut().expect("a table");
+                let props = obj.entry("properties").or_insert(Value::Object(Default::default()));
+                props["kind"] = serde_json::json!({"const": kind});
+                obj.entry("required")
+                    .or_insert(Value::Array(vec![]))
+                    .as_array_mut()
+                    .expect("a list")
+                    .push("kind".into());
+                obj.insert("type".into(), "object".into());
+                s
+            })
+            .collect();
+        schemars::json_schema!({
+            "description": "The link model: `kind` names it (default \"fixed_rate\"); the other keys are its settings.",
+            "oneOf": alternatives,
+        })
+    }
 }
 
 /// Drop exactly these packets (0-based: 0 is the first packet) among those the link direction
