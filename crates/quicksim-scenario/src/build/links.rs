@@ -143,6 +143,15 @@ fn direction(
     let pick = |own: bool| if own { dpath.clone() } else { path.to_string() };
     let model_cfg = d.model.as_ref().or(spec.model.as_ref());
     let model_path = format!("{}.model", pick(d.model.is_some()));
+    if let Some(kind) = model_cfg.and_then(ModelCfg::kind) {
+        if LinkModelConfig::sets_rate(kind).is_none() {
+            let kinds: Vec<String> = LinkModelConfig::KINDS.iter().map(|k| format!("`{k}`")).collect();
+            return Err(err(
+                format!("{model_path}.kind"),
+                format!("unknown variant `{kind}`, expected one of {}", kinds.join(", ")),
+            ));
+        }
+    }
     let rate = if let Some(kind) = model_cfg.filter(|m| m.sets_rate()).and_then(ModelCfg::kind) {
         // The model is the rate: a rate setting of the same table (or of the link, for a
         // link-level model) has nothing to apply to.
