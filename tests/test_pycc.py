@@ -91,7 +91,7 @@ def test_each_end_gets_a_seed_from_its_own_stream_and_runs_repeat() -> None:
     def run(seed: int) -> tuple[quicksim.Result, list[int]]:
         pycc_algos.SEEDS.clear()
         sets = ['quic.cc="py:pycc_algos:RandomWindow"', "run.duration=20s"]
-        r = quicksim.run(LINKSHARING, sets=sets, seed=seed)
+        r = quicksim.run(LINKSHARING, sets=sets, seed=seed, allow_python=True)
         return r, list(pycc_algos.SEEDS)
 
     (a, seeds_a), (b, seeds_b), (c, seeds_c) = run(1), run(1), run(2)

@@ -60,6 +60,8 @@ impl Transport for Connection {
         Ok(Arc::new(c))
     }
 
+    const SHARED_BY_SETTINGS: bool = true;
+
     fn share(cfg: Arc<QuicConfig>, recent: &mut Vec<Arc<QuicConfig>>) -> Arc<QuicConfig> {
         share_equal(cfg, recent)
     }

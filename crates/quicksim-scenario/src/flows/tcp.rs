@@ -37,6 +37,8 @@ impl Transport for Connection {
         Ok(Arc::new(cfg))
     }
 
+    const SHARED_BY_SETTINGS: bool = true;
+
     fn share(cfg: Arc<TcpConfig>, recent: &mut Vec<Arc<TcpConfig>>) -> Arc<TcpConfig> {
         share_equal(cfg, recent)
     }

@@ -38,6 +38,10 @@ pub(crate) trait Transport: Registered {
     const WRITE_DEFAULTS: bool = true;
     /// Whether a flow may spread its data over several streams (`streams`).
     const MULTI_STREAM: bool = true;
+    /// Whether the configuration depends only on the settings table and the path MTU, so that
+    /// flows with the same own table on paths of the same MTU share the one made for the first
+    /// (a transport whose configuration draws from the flow's streams, as quinn's TLS, must not).
+    const SHARED_BY_SETTINGS: bool = false;
     /// The flow's configuration from its merged settings table (errors at `t.at(key)`).
     fn configure(
         t: &super::settings::SettingsTable,

@@ -12,8 +12,10 @@ use crate::schema::{
 };
 use crate::ScenarioError;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::fmt;
 
 fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path.into(), msg.into())
@@ -179,19 +181,26 @@ pub(crate) fn flow_schema(gen: &mut SchemaGenerator) -> Schema {
 /// Parse a scenario from JSON, with errors that name the field path.
 pub fn parse(json: &str) -> Result<Scenario, crate::ScenarioError> {
     let err = |path: &str, msg: String| crate::ScenarioError::new(path.to_string(), msg);
-    let doc: Value = serde_json::from_str(json).map_err(|e| {
-        let msg = e.to_string();
-        // serde_json appends " at line L column C", meaningless for a dict from TOML.
-        let msg = match msg.rfind(" at line ") {
-            Some(i) => msg[..i].to_string(),
-            None => msg,
-        };
-        err("", msg)
-    })?;
-    let Value::Object(mut top) = doc else {
-        return Err(err("", format!("invalid type: {}, expected a scenario table", describe(&doc))));
-    };
-    let flows = top.remove("flows");
+    // The flows are read one at a time into their types (`FlowsSeed`), so the document is never
+    // held whole as a JSON tree: 10 000 flows would hold a second copy of themselves (~700 B
+    // each) at the run's peak.
+    let mut track = serde_path_to_error::Track::new();
+    let mut de = serde_json::Deserializer::from_str(json);
+    let top = TopSeed
+        .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
+        .and_then(|t| de.end().map(|()| t))
+        .map_err(|e| {
+            let msg = e.to_string();
+            // serde_json appends " at line L column C", meaningless for a dict from TOML.
+            let msg = match msg.rfind(" at line ") {
+                Some(i) => msg[..i].to_string(),
+                None => msg,
+            };
+            let path = track.path().to_string();
+            err(if path == "." { "" } else { &path }, msg)
+        })?;
+    let Top { rest: mut top, flows } = top;
+
     let mut transports = BTreeMap::new();
     for &kind in crate::flows::TRANSPORT_KINDS.iter() {
         match top.remove(kind) {
@@ -226,21 +235,74 @@ pub fn parse(json: &str) -> Result<Scenario, crate::ScenarioError> {
         }
     })?;
     sc.transports = transports;
-    match flows {
-        None => {}
-        Some(Value::Array(items)) => {
-            sc.flows = items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| parse_flow(v, &format!("flows[{i}]")))
-                .collect::<Result<_, _>>()?;
-        }
-        Some(other) => {
-            return Err(err(
-                "flows",
-                format!("invalid type: {}, expected an array of flow tables", describe(&other)),
-            ))
-        }
+    if let Some(flows) = flows {
+        sc.flows = flows?;
     }
     Ok(sc)
+}
+
+/// The document's top level: every key but `flows` as JSON (small), the flows read by
+/// `FlowsSeed`.
+struct Top {
+    rest: Map<String, Value>,
+    flows: Option<Result<Vec<FlowCfg>, ScenarioError>>,
+}
+
+struct TopSeed;
+
+impl<'de> DeserializeSeed<'de> for TopSeed {
+    type Value = Top;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Top, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed {
+    type Value = Top;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a scenario table")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Top, A::Error> {
+        let mut top = Top { rest: Map::new(), flows: None };
+        while let Some(key) = m.next_key::<String>()? {
+            if key == "flows" {
+                top.flows = Some(m.next_value_seed(FlowsSeed)?);
+            } else {
+                let v: Value = m.next_value()?;
+                top.rest.insert(key, v);
+            }
+        }
+        Ok(top)
+    }
+}
+
+/// `flows`: each flow's table read into its kind's type as soon as it is read; the first error
+/// (with its path) ends the reading.
+struct FlowsSeed;
+
+impl<'de> DeserializeSeed<'de> for FlowsSeed {
+    type Value = Result<Vec<FlowCfg>, ScenarioError>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FlowsSeed {
+    type Value = Result<Vec<FlowCfg>, ScenarioError>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of flow tables")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut flows = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(v) = seq.next_element::<Value>()? {
+            match parse_flow(v, &format!("flows[{}]", flows.len())) {
+                Ok(f) => flows.push(f),
+                Err(e) => {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    return Ok(Err(e));
+                }
+            }
+        }
+        Ok(Ok(flows))
+    }
 }
