@@ -255,15 +255,52 @@ fn direction(
     }
     let mut events: Vec<_> = steps.steps.into_iter().map(|(t, r)| (t, LinkChange::Rate(r))).collect();
     if let Some(downs) = d.down.as_ref().or(spec.down.as_ref()) {
+        let mut periods = Vec::with_capacity(downs.len());
         for (i, dn) in downs.iter().enumerate() {
             if dn.to.0 <= dn.from.0 {
                 return Err(err(format!("{}.down[{i}].to", pick(d.down.is_some())), "must be after `from`"));
             }
-            events.push((SimTime(dn.from.0 .0), LinkChange::Up(false)));
-            events.push((SimTime(dn.to.0 .0), LinkChange::Up(true)));
+            periods.push((dn.from.0, dn.to.0));
+        }
+        for (from, to) in merged_down_periods(periods) {
+            events.push((SimTime(from.0), LinkChange::Up(false)));
+            events.push((SimTime(to.0), LinkChange::Up(true)));
         }
     }
     Ok(DirSettings { cfg, events, plugin_qdisc })
+}
+
+/// Down periods as the link lives them: overlapping or touching ones are one period, from the
+/// first `from` to the last `to` (each period's own up would otherwise bring the link up in the
+/// middle of another), in time order.
+fn merged_down_periods(mut periods: Vec<(SimDuration, SimDuration)>) -> Vec<(SimDuration, SimDuration)> {
+    periods.sort_by_key(|p| p.0);
+    let mut merged: Vec<(SimDuration, SimDuration)> = Vec::with_capacity(periods.len());
+    for (from, to) in periods {
+        match merged.last_mut() {
+            Some(last) if from <= last.1 => last.1 = last.1.max(to),
+            _ => merged.push((from, to)),
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(ms: u64) -> SimDuration {
+        SimDuration::from_millis(ms)
+    }
+
+    #[test]
+    fn down_periods_that_overlap_or_touch_are_one() {
+        // The audit's case: [1 s, 1.5 s] and [0.5 s, 1.2 s] keep the link down from 0.5 to 1.5 s.
+        assert_eq!(merged_down_periods(vec![(s(1000), s(1500)), (s(500), s(1200))]), vec![(s(500), s(1500))]);
+        assert_eq!(merged_down_periods(vec![(s(1), s(2)), (s(2), s(3))]), vec![(s(1), s(3))]);
+        assert_eq!(merged_down_periods(vec![(s(1), s(9)), (s(2), s(3))]), vec![(s(1), s(9))]);
+        assert_eq!(merged_down_periods(vec![(s(5), s(6)), (s(1), s(2))]), vec![(s(1), s(2)), (s(5), s(6))]);
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context

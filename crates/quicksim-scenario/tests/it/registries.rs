@@ -1,7 +1,7 @@
 //! What a registry entry gets without another line anywhere: every built-in queue discipline of
-//! `qdiscs!` (its `KINDS`, so a new one is picked up here automatically) is accepted by a
-//! scenario with its defaults, carries a packet flow end to end, and has its section in the
-//! scenario reference and the JSON Schema.
+//! `qdiscs!` and every link model of `link_models!` (their `KINDS`, so a new one is picked up
+//! here automatically) is read by a scenario and has its section in the scenario reference and
+//! the JSON Schema; each discipline also carries a packet flow end to end with its defaults.
 
 use quicksim_net::QdiscConfig;
 use quicksim_scenario::format::reference;
@@ -44,4 +44,38 @@ fn every_builtin_queue_discipline_runs_with_its_defaults_and_is_documented() {
         );
         assert!(titles.iter().any(|t| t == kind), "{kind} is not in the schema's queue alternatives");
     }
+}
+
+/// Every link model of `link_models!` (its `KINDS`): the reference and the JSON Schema describe
+/// it, and a scenario naming it is read by the registry (an unknown kind is refused naming the
+/// field and the models there are).
+#[test]
+fn every_builtin_link_model_is_documented_and_read_from_the_registry() {
+    use quicksim_net::model::LinkModelConfig;
+    let md = reference::markdown();
+    let schema = reference::json_schema();
+    let titles: Vec<String> = schema["$defs"]["Model"]["oneOf"]
+        .as_array()
+        .expect("the model schema lists its alternatives")
+        .iter()
+        .map(|a| a["title"].as_str().unwrap_or("").to_string())
+        .collect();
+    for kind in LinkModelConfig::KINDS {
+        assert!(
+            md.contains(&format!("## links[].model (kind = \"{kind}\")")),
+            "{kind} has no reference section"
+        );
+        assert!(titles.iter().any(|t| t == kind), "{kind} is not in the schema's model alternatives");
+    }
+    let mut sc = udp_through(json!({"packets": 100}));
+    sc["dumbbell"]["bottleneck"]["model"] = json!({"kind": "wavy"});
+    let e = quicksim_scenario::validate(&sc.to_string()).unwrap_err().to_string();
+    let kinds: Vec<String> = LinkModelConfig::KINDS.iter().map(|k| format!("`{k}`")).collect();
+    assert_eq!(
+        e,
+        format!(
+            "dumbbell.bottleneck.model.kind: unknown variant `wavy`, expected one of {}",
+            kinds.join(", ")
+        )
+    );
 }
