@@ -63,6 +63,7 @@ def test_fluid_model_numbers_behind_the_criteria() -> None:
     assert not cases.window_criterion("cubic", 0.1, 1e-4).passes(187 * 0.85)
 
 
+@pytest.mark.slow
 def test_quick_card_of_newreno(tmp_path: Path) -> None:
     proc = _cli("conformance", "newreno", "--quick", "--out", str(tmp_path / "card"), "-j", "2")
     assert proc.returncode == 0, proc.stderr

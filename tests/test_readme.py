@@ -52,7 +52,7 @@ HOW: dict[str, tuple[str, str]] = {
     "quicksim conformance py:examples.mycc:MyCC --quick --out out/mycc-card": (AS_WRITTEN, "slow"),
     "quicksim run scenarios/buffer-sizing.toml --set 'run.record.qlog=[\"quic\"]' --out out/bs-qlog": (
         AS_WRITTEN,
-        "",
+        "slow",
     ),
     "quicksim sweep examples/cc-report-sweep.toml --out out/cc-sweep": (AS_WRITTEN, "slow"),
     # Reads the sweep's output: the sweep runs first in the same folder.

@@ -68,6 +68,7 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 
 
 @pytest.mark.core
+@pytest.mark.slow
 def test_paper_fig3_quick_end_to_end(cli: Cli, tmp_path: Path) -> None:
     proc = cli("reproduce", "paper-fig3", "--quick", "--out", str(tmp_path), "-j", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr

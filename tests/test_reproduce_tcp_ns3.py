@@ -186,6 +186,7 @@ def test_mathis_checks_pair_the_points() -> None:
 
 
 @pytest.mark.core
+@pytest.mark.slow
 def test_quick_reproduction_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NS3_PYTHON", raising=False)  # the committed numbers, as CI
     report = rp.reproduce("tcp-vs-ns3", tmp_path, quick=True, jobs=2)
