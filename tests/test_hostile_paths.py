@@ -60,9 +60,13 @@ def test_a_flow_name_never_writes_outside_out(cli: Cli, tmp_path: Path, name: st
 
 
 @pytest.mark.core
-@pytest.mark.parametrize("command", ["run", "sweep"])
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce"])
 def test_empty_out_is_refused(cli: Cli, tmp_path: Path, command: str) -> None:
-    target = str(SCENARIO) if command == "run" else str(REPO / "examples" / "ack-ratio-sweep.toml")
+    target = {
+        "run": str(SCENARIO),
+        "sweep": str(REPO / "examples" / "ack-ratio-sweep.toml"),
+        "reproduce": "paper-fig3",
+    }[command]
     proc = cli(command, target, "--out", "", cwd=tmp_path)
     assert proc.returncode == 2
     last = proc.stderr.strip().splitlines()[-1]

@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._common import EXIT_ERROR, EXIT_USAGE, error, positive
+from ._common import EXIT_ERROR, EXIT_USAGE, error, out_dir, positive
 
 NAME = "reproduce"
 HELP = "reproduce the paper's figures and the showcases, with reports that check them against theory"
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer points and repetitions (for CI)")
     parser.add_argument(
         "--out",
-        type=Path,
+        type=out_dir,
         metavar="DIR",
         help="output directory (default: out/reproduce, with --quick out/reproduce-quick)",
     )
