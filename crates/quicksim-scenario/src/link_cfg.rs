@@ -4,9 +4,8 @@
 
 use crate::schema::{DropCfg, FlowCfg, LossCfg};
 use crate::ScenarioError;
-use quicksim_net::model::FileSource;
+use quicksim_net::model::{FileSource, Loaded, MakeFromText};
 use quicksim_net::{DropList, GilbertElliott, LossModel};
-use std::any::Any;
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Arc;
@@ -90,14 +89,10 @@ pub(crate) fn drop_lists(
 /// Files read so far in this build (trace files), as the model that named them made them: a
 /// file used by many links is read and held once.
 #[derive(Default)]
-pub(crate) struct Traces(HashMap<String, Arc<dyn Any + Send + Sync>>);
+pub(crate) struct Traces(HashMap<String, Loaded>);
 
 impl FileSource for Traces {
-    fn load(
-        &mut self,
-        path: &str,
-        make: &dyn Fn(&str) -> Result<Arc<dyn Any + Send + Sync>, String>,
-    ) -> Result<Arc<dyn Any + Send + Sync>, String> {
+    fn load(&mut self, path: &str, make: &MakeFromText) -> Result<Loaded, String> {
         if let Some(v) = self.0.get(path) {
             return Ok(Arc::clone(v));
         }

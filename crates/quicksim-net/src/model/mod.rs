@@ -93,12 +93,13 @@ impl Serializer {
 /// its errors).
 pub trait FileSource {
     /// What `make` built from the text of the file at `path` (earlier: the same value).
-    fn load(
-        &mut self,
-        path: &str,
-        make: &dyn Fn(&str) -> Result<Arc<dyn Any + Send + Sync>, String>,
-    ) -> Result<Arc<dyn Any + Send + Sync>, String>;
+    fn load(&mut self, path: &str, make: &MakeFromText) -> Result<Loaded, String>;
 }
+
+/// What a model made of a file, shared by every link that names the file.
+pub type Loaded = Arc<dyn Any + Send + Sync>;
+/// Makes it from the file's text; a failure is a one-line reason.
+pub type MakeFromText = dyn Fn(&str) -> Result<Loaded, String>;
 
 /// A link model's settings as a scenario writes them (`model = { kind = "<KIND>", .. }` on a
 /// link or a link direction): serde reads and writes them, their JSON Schema documents them (a

@@ -52,7 +52,7 @@ impl ModelSettings for Settings {
             return Err(ConfigError::new("opportunity", "0 B: an opportunity carries at least 1 byte"));
         }
         // The opportunity size does not change the parse: 1 here, the real one in the config.
-        let parse = |text: &str| -> Result<Arc<dyn std::any::Any + Send + Sync>, String> {
+        let parse = |text: &str| -> Result<super::Loaded, String> {
             match Config::parse(text, 1) {
                 Ok(c) => Ok(Arc::new(c.ms)),
                 Err(e) if e.line == 0 => Err(e.message),

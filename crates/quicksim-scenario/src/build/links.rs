@@ -126,21 +126,16 @@ fn link_model(
     })
 }
 
-/// The settings of one direction: link-level values overlaid by the direction's own.
-#[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
-fn direction(
+/// A direction's rate and link model (`d`: the direction's own table, `pick`: the path of a
+/// field set in it or in the link's): the `rate` given, or a model's own (a trace's) with no
+/// `rate`, `schedule` or `spikes` beside it.
+fn rate_and_model(
     spec: &LinkSpec,
-    dir: &Option<DirCfg>,
+    d: &DirCfg,
     path: &str,
-    dirname: &str,
-    default_mtu: u64,
-    end: SimTime,
-    plugins: &Plugins,
+    pick: &dyn Fn(bool) -> String,
     extras: &mut LinkExtras,
-) -> Result<DirSettings, ScenarioError> {
-    let d = dir.clone().unwrap_or_default();
-    let dpath = format!("{path}.{dirname}");
-    let pick = |own: bool| if own { dpath.clone() } else { path.to_string() };
+) -> Result<(crate::units::RateVal, Option<LinkModelConfig>), ScenarioError> {
     let model_cfg = d.model.as_ref().or(spec.model.as_ref());
     let model_path = format!("{}.model", pick(d.model.is_some()));
     if let Some(kind) = model_cfg.and_then(ModelCfg::kind) {
@@ -185,6 +180,25 @@ fn direction(
             model.as_ref().and_then(LinkModelConfig::own_rate).expect("a model that sets the rate has one"),
         ),
     };
+    Ok((rate, model))
+}
+
+/// The settings of one direction: link-level values overlaid by the direction's own.
+#[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
+fn direction(
+    spec: &LinkSpec,
+    dir: &Option<DirCfg>,
+    path: &str,
+    dirname: &str,
+    default_mtu: u64,
+    end: SimTime,
+    plugins: &Plugins,
+    extras: &mut LinkExtras,
+) -> Result<DirSettings, ScenarioError> {
+    let d = dir.clone().unwrap_or_default();
+    let dpath = format!("{path}.{dirname}");
+    let pick = |own: bool| if own { dpath.clone() } else { path.to_string() };
+    let (rate, model) = rate_and_model(spec, &d, path, &pick, extras)?;
     let delay = d.delay.or(spec.delay).map(|x| x.0).unwrap_or(SimDuration::ZERO);
     let mtu = spec.mtu.map(|m| m.0).unwrap_or(default_mtu);
     if mtu <= UDP_IP {
@@ -283,24 +297,6 @@ fn merged_down_periods(mut periods: Vec<(SimDuration, SimDuration)>) -> Vec<(Sim
         }
     }
     merged
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(ms: u64) -> SimDuration {
-        SimDuration::from_millis(ms)
-    }
-
-    #[test]
-    fn down_periods_that_overlap_or_touch_are_one() {
-        // The audit's case: [1 s, 1.5 s] and [0.5 s, 1.2 s] keep the link down from 0.5 to 1.5 s.
-        assert_eq!(merged_down_periods(vec![(s(1000), s(1500)), (s(500), s(1200))]), vec![(s(500), s(1500))]);
-        assert_eq!(merged_down_periods(vec![(s(1), s(2)), (s(2), s(3))]), vec![(s(1), s(3))]);
-        assert_eq!(merged_down_periods(vec![(s(1), s(9)), (s(2), s(3))]), vec![(s(1), s(9))]);
-        assert_eq!(merged_down_periods(vec![(s(5), s(6)), (s(1), s(2))]), vec![(s(1), s(2)), (s(5), s(6))]);
-    }
 }
 
 #[allow(clippy::too_many_arguments)] // each is a distinct piece of the link's context
@@ -440,4 +436,22 @@ fn dumbbell(
         add_link(b, &access, &format!("egress{i}"), r2, r, "dumbbell.access", mtu, end, plugins, extras)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(ms: u64) -> SimDuration {
+        SimDuration::from_millis(ms)
+    }
+
+    #[test]
+    fn down_periods_that_overlap_or_touch_are_one() {
+        // The audit's case: [1 s, 1.5 s] and [0.5 s, 1.2 s] keep the link down from 0.5 to 1.5 s.
+        assert_eq!(merged_down_periods(vec![(s(1000), s(1500)), (s(500), s(1200))]), vec![(s(500), s(1500))]);
+        assert_eq!(merged_down_periods(vec![(s(1), s(2)), (s(2), s(3))]), vec![(s(1), s(3))]);
+        assert_eq!(merged_down_periods(vec![(s(1), s(9)), (s(2), s(3))]), vec![(s(1), s(9))]);
+        assert_eq!(merged_down_periods(vec![(s(5), s(6)), (s(1), s(2))]), vec![(s(1), s(2)), (s(5), s(6))]);
+    }
 }
