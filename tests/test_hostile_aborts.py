@@ -202,7 +202,6 @@ def test_a_lost_scheduler_is_not_stored_as_failed_runs(tmp_path: Path) -> None:
         )
         address = json.loads(info.read_text())["address"]
         out = tmp_path / "o"
-        args = ["-m", "quicksim", "sweep", str(REPO / "scenarios" / "udp-bottleneck.toml")]
         plan = tmp_path / "plan.toml"
         plan.write_text(
             f'scenario = "{REPO / "scenarios" / "udp-bottleneck.toml"}"\n[sweep.params]\n'

@@ -185,7 +185,7 @@ impl Writer {
                 if self.done.insert(name.clone()) {
                     nested.push((path.to_string(), def));
                 }
-                return format!("table ({})", path_anchor_free(&name));
+                return format!("table ({name})");
             }
             return self.type_name(&def, nested, path);
         }
@@ -240,11 +240,6 @@ impl Writer {
             _ => "any".into(),
         }
     }
-}
-
-/// A definition's name as shown.
-fn path_anchor_free(name: &str) -> String {
-    name.to_string()
 }
 
 /// A default that means "unset": null, or a table of nulls.

@@ -312,3 +312,21 @@ impl JsonSchema for CcCfg {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `FlowCommon::FIELDS` (the keys `format::parse_flow` takes out for `FlowCommon`) is exactly
+    /// the struct's keys, as its schema lists them.
+    #[test]
+    fn common_fields_are_the_structs_keys() {
+        let schema = FlowCommon::json_schema(&mut SchemaGenerator::default());
+        let mut keys: Vec<&str> =
+            schema.get("properties").and_then(Value::as_object).unwrap().keys().map(String::as_str).collect();
+        let mut fields = FlowCommon::FIELDS.to_vec();
+        keys.sort_unstable();
+        fields.sort_unstable();
+        assert_eq!(keys, fields);
+    }
+}
