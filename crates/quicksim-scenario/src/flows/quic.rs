@@ -1,7 +1,7 @@
 //! QUIC flows: the INET-model QUIC connection of `quicksim-transport` as a [`Transport`] of the
 //! run loop, with its totals block and its compact encoding for resting flows.
 
-use super::settings::{share_equal, ConfigureCx, ExtraKey, ExtraKind, SettingsTable, CC_KEY};
+use super::settings::{ConfigureCx, ExtraKey, ExtraKind, SettingsTable, CC_KEY};
 use super::transport::Transport;
 use crate::flows::udp::UDP_IP;
 use crate::schema::CcCfg;
@@ -26,6 +26,7 @@ impl Transport for Connection {
         },
     ];
     const PATH_DEPENDENT: &'static [&'static str] = &["max_packet_size"];
+    const SHARED_BY_SETTINGS: bool = true;
 
     /// The table over `QuicConfig::default()`; `max_packet_size` defaults to the path MTU − 28 B
     /// and must fit it; `cc` defaults to NewReno, with the older `exact_increase` key applied to
@@ -58,12 +59,6 @@ impl Transport for Connection {
         c.cc = cx.ccs.resolve(cc, &t.at("cc"))?;
         c.validate().map_err(|e| t.invalid(e))?;
         Ok(Arc::new(c))
-    }
-
-    const SHARED_BY_SETTINGS: bool = true;
-
-    fn share(cfg: Arc<QuicConfig>, recent: &mut Vec<Arc<QuicConfig>>) -> Arc<QuicConfig> {
-        share_equal(cfg, recent)
     }
 
     fn capture_dcid_len(cfg: &Arc<QuicConfig>) -> Option<u8> {

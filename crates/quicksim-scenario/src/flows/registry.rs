@@ -22,8 +22,6 @@ pub(crate) struct BuildCx<'p> {
     pub ccs: CcResolver<'p>,
     pub rng: RngStreams,
     pub scratch: Vec<u8>,
-    /// Per transport, the recent distinct configurations (`Transport::share`).
-    shared: HashMap<&'static str, Box<dyn Any>>,
     /// The configurations made, by transport, path MTU and own table
     /// (`Transport::SHARED_BY_SETTINGS`).
     made: HashMap<(&'static str, u64, String), Box<dyn Any>>,
@@ -31,7 +29,7 @@ pub(crate) struct BuildCx<'p> {
 
 impl<'p> BuildCx<'p> {
     pub(crate) fn new(ccs: CcResolver<'p>, rng: RngStreams) -> Self {
-        BuildCx { ccs, rng, scratch: Vec::new(), shared: HashMap::new(), made: HashMap::new() }
+        BuildCx { ccs, rng, scratch: Vec::new(), made: HashMap::new() }
     }
 }
 
@@ -72,13 +70,6 @@ where
             let table = SettingsTable::new(T::KIND, defaults, t.settings.as_ref(), path);
             let mut ccx = ConfigureCx { path_mtu, ccs: &mut cx.ccs, rng: &cx.rng, index };
             let cfg = T::configure(&table, &mut ccx)?;
-            let recent = cx
-                .shared
-                .entry(T::KIND)
-                .or_insert_with(|| Box::new(Vec::<T::Shared>::new()))
-                .downcast_mut::<Vec<T::Shared>>()
-                .expect("one cache type per transport kind");
-            let cfg = T::share(cfg, recent);
             if let Some(k) = key {
                 cx.made.insert(k, Box::new(cfg.clone()));
             }

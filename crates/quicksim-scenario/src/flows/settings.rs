@@ -101,19 +101,3 @@ impl ConfigureCx<'_, '_> {
         self.rng.stream(name, self.index as u64)
     }
 }
-
-/// Flows with equal settings share one read-only configuration (a flow's two endpoints always
-/// do): 288 B per connection otherwise. Checking the last few distinct ones finds the usual case
-/// (one scenario-wide table) without a search that grows with the number of flows.
-pub(crate) fn share_equal<C: PartialEq>(
-    cfg: std::sync::Arc<C>,
-    recent: &mut Vec<std::sync::Arc<C>>,
-) -> std::sync::Arc<C> {
-    match recent.iter().rev().take(8).find(|c| ***c == *cfg) {
-        Some(c) => std::sync::Arc::clone(c),
-        None => {
-            recent.push(std::sync::Arc::clone(&cfg));
-            cfg
-        }
-    }
-}

@@ -2,7 +2,7 @@
 //! [`Transport`] of the run loop, its totals block, its compact encoding for resting flows, and
 //! its configuration from the scenario's `[tcp]` table and a flow's own `tcp` table (`configure`).
 
-use super::settings::{share_equal, ConfigureCx, ExtraKey, SettingsTable, CC_KEY};
+use super::settings::{ConfigureCx, ExtraKey, SettingsTable, CC_KEY};
 use super::transport::Transport;
 use crate::schema::CcCfg;
 use crate::ScenarioError;
@@ -20,6 +20,7 @@ impl Transport for Connection {
     const EXTRA_KEYS: &'static [ExtraKey] = &[CC_KEY];
     const PATH_DEPENDENT: &'static [&'static str] = &["mtu"];
     const MULTI_STREAM: bool = false;
+    const SHARED_BY_SETTINGS: bool = true;
 
     /// The table over `TcpConfig::default()`, the MTU of the path unless the table sets one,
     /// `cc` resolved like QUIC's (default CUBIC, Linux's).
@@ -35,12 +36,6 @@ impl Transport for Connection {
         }
         cfg.validate().map_err(|e| t.invalid(e))?;
         Ok(Arc::new(cfg))
-    }
-
-    const SHARED_BY_SETTINGS: bool = true;
-
-    fn share(cfg: Arc<TcpConfig>, recent: &mut Vec<Arc<TcpConfig>>) -> Arc<TcpConfig> {
-        share_equal(cfg, recent)
     }
 
     fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {

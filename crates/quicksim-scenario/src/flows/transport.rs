@@ -47,11 +47,6 @@ pub(crate) trait Transport: Registered {
         t: &super::settings::SettingsTable,
         cx: &mut super::settings::ConfigureCx,
     ) -> Result<Self::Shared, crate::ScenarioError>;
-    /// The configuration to use for `cfg`: by default `cfg` itself; transports whose
-    /// configurations are read-only share equal ones (`settings::share_equal`) among `recent`.
-    fn share(cfg: Self::Shared, _recent: &mut Vec<Self::Shared>) -> Self::Shared {
-        cfg
-    }
     /// The connection id length a capture writes into this transport's headers (QUIC's
     /// "rfc9000" profile); None: the capture's own default.
     fn capture_dcid_len(_cfg: &Self::Shared) -> Option<u8> {
