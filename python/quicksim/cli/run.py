@@ -116,7 +116,8 @@ def _run_into(
 
 
 def _warn_truncated(result: Any) -> None:
-    """One warning line per series whose recording stopped at run.record.max_samples."""
+    """One warning line per series whose recording stopped at run.record.max_samples, and per
+    table that stopped growing at its share of the memory budget (`meta.truncated_tables`)."""
     from ..plotting import truncated_series
 
     record = (result.scenario.get("run") or {}).get("record") or {}
@@ -129,6 +130,9 @@ def _warn_truncated(result: Any) -> None:
                 "Raise run.record.max_samples or record less (run.record).",
                 file=sys.stderr,
             )
+    for cut in result.meta.get("truncated_tables") or []:
+        if isinstance(cut, dict) and cut.get("why"):
+            print(f"quicksim: warning: {cut['why']}", file=sys.stderr)
 
 
 def default_out(scenario: Path, sets: list[str], seed: int | None) -> Path:

@@ -118,6 +118,41 @@ fn endpoints_and_times(
     Ok((FlowSpec { kind: f.kind_name(), src, dst, connect, start, stop }, mtu))
 }
 
+/// Shortest time between a constant-rate source's datagrams: simulated time counts whole
+/// picoseconds, so the interval is rounded up to one, which changes the rate by up to 1 ps over
+/// the interval; from 1 ns on that is at most 0.1 %. A faster rate (any from 1e15 bit/s, with
+/// the largest datagram) was a silent error at best and, since every datagram is an event, a
+/// run of ~1e11 events per simulated second whose drops filled the memory until it aborted.
+const MIN_INTERVAL_PS: u64 = 1_000;
+
+/// The datagram interval of `rate` with the smallest datagram of `size` is at least
+/// `MIN_INTERVAL_PS`.
+fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Result<(), ScenarioError> {
+    let min = match *size {
+        SizeDist::Const(v) => v,
+        SizeDist::Uniform(a, _) => a,
+    }
+    .max(1);
+    let gap = rate.0.tx_time(min);
+    if gap.0 >= MIN_INTERVAL_PS {
+        return Ok(());
+    }
+    // The fastest rate with a gap of at least 1 ns: 8 bits × min bytes per 1 ns.
+    let fastest = quicksim_engine::Rate { bits_per_s: min.saturating_mul(8_000_000_000) };
+    Err(err(
+        field,
+        format!(
+            "{:?} sends a {min} B datagram every {} ps; simulated time counts whole picoseconds, which \
+             would change the rate by more than 0.1 % (and make ~{:.0e} events per simulated second): \
+             at most {:?} for {min} B datagrams",
+            crate::units::format_rate(rate.0),
+            gap.0,
+            1e12 / gap.0.max(1) as f64,
+            crate::units::format_rate(fastest)
+        ),
+    ))
+}
+
 /// A UDP source (`onoff`: its ON and OFF periods) at `path`, index `i`.
 #[allow(clippy::too_many_arguments)] // the datagram kinds' fields, then the flow's context
 fn udp(
@@ -145,6 +180,9 @@ fn udp(
     }
     if rate.is_some() == interval.is_some() {
         return Err(err(p("interval"), "give exactly one of `interval` and `rate`"));
+    }
+    if let Some(r) = rate {
+        check_rate(r, &size, &p("rate"))?;
     }
     if let Some(TimeDist::Const(d)) = interval {
         if d.0 == 0 {

@@ -390,7 +390,7 @@ fn dumbbell(
     plugins: &Plugins,
     extras: &mut LinkExtras,
 ) -> Result<(), ScenarioError> {
-    crate::budget::check_pairs(db.pairs as u64, crate::budget::memory_limit()?)?;
+    crate::budget::check_pairs(db.pairs as u64, &crate::budget::memory_limit()?)?;
     if db.pairs == 0 {
         return Err(err("dumbbell.pairs", "0: a dumbbell needs at least 1 pair"));
     }

@@ -52,7 +52,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     let mut extras =
         LinkExtras { events: Vec::new(), qdiscs: Vec::new(), traces: Default::default(), flows: &sc.flows };
     let b = links::topology(sc, end, plugins, &mut extras)?;
-    crate::budget::estimate(sc, &b, end, bin)?.check(crate::budget::memory_limit()?)?;
+    let growth = crate::budget::estimate(sc, &b, end, bin)?.check(&crate::budget::memory_limit()?)?;
     let mut net: Network<Payload> = b.build(&rng);
     for (c, q) in extras.qdiscs {
         net.chans[c.0 as usize].set_qdisc(AnyQdisc::Dyn(q));
@@ -62,7 +62,7 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     }
     let mut cx = BuildCx::new(CcResolver { plugins, done: Vec::new() }, rng);
     let built = flows::flows(sc, &net, end, &mut cx)?;
-    let rec = outputs::sinks(sc, &net, &built.flows, &built.names, &built.dcid_len, bin, plugins)?;
+    let rec = outputs::sinks(sc, &net, &built.flows, &built.names, &built.dcid_len, bin, &growth, plugins)?;
     Ok(Built {
         net,
         flows: built.flows,

@@ -2,11 +2,12 @@
 //! tables' selections, the delay statistics, the qlog writer, the packet capture and the sinks
 //! added at run time, checked against the network and flows `build` made.
 
+use crate::budget::{Growing, Growth};
 use crate::flows::FlowRt;
 use crate::output::delay::DelayStats;
 use crate::output::pcap::{Capture, FlowInfo};
 use crate::output::qlog::QlogSink;
-use crate::output::record::Recorder;
+use crate::output::record::{Recorder, RowCaps};
 use crate::output::Sinks;
 use crate::payload::Payload;
 use crate::plugins::Plugins;
@@ -20,7 +21,9 @@ fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
 }
 
 /// The sinks of a run over `net` and `flows` (named `names`; `dcid_len` of the QUIC flows with
-/// RFC 9000 headers, for the capture), with counters binned every `bin`.
+/// RFC 9000 headers, for the capture), with counters binned every `bin` and the growing tables
+/// capped at their shares of `growth`.
+#[allow(clippy::too_many_arguments)] // what the outputs are chosen from, then the run's context
 pub(crate) fn sinks(
     sc: &Scenario,
     net: &Network<Payload>,
@@ -28,6 +31,7 @@ pub(crate) fn sinks(
     names: &[String],
     dcid_len: &[Option<u8>],
     bin: SimDuration,
+    growth: &Growth,
     plugins: &Plugins,
 ) -> Result<Sinks, ScenarioError> {
     let rc = &sc.run.record;
@@ -71,9 +75,16 @@ pub(crate) fn sinks(
         rc.max_samples,
     );
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
+    rec.caps = RowCaps {
+        drops: growth.rows(Growing::Drops),
+        queues: growth.rows(Growing::Queues),
+        conn: growth.rows(Growing::Conn),
+        packets: growth.rows(Growing::Packets),
+    };
     let delays = DelayStats::from_record(rc, names, &rec).map_err(|(f, m)| err(f, m))?;
     let kinds: Vec<&str> = flows.iter().map(|f| f.spec.kind).collect();
-    let mut extra = QlogSink::from_record(&rc.qlog, names, &kinds).map_err(|(f, m)| err(f, m))?;
+    let mut extra = QlogSink::from_record(&rc.qlog, names, &kinds, growth.rows(Growing::Qlog) as u64)
+        .map_err(|(f, m)| err(f, m))?;
     extra.extend(plugins.sinks.iter().map(|(_, s)| s.make(flows.len())));
     let capture = match &sc.run.capture {
         None => None,
@@ -94,5 +105,7 @@ pub(crate) fn sinks(
             Capture::new(c, plugins.out_dir.as_deref(), net, &infos)?.map(Box::new)
         }
     };
-    Ok(Sinks::new(rec, delays, extra, capture))
+    let mut sinks = Sinks::new(rec, delays, extra, capture);
+    sinks.budget_note = growth.note();
+    Ok(sinks)
 }

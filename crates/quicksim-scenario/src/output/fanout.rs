@@ -4,7 +4,7 @@
 use super::delay::DelayStats;
 use super::pcap::Capture;
 use super::record::Recorder;
-use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TransportEvent};
+use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TableCut, TransportEvent};
 use super::Table;
 use crate::payload::{Payload, PoolSet};
 use quicksim_engine::SimTime;
@@ -24,6 +24,9 @@ pub(crate) struct Sinks {
     pub capture: Option<Box<Capture>>,
     /// The capture or an added sink wants the contents of delivered frames.
     contents: bool,
+    /// What a table that stops growing says: its share of the memory budget and the limit
+    /// (`budget::Growth`, set by `build`).
+    pub budget_note: String,
 }
 
 /// Calls `$call` on every added sink; nothing when there is none (the usual case: one
@@ -58,7 +61,8 @@ impl Sinks {
     ) -> Sinks {
         let tracing = extra.iter().any(|s| s.wants_transport_events());
         let contents = capture.is_some() || extra.iter().any(|s| s.wants_contents());
-        Sinks { tables, delays, has_extra: !extra.is_empty(), extra, tracing, capture, contents }
+        let budget_note = String::new();
+        Sinks { tables, delays, has_extra: !extra.is_empty(), extra, tracing, capture, contents, budget_note }
     }
 
     /// Some sink wants flow `flow`'s endpoints traced.
@@ -181,6 +185,15 @@ impl Sinks {
 
     pub(crate) fn transport_event(&mut self, now: SimTime, flow: u32, side: u8, ev: TransportEvent<'_>) {
         each_extra!(self, s => s.transport_event(now, flow, side, ev));
+    }
+
+    /// The tables that stopped growing at their share of the memory budget, in every sink.
+    pub(crate) fn truncated_tables(&self) -> Vec<TableCut> {
+        let mut out = self.tables.truncated_tables();
+        for s in &self.extra {
+            out.extend(s.truncated_tables());
+        }
+        out
     }
 
     /// The tables of every sink: the built-in ones first.

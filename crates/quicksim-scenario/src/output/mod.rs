@@ -22,7 +22,7 @@ pub use crate::payload::Contents;
 pub(crate) use fanout::Sinks;
 pub use schema::{check_schema, table_schema, ColumnType, TABLES};
 pub use sinks::{ConnCounters, ConnSample};
-pub use sinks::{PacketInfo, RunInfo, Sink, SinkFactory, TransportEvent};
+pub use sinks::{PacketInfo, RunInfo, Sink, SinkFactory, TableCut, TransportEvent};
 
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq)]

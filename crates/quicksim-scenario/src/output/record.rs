@@ -2,7 +2,7 @@
 //! sink every run has. Each series is chosen by the scenario's `run.record` table and capped, so
 //! large runs stay light. Columns carry their unit in the name.
 
-use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink};
+use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TableCut};
 use super::{Column, Table};
 use quicksim_engine::{SimDuration, SimTime};
 use quicksim_net::{ChanId, DropReason, NodeId};
@@ -33,6 +33,23 @@ fn sparse_bin<T: Default>(v: &mut Vec<(u32, T)>, b: u32, nbins: usize) -> &mut T
         v.push((b, T::default()));
     }
     &mut v.last_mut().expect("touched or just pushed").1
+}
+
+/// Rows each table that grows with the run's events may hold: its share of the memory budget
+/// (`budget::Growth`, set by `build`); `usize::MAX` is no cap. Compared with the table's length
+/// per row, which is all a row costs beyond its push.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowCaps {
+    pub drops: usize,
+    pub queues: usize,
+    pub conn: usize,
+    pub packets: usize,
+}
+
+impl Default for RowCaps {
+    fn default() -> Self {
+        RowCaps { drops: usize::MAX, queues: usize::MAX, conn: usize::MAX, packets: usize::MAX }
+    }
 }
 
 #[derive(Default)]
@@ -94,6 +111,9 @@ pub struct Recorder {
     max_samples: u64,
     /// Series that hit `max_samples`, in the order they did.
     truncated: Vec<Truncated>,
+    /// The growing tables' row caps, and the tables that reached theirs, in the order they did.
+    pub caps: RowCaps,
+    cuts: Vec<TableCut>,
     /// Bins in the whole run; a flow's or link's bin vector is allocated at this size once,
     /// not grown by doubling (up to 2x the memory with many flows).
     nbins: usize,
@@ -181,6 +201,8 @@ impl Recorder {
             trace_uid: Vec::new(),
             max_samples,
             truncated: Vec::new(),
+            caps: RowCaps::default(),
+            cuts: Vec::new(),
             nbins: 0,
             bin_cache: (0, 0),
         }
@@ -207,6 +229,10 @@ impl Recorder {
         let fi = flow as usize;
         if self.conn_counts[fi] >= self.max_samples {
             self.note_truncated(Truncated::Conn(flow));
+            return;
+        }
+        if self.conn_t.len() >= self.caps.conn {
+            self.cut("conn", t);
             return;
         }
         self.conn_counts[fi] += 1;
@@ -325,6 +351,10 @@ impl Recorder {
     #[inline(never)]
     fn trace_selected(&mut self, t: SimTime, flow: u32, node: NodeId, uid: u64, bytes: u32, recv: bool) {
         if self.trace_sel[flow as usize] {
+            if self.trace.t_ps.len() >= self.caps.packets {
+                self.cut("packets", t);
+                return;
+            }
             self.trace.t_ps.push(t.0);
             self.trace.key.push(flow);
             self.trace.a.push(bytes as i64);
@@ -347,6 +377,10 @@ impl Recorder {
     ) {
         self.flow_dropped[flow as usize] += 1;
         if self.drops_on {
+            if self.drops.t_ps.len() >= self.caps.drops {
+                self.cut("drops", now);
+                return;
+            }
             self.drops.t_ps.push(now.0);
             self.drops.key.push(chan.0);
             self.drops.a.push(ip_bytes as i64);
@@ -395,6 +429,26 @@ impl Recorder {
             }
         });
         self.trace(now, flow, node, uid, ip_bytes, recv);
+    }
+
+    /// `table` reached its row cap at `t`: noted once, with the rows it holds.
+    #[cold]
+    #[inline(never)]
+    fn cut(&mut self, table: &'static str, t: SimTime) {
+        if self.cuts.iter().all(|c| c.table != table) {
+            let rows = match table {
+                "drops" => self.drops.t_ps.len(),
+                "queues" => self.queues.t_ps.len(),
+                "conn" => self.conn_t.len(),
+                _ => self.trace.t_ps.len(),
+            };
+            self.cuts.push(TableCut { table, t_ps: t.0, rows: rows as u64 });
+        }
+    }
+
+    /// The tables that stopped growing at their row caps.
+    pub fn truncated_tables(&self) -> Vec<TableCut> {
+        self.cuts.clone()
     }
 
     fn note_truncated(&mut self, t: Truncated) {
@@ -606,6 +660,10 @@ impl Sink for Recorder {
             self.note_truncated(Truncated::Queue(chan.0));
             return;
         }
+        if self.queues.t_ps.len() >= self.caps.queues {
+            self.cut("queues", now);
+            return;
+        }
         self.queue_counts[c] += 1;
         self.queues.t_ps.push(now.0);
         self.queues.key.push(chan.0);
@@ -675,6 +733,10 @@ impl Sink for Recorder {
         self.tables(info)
     }
 }
+
+#[cfg(test)]
+#[path = "record_caps_tests.rs"]
+mod caps_tests;
 
 #[cfg(test)]
 mod tests {

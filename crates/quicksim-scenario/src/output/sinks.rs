@@ -41,6 +41,16 @@ pub struct ConnSample {
     pub rto: Option<SimDuration>,
 }
 
+/// A table that stopped growing at its share of the memory budget (`meta.truncated_tables`):
+/// its name, the time of the first row it did not record, and the rows it holds (bytes of
+/// text for qlog).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableCut {
+    pub table: &'static str,
+    pub t_ps: u64,
+    pub rows: u64,
+}
+
 /// A packet as sinks see it.
 #[derive(Clone, Copy, Debug)]
 pub struct PacketInfo {
@@ -146,6 +156,10 @@ pub trait Sink {
     fn conn_sample(&mut self, _now: SimTime, _flow: u32, _s: &ConnSample, _c: &ConnCounters) {}
     /// An event of endpoint `side` (0: client, 1: server) of flow `flow`.
     fn transport_event(&mut self, _now: SimTime, _flow: u32, _side: u8, _ev: TransportEvent<'_>) {}
+    /// The tables of this sink that stopped growing at their share of the memory budget.
+    fn truncated_tables(&self) -> Vec<TableCut> {
+        Vec::new()
+    }
     /// The run is over: the tables this sink adds to the output.
     fn finish(&mut self, _info: &RunInfo<'_>) -> Vec<(String, Table)> {
         Vec::new()

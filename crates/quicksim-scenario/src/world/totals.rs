@@ -71,6 +71,28 @@ pub(crate) fn finish(
     };
     // Before `finish` moves the recorded series out: each cut series' last sample time.
     let truncated = w.cx.out.rec.tables.truncated(&w.cx.flow_names, &w.cx.net.chan_names);
+    let note = &w.cx.out.rec.budget_note;
+    let cut: Vec<serde_json::Value> =
+        w.cx.out
+            .rec
+            .truncated_tables()
+            .iter()
+            .map(|c| {
+                let what = if c.table == "qlog" { "bytes of text" } else { "rows" };
+                json!({
+                    "table": c.table,
+                    "cut_at_s": c.t_ps as f64 * 1e-12,
+                    "rows": c.rows,
+                    "why": format!(
+                        "the {} table stopped growing at t = {} s with {} {what}: it reached {note}; \
+                         record less (run.record) or give the process more memory",
+                        c.table,
+                        c.t_ps as f64 * 1e-12,
+                        c.rows
+                    ),
+                })
+            })
+            .collect();
     let tables = w.cx.out.rec.finish(&info);
     let mut queues = serde_json::Map::new();
     let mut links = serde_json::Map::new();
@@ -129,6 +151,7 @@ pub(crate) fn finish(
         "record_interval_s": w.cx.out.rec.tables.bin.as_secs_f64(),
         "packets_in_network_at_end": held,
         "truncated_series": truncated,
+        "truncated_tables": cut,
         "name": sc.name,
     });
     let mut meta = meta;

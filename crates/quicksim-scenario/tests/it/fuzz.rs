@@ -59,6 +59,14 @@ fn seeds() -> Vec<Value> {
                  "interval": "5ms", "on": {"dist": "exponential", "mean": "200ms"}, "off": "100ms"}
             ]
         }),
+        // Issue 39: the overloaded link whose drops outgrew the memory.
+        json!({
+            "run": {"duration": "2s", "record": {"max_samples": 1000}},
+            "dumbbell": {"pairs": 1, "bottleneck": {"rate": "1Gbps", "delay": "10ms"},
+                "access": {"rate": "100Gbps", "delay": "1ms"}},
+            "flows": [{"name": "flood", "kind": "udp", "src": "sender1", "dst": "receiver1", "size": "1472B",
+                "rate": "100Gbps"}]
+        }),
     ]
 }
 
@@ -103,6 +111,17 @@ fn random_value(r: &mut Rng, depth: usize) -> Value {
         "1200h",
         "1201h",
         "4320000s",
+        // Issue 39, the memory budget: rates at and past what picosecond time carries (a
+        // datagram every ns at most), and the growing tables' settings.
+        "1000Tbps",
+        "12Tbps",
+        "11Tbps",
+        "100Gbps",
+        "18446744073709551615bps",
+        "drops",
+        "queues",
+        "packets",
+        "conn",
         "../../x",
         "/abs",
         "a/b",
@@ -196,6 +215,8 @@ fn mutate(r: &mut Rng, v: &mut Value) {
                     "initial_rtt",
                     "max_ack_delay",
                     "delay",
+                    "size",
+                    "interval",
                 ];
                 m.insert(r.pick(&keys).to_string(), random_value(r, 0));
             }
@@ -277,6 +298,7 @@ fn mutated_scenarios_never_panic() {
             }
         }
     }
+    eprintln!("{cases} cases: {accepted} accepted ({ran} run), {} refused with one line", cases - accepted);
     // The mutations must leave a fair share valid, or the fuzzing only tests the first checks.
     assert!(accepted > cases / 25 && ran > 50, "accepted {accepted}, ran {ran}");
 }

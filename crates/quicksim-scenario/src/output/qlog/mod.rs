@@ -24,7 +24,7 @@
 
 pub mod events;
 
-use super::sinks::{RunInfo, Sink, TransportEvent};
+use super::sinks::{RunInfo, Sink, TableCut, TransportEvent};
 use super::{Column, Table};
 use events::{ms, Dialect};
 use quicksim_engine::SimTime;
@@ -101,6 +101,11 @@ pub struct QlogSink {
     /// (quinn without `quinn-qlog`).
     derived: Vec<bool>,
     ends: Vec<Option<Box<[End; 2]>>>,
+    /// Bytes of text the files may hold together (their share of the memory budget), the
+    /// bytes they hold, and the time of the first record left out once they are full.
+    cap_bytes: u64,
+    bytes: u64,
+    cut: Option<u64>,
 }
 
 const ROLES: [&str; 2] = ["client", "server"];
@@ -111,15 +116,17 @@ impl QlogSink {
         let ends = selected.iter().map(|_| None).collect();
         let own = vec![false; selected.len()];
         let derived = own.clone();
-        QlogSink { dialect, selected, own, derived, ends }
+        QlogSink { dialect, selected, own, derived, ends, cap_bytes: u64::MAX, bytes: 0, cut: None }
     }
 
     /// The sink `run.record.qlog` asks for (none for an empty list), for flows `names` of
-    /// kinds `kinds`; the error (field, message) names a flow that is not there or not QUIC.
+    /// kinds `kinds`, its files holding at most `cap_bytes` together; the error (field,
+    /// message) names a flow that is not there or not QUIC.
     pub(crate) fn from_record(
         cfg: &QlogCfg,
         names: &[String],
         kinds: &[&str],
+        cap_bytes: u64,
     ) -> Result<Vec<Box<dyn Sink>>, (&'static str, String)> {
         if cfg.flows().is_empty() {
             return Ok(Vec::new());
@@ -139,6 +146,7 @@ impl QlogSink {
             sel[i] = true;
         }
         let mut sink = QlogSink::new(sel, cfg.dialect());
+        sink.cap_bytes = cap_bytes;
         let quinn: Vec<bool> = kinds.iter().map(|&k| k == "quinn").collect();
         if cfg!(feature = "quinn-qlog") {
             sink.own = quinn;
@@ -149,12 +157,30 @@ impl QlogSink {
     }
 
     fn record(&mut self, now: SimTime, flow: u32, side: u8, category: &str, event: &str, data: Value) {
+        if self.full(now) {
+            return;
+        }
         let rec = serde_json::json!({
             "time": ms(quicksim_engine::SimDuration(now.0)),
             "name": self.dialect.name(category, event),
             "data": data,
         });
-        push_record(&mut self.end(flow, side).text, &rec);
+        let text = &mut self.end(flow, side).text;
+        let before = text.len();
+        push_record(text, &rec);
+        let added = text.len() - before;
+        self.bytes += added as u64;
+    }
+
+    /// The files hold their share of the memory budget: nothing more is written (whole
+    /// records only, so each file stays valid JSON-SEQ), and the first time left out is noted.
+    #[inline]
+    fn full(&mut self, now: SimTime) -> bool {
+        if self.bytes < self.cap_bytes {
+            return false;
+        }
+        self.cut.get_or_insert(now.0);
+        true
     }
 
     /// Flow `flow`'s end `side`, its file started on first use (the header needs no flow name:
@@ -211,7 +237,10 @@ impl Sink for QlogSink {
         }
         if self.own[flow as usize] {
             if let TransportEvent::Qlog(text) = ev {
-                self.end(flow, side).text.push_str(text);
+                if !self.full(now) {
+                    self.bytes += text.len() as u64;
+                    self.end(flow, side).text.push_str(text);
+                }
             }
             return;
         }
@@ -265,6 +294,10 @@ impl Sink for QlogSink {
             }
             TransportEvent::App(_) | TransportEvent::Qlog(_) => {}
         }
+    }
+
+    fn truncated_tables(&self) -> Vec<TableCut> {
+        self.cut.map(|t_ps| TableCut { table: "qlog", t_ps, rows: self.bytes }).into_iter().collect()
     }
 
     /// The `qlog` table: one row per file (`file`, `text`), in flow order, client first.
