@@ -28,6 +28,8 @@ KEYS = [
     "flows.poisson.name", "flows.9.start", "flows", "links", "nodes.x.kind", "x", 'flows."cbr".stop',
     # Issue 39: durations against simulated time's range, names that become file names.
     "quic.initial_rtt", "quic.max_ack_delay", "run.record.qlog", "flows.0.name",
+    # Issue 39, the memory budget: the growing tables' settings.
+    "run.record.drops", "run.record.queues", "run.record.packets", "run.record.conn",
 ]  # fmt: skip
 VALUES = [
     "1s", "0s", "1ps", "10ns", "-1s", "1e-3s", "10 Mbs", "10Mbps", "0", "-1", "1", "3", "1.5", "nan",
@@ -35,6 +37,7 @@ VALUES = [
     '{ kind = "bernoulli", p = nan }', "18446744073709551616", "9" * 300, "9" * 5000, "[" * 3000 + "]" * 3000,
     "{}", "[]", "", "µs", "\x00", "💥", "2000-01-01", "1\nx = 2", "1500B", "20B", "sender1", "router1",
     "5000h", "1200h", "1201h", "4320000s", '"../../x"', '"/abs"', '"a/b"', '["../../x"]',
+    "1000Tbps", "11776Gbps", "11777Gbps", "18446744073709551615bps", '["cbr"]', "false",
 ]  # fmt: skip
 
 texts = st.one_of(
