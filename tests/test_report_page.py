@@ -14,6 +14,8 @@ import pytest
 
 from quicksim.cli.report import labels
 
+REPO = Path(__file__).resolve().parent.parent
+
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 # buffer-sizing's flow starts at 2 s; with the delay statistics the scatter has points.
@@ -157,3 +159,31 @@ def test_the_page_renders_in_headless_chromium(cli: Cli, tmp_path: Path) -> None
         & (abs(pixels[..., 2] - 0xB4 / 255) < 0.08)
     )
     assert blue.mean() > 0.0005, "no plotted line in the screenshot"
+
+
+@pytest.mark.slow
+@pytest.mark.core
+def test_a_sweep_shows_its_metrics_against_its_parameter_with_intervals(cli: Cli, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        f'scenario = "{(REPO / "scenarios" / "buffer-sizing.toml").as_posix()}"\n\n'
+        "[sweep]\nrepeat = 2\nseed = 1\n"
+        'metrics = [{ name = "goodput_mbps" }, { name = "owd_p95_ms" }]\n\n'
+        "[sweep.params]\n"
+        '"dumbbell.bottleneck.queue.packets" = [11, 44]\n'
+        '"run.duration" = ["2.4s"]\n'
+        '"run.record.delays" = [true]\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "sweep"
+    proc = cli("sweep", str(plan), "--out", str(out), "-j", "1", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    page = tmp_path / "page.html"
+    proc = cli("report", str(out), "--html", str(page), "--json")
+    assert proc.returncode == 0, proc.stderr
+    text = page.read_text(encoding="utf-8")
+    assert "<h2>Sweep sweep</h2>" in text
+    # The scatter, and each metric (per flow) against the swept buffer.
+    assert 'alt="sweep: goodput_mbps.quic against dumbbell.bottleneck.queue.packets"' in text
+    assert 'alt="sweep: owd_p95_ms.quic against dumbbell.bottleneck.queue.packets"' in text
+    assert "<th>ci_low</th>" in text and "<th>ci_high</th>" in text
