@@ -51,6 +51,19 @@ def test_one_core_draws_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not forking_helps()
 
 
+def test_a_process_with_other_threads_draws_in_process() -> None:
+    import threading
+
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert not forking_helps()
+    finally:
+        release.set()
+        thread.join()
+
+
 @needs_fork
 @pytest.mark.core
 def test_the_workers_draw_the_same_files_as_one_process(tmp_path: Path) -> None:
@@ -58,6 +71,8 @@ def test_the_workers_draw_the_same_files_as_one_process(tmp_path: Path) -> None:
     from quicksim.plotting import STANDARD_PLOTS, save_standard_plots
     from quicksim.results import Result
 
+    if not forking_helps():
+        pytest.skip("drawing in forked workers does not help here (one core, or other threads)")
     out = tmp_path / "run"
     scenario = str(REPO / "scenarios" / "linksharing.toml")
     assert cli_main(["run", scenario, "--out", str(out), "-q", "--set", "run.duration=12s"]) == 0

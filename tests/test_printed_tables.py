@@ -104,3 +104,12 @@ def test_capture_lands_in_totals(tmp_path: Path) -> None:
     result.save(tmp_path, result.summary())
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert "capture" not in summary and summary["totals"]["capture"]["packets"] > 0
+
+
+def test_readme_says_how_long_the_build_is_silent_and_how_to_see_it() -> None:
+    """`pip install .` printed nothing for two minutes: pip hides the build backend's output
+    unless asked (-v), so the README says how long it takes and how to watch it."""
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    first = text.index("pip install . && quicksim run")
+    said = text[first : first + 1200]
+    assert "about two minutes" in said and "`pip install -v .`" in said, said

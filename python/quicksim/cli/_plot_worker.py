@@ -26,11 +26,25 @@ __all__ = ["PlotWorker", "forking_helps"]
 
 
 def forking_helps() -> bool:
-    """Whether drawing in forked workers can be faster here: fork exists and the process may use
-    more than one core."""
-    if not hasattr(os, "fork") or sys.platform != "linux":
+    """Whether drawing in forked workers can be faster here and is safe: fork exists, the process
+    may use more than one core, and it runs no other Python thread (whose locks a child could
+    inherit held; a program calling `cli.main` from a thread draws in-process)."""
+    import threading
+
+    if not hasattr(os, "fork") or sys.platform != "linux" or threading.active_count() > 1:
         return False
     return len(os.sched_getaffinity(0)) > 1
+
+
+def _fork() -> int:
+    """os.fork, without Python 3.12's warning about the native threads of numpy's BLAS and
+    Arrow's pools: both libraries re-create their pools in a forked child (pthread_atfork), and
+    the children use nothing else of the parent's threads."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
 
 
 class PlotWorker:
@@ -42,7 +56,7 @@ class PlotWorker:
         sys.stdout.flush()  # nothing buffered may be written twice
         sys.stderr.flush()
         self._conn, child = Pipe()
-        self._pid = os.fork()
+        self._pid = _fork()
         if self._pid == 0:  # the worker
             self._conn.close()
             status = 1
@@ -121,7 +135,7 @@ def _draw_split(result: Any, out: Path, names: Sequence[str]) -> list[Path]:
     theirs = [n for n in names if n in _COSTLY]
     mine = [n for n in names if n not in _COSTLY]
     mine_conn, helper_conn = Pipe()
-    pid = os.fork()
+    pid = _fork()
     if pid == 0:  # the helper
         mine_conn.close()
         status = 1
