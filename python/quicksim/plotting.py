@@ -122,7 +122,7 @@ def plot_queue(
             g["t_s"].to_numpy(dtype=float), g["packets"].to_numpy(dtype=float), stop, width
         )
         ax.fill_between(edges, np.r_[low, low[-1:]], np.r_[high, high[-1:]], step="post", alpha=0.3, lw=0)
-        ax.step(edges, np.r_[mean, mean[-1:]], where="post", color="C0", lw=1.2)
+        ax.step(edges, np.r_[mean, mean[-1:]], where="post", color="C0", lw=1.2, label=name)
         peak_kb = float(g["bytes"].max()) / 1e3
         ax.set_title(name, loc="left", fontsize="small")
         peak = int(g["packets"].max())
