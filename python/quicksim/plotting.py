@@ -457,8 +457,8 @@ def _shown_note(shown: int, total: int, what: str, nonidle: int | None = None) -
 
 
 def _png_writer(fig: Figure, dpi: int) -> Callable[[Path], object]:
-    # zlib's fastest level: the PNG encoding took a third of savefig at the default level, for
-    # files ~20 % smaller.
+    # zlib's fastest level: savefig of the showcase's seven figures takes 0.6 instead of 0.85 s
+    # of CPU; the files are ~20 % larger (440 instead of 370 kB in all).
     return lambda path: fig.savefig(path, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
 
 
