@@ -114,7 +114,7 @@ def plot_queue(
     shown, total, busy = _series(df, "queue", [], "bytes", keep=lambda v: v > 0)
     last = float(df["t_s"].max()) if len(df) else 1.0
     span = end or last or 1.0
-    fig, axes = _figure(max(1, len(shown)), height=1.2 + 1.3 * max(1, len(shown)))
+    fig, axes = _figure(max(1, len(shown)), height=1.6 + 1.3 * max(1, len(shown)))
     width = _round_up(span / bins)  # 0.5 s, not 0.026 s: a width a reader can say
     for ax, (name, g) in zip(axes, shown.items(), strict=False):
         stop = min(cut.get(name, span), span)
