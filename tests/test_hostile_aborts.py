@@ -123,11 +123,27 @@ def test_report_of_a_damaged_runs_parquet_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     d = _sweep_dir(tmp_path)
-    assert cli_main(["report", str(d), "--png", str(tmp_path / "ok.png"), "--json"]) == 0
+    assert (
+        cli_main(
+            [
+                "report",
+                str(d),
+                "--png",
+                str(tmp_path / "ok.png"),
+                "--html",
+                str(tmp_path / "p.html"),
+                "--json",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     data = (d / "runs.parquet").read_bytes()
     (d / "runs.parquet").write_bytes(data[: len(data) // 2])  # the audit's damage: cut short
-    assert cli_main(["report", str(d), "--png", str(tmp_path / "r.png")]) == 2
+    assert (
+        cli_main(["report", str(d), "--png", str(tmp_path / "r.png"), "--html", str(tmp_path / "p.html")])
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(
         f"quicksim: error: report: {d / 'runs.parquet'}: not readable as a sweep's runs table ("
@@ -164,7 +180,9 @@ def test_any_damage_is_refused_in_one_line(
         blob = json.dumps({"flows": value} if data.draw(st.booleans()) else value).encode()
     target.write_bytes(blob)
     capsys.readouterr()
-    status = cli_main(["report", str(target.parent), "--png", str(root / "r.png"), "--json"])
+    status = cli_main(
+        ["report", str(target.parent), "--png", str(root / "r.png"), "--html", str(root / "p.html"), "--json"]
+    )
     err = capsys.readouterr().err
     assert status in (0, 2)
     if status == 2:

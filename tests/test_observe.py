@@ -104,7 +104,7 @@ def test_report_over_runs(cli: Cli, tmp_path: Path) -> None:
         )
         dirs.append(str(d))
     png = tmp_path / "report.png"
-    proc = cli("report", *dirs, "--png", str(png), "--json")
+    proc = cli("report", *dirs, "--png", str(png), "--html", str(tmp_path / "report.html"), "--json")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     by = {(r["source"], r["flow"]): r for r in rows}
@@ -114,7 +114,7 @@ def test_report_over_runs(cli: Cli, tmp_path: Path) -> None:
     assert small["throughput_mbps"] == pytest.approx(large["throughput_mbps"], rel=0.02)
     assert 0 <= small["loss_rate"] < 0.05 and not math.isnan(by[("q22", "total")]["owd_p95_ms"])
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    bad = cli("report", str(tmp_path / "missing"))
+    bad = cli("report", str(tmp_path / "missing"), "--html", str(tmp_path / "bad.html"))
     assert bad.returncode == 2 and "neither a run" in bad.stderr
 
 
@@ -124,7 +124,7 @@ def test_report_over_a_sweep(cli: Cli, tmp_path: Path) -> None:
     proc = cli("sweep", "examples/cc-report-sweep.toml", "--out", str(out), "-j", "1", timeout=300)
     assert proc.returncode == 0, proc.stderr
     png = tmp_path / "sweep.png"
-    proc = cli("report", str(out), "--png", str(png), "--json")
+    proc = cli("report", str(out), "--png", str(png), "--html", str(tmp_path / "sweep.html"), "--json")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert {r["source"] for r in rows} == {

@@ -44,9 +44,9 @@ def test_sender_plots_raw_and_smoothed(result: Result) -> None:
 
 
 def test_other_plots(result: Result) -> None:
-    assert len(plotting.plot_queue(result).axes) == 2
-    assert plotting.plot_drops(result).axes[0].get_ylabel() == "drop data rate (kbit/s)"
-    assert plotting.plot_drops(result, unit="packets").axes[0].get_ylabel() == "drops (packets/s)"
+    assert len(plotting.plot_queue(result).axes) == 1  # one panel per queue that held packets
+    assert plotting.plot_drops(result).axes[0].get_ylabel() == "dropped packets per 0.5 s"
+    assert plotting.plot_drops(result, unit="bits").axes[0].get_ylabel() == "dropped data (kbit/s)"
     assert _labels(plotting.plot_cwnd(result))[0] == ["sender1"]
 
 

@@ -56,7 +56,7 @@ HOW: dict[str, tuple[str, str]] = {
     ),
     "quicksim sweep examples/cc-report-sweep.toml --out out/cc-sweep": (AS_WRITTEN, "slow"),
     # Reads the sweep's output: the sweep runs first in the same folder.
-    "quicksim report out/cc-sweep --png out/cc-sweep/report.png": (
+    "quicksim report out/cc-sweep --html out/cc-sweep/report.html": (
         "after:quicksim sweep examples/cc-report-sweep.toml --out out/cc-sweep",
         "slow",
     ),
@@ -200,7 +200,7 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
     if "run.capture" in command:
         assert (workdir / "out" / "capture" / "capture.pcapng").stat().st_size > 10_000
     if argv[2:3] == ["report"]:
-        assert (workdir / "out" / "cc-sweep" / "report.png").is_file()
+        assert (workdir / "out" / "cc-sweep" / "report.html").is_file()
     if argv[2:4] == ["run", "scenarios/buffer-sizing.toml"]:
         assert (workdir / "out" / "bs-qlog" / "quic.client.sqlog").is_file()
     if argv[2:4] == ["run", "scenarios/linksharing.toml"]:

@@ -44,7 +44,8 @@ def test_plots_end_a_cut_series_at_its_last_sample(cut: quicksim.Result) -> None
             assert float(np.max(line.get_xdata())) <= last + 1e-9  # not held to the end of the run
     uncut = [
         line
-        for line in plotting.plot_queue(cut).axes[0].get_lines()
+        for ax in plotting.plot_queue(cut).axes  # one panel per queue
+        for line in ax.get_lines()
         if line.get_label() == "bottleneck:router2->router1"
     ]
     assert uncut and float(np.max(uncut[0].get_xdata())) == pytest.approx(8.0)  # held to the end

@@ -10,6 +10,7 @@ share of what the non-responsive background traffic leaves of the bottleneck, pl
 from __future__ import annotations
 
 import itertools
+import math
 from typing import TYPE_CHECKING, Any
 
 from .stats import jain
@@ -150,19 +151,50 @@ def phases(
 
 
 def format_phases(df: pd.DataFrame) -> str:
-    """The per-phase table the CLI prints."""
+    """The per-phase table the CLI prints; columns widen to fit any rate (a 100 Gbit/s link's
+    fair share), and a share below 0.1 keeps two significant digits instead of printing 0.00."""
     if df.empty:
         return ""
-    lines = [
-        "phase  window (s)     flow        goodput Mbit/s  link Mbit/s  fair share  share   Jain"
-        "   total/available",
-        "-----  -------------  ----------  --------------  -----------  ----------  -----  -----"
-        "  ---------------",
+    headers = [
+        "phase",
+        "window (s)",
+        "flow",
+        "goodput Mbit/s",
+        "link Mbit/s",
+        "fair share",
+        "share",
+        "Jain",
+        "total/available",
     ]
-    for _, r in df.iterrows():
-        lines.append(
-            f"{r.phase:>5}  {r.t0_s:5.1f}-{r.t1_s:<7.1f}  {r.flow:<10}  {r.goodput_mbps:>14.3f}  "
-            f"{r.link_mbps:>11.3f}  {r.fair_share_mbps:>10.3f}  {r.share:>5.2f}  {r.jain:>5.3f}  "
-            f"{r.goodput_of_available:>15.3f}"
-        )
-    return "\n".join(lines)
+    rows = [
+        [
+            str(r.phase),
+            f"{r.t0_s:.1f}-{r.t1_s:.1f}",
+            str(r.flow),
+            f"{r.goodput_mbps:,.3f}",
+            f"{r.link_mbps:,.3f}",
+            f"{r.fair_share_mbps:,.3f}",
+            _ratio(r.share),
+            f"{r.jain:.3f}",
+            _ratio(r.goodput_of_available, ".3f"),
+        ]
+        for r in df.itertuples()
+    ]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    left = {1, 2}  # the window and the flow's name read left to right; figures align right
+
+    def line(cells: list[str]) -> str:
+        pairs = enumerate(zip(cells, widths, strict=True))
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in pairs).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(row) for row in rows)])
+
+
+def _ratio(value: float, spec: str = ".2f") -> str:
+    """A ratio near 1 with `spec`; a small one (below 0.1) with two significant digits, so a flow
+    that reaches 0.4 % of its fair share reads 0.0041, not 0.00."""
+    if not math.isfinite(value):
+        return "-"
+    if value != 0 and abs(value) < 0.1:
+        return f"{value:.2g}"
+    return format(value, spec)

@@ -33,8 +33,11 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                 ],
                 [_flow_row(name, f) for name, f in flows.items()],
                 left=4,
+                drop_empty=True,
             )
         )
+        if not any(f.get("owd_p50_s") is not None for f in flows.values()):
+            parts[-1] += "\n(one-way and queueing delays not recorded: run.record.delays = true records them)"
     # Only queues where packets waited or were dropped: a dumbbell has many idle interfaces.
     queues = {
         name: q
@@ -58,6 +61,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                     ]
                     for name, q in queues.items()
                 ],
+                drop_empty=True,
             )
         )
     links = {name: link for name, link in (summary.get("links") or {}).items() if link.get("packets")}
@@ -120,8 +124,15 @@ def _owd(f: Mapping[str, Any]) -> str:
     return "/".join(format(v * 1e3, ".2f") for v in numbers)
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    """Plain-text table: the first `left` columns (names) left-aligned, figures right-aligned."""
+def _table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1, *, drop_empty: bool = False
+) -> str:
+    """Plain-text table: the first `left` columns (names) left-aligned, figures right-aligned.
+    `drop_empty` leaves out a figure column that is "-" in every row (a statistic not recorded)."""
+    if drop_empty and rows:
+        keep = [i for i in range(len(headers)) if i < left or any(r[i] != "-" for r in rows)]
+        headers = [headers[i] for i in keep]
+        rows = [[r[i] for i in keep] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:

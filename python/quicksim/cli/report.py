@@ -1,61 +1,71 @@
-"""Compare runs as Pantheon does: average throughput, 95th-percentile one-way delay, loss rate.
+"""Compare runs and sweeps on one page: time series, throughput against delay, a sweep's metrics
+against its parameters, and the tables.
 
-The runs need the delay statistics (`run.record.delays = true`; without them the delay is "-").
-DIR is a run's output (with summary.json: one point per run, labelled by the directory's name)
-or a sweep's output (with runs.parquet: one point per sweep point, averaged over its
-repetitions; the plan's metrics must include `goodput_mbps` and `owd_p95_ms`, and `loss_rate`
-for the loss column, each without `flow`, so that they are given per flow). Prints per flow and
-in total the average throughput (Mbit/s over the flow's active time), the p95 one-way delay (ms)
-and the loss rate (packets sent and not delivered), and draws throughput against p95 delay with
-the delay axis reversed (better is up and to the right), as Pantheon's summary plot does.
+DIR is a run's output (with summary.json) or a sweep's output (with runs.parquet: one point per
+sweep point, averaged over its repetitions; for the throughput-vs-delay comparison the plan's
+metrics must include `goodput_mbps` and `owd_p95_ms`, and `loss_rate` for the loss column, each
+without `flow`, so that they are given per flow). Runs are labelled by the shortest end of their
+path that tells them apart (a/out and b/out, not out twice). Prints per flow and in total the
+average throughput (Mbit/s over the flow's active time), the p95 one-way delay (ms; it needs the
+delay statistics, `run.record.delays = true`) and the loss rate (packets sent and not
+delivered), and writes one self-contained HTML page (--html; figures inline, nothing fetched, it
+opens offline) and, with --png, the Pantheon-style scatter: throughput against p95 delay with the
+delay axis reversed (better is up and to the right). Nothing to show (no point with both
+figures for --png, no run or sweep with data) is an error (exit 2) saying why.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from .._io import atomic_write
 from ..errors import ScenarioError
+from ._report_page import Row, _damaged, _finite, _is_sweep, build_page, scatter_figure
 
 NAME = "report"
-HELP = "Pantheon-style summary of runs or sweeps: throughput, p95 delay, loss; scatter PNG"
+HELP = "one HTML page of runs and sweeps: time series, throughput vs delay, metrics, tables"
 
-__all__ = ["Row", "main", "rows_of"]
-
-
-class Row(NamedTuple):
-    """One flow (or `total`) of one run or sweep point."""
-
-    source: str
-    flow: str
-    throughput_mbps: float
-    owd_p95_ms: float
-    loss_rate: float
+__all__ = ["Row", "labels", "main", "rows_of"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `quicksim report`."""
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="run or sweep output directory")
     parser.add_argument(
-        "--png",
+        "--html",
         type=Path,
-        default=Path("out/report.png"),
+        default=Path("out/report.html"),
         metavar="FILE",
-        help="the throughput vs p95-delay scatter (default: out/report.png)",
+        help="the self-contained page (default: out/report.html)",
+    )
+    parser.add_argument(
+        "--png", type=Path, metavar="FILE", help="also write the throughput vs p95-delay scatter as a PNG"
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
 
 
 def main(args: argparse.Namespace) -> int:
-    """Read every DIR, print the table, draw the scatter."""
+    """Read every DIR, check there is something to show, print the table, write the page."""
+    from .._io import atomic_write_text
+
+    dirs = list({os.path.abspath(d): Path(d) for d in args.dirs}.values())  # the same DIR twice: once
+    names = labels(dirs)
     rows: list[Row] = []
-    for d in args.dirs:
-        rows.extend(rows_of(d))
+    for d, name in zip(dirs, names, strict=True):
+        rows.extend(rows_of(d, name if len(dirs) > 1 or not _is_sweep(d) else None))
+    if args.png is not None and not any(_finite(r) for r in rows):
+        raise ScenarioError(
+            "report: no run or sweep point has both a throughput and a p95 one-way delay, so the "
+            "throughput-vs-delay plot would be empty; record the delays (run.record.delays = true, "
+            "or the sweep metric owd_p95_ms)"
+        )
+    html = build_page(dirs, names, rows)  # raises ScenarioError when there is nothing to show
     if args.json:
         # A value the run did not record (NaN: no delays, no loss metric) is null in strict JSON.
         plain = [
@@ -65,38 +75,46 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(plain, indent=1, allow_nan=False, default=str))
     else:
         print(_format(rows))
-    _plot(rows, args.png)
+    args.html.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.html, html)
+    if args.png is not None:
+        from ..plotting import _png_writer
+
+        args.png.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(args.png, _png_writer(scatter_figure(rows), 120))
     if not args.json:
-        print(f"plot: {args.png}")
+        print(f"page: {args.html}" + (f"\nplot: {args.png}" if args.png is not None else ""))
     return 0
 
 
-def rows_of(directory: Path) -> list[Row]:
-    """The rows of one run or sweep directory (errors name the directory, or the damaged file:
-    one line, never a traceback)."""
+def labels(dirs: Sequence[Path]) -> list[str]:
+    """For each directory the shortest end of its path that no other directory's path ends with
+    (a/out and b/out: "a/out" and "b/out"; a lone DIR: its name)."""
+    parts = [Path(os.path.abspath(d)).parts for d in dirs]
+    out = []
+    for i, mine in enumerate(parts):
+        others = [p for j, p in enumerate(parts) if j != i]
+        k = 1
+        while k < len(mine) and any(p[-k:] == mine[-k:] for p in others):
+            k += 1
+        out.append("/".join(mine[-k:]).lstrip("/") or "/")
+    return out
+
+
+def rows_of(directory: Path, label: str | None = None) -> list[Row]:
+    """The rows of one run or sweep directory, labelled `label` (a run: default its directory's
+    name; a sweep's points: their parameters, after `label: ` if given). Errors name the
+    directory, or the damaged file: one line, never a traceback."""
     if (directory / "summary.json").is_file():
         path = directory / "summary.json"
         with _damaged(path, "a run's summary"):
-            return _run_rows(directory.name or str(directory), _read_json(path))
-    if (directory / "runs.parquet").is_file():
+            return _run_rows(label or directory.name or str(directory), _read_json(path))
+    if _is_sweep(directory):
         with _damaged(directory / "runs.parquet", "a sweep's runs table"):
-            return _sweep_rows(directory)
+            return _sweep_rows(directory, label)
+    if directory.is_dir() and not any(directory.iterdir()):
+        raise ScenarioError(f"report: {directory}: empty directory, nothing to show")
     raise ScenarioError(f"report: {directory}: neither a run (summary.json) nor a sweep (runs.parquet)")
-
-
-@contextlib.contextmanager
-def _damaged(path: Path, what: str) -> Iterator[None]:
-    """Turn what a damaged or foreign file raises while it is read (Arrow's errors are
-    ValueErrors; a missing column a KeyError) into one line naming the file."""
-    try:
-        yield
-    except ScenarioError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
-        detail = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        raise ScenarioError(
-            f"report: {path}: not readable as {what} ({type(e).__name__}{': ' + detail if detail else ''})"
-        ) from None
 
 
 def _read_json(path: Path) -> Mapping[str, Any]:
@@ -134,7 +152,7 @@ def _run_rows(source: str, summary: Mapping[str, Any]) -> list[Row]:
     return rows
 
 
-def _sweep_rows(directory: Path) -> list[Row]:
+def _sweep_rows(directory: Path, prefix: str | None = None) -> list[Row]:
     import pandas as pd
 
     runs = pd.read_parquet(directory / "runs.parquet")
@@ -159,7 +177,9 @@ def _sweep_rows(directory: Path) -> list[Row]:
     params = [p for p in params if runs[p].astype(str).nunique() > 1]
     rows: list[Row] = []
     for _, g in runs.groupby("point", sort=True):
-        label = _point_label(g.iloc[0], params) or directory.name
+        label = _point_label(g.iloc[0], params) or prefix or directory.name
+        if prefix and label != prefix:
+            label = f"{prefix}: {label}"
         for col in tput_cols:
             flow = col.split(".", 1)[1]
             owd = g.get(f"owd_p95_ms.{flow}")
@@ -203,52 +223,5 @@ def _format(rows: Sequence[Row]) -> str:
             for r in rows
         ],
         left=2,
+        drop_empty=True,  # no run recorded delays: no column of "-"
     )
-
-
-def _plot(rows: Sequence[Row], png: Path) -> None:
-    """Throughput vs p95 one-way delay, one marker per run (or sweep point) and flow; the runs'
-    totals are filled, the flows hollow. The delay axis is reversed, as in Pantheon's plots."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    sources = list(dict.fromkeys(r.source for r in rows))
-    cmap = plt.get_cmap("tab10")
-
-    def finite(r: Row) -> bool:
-        return not (math.isnan(r.owd_p95_ms) or math.isnan(r.throughput_mbps))
-
-    for i, src in enumerate(sources):
-        color = cmap(i % 10)
-        flows = [r for r in rows if r.source == src and r.flow != "total"]
-        total = [r for r in rows if r.source == src and r.flow == "total" and finite(r)]
-        # One flow: its point is the run's. Several: the total filled, each flow hollow.
-        main = flows if len(flows) == 1 else total
-        for r in (r for r in main if finite(r)):
-            ax.scatter(r.owd_p95_ms, r.throughput_mbps, color=color, s=60, zorder=3, label=src)
-        if len(flows) > 1:
-            for r in (r for r in flows if finite(r)):
-                ax.scatter(
-                    r.owd_p95_ms, r.throughput_mbps, facecolors="none", edgecolors=color, s=40, zorder=3
-                )
-                ax.annotate(
-                    r.flow,
-                    (r.owd_p95_ms, r.throughput_mbps),
-                    textcoords="offset points",
-                    xytext=(5, -9),
-                    fontsize=7,
-                )
-    if ax.get_legend_handles_labels()[0]:  # runs without delay statistics draw no point
-        ax.legend(fontsize=8, loc="best")
-    ax.invert_xaxis()
-    ax.set_xlabel("95th percentile one-way delay (ms)")
-    ax.set_ylabel("average throughput (Mbit/s)")
-    ax.set_title("throughput vs delay (filled: total, hollow: flows; better is up and right)", fontsize=9)
-    ax.grid(True, alpha=0.3)
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(png, dpi=120)
-    plt.close(fig)

@@ -76,6 +76,25 @@ def _run_into(
     out: Path, args: argparse.Namespace, scenario: dict[str, Any], normalized: dict[str, Any]
 ) -> int:
     """Run, save and report into the (locked, cleared) folder `out`."""
+    from ._plot_worker import PlotWorker, forking_helps
+
+    # The plots are drawn by a worker that imports matplotlib while this process simulates and
+    # draws while it saves and prints (issue 35: plotting was 3/4 of the showcase's time).
+    worker = PlotWorker() if not args.no_plots and forking_helps() else None
+    try:
+        return _run_with(out, args, scenario, normalized, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _run_with(
+    out: Path,
+    args: argparse.Namespace,
+    scenario: dict[str, Any],
+    normalized: dict[str, Any],
+    worker: Any,
+) -> int:
     from .. import api
     from ._report import format_summary
 
@@ -89,6 +108,8 @@ def _run_into(
         result = api.run(scenario, seed=args.seed, progress=progress, out=out, allow_python=args.allow_python)
     if "name" not in scenario:
         result.name = args.scenario.stem
+    if worker is not None:
+        worker.submit(result, out)
 
     if stop.requested:
         print(
@@ -104,7 +125,9 @@ def _run_into(
         print(format_summary(summary))
         _print_phases(result)
     plots = []
-    if not args.no_plots:
+    if worker is not None:
+        plots = worker.wait()
+    elif not args.no_plots:
         from ..plotting import save_standard_plots
 
         plots = save_standard_plots(result, out)

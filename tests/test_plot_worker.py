@@ -1,0 +1,103 @@
+"""`quicksim run` draws its plots in forked workers (issue 35: plotting was three quarters of the
+showcase's wall time): the same files as drawn in-process, errors reported, no process left
+behind, and `--no-plots` never imports matplotlib."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quicksim.cli import _plot_worker
+from quicksim.cli._plot_worker import PlotWorker, forking_helps
+
+REPO = Path(__file__).resolve().parent.parent
+
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork") or sys.platform != "linux", reason="needs fork")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@needs_fork
+def test_a_worker_that_gets_no_result_ends_and_is_reaped() -> None:
+    worker = PlotWorker()
+    worker.close()
+    assert _gone(worker._pid)
+    worker.close()  # twice is harmless
+
+
+@needs_fork
+def test_a_workers_error_reaches_the_parent(tmp_path: Path) -> None:
+    with PlotWorker() as worker:
+        worker.submit({"not": "a Result"}, tmp_path)
+        with pytest.raises(RuntimeError, match="plotting failed: AttributeError"):
+            worker.wait()
+    assert _gone(worker._pid)
+
+
+def test_one_core_draws_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no sched_getaffinity here")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert not forking_helps()
+
+
+def test_a_process_with_other_threads_draws_in_process() -> None:
+    import threading
+
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert not forking_helps()
+    finally:
+        release.set()
+        thread.join()
+
+
+@needs_fork
+@pytest.mark.core
+def test_the_workers_draw_the_same_files_as_one_process(tmp_path: Path) -> None:
+    from quicksim.cli import main as cli_main
+    from quicksim.plotting import STANDARD_PLOTS, save_standard_plots
+    from quicksim.results import Result
+
+    if not forking_helps():
+        pytest.skip("drawing in forked workers does not help here (one core, or other threads)")
+    out = tmp_path / "run"
+    scenario = str(REPO / "scenarios" / "linksharing.toml")
+    assert cli_main(["run", scenario, "--out", str(out), "-q", "--set", "run.duration=12s"]) == 0
+    names = [name for name, _, _ in STANDARD_PLOTS]
+    assert sorted(p.name for p in out.glob("*.png")) == sorted(names)
+    assert set(names) >= _plot_worker._COSTLY
+    again = tmp_path / "again"
+    save_standard_plots(Result.load(out), again)
+    for name in names:
+        assert (out / name).read_bytes() == (again / name).read_bytes(), name
+
+
+@pytest.mark.core
+def test_no_plots_imports_no_matplotlib(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    run = ["run", "scenarios/buffer-sizing.toml", "--set", "run.duration=2.2s", "--out", str(tmp_path / "r")]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "quicksim", *run, "--no-plots", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
+    assert "quicksim.results" in imported  # the check sees the imports
+    assert not [m for m in imported if m.startswith("matplotlib")]
