@@ -25,7 +25,14 @@ def _prepare_out(out: Path, plan: Plan) -> dict[str, dict[str, Any]]:
     plan_path = out / "plan.json"
     if plan_path.is_file():
         old = json.loads(plan_path.read_text(encoding="utf-8"))
-        if old.get("fingerprint") != plan.fingerprint():
+        # Metrics may change (new ones are computed from the kept tables); the scenario may not.
+        # A plan.json from before `scenario_fingerprint` holds both in `fingerprint`.
+        same = (
+            old.get("scenario_fingerprint") == plan.scenario_fingerprint()
+            if "scenario_fingerprint" in old
+            else old.get("fingerprint") == plan.fingerprint()
+        )
+        if not same:
             raise PlanError(
                 f"{out} holds runs of a different plan (scenario or metrics changed); "
                 "use another output directory, or delete this one"
