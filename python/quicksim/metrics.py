@@ -439,7 +439,8 @@ def jain(
     layer: str = "delivered",
     settle: Any = "1s",
 ) -> float:
-    """Jain's fairness index of the flows' mean rates.
+    """Jain's fairness index of the flows' mean rates, in [1/n, 1] for n flows (declared [0, 1]:
+    n differs between runs and scenarios).
 
     With a window [t0, t1): over it, for the flows active during the whole window (or `flows`).
     Without one (the default): per phase, as the phase table of `quicksim run` reports it, then
