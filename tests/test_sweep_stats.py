@@ -42,7 +42,11 @@ def test_each_kind_of_metric_gets_its_method() -> None:
     assert (prop["ci_low"], prop["ci_high"]) == pytest.approx((0.4902, 0.9433), abs=1e-4)  # the tables'
     # 10 of 10 is identical, yet Wilson's interval still bounds the proportion: [0.72, 1].
     every = stats.interval([1.0] * 10, bounds=(0.0, 1.0), kind="proportion")
-    assert every["identical"] and every["method"] == "wilson" and every["ci_low"] == pytest.approx(0.7225, abs=1e-4)
+    assert (
+        every["identical"]
+        and every["method"] == "wilson"
+        and every["ci_low"] == pytest.approx(0.7225, abs=1e-4)
+    )
 
 
 def test_identical_repetitions_get_no_interval() -> None:
@@ -127,8 +131,17 @@ def test_queue_delay_quantiles_are_time_weighted(result: Result) -> None:
     # cumulative shares of time are 0.533, 0.567, 0.9, 0.933, 1.
     rate_bps = 414800 * 8 / (0.11 * 3.0)
     delay = {b: b * 8 / rate_bps for b in (0, 1250, 3750, 6250, 12500)}
-    for stat, expected in [("p50", 0), ("median", 0), ("p55", 1250), ("p80", 3750), ("p92", 6250), ("p95", 12500)]:
-        assert metrics.queue_delay_s(result, queue=BOTTLENECK, stat=stat) == pytest.approx(delay[expected]), stat
+    for stat, expected in [
+        ("p50", 0),
+        ("median", 0),
+        ("p55", 1250),
+        ("p80", 3750),
+        ("p92", 6250),
+        ("p95", 12500),
+    ]:
+        assert metrics.queue_delay_s(result, queue=BOTTLENECK, stat=stat) == pytest.approx(delay[expected]), (
+            stat
+        )
     with pytest.raises(ValueError, match="pNN"):
         metrics.queue_delay_s(result, queue=BOTTLENECK, stat="p100")
 
@@ -145,7 +158,7 @@ def test_utilization_never_exceeds_one(raw_result: dict[str, Any], scenario: dic
 
 def test_delay_distribution_metrics(raw_result: dict[str, Any], scenario: dict[str, Any]) -> None:
     plain = Result(raw_result, scenario=scenario)
-    with pytest.raises(ValueError, match="run.record.delays = true"):
+    with pytest.raises(ValueError, match=r"run\.record\.delays = true"):
         metrics.METRICS["owd_s"](plain, flow="sender1")
     raw = copy.deepcopy(raw_result)
     flows, queues = raw["totals"]["flows"], raw["totals"]["queues"]
@@ -184,7 +197,7 @@ def test_the_metric_reference_is_generated_from_the_registry(
 
 # --- a user's metric module ---------------------------------------------------------------------
 
-USER_MODULE = '''
+USER_MODULE = """
 def events_k(result, scale=1.0):
     return result.meta["events"] / 1000 * scale
 
@@ -192,7 +205,7 @@ def share(result):
     return 0.5
 
 share.bounds = (0.0, 1.0)
-'''
+"""
 
 
 @pytest.fixture
@@ -214,7 +227,11 @@ def test_a_plan_names_a_metric_in_a_users_module(
         scenario,
         {},
         repeat=2,
-        metrics=[f"{user_module}:events_k", {"name": f"{user_module}:events_k", "scale": 2}, f"{user_module}:share"],
+        metrics=[
+            f"{user_module}:events_k",
+            {"name": f"{user_module}:events_k", "scale": 2},
+            f"{user_module}:share",
+        ],
     )
     assert plan.metrics[0].path == f"{user_module}:events_k"
     res = run_plan(plan, jobs=1, progress=False)
@@ -224,9 +241,13 @@ def test_a_plan_names_a_metric_in_a_users_module(
     # In a plan file it is code someone else may have written: imported only when allowed.
     (tmp_path / "s.json").write_text(__import__("json").dumps(scenario))
     (tmp_path / "plan.toml").write_text(f'scenario = "s.json"\n[sweep]\nmetrics = ["{user_module}:share"]\n')
-    with pytest.raises(PlanError, match=r"is Python code \(module:function\); importing it needs --allow-python"):
+    with pytest.raises(
+        PlanError, match=r"is Python code \(module:function\); importing it needs --allow-python"
+    ):
         load_plan(tmp_path / "plan.toml")
-    assert [m.label for m in load_plan(tmp_path / "plan.toml", allow_python=True).metrics] == [f"{user_module}:share"]
+    assert [m.label for m in load_plan(tmp_path / "plan.toml", allow_python=True).metrics] == [
+        f"{user_module}:share"
+    ]
     # Given by the user (the command line's --metrics), it needs no flag.
     extra = load_plan(tmp_path / "plan.toml", allow_python=True, metrics=[f"{user_module}:events_k"])
     assert len(extra.metrics) == 2
@@ -243,7 +264,9 @@ def test_metrics_added_later_come_from_the_kept_tables(
     core: FakeCore, scenario: dict[str, Any], tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    first = make_plan(scenario, {"dumbbell.pairs": [1, 2]}, repeat=2, metrics=["drops"], keep=["queues", "flows"])
+    first = make_plan(
+        scenario, {"dumbbell.pairs": [1, 2]}, repeat=2, metrics=["drops"], keep=["queues", "flows"]
+    )
     run_plan(first, out, jobs=1, progress=False)
     assert sorted(p.name for p in (out / "kept").iterdir()) == sorted(r.run_id for r in first.runs())
     assert sorted(p.name for p in next((out / "kept").iterdir()).iterdir()) == [
@@ -267,14 +290,20 @@ def test_metrics_added_later_come_from_the_kept_tables(
     assert res.runs["goodput_mbps.sender1"].tolist() == pytest.approx([1.5] * 4)
     # A metric reading a table that was not kept: refused, naming it, and no record changed.
     stamps = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
-    more = make_plan(scenario, {"dumbbell.pairs": [1, 2]}, repeat=2, metrics=["cwnd_bytes"], keep=["queues", "flows"])
-    with pytest.raises(PlanError, match=r"cwnd_bytes needs the table 'conn', which the runs stored in .* did not keep"):
+    more = make_plan(
+        scenario, {"dumbbell.pairs": [1, 2]}, repeat=2, metrics=["cwnd_bytes"], keep=["queues", "flows"]
+    )
+    with pytest.raises(
+        PlanError, match=r"cwnd_bytes needs the table 'conn', which the runs stored in .* did not keep"
+    ):
         run_plan(more, out, jobs=1, progress=False)
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")} == stamps
     assert len([c for c in core.calls if c[0] == "run"]) == runs_before
 
 
-def test_keep_is_checked_and_needs_an_output_directory(core: FakeCore, scenario: dict[str, Any], tmp_path: Path) -> None:
+def test_keep_is_checked_and_needs_an_output_directory(
+    core: FakeCore, scenario: dict[str, Any], tmp_path: Path
+) -> None:
     with pytest.raises(PlanError, match=r"sweep.keep: 'flow' is not a table; tables: flows, "):
         make_plan(scenario, {}, keep=["flow"])
     with pytest.raises(PlanError, match="needs an output directory"):

@@ -43,14 +43,17 @@ def test_a_deterministic_sweep_says_identical_and_a_later_metric_runs_nothing(
 ) -> None:
     plan = tmp_path / "plan.toml"
     plan.write_text(
-        f"scenario = {str(SCENARIO)!r}\n[sweep]\nrepeat = 3\nmetrics = [\"drops\", \"jain\"]\n"
+        f'scenario = {str(SCENARIO)!r}\n[sweep]\nrepeat = 3\nmetrics = ["drops", "jain"]\n'
         'keep = ["queues", "flows"]\n[sweep.params]\n"dumbbell.bottleneck.delay" = ["5ms", "10ms"]\n'
         '"run.duration" = ["1s"]\n'
     )
     out = tmp_path / "out"
     first = cli("sweep", str(plan), "--out", str(out), "--jobs", "2", "--no-plots")
     assert first.returncode == 0, first.stderr
-    assert "dumbbell.bottleneck.delay=5ms  drops: 140  identical in all 3 runs: no interval  (n=3)" in first.stdout
+    assert (
+        "dumbbell.bottleneck.delay=5ms  drops: 140  identical in all 3 runs: no interval  (n=3)"
+        in first.stdout
+    )
     assert "2 point(s) identical in every metric" in first.stdout and "95% CI" not in first.stdout
     summary = pd.read_parquet(out / "summary.parquet")
     assert (summary["method"] == "identical").all() and summary["ci_low"].isna().all()
@@ -59,7 +62,9 @@ def test_a_deterministic_sweep_says_identical_and_a_later_metric_runs_nothing(
     kept = {p: p.stat().st_mtime_ns for p in (out / "kept").rglob("*.parquet")}
     assert len(records) == 6 and len(kept) == 12
 
-    later = cli("sweep", str(plan), "--out", str(out), "--no-plots", "--metrics", "queue_delay_s:p95,goodput_mbps")
+    later = cli(
+        "sweep", str(plan), "--out", str(out), "--no-plots", "--metrics", "queue_delay_s:p95,goodput_mbps"
+    )
     assert later.returncode == 0, later.stderr
     assert "computed new metrics of 6 stored run(s) from their kept tables" in later.stderr
     assert "reusing 6 of 6 runs stored in" in later.stderr and "0 to run" in later.stderr
@@ -83,7 +88,11 @@ def test_a_deterministic_sweep_says_identical_and_a_later_metric_runs_nothing(
 def test_utilization_at_its_bound_keeps_its_interval_inside_it() -> None:
     label = f"utilization[link={BOTTLENECK},t0=0.5s]"
     plan = make_plan(
-        SCENARIO, {}, repeat=6, metrics=[{"name": "utilization", "link": BOTTLENECK, "t0": "0.5s"}], sets=RANDOM_SETS
+        SCENARIO,
+        {},
+        repeat=6,
+        metrics=[{"name": "utilization", "link": BOTTLENECK, "t0": "0.5s"}],
+        sets=RANDOM_SETS,
     )
     res = run_plan(plan, jobs=2, progress=False)
     values = res.runs[label]
@@ -115,7 +124,13 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tup
 
 
 def _plan(metric: str) -> object:
-    return make_plan(SCENARIO, {"dumbbell.bottleneck.delay": ["5ms", "20ms"]}, repeat=2, metrics=["goodput", metric], sets=RANDOM_SETS)
+    return make_plan(
+        SCENARIO,
+        {"dumbbell.bottleneck.delay": ["5ms", "20ms"]},
+        repeat=2,
+        metrics=["goodput", metric],
+        sets=RANDOM_SETS,
+    )
 
 
 @pytest.mark.slow
@@ -140,7 +155,9 @@ def test_a_users_metric_module_on_local_processes_and_on_dask(
         # A module the workers cannot import: each run records why, naming what to do.
         missing = run_plan(_plan("driveronly:cbr_mbps"), scheduler=address, progress=False)  # type: ignore[arg-type]
         errors = missing.runs["error"].tolist()
-        assert all("cannot import driveronly" in e and "importable wherever runs execute" in e for e in errors), errors
+        assert all(
+            "cannot import driveronly" in e and "importable wherever runs execute" in e for e in errors
+        ), errors
         assert missing.runs["goodput_mbps.cbr"].notna().all(), missing.runs.T  # the other metrics are kept
 
 

@@ -120,7 +120,7 @@ def bounds(column: str) -> Bound:
 
 
 def kind(column: str) -> str:
-    """"proportion" or "mean" for the metric a result column belongs to (`KINDS`)."""
+    """ "proportion" or "mean" for the metric a result column belongs to (`KINDS`)."""
     return KINDS.get(_metric_of(column), "mean")
 
 

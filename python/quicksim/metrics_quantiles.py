@@ -68,9 +68,9 @@ def weighted_stat(values: Any, weights: Any, stat: str) -> float:
     if len(v) == 0:
         return math.nan
     what, q = parse_stat(stat)
-    if what == "mean":
-        return float((v * w).sum() / w.sum())
-    if what in ("min", "max"):
+    if q is None:
+        if what == "mean":
+            return float((v * w).sum() / w.sum())
         return float(v.min() if what == "min" else v.max())
     order = np.argsort(v, kind="stable")
     cum = np.cumsum(w[order])
@@ -87,9 +87,11 @@ def sample_stat(values: Iterable[float], stat: str) -> float:
     if len(xs) == 0:
         return math.nan
     what, q = parse_stat(stat)
-    if what == "q":
+    if q is not None:
         return float(np.quantile(xs, q))
-    return float({"mean": xs.mean, "min": xs.min, "max": xs.max}[what]())
+    if what == "mean":
+        return float(xs.mean())
+    return float(xs.min() if what == "min" else xs.max())
 
 
 # --- helpers shared with quicksim.metrics ----------------------------------------------------
@@ -127,8 +129,8 @@ def goodput(result: Result, flow: str, t0: float | None, t1: float | None, layer
 
 
 def _sketch(stat: Any, metric: str) -> str:
-    what, q = parse_stat(stat, ("mean",))
-    key = "mean" if what == "mean" else f"p{q * 100:g}"
+    _, q = parse_stat(stat, ("mean",))
+    key = "mean" if q is None else f"p{q * 100:g}"
     if key not in _SKETCH:
         raise ValueError(
             f"{metric}: stat {stat!r}: the core's delay sketch reports mean, p50, p95 and p99 only"

@@ -27,7 +27,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FEW", "METHODS", "bootstrap_ci", "interval", "jain", "mean_ci", "summarize", "t_cdf", "t_quantile", "wilson"]
+__all__ = [
+    "FEW",
+    "METHODS",
+    "bootstrap_ci",
+    "interval",
+    "jain",
+    "mean_ci",
+    "summarize",
+    "t_cdf",
+    "t_quantile",
+    "wilson",
+]
 
 _EPS = 1e-15
 _TINY = 1e-300
@@ -153,7 +164,9 @@ def mean_ci(
     return {"n": n, "mean": mean, "std": std, "sem": sem, "ci_low": low, "ci_high": high}
 
 
-def _clip(low: float, high: float, mean: float, bounds: tuple[float | None, float | None]) -> tuple[float, float]:
+def _clip(
+    low: float, high: float, mean: float, bounds: tuple[float | None, float | None]
+) -> tuple[float, float]:
     """[low, high] clipped to `bounds`, but never so far that it loses `mean` (a mean outside the
     declared range means the declaration is wrong; the interval still holds its estimate)."""
     if bounds[0] is not None:
@@ -206,7 +219,7 @@ def interval(
     out["identical"] = len({x.hex() for x in xs}) == 1
     if kind == "proportion" and all(x in (0.0, 1.0) for x in xs):
         # Wilson's width depends on n, not on the spread: 10 of 10 still bounds the proportion.
-        low, high = wilson(int(round(math.fsum(xs))), n, level)
+        low, high = wilson(round(math.fsum(xs)), n, level)
         out.update(ci_low=min(low, mean), ci_high=max(high, mean), method="wilson")
         return out
     if out["identical"]:

@@ -102,12 +102,12 @@ def _run_plan(
             done = {k: v for k, v in done.items() if not v.get("error")}
         # A run stored without a table the plan keeps now runs again, to keep it.
         done = {k: v for k, v in done.items() if set(plan.keep) <= set(v.get("kept") or ())}
-        reused = {r.run_id: done[r.run_id] for r in runs if r.run_id in done}
-        if reused:
+        stored_runs = {r.run_id: done[r.run_id] for r in runs if r.run_id in done}
+        if stored_runs:
             from .kept import recompute
 
-            updated = recompute(out_dir, reused, plan.metrics, plan.keep)
-            done.update(reused)
+            updated = recompute(out_dir, stored_runs, plan.metrics, plan.keep)
+            done.update(stored_runs)
             if updated:
                 print(
                     f"quicksim sweep: computed new metrics of {updated} stored run(s) from their kept "

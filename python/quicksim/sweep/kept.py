@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +52,14 @@ def write(out: Path, run_id: str, packed: Mapping[str, Any]) -> list[str]:
     folder = out / "kept" / run_id
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in packed["tables"].items():
-        atomic_write(folder / f"{name}.parquet", lambda path, data=data: path.write_bytes(data))
+        atomic_write(folder / f"{name}.parquet", _bytes_writer(data))
     doc = {**packed["result"], "tables": sorted(packed["tables"])}
     atomic_write_text(folder / "result.json", json.dumps(doc, allow_nan=False) + "\n")
     return ["totals", *sorted(packed["tables"])]
+
+
+def _bytes_writer(data: bytes) -> Callable[[Path], object]:
+    return lambda path: path.write_bytes(data)
 
 
 class KeptResult(Result):
@@ -109,7 +113,9 @@ def computed_labels(record: Mapping[str, Any], labels: Iterable[str]) -> set[str
     return {lab for lab in labels if any(c == lab or c.startswith(lab + ".") for c in columns)}
 
 
-def recompute(out: Path, records: dict[str, dict[str, Any]], wanted: Sequence[_Metric], keep: Sequence[str]) -> int:
+def recompute(
+    out: Path, records: dict[str, dict[str, Any]], wanted: Sequence[_Metric], keep: Sequence[str]
+) -> int:
     """Compute the metrics of `wanted` that stored runs lack, from their kept tables, and store
     the updated records; returns how many runs were updated. A run without kept tables, or a
     metric reading a table not kept, is a PlanError naming the metric and the table: nothing is
@@ -155,7 +161,9 @@ def recompute(out: Path, records: dict[str, dict[str, Any]], wanted: Sequence[_M
                 series[m.label] = {c: s[c].tolist() for c in ("t_s", "key", "value")}
         done = [*(record.get("metrics") or computed_labels(record, labels)), *(m.label for m in missing)]
         error = "; ".join(e for e in [record.get("error"), *errors] if e) or None
-        updates.append((run_id, {**record, "values": values, "series": series, "metrics": done, "error": error}))
+        updates.append(
+            (run_id, {**record, "values": values, "series": series, "metrics": done, "error": error})
+        )
     for run_id, record in updates:  # every metric computed first: a refusal leaves no record changed
         _write_json(out / "runs" / f"{run_id}.json", record)
         records[run_id] = record
