@@ -312,3 +312,31 @@ def test_keep_is_checked_and_needs_an_output_directory(
     run_plan(make_plan(scenario, {}, metrics=["drops"]), tmp_path, jobs=1, progress=False)
     with pytest.raises(PlanError, match=r"kept no tables to compute it from \(its plan had no keep\)"):
         run_plan(make_plan(scenario, {}, metrics=["drops", "jain"]), tmp_path, jobs=1, progress=False)
+
+
+def test_keeping_totals_alone_serves_the_metrics_that_read_only_totals(
+    core: FakeCore, scenario: dict[str, Any], tmp_path: Path
+) -> None:
+    run_plan(
+        make_plan(scenario, {}, repeat=2, metrics=["drops"], keep=["totals"]),
+        tmp_path,
+        jobs=1,
+        progress=False,
+    )
+    assert sorted(p.name for p in next((tmp_path / "kept").iterdir()).iterdir()) == ["result.json"]
+    calls = len(core.calls)
+    res = run_plan(
+        make_plan(scenario, {}, repeat=2, metrics=["drops", "loss_rate"], keep=["totals"]),
+        tmp_path,
+        jobs=1,
+        progress=False,
+    )
+    assert len(core.calls) == calls  # computed from result.json, no run (and no validation) again
+    assert res.runs["loss_rate.sender1"].tolist() == pytest.approx([1 - 312 / 330] * 2)
+    with pytest.raises(PlanError, match="needs the table 'flows'"):
+        run_plan(
+            make_plan(scenario, {}, repeat=2, metrics=["goodput_mbps"], keep=["totals"]),
+            tmp_path,
+            jobs=1,
+            progress=False,
+        )
