@@ -340,3 +340,12 @@ def test_keeping_totals_alone_serves_the_metrics_that_read_only_totals(
             jobs=1,
             progress=False,
         )
+
+
+def test_an_alias_with_a_stat_is_not_taken_for_python_code(scenario: dict[str, Any], tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text(__import__("json").dumps(scenario))
+    (tmp_path / "plan.toml").write_text('scenario = "s.json"\n[sweep]\nmetrics = ["queue_delay:p99"]\n')
+    plan = load_plan(tmp_path / "plan.toml")  # no --allow-python: a built-in, not a module
+    assert [(m.label, m.name, m.params) for m in plan.metrics] == [
+        ("queue_delay_s:p99", "queue_delay_s", {"stat": "p99"})
+    ]

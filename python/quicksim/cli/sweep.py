@@ -167,14 +167,16 @@ def format_summary(result: SweepResult) -> str:
         else:
             ci = f"  95% CI [{row['ci_low']:.6g}, {row['ci_high']:.6g}] ({method})"
         lines.append(f"{point + '  ' if point else ''}{row['metric']}: {row['mean']:.6g}{ci}  (n={row['n']})")
-    if "identical" in s.columns and bool(s["identical"].any()):
-        rows = s[s["n"] >= 2]
+    # Identical and so without an interval (a proportion keeps Wilson's, see quicksim.stats).
+    bare = s["method"] == "identical" if "method" in s.columns else s["n"] < 0
+    if bool(bare.any()):
+        rows = s.assign(bare=bare)[s["n"] >= 2]
         if varied:
-            every = int(rows.groupby(varied, dropna=False)["identical"].all().sum())
+            every = int(rows.groupby(varied, dropna=False)["bare"].all().sum())
         else:
-            every = int(bool(len(rows)) and bool(rows["identical"].all()))
+            every = int(bool(len(rows)) and bool(rows["bare"].all()))
         lines.append(
-            f"note: {int(s['identical'].sum())} metric value(s) were bit-identical in every repetition"
+            f"note: {int(bare.sum())} metric value(s) were bit-identical in every repetition"
             + (f" ({every} point(s) identical in every metric)" if every else "")
             + ": the seeds changed nothing the metric sees (a scenario without a random element, e.g. "
             "no jitter or random start times, runs the same for every seed); no interval is given"

@@ -71,7 +71,7 @@ def _split_stat(text: str) -> tuple[str, dict[str, Any]]:
 def module_metrics(specs: Iterable[Any]) -> list[str]:
     """The `module:function` names among metric specs: code a plan would import."""
     names = [s if isinstance(s, str) else s.get("name") if isinstance(s, Mapping) else None for s in specs]
-    return [n for n in names if isinstance(n, str) and metrics.is_path(n)]
+    return [n for n in names if isinstance(n, str) and metrics.is_path(_split_stat(n)[0])]
 
 
 def check_consent(specs: Iterable[Any], allow_python: bool, where: str) -> None:
