@@ -81,11 +81,21 @@ def entries() -> Iterator[dict[str, Any]]:
         }
 
 
+_REQUIRED = object()
+
+
 def _params(fn: Callable[..., Any]) -> list[tuple[str, Any]]:
+    """(name, default) of each parameter after the result; `_REQUIRED` for one without a default."""
     out = []
     for p in list(inspect.signature(fn).parameters.values())[1:]:
-        out.append((p.name, None if p.default is inspect.Parameter.empty else p.default))
+        out.append((p.name, _REQUIRED if p.default is inspect.Parameter.empty else p.default))
     return out
+
+
+def _param(name: str, default: Any, quote: str = "") -> str:
+    if default is _REQUIRED:
+        return f"{quote}{name}{quote} (required)"
+    return f"{quote}{name}{quote} = {default!r}" if quote else f"{name}={default!r}"
 
 
 def _range(bounds: tuple[float | None, float | None]) -> str:
@@ -112,7 +122,7 @@ def markdown() -> str:
     """docs/metrics.md."""
     parts = [_HEADER]
     for e in entries():
-        params = ", ".join(f"`{n}` = {v!r}" for n, v in e["params"]) or "none"
+        params = ", ".join(_param(n, v, "`") for n, v in e["params"]) or "none"
         parts.append(
             f"### `{e['name']}`\n\n{e['doc']}\n\n"
             f"- parameters: {params}\n- range: {_range(e['bounds'])}; interval: {_interval(e)}\n"
@@ -125,7 +135,7 @@ def text() -> str:
     """What `quicksim sweep --list-metrics` prints: each metric, its parameters and definition."""
     lines = []
     for e in entries():
-        params = ", ".join(f"{n}={v!r}" for n, v in e["params"])
+        params = ", ".join(_param(n, v) for n, v in e["params"])
         lines.append(f"{e['name']}({params})")
         lines.append(f"    range {_range(e['bounds'])}, interval {_interval(e)}, reads {_reads(e)}")
         lines.extend(f"    {line}" if line else "" for line in e["doc"].splitlines())
