@@ -290,6 +290,7 @@ def test_metrics_added_later_come_from_the_kept_tables(
     assert res.runs["goodput_mbps.sender1"].tolist() == pytest.approx([1.5] * 4)
     # A metric reading a table that was not kept: refused, naming it, and no record changed.
     stamps = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
+    plan_json = (out / "plan.json").read_text()
     more = make_plan(
         scenario, {"dumbbell.pairs": [1, 2]}, repeat=2, metrics=["cwnd_bytes"], keep=["queues", "flows"]
     )
@@ -298,6 +299,7 @@ def test_metrics_added_later_come_from_the_kept_tables(
     ):
         run_plan(more, out, jobs=1, progress=False)
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")} == stamps
+    assert (out / "plan.json").read_text() == plan_json  # still the plan the tables are of
     assert len([c for c in core.calls if c[0] == "run"]) == runs_before
 
 

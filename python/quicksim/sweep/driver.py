@@ -22,7 +22,7 @@ from .execute import HANDSHAKE_S, _dask, _local, _serial, check_address, handsha
 from .expand import _toml_value
 from .make import check_consent, make_plan
 from .plan import MetricSpec, Plan, PlanError
-from .store import InputDigests, _prepare_out, _write_json, _write_tables, run_key
+from .store import InputDigests, _prepare_out, _write_json, _write_tables, run_key, write_plan
 from .tables import SweepResult, _tables
 
 __all__ = ["run_plan", "sweep"]
@@ -114,6 +114,8 @@ def _run_plan(
                     "tables (not run again)",
                     file=sys.stderr,
                 )
+        # After the stored runs were found to serve it: a refused metric leaves the old plan.json.
+        write_plan(out_dir, plan)
     todo = [r for r in runs if r.run_id not in done]
 
     validated: set[int] = set()

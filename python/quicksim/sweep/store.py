@@ -37,8 +37,8 @@ def _prepare_out(out: Path, plan: Plan) -> dict[str, dict[str, Any]]:
                 f"{out} holds runs of a different plan (scenario or metrics changed); "
                 "use another output directory, or delete this one"
             )
-    # Rewritten each time: the parameters or repetitions may have grown since the last run.
-    _write_json(plan_path, plan.describe())
+    # plan.json is rewritten by the caller (`write_plan`) once the stored runs are known to serve
+    # this plan: the parameters, repetitions or metrics may have grown since the last run.
     # Temporary files of writes a killed sweep left behind (`_io.atomic_write` names them so).
     for stray in [*out.glob(".*.tmp-*"), *(out / "runs").glob(".*.tmp-*")]:
         stray.unlink(missing_ok=True)
@@ -51,6 +51,11 @@ def _prepare_out(out: Path, plan: Plan) -> dict[str, dict[str, Any]]:
         if _complete(record) and record["run_id"] == path.stem:
             done[path.stem] = record
     return done
+
+
+def write_plan(out: Path, plan: Plan) -> None:
+    """Write `plan.json`, the plan the directory's tables are of (`load_sweep` reads it)."""
+    _write_json(out / "plan.json", plan.describe())
 
 
 def _complete(record: Any) -> bool:
