@@ -351,3 +351,23 @@ def test_an_alias_with_a_stat_is_not_taken_for_python_code(scenario: dict[str, A
     assert [(m.label, m.name, m.params) for m in plan.metrics] == [
         ("queue_delay_s:p99", "queue_delay_s", {"stat": "p99"})
     ]
+
+
+def test_a_labelled_metric_keeps_its_metrics_range() -> None:
+    from quicksim.sweep.tables import _tables
+
+    values = [1.0, 0.9995, 1.0, 0.999, 1.0, 0.9998]
+    records = [
+        {"run_id": f"p-r{i}", "point": 0, "rep": i, "seed": i, "params": {}, "error": None, "wall_s": 0.1}
+        | {"values": {"util": v, "done.a": float(i % 2)}, "series": {}}
+        for i, v in enumerate(values)
+    ]
+    plan = {
+        "metrics": [
+            {"label": "util", "name": "utilization", "params": {"t0": "1s"}},
+            {"label": "done", "name": "completed", "params": {}},
+        ]
+    }
+    s = _tables(records, plan, []).summary.set_index("metric")
+    assert s.loc["util", "method"] == "bootstrap" and s.loc["util", "ci_high"] <= 1.0  # not t's 1.0004
+    assert s.loc["done.a", "method"] == "wilson"

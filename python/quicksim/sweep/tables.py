@@ -53,10 +53,23 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
     from ..stats import summarize
 
     # The plan's metrics only: a directory's runs may hold values of metrics since dropped.
-    labels = [m["label"] for m in plan.get("metrics") or [] if isinstance(m, dict) and "label" in m]
+    named = {
+        str(m["label"]): str(m.get("name") or m["label"])
+        for m in plan.get("metrics") or []
+        if isinstance(m, dict) and "label" in m
+    }
+    labels = sorted(named, key=len, reverse=True)  # the longest label a column starts with is its own
+
+    def label_of(column: str) -> str | None:
+        return next((lab for lab in labels if column == lab or column.startswith(lab + ".")), None)
 
     def wanted(column: str) -> bool:
-        return not labels or any(column == lab or column.startswith(lab + ".") for lab in labels)
+        return not labels or label_of(column) is not None
+
+    def metric_of(column: str) -> str:
+        """The registered metric behind a column: a `label` of the plan's own names no metric."""
+        label = label_of(column)
+        return column if label is None or named[label] == label else named[label]
 
     metric_columns: list[str] = []
     for record in records:
@@ -97,7 +110,13 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
         }
     )
     runs = runs.sort_values(["point", "rep"], kind="stable").reset_index(drop=True)
-    summary = summarize(runs, params, metric_columns, bounds=bounds, kinds=kind)
+    summary = summarize(
+        runs,
+        params,
+        metric_columns,
+        bounds=lambda c: bounds(metric_of(c)),
+        kinds=lambda c: kind(metric_of(c)),
+    )
     summary["metric"] = summary["metric"].astype("string")
     summary["method"] = summary["method"].astype("string")
     if series_frames:
