@@ -123,13 +123,14 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tup
         metrics.BOUNDS.pop(f"{mod}:cbr_mbps", None)
 
 
-def _plan(metric: str) -> object:
+def _plan(metric: str, keep: tuple[str, ...] = ()) -> object:
     return make_plan(
         SCENARIO,
         {"dumbbell.bottleneck.delay": ["5ms", "20ms"]},
         repeat=2,
         metrics=["goodput", metric],
         sets=RANDOM_SETS,
+        keep=list(keep),
     )
 
 
@@ -146,12 +147,17 @@ def test_a_users_metric_module_on_local_processes_and_on_dask(
     assert (delivered > 8.0).all()  # CBR's delivered megabits over 1 s, through a 10 Mbit/s link
     assert pooled.runs[label].tolist() == serial.runs[label].tolist()
     with _dask_cluster(tmp_path, folder) as address:
-        remote = run_plan(_plan(label), tmp_path / "dask", scheduler=address, progress=False)  # type: ignore[arg-type]
+        dask_out = tmp_path / "dask"
+        remote = run_plan(_plan(label, ("queues",)), dask_out, scheduler=address, progress=False)  # type: ignore[arg-type]
         assert remote.runs["error"].isna().all(), remote.runs["error"].tolist()
         assert remote.runs[label].tolist() == serial.runs[label].tolist()
         # The runs (and the metric) ran in the worker's process, which imported the module itself.
         workers = {json.loads(p.read_text())["worker"] for p in (tmp_path / "dask" / "runs").glob("*.json")}
         assert len(workers) == 1 and not workers.pop().endswith(f":{os.getpid()}")
+        # Tables kept on a worker travel back with the run and are stored with the sweep.
+        assert len(list(dask_out.glob("kept/*/queues.parquet"))) == 4
+        later = run_plan(_plan("queue_delay_s:p99", ("queues",)), dask_out, scheduler=address, progress=False)  # type: ignore[arg-type]
+        assert later.runs[f"queue_delay_s:p99.{BOTTLENECK}"].between(0.05, 0.07).all()
         # A module the workers cannot import: each run records why, naming what to do.
         missing = run_plan(_plan("driveronly:cbr_mbps"), scheduler=address, progress=False)  # type: ignore[arg-type]
         errors = missing.runs["error"].tolist()
