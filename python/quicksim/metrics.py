@@ -14,18 +14,31 @@ Add your own with `register`::
         conn = result.conn[result.conn["flow"] == flow]
         return float(conn["srtt_s"].mean() / conn["min_rtt_s"].min())
 
-or pass the function itself to `quicksim.sweep(metrics=[fn])`. Runs in worker processes (and on
-Dask workers) call the metric there, so it must be picklable: a module-level function in an
-importable module (Dask also accepts lambdas and closures, it uses cloudpickle).
+or pass the function itself to `quicksim.sweep(metrics=[fn])`, or name it in a plan as
+`"mypkg.metrics:p99_wait"` (module:function). Runs in worker processes (and on Dask workers)
+call the metric there, so it must be picklable: a module-level function in an importable module
+(Dask also accepts lambdas and closures, it uses cloudpickle); a metric named by its module is
+imported by each worker, so the module must be importable there (installed, or on PYTHONPATH).
+
+Each metric declares the range of its values (`BOUNDS`), whether it is a mean or a proportion
+(`KINDS`), which decides its confidence interval in a sweep (`quicksim.stats.interval`), and the
+tables it reads (`NEEDS`), so that a metric added to a finished sweep is computed from the tables
+the sweep kept, or refused naming the table it lacks. `docs/metrics.md` is generated from this
+registry (`quicksim.metrics_doc`), as is `quicksim sweep --list-metrics`.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from . import metrics_quantiles as _q
+from .metrics_quantiles import flows_of as _flows
+from .metrics_quantiles import goodput as _goodput
+from .metrics_quantiles import per as _per
 from .stats import jain as _jain
 from .units import seconds  # re-exported: metric parameters are times in seconds or with units
 
@@ -34,7 +47,20 @@ if TYPE_CHECKING:
 
     from .results import Result
 
-__all__ = ["BOUNDS", "METRICS", "MetricFn", "bounds", "compute", "get", "label", "register", "seconds"]
+__all__ = [
+    "BOUNDS",
+    "KINDS",
+    "METRICS",
+    "NEEDS",
+    "MetricFn",
+    "bounds",
+    "compute",
+    "get",
+    "kind",
+    "label",
+    "register",
+    "seconds",
+]
 
 MetricFn = Callable[..., Any]
 """`fn(result, **params)` returning a float, a dict of floats, or a t_s/key/value DataFrame."""
@@ -57,14 +83,45 @@ BOUNDS: dict[str, Bound] = {
     "queue_delay_s": (0.0, None),
 }
 """The physical range of each metric's values: (lowest, highest), None = unbounded. A sweep's
-confidence intervals are clipped to it (a goodput interval never goes below 0). `register(...,
-bounds=...)` adds to it."""
+confidence intervals stay inside it (a goodput interval never goes below 0, see
+`quicksim.stats.interval`). `register(..., bounds=...)` adds to it."""
+
+KINDS: dict[str, str] = {}
+"""Metrics whose per-run values are 0/1 outcomes ("proportion": Wilson's interval across runs);
+every other metric is a "mean"."""
+
+NEEDS: dict[str, tuple[str, ...]] = {}
+"""The tables (of `quicksim.results.TABLES`) each metric reads; `meta` and `totals` are always
+at hand. A metric computed later from a sweep's kept tables is refused when one is missing."""
+
+DELAY_TABLES = ("flows", "links")
+"""Tables with per-bin delay columns; listed here so the docs can say where delays come from."""
+
+
+def _metric_of(column: str) -> str:
+    """The metric a result column belongs to: `goodput_mbps[flow=a].a`, `queue_delay_s:p95`,
+    `mypkg.metrics:p99_wait.a` -> goodput_mbps, queue_delay_s, mypkg.metrics:p99_wait."""
+    name = column.split("[", 1)[0]
+    while True:
+        if name in METRICS:
+            return name
+        head = name.split(":", 1)[0]
+        if head in METRICS:
+            return head
+        if "." not in name:
+            return column.split("[", 1)[0].split(".", 1)[0]
+        name = name.rsplit(".", 1)[0]
 
 
 def bounds(column: str) -> Bound:
     """The range of the metric a result column belongs to (`goodput_mbps[flow=a].a` ->
     goodput_mbps's); (None, None) when the metric declared none."""
-    return BOUNDS.get(column.split("[", 1)[0].split(".", 1)[0], (None, None))
+    return BOUNDS.get(_metric_of(column), (None, None))
+
+
+def kind(column: str) -> str:
+    """ "proportion" or "mean" for the metric a result column belongs to (`KINDS`)."""
+    return KINDS.get(_metric_of(column), "mean")
 
 
 _F = TypeVar("_F", bound=MetricFn)
@@ -72,15 +129,41 @@ _F = TypeVar("_F", bound=MetricFn)
 
 @overload
 def register(
-    name: str, fn: None = None, *, replace: bool = False, bounds: Bound | None = None
+    name: str,
+    fn: None = None,
+    *,
+    replace: bool = False,
+    bounds: Bound | None = None,
+    kind: str = "mean",
+    needs: Iterable[str] | None = None,
 ) -> Callable[[_F], _F]: ...
 @overload
-def register(name: str, fn: _F, *, replace: bool = False, bounds: Bound | None = None) -> _F: ...
-def register(name: str, fn: Any = None, *, replace: bool = False, bounds: Bound | None = None) -> Any:
+def register(
+    name: str,
+    fn: _F,
+    *,
+    replace: bool = False,
+    bounds: Bound | None = None,
+    kind: str = "mean",
+    needs: Iterable[str] | None = None,
+) -> _F: ...
+def register(
+    name: str,
+    fn: Any = None,
+    *,
+    replace: bool = False,
+    bounds: Bound | None = None,
+    kind: str = "mean",
+    needs: Iterable[str] | None = None,
+) -> Any:
     """Register `fn` as metric `name`; usable as `register("x", fn)` or as `@register("x")`.
 
-    `bounds` = (lowest, highest) is the range its values can physically take (None: open), to
-    which confidence intervals are clipped, e.g. (0, None) for a rate, (0, 1) for a fraction."""
+    `bounds` = (lowest, highest) is the range its values can physically take (None: open), inside
+    which confidence intervals stay, e.g. (0, None) for a rate, (0, 1) for a fraction. `kind` is
+    "proportion" for a 0/1 outcome per run (Wilson's interval), else "mean". `needs` names the
+    tables it reads (`NEEDS`)."""
+    if kind not in ("mean", "proportion"):
+        raise ValueError(f"kind must be 'mean' or 'proportion', not {kind!r}")
 
     def add(f: _F) -> _F:
         if name in METRICS and not replace and METRICS[name] is not f:
@@ -88,6 +171,10 @@ def register(name: str, fn: Any = None, *, replace: bool = False, bounds: Bound 
         METRICS[name] = f
         if bounds is not None:
             BOUNDS[name] = bounds
+        if kind == "proportion":
+            KINDS[name] = kind
+        if needs is not None:
+            NEEDS[name] = tuple(needs)
         return f
 
     return add if fn is None else add(fn)
@@ -99,6 +186,57 @@ def get(name: str) -> MetricFn:
         return METRICS[name]
     except KeyError:
         raise KeyError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}") from None
+
+
+_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def is_path(name: str) -> bool:
+    """Whether a metric name is `module:function` (a user's code) rather than a registered name or
+    a registered name with a stat (`queue_delay_s:p95`)."""
+    return bool(_PATH.match(name)) and name.split(":", 1)[0] not in METRICS
+
+
+def resolve_path(path: str) -> MetricFn:
+    """Import the metric `module:function` (the current directory is searched last, as for
+    `py:` controllers) and register it under that name with the `bounds`, `kind` and `needs`
+    attributes the function may carry. This runs the module's code: callers decide whether the
+    user asked for it (`quicksim.sweep.make`)."""
+    import importlib
+    import os
+    import sys
+
+    module_name, _, qualname = path.partition(":")
+    try:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            if e.name != module_name.split(".")[0] or os.getcwd() in sys.path:
+                raise
+            sys.path.append(os.getcwd())
+            module = importlib.import_module(module_name)
+    except Exception as e:
+        raise ImportError(
+            f"metric {path!r}: cannot import {module_name} ({type(e).__name__}: {e}); a metric named by "
+            "its module must be importable wherever runs execute (installed, or on PYTHONPATH)"
+        ) from None
+    fn: Any = module
+    for part in qualname.split("."):
+        if not hasattr(fn, part):
+            raise ImportError(f"metric {path!r}: {module_name} has no {qualname}")
+        fn = getattr(fn, part)
+    if not callable(fn):
+        raise ImportError(f"metric {path!r}: {qualname} is not a function")
+    if METRICS.get(path) is not fn:
+        register(
+            path,
+            fn,
+            replace=True,
+            bounds=getattr(fn, "bounds", None),
+            kind=getattr(fn, "kind", "mean"),
+            needs=getattr(fn, "needs", None),
+        )
+    return fn  # type: ignore[no-any-return]
 
 
 def label(name: str, params: Mapping[str, Any]) -> str:
@@ -155,37 +293,11 @@ def _opt_seconds(value: Any, what: str) -> float | None:
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def _flows(result: Result, flow: str | Iterable[str] | None) -> list[str]:
-    if flow is None:
-        return result.flow_names
-    names = [flow] if isinstance(flow, str) else list(flow)
-    unknown = [n for n in names if n not in result.flow_names]
-    if unknown:
-        raise KeyError(f"unknown flow(s) {', '.join(unknown)}; flows: {', '.join(result.flow_names)}")
-    return names
-
-
-def _per(names: list[str], flow: Any, fn: Callable[[str], float]) -> float | dict[str, float]:
-    """A scalar when one flow (or queue, link) was named, else a dict over all of them."""
-    if isinstance(flow, str):
-        return fn(flow)
-    return {n: fn(n) for n in names}
-
-
-def _goodput(result: Result, flow: str, t0: float | None, t1: float | None, layer: Any) -> float:
-    if t0 is None or t1 is None:
-        window = result.active_window(flow)
-        if window is None:
-            return math.nan
-        t0 = window[0] if t0 is None else t0
-        t1 = window[1] if t1 is None else t1
-    if not t1 > t0:
-        return math.nan
-    return result.mean_throughput(flow, t0, t1, layer) / 1e6
-
-
-def _time_weighted(t: Any, v: Any, t0: float, t1: float, before: float | None = None) -> dict[str, float]:
-    """Statistics of a sample-and-hold signal (values set at times t) over [t0, t1).
+def _time_weighted(
+    t: Any, v: Any, t0: float, t1: float, before: float | None = None, stat: str | None = None
+) -> dict[str, float]:
+    """Statistics of a sample-and-hold signal (values set at times t) over [t0, t1): mean, min,
+    max, and `stat` when it is a quantile ("p95": the time-weighted quantile).
 
     The signal is `before` until its first sample; with None that time is left out.
     """
@@ -210,8 +322,14 @@ def _time_weighted(t: Any, v: Any, t0: float, t1: float, before: float | None = 
     edges = np.clip(np.append(t, t1), t0, t1)
     widths = np.diff(edges)
     if widths.sum() <= 0:
-        return {"mean": float(v[-1]), "min": float(v.min()), "max": float(v.max())}
-    return {"mean": float((v * widths).sum() / widths.sum()), "min": float(v.min()), "max": float(v.max())}
+        out = {"mean": float(v[-1]), "min": float(v.min()), "max": float(v.max())}
+        if stat is not None and stat not in out:
+            out[stat] = float(v[-1])
+        return out
+    out = {"mean": float((v * widths).sum() / widths.sum()), "min": float(v.min()), "max": float(v.max())}
+    if stat is not None and stat not in out:
+        out[stat] = _q.weighted_stat(v, widths, stat)
+    return out
 
 
 def _window(result: Result, t0: Any, t1: Any) -> tuple[float, float]:
@@ -266,7 +384,7 @@ def _series(frames: list[pd.DataFrame]) -> pd.DataFrame:
 # --- built-ins -------------------------------------------------------------------------------
 
 
-@register("goodput_mbps")
+@register("goodput_mbps", needs=("flows",))
 def goodput_mbps(
     result: Result,
     flow: str | None = None,
@@ -279,7 +397,7 @@ def goodput_mbps(
     return _per(_flows(result, flow), flow, lambda f: _goodput(result, f, a, b, layer))
 
 
-@register("phase_goodput_mbps")
+@register("phase_goodput_mbps", needs=("flows",))
 def phase_goodput_mbps(
     result: Result,
     phases: Iterable[Any] | None = None,
@@ -312,7 +430,7 @@ def phase_goodput_mbps(
     return out
 
 
-@register("jain")
+@register("jain", needs=("flows",))
 def jain(
     result: Result,
     t0: Any = None,
@@ -321,7 +439,8 @@ def jain(
     layer: str = "delivered",
     settle: Any = "1s",
 ) -> float:
-    """Jain's fairness index of the flows' mean rates.
+    """Jain's fairness index of the flows' mean rates, in [1/n, 1] for n flows (declared [0, 1]:
+    n differs between runs and scenarios).
 
     With a window [t0, t1): over it, for the flows active during the whole window (or `flows`).
     Without one (the default): per phase, as the phase table of `quicksim run` reports it, then
@@ -371,17 +490,26 @@ def _phase_jain(result: Result, flows: Iterable[str] | None, layer: str, settle:
     return weighted / total_s if total_s > 0 else math.nan
 
 
-@register("utilization")
+@register("utilization", needs=("links",))
 def utilization(
     result: Result, link: str | None = None, t0: Any = None, t1: Any = None
 ) -> float | dict[str, float]:
-    """Fraction of a link direction's capacity used, over the run or [t0, t1); per link or one."""
+    """Fraction of a link direction's nominal rate used, over the run or [t0, t1); per link or one.
+
+    Counted as the frame bytes (IP plus link overhead) whose last bit reached the far end in the
+    window, x 8 / (rate x window). Over the whole run that cannot exceed 1. Over a window a frame
+    is counted whole in the bin it arrives in, including the part of it sent before the window
+    (and one sent at its end is left out), so the count is off by at most one frame per edge:
+    1500 B at 100 Mbit/s over 60 s is 2e-6, how a busy link once showed 1.000002. The link cannot
+    be busier than its rate, so values above 1 from that counting are reported as 1. (A windowed
+    value reads the `links` table; the whole run's, the core's totals.)
+    """
     totals = result.totals.get("links") or {}
     names = list(totals)
     if link is not None and link not in totals and link not in set(result.links["link"].astype(str)):
         raise KeyError(f"unknown link {link!r}; links: {', '.join(names)}")
     if t0 is None and t1 is None:
-        return _per(names, link, lambda n: float(totals[n]["utilization"]))
+        return _per(names, link, lambda n: min(1.0, float(totals[n]["utilization"])))
     a, b = _window(result, t0, t1)
     links = result.links
 
@@ -391,14 +519,14 @@ def utilization(
         start = rows["t_s"].to_numpy(dtype=float)
         overlap = (start + ri).clip(max=b) - start.clip(min=a)
         weight = overlap.clip(min=0.0)
-        return (
-            float((rows["utilization"].to_numpy(dtype=float) * weight).sum() / (b - a)) if b > a else math.nan
-        )
+        if not b > a:
+            return math.nan
+        return min(1.0, float((rows["utilization"].to_numpy(dtype=float) * weight).sum() / (b - a)))
 
     return _per(names, link, windowed)
 
 
-@register("drops")
+@register("drops", needs=())
 def drops(result: Result, queue: str | None = None, flow: str | None = None) -> float | dict[str, float]:
     """Dropped packets: total (default), in one `queue`, or of one `flow`; queue="*" gives per queue."""
     queues = result.totals.get("queues") or {}
@@ -413,7 +541,7 @@ def drops(result: Result, queue: str | None = None, flow: str | None = None) -> 
     return float(sum(q.get("dropped_packets", 0) for q in queues.values()))
 
 
-@register("loss_rate")
+@register("loss_rate", needs=())
 def loss_rate(result: Result, flow: str | None = None) -> float | dict[str, float]:
     """Fraction of a flow's sent packets that were not delivered (drops and losses in flight)."""
     totals = result.totals.get("flows") or {}
@@ -430,7 +558,7 @@ def loss_rate(result: Result, flow: str | None = None) -> float | dict[str, floa
     return _per([n for n in result.flow_names if n in totals], flow, rate)
 
 
-@register("owd_p95_ms")
+@register("owd_p95_ms", needs=())
 def owd_p95_ms(result: Result, flow: str | None = None) -> float | dict[str, float]:
     """95th percentile of a flow's one-way packet delay in ms (`run.record.delays`; NaN if not
     recorded or nothing delivered), from the core's DDSketch: within 1 % of the exact value."""
@@ -443,7 +571,7 @@ def owd_p95_ms(result: Result, flow: str | None = None) -> float | dict[str, flo
     return _per([n for n in result.flow_names if n in totals], flow, p95)
 
 
-@register("completion_time_s")
+@register("completion_time_s", needs=())
 def completion_time_s(result: Result, flow: str | None = None) -> float | dict[str, float]:
     """Time from a flow's start to its transfer's completion (NaN if it did not complete)."""
     totals = result.totals.get("flows") or {}
@@ -455,7 +583,7 @@ def completion_time_s(result: Result, flow: str | None = None) -> float | dict[s
     return _per([n for n in result.flow_names if n in totals], flow, ct)
 
 
-@register("cwnd_bytes")
+@register("cwnd_bytes", needs=("conn",))
 def cwnd_bytes(
     result: Result,
     flow: str | None = None,
@@ -477,7 +605,7 @@ def cwnd_bytes(
     return _per(present, flow, one)
 
 
-@register("queue_delay_s")
+@register("queue_delay_s", needs=("queues",))
 def queue_delay_s(
     result: Result,
     queue: str | None = None,
@@ -485,7 +613,11 @@ def queue_delay_s(
     t0: Any = None,
     t1: Any = None,
 ) -> float | dict[str, float]:
-    """Queueing delay: queued bytes x 8 / link rate, time-weighted over [t0, t1) (mean, min, max).
+    """Queueing delay seen over time: the queue's bytes x 8 / link rate, the wait a packet
+    arriving at that instant would have, time-weighted over [t0, t1): mean, min, max, median or
+    pNN (the time-weighted quantile: the delay is at or below it for NN % of the window). Per
+    queue, or one. From the `queues` table, so with no `run.record.delays`; `sojourn_s` gives
+    the per-packet wait instead.
 
     Only queues that ever held a packet are listed when `queue` is not given.
     """
@@ -497,8 +629,11 @@ def queue_delay_s(
     def one(name: str) -> float:
         rows = q[q["queue"].astype(str) == name]
         a, b = _window(result, t0, t1)
-        stats = _time_weighted(rows["t_s"], rows["bytes"], a, b, before=0.0)  # empty until a change
-        return _pick(stats, stat) * 8.0 / _link_rate_bps(result, name)
+        # Empty until its first change.
+        stats = _time_weighted(rows["t_s"], rows["bytes"], a, b, before=0.0, stat=str(stat))
+        return _pick(stats, str(stat)) * 8.0 / _link_rate_bps(result, name)
+
+    _q.parse_stat(stat)  # a bad stat fails before any queue is read
 
     return _per(present, queue, one)
 
@@ -507,7 +642,7 @@ def _unknown_queue(result: Result, queue: str) -> float:
     raise KeyError(f"unknown queue {queue!r}; queues: {', '.join(result.totals.get('queues') or {})}")
 
 
-@register("total")
+@register("total", needs=())
 def total(result: Result, path: str) -> float:
     """Any number in `totals` or `meta` by dotted path: `flows.cbr.delivered_bytes`, `meta.events`."""
     node: Any = {"meta": result.meta, **result.totals}
@@ -518,7 +653,7 @@ def total(result: Result, path: str) -> float:
     return math.nan if node is None else float(node)
 
 
-@register("throughput_series")
+@register("throughput_series", needs=("flows",))
 def throughput_series(
     result: Result,
     flow: str | None = None,
@@ -531,13 +666,13 @@ def throughput_series(
     return df.rename(columns={"flow": "key", "mbps": "value"}).astype({"key": str})[["t_s", "key", "value"]]
 
 
-@register("cwnd_series")
+@register("cwnd_series", needs=("conn",))
 def cwnd_series(result: Result, flow: str | None = None, interval: Any = None) -> pd.DataFrame:
     """Congestion window (bytes) per QUIC flow, sampled-and-held on a regular grid."""
     return _held_series(result, result.conn, "flow", "cwnd_bytes", flow, interval)
 
 
-@register("queue_series")
+@register("queue_series", needs=("queues",))
 def queue_series(
     result: Result, queue: str | None = None, interval: Any = None, unit: str = "packets"
 ) -> pd.DataFrame:
@@ -571,3 +706,12 @@ def _held_series(
         values = np.where(idx >= 0, v[np.clip(idx, 0, None)] if len(v) else before, before)
         frames.append(pd.DataFrame({"t_s": grid, "key": name, "value": values}))
     return _series(frames)
+
+
+# --- distributions (quicksim.metrics_quantiles) ---------------------------------------------
+
+register("owd_s", _q.owd_s, bounds=(0.0, None), needs=())
+register("sojourn_s", _q.sojourn_s, bounds=(0.0, None), needs=())
+register("fct_s", _q.fct_s, bounds=(0.0, None), needs=())
+register("completed", _q.completed, bounds=(0.0, 1.0), kind="proportion", needs=())
+register("flow_goodput_mbps", _q.flow_goodput_mbps, bounds=(0.0, None), needs=("flows",))

@@ -2,6 +2,15 @@
 Jain's fairness index. Knows nothing of scenarios or results: numbers in, numbers out.
 (Per run: `quicksim.metrics`; per phase of one run: `quicksim.analysis`.)
 
+`interval` picks the method by what the quantity is (`METHODS` says each in a line): Student's
+t for an unbounded mean; for a mean bounded on either side, the expanded percentile bootstrap
+(seeded, deterministic), which never leaves the range of the values and so never the metric's
+range, or with fewer than `FEW` values the t interval clipped to that range (a bootstrap cannot
+be wider than the values' spread, far too narrow for n = 2..4); Wilson's score interval for a
+proportion of 0/1 outcomes. Repetitions whose values are bit-identical get no interval at all
+(method "identical"): zero spread says the runs did not vary, not that the mean is exact.
+Every interval contains its mean.
+
 scipy is not a dependency, so the t distribution is implemented here: the CDF through the
 regularized incomplete beta function (continued fraction, Numerical Recipes 3rd ed. section
 6.4), the quantile by Newton's method on that CDF from a Cornish-Fisher starting point. Both
@@ -18,7 +27,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["jain", "mean_ci", "summarize", "t_cdf", "t_quantile"]
+__all__ = [
+    "FEW",
+    "METHODS",
+    "bootstrap_ci",
+    "interval",
+    "jain",
+    "mean_ci",
+    "summarize",
+    "t_cdf",
+    "t_quantile",
+    "wilson",
+]
 
 _EPS = 1e-15
 _TINY = 1e-300
@@ -121,7 +141,8 @@ def mean_ci(
     level: float = 0.95,
     bounds: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, float]:
-    """n, mean, std (sample, ddof=1), sem and the two-sided Student t interval of the mean.
+    """n, mean, std (sample, ddof=1), sem and the two-sided Student t interval of the mean
+    (`interval` chooses among methods; this is the t one, used per time bin of a series).
 
     NaN values (failed runs, undefined metrics) are left out; with n < 2 the spread is NaN.
     `bounds` = (lowest, highest) is the range the quantity can take: the interval is clipped to
@@ -139,17 +160,135 @@ def mean_ci(
     std = statistics.stdev(xs)
     sem = std / math.sqrt(n)
     half = t_quantile(0.5 + level / 2.0, n - 1) * sem
-    low, high = mean - half, mean + half
+    low, high = _clip(mean - half, mean + half, mean, bounds)
+    return {"n": n, "mean": mean, "std": std, "sem": sem, "ci_low": low, "ci_high": high}
+
+
+def _clip(
+    low: float, high: float, mean: float, bounds: tuple[float | None, float | None]
+) -> tuple[float, float]:
+    """[low, high] clipped to `bounds`, but never so far that it loses `mean` (a mean outside the
+    declared range means the declaration is wrong; the interval still holds its estimate)."""
     if bounds[0] is not None:
         low = max(low, bounds[0])
     if bounds[1] is not None:
         high = min(high, bounds[1])
-    return {"n": n, "mean": mean, "std": std, "sem": sem, "ci_low": low, "ci_high": high}
+    return float(min(low, mean)), float(max(high, mean))
 
 
 FEW = 5
-"""Below this many values a t interval is wide and depends on the values being normal: the
-sweep summary warns."""
+"""Below this many values a t interval is wide and depends on the values being normal, and a
+bootstrap one too narrow: the sweep summary warns, and bounded metrics use the clipped t."""
+
+METHODS = {
+    "t": "Student's t interval of the mean (unbounded metric)",
+    "t-clipped": "Student's t interval clipped to the metric's range (bounded metric, fewer than "
+    f"{FEW} values)",
+    "bootstrap": "expanded percentile bootstrap of the mean (Hesterberg 2015), 10000 resamples, "
+    "fixed seed: inside the metric's range (bounded metric)",
+    "wilson": "Wilson score interval of a proportion (0/1 outcomes per run)",
+    "identical": "every value bit-identical: no interval (the repetitions did not vary)",
+    "none": "fewer than 2 values: no interval",
+}
+"""Each interval method's one-line statement, as `summarize`'s `method` column names it."""
+
+BOOTSTRAP_RESAMPLES = 10_000
+_BOOTSTRAP_SEED = 0x9E3779B97F4A7C15
+
+
+def interval(
+    values: Iterable[float],
+    level: float = 0.95,
+    bounds: tuple[float | None, float | None] = (None, None),
+    kind: str = "mean",
+) -> dict[str, Any]:
+    """n, mean, std, sem, the interval at `level` and the method that made it (`METHODS`), and
+    whether all values were bit-identical (`identical`).
+
+    `kind` is "mean" (a quantity averaged over runs) or "proportion" (each run's value is a 0/1
+    outcome; Wilson's interval, the others when a value is neither 0 nor 1). NaN values (failed
+    runs, undefined metrics) are left out.
+    """
+    xs = sorted(float(v) for v in values if v is not None and not math.isnan(float(v)))
+    n = len(xs)
+    stats = mean_ci(xs, level)
+    out: dict[str, Any] = {**stats, "method": "none", "identical": False}
+    if n < 2:
+        return out
+    mean = stats["mean"]
+    out["identical"] = len({x.hex() for x in xs}) == 1
+    if kind == "proportion" and all(x in (0.0, 1.0) for x in xs):
+        # Wilson's width depends on n, not on the spread: 10 of 10 still bounds the proportion.
+        low, high = wilson(round(math.fsum(xs)), n, level)
+        out.update(ci_low=min(low, mean), ci_high=max(high, mean), method="wilson")
+        return out
+    if out["identical"]:
+        nan = math.nan
+        out.update(std=nan, sem=nan, ci_low=nan, ci_high=nan, method="identical")
+        return out
+    if bounds == (None, None):
+        out["method"] = "t"
+        return out
+    if n < FEW:
+        low, high = _clip(stats["ci_low"], stats["ci_high"], mean, bounds)
+        out.update(ci_low=low, ci_high=high, method="t-clipped")
+        return out
+    low, high = bootstrap_ci(xs, level)
+    low, high = _clip(low, high, mean, bounds)
+    out.update(ci_low=low, ci_high=high, method="bootstrap")
+    return out
+
+
+def wilson(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a proportion (successes of n trials); always inside [0, 1]."""
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"wilson: need 0 <= successes <= n and n >= 1, not {successes} of {n}")
+    z = statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def bootstrap_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The expanded percentile bootstrap interval of the mean (Hesterberg, "What Teachers Should
+    Know About the Bootstrap", 2015, section 5.2): the percentiles of `BOOTSTRAP_RESAMPLES`
+    resampled means at alpha' / 2 and 1 - alpha' / 2, alpha' = 2 Phi(-sqrt(n / (n - 1)) t_{n-1}),
+    which widens the plain percentile interval to the t interval's width for small n.
+
+    Resamples are drawn by SplitMix64 from a fixed seed over the sorted values: the same values
+    give the same interval on every machine and numpy version. It lies within [min, max] of the
+    values, so within any range they respect.
+    """
+    import numpy as np
+
+    xs = np.sort(np.asarray(values, dtype=float))
+    n = len(xs)
+    if n < 2:
+        return math.nan, math.nan
+    t = t_quantile(0.5 + level / 2.0, n - 1)
+    alpha = 2.0 * statistics.NormalDist().cdf(-math.sqrt(n / (n - 1)) * t)
+    means = np.empty(BOOTSTRAP_RESAMPLES)
+    chunk = max(1, 1_000_000 // n)
+    for first in range(0, BOOTSTRAP_RESAMPLES, chunk):
+        count = min(chunk, BOOTSTRAP_RESAMPLES - first)
+        counter = np.arange(first * n, (first + count) * n, dtype=np.uint64)
+        index = (_splitmix64(counter) % np.uint64(n)).astype(np.int64).reshape(count, n)
+        means[first : first + count] = xs[index].mean(axis=1)
+    low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(low), float(high)
+
+
+def _splitmix64(counter: Any) -> Any:
+    """SplitMix64 (Steele, Lea, Flood 2014) of seed + counter: a pinned, vectorised generator."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        z = counter * np.uint64(_BOOTSTRAP_SEED) + np.uint64(_BOOTSTRAP_SEED)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
 
 
 def jain(values: Iterable[float]) -> float:
@@ -170,18 +309,25 @@ def summarize(
     metrics: Sequence[str],
     level: float = 0.95,
     bounds: Callable[[str], tuple[float | None, float | None]] | None = None,
+    kinds: Callable[[str], str] | None = None,
 ) -> pd.DataFrame:
     """Aggregate a table of runs: one row per group of `by` and metric (tidy, long form).
 
-    Columns: *by, metric, n, mean, std, sem, ci_low, ci_high (interval at `level`, clipped to
-    `bounds(metric)`, e.g. `quicksim.metrics.bounds`).
+    Columns: *by, metric, n, mean, std, sem, ci_low, ci_high (interval at `level` by `interval`,
+    inside `bounds(metric)`, e.g. `quicksim.metrics.bounds`), method (a key of `METHODS`) and
+    identical (every value of the group bit-identical). `kinds(metric)` is "mean" or
+    "proportion" (`quicksim.metrics.kind`).
     """
     import pandas as pd
 
-    columns = [*by, "metric", "n", "mean", "std", "sem", "ci_low", "ci_high"]
+    columns = [*by, "metric", "n", "mean", "std", "sem", "ci_low", "ci_high", "method", "identical"]
+    text = (*by, "metric", "method")
     if runs.empty or not metrics:
         return pd.DataFrame(
-            {c: pd.Series(dtype=float if c not in (*by, "metric") else object) for c in columns}
+            {
+                c: pd.Series(dtype=object if c in text else bool if c == "identical" else float)
+                for c in columns
+            }
         )
     rows: list[dict[str, Any]] = []
     groups = runs.groupby(list(by), sort=False, dropna=False) if by else [((), runs)]
@@ -190,9 +336,15 @@ def summarize(
         for metric in metrics:
             values = group.get(metric, [])
             limits = bounds(metric) if bounds is not None else (None, None)
+            kind = kinds(metric) if kinds is not None else "mean"
             rows.append(
-                {**dict(zip(by, key_values, strict=True)), "metric": metric, **mean_ci(values, level, limits)}
+                {
+                    **dict(zip(by, key_values, strict=True)),
+                    "metric": metric,
+                    **interval(values, level, limits, kind),
+                }
             )
     out = pd.DataFrame(rows, columns=columns)
     out["n"] = out["n"].astype("int64")
+    out["identical"] = out["identical"].astype(bool)
     return out

@@ -34,6 +34,10 @@ _SERIES_LABELS = {
 }
 
 
+_SUMMARY_COLUMNS = ("metric", "n", "mean", "std", "sem", "ci_low", "ci_high", "method", "identical")
+"""The summary's own columns (`quicksim.stats.summarize`); the others are swept parameters."""
+
+
 def axis_values(values: pd.Series) -> tuple[np.ndarray, str | None]:
     """Numbers to plot a parameter column against, and its unit.
 
@@ -76,9 +80,7 @@ def plot_metric(
             f"no metric {', '.join(missing)} in the summary; "
             f"metrics: {', '.join(dict.fromkeys(summary['metric']))}"
         )
-    params = [
-        c for c in summary.columns if c not in ("metric", "n", "mean", "std", "sem", "ci_low", "ci_high")
-    ]
+    params = [c for c in summary.columns if c not in _SUMMARY_COLUMNS]
     if x is None:
         if len(params) != 1:
             raise ValueError(f"name the x parameter: the sweep varies {params or 'nothing'}")
@@ -109,8 +111,10 @@ def plot_metric(
         xv, mean = part["_x"].to_numpy(), part["mean"].to_numpy(dtype=float)
         lo, hi = part["lo"].to_numpy(dtype=float), part["hi"].to_numpy(dtype=float)
         if style == "bars":
+            # A point without an interval (identical repetitions, one run) gets no bar. Every
+            # interval holds its mean, so the clip only absorbs the rounding of averaging points.
             err = np.vstack([mean - lo, hi - mean])
-            err = np.where(np.isfinite(err), err, 0.0)
+            err = np.clip(np.where(np.isfinite(err), err, 0.0), 0.0, None)
             ax.errorbar(xv, mean, yerr=err, marker="o", capsize=3, label=label or None)
         else:
             (line,) = ax.plot(xv, mean, marker="o", label=label or None)

@@ -4,7 +4,10 @@ PLAN.toml is a scenario with a [sweep] table, or a file holding `scenario = "x.t
 (see quicksim.sweep). Runs execute on all local cores, or with --scheduler on a Dask cluster.
 Each finished run is saved to DIR/runs/ at once; rerunning the same command resumes an
 interrupted sweep and runs only what is missing. At the end DIR holds runs.parquet (one row per
-run), summary.parquet (mean, std and 95 % confidence interval per point and metric) and plots.
+run), summary.parquet (mean, std and 95 % confidence interval per point and metric, with its
+method) and plots. With `keep` in the plan, the tables kept of every run let `--metrics NEW`
+on the same DIR compute new metrics without running anything. `--list-metrics` prints every
+metric with its parameters and definition (docs/metrics.md).
 
 Exit status 0 when every run succeeded, 1 when some failed (recorded in the `error` column),
 2 for a bad plan, 130 when interrupted (the finished runs are kept).
@@ -33,7 +36,18 @@ HELP = "run a parameter study (repetitions, parallel or on Dask, resumable)"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of `quicksim sweep`."""
     parser.add_argument(
-        "plan", type=Path, metavar="PLAN.toml", help="plan file (a scenario with a [sweep] table)"
+        "plan", type=Path, nargs="?", metavar="PLAN.toml", help="plan file (a scenario with a [sweep] table)"
+    )
+    parser.add_argument(
+        "--list-metrics", action="store_true", help="print every metric, its parameters and definition"
+    )
+    parser.add_argument(
+        "--metrics",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME...]",
+        help="collect these metrics too (e.g. queue_delay_s:p95, owd_s, mypkg.metrics:p99_wait); on a "
+        "finished sweep's DIR they are computed from its kept tables, running nothing",
     )
     parser.add_argument(
         "--out", type=out_dir, metavar="DIR", help="output directory (default: out/<plan stem>-sweep)"
@@ -78,7 +92,17 @@ def main(args: argparse.Namespace) -> int:
     from ..sweep import load_plan, run_plan
     from ..sweep.plan import PlanError
 
-    plan = load_plan(args.plan, sets=args.sets, repeat=args.repeat)
+    if args.list_metrics:
+        from ..metrics_doc import text
+
+        print(text())
+        return 0
+    if args.plan is None:
+        raise PlanError("quicksim sweep: name a PLAN.toml (or ask for --list-metrics)")
+    extra = [m.strip() for value in args.metrics for m in value.split(",") if m.strip()]
+    plan = load_plan(
+        args.plan, sets=args.sets, repeat=args.repeat, metrics=extra, allow_python=args.allow_python
+    )
     from .._io import file_name
 
     out: Path = args.out if args.out is not None else Path("out") / file_name(f"{args.plan.stem}-sweep")
@@ -123,9 +147,10 @@ def _varied(result: SweepResult) -> list[str]:
 
 
 def format_summary(result: SweepResult) -> str:
-    """The summary as text: one line per point and metric, mean and 95 % interval, and a note
-    when intervals rest on fewer than `stats.FEW` runs."""
-    from ..stats import FEW
+    """The summary as text: one line per point and metric, mean and 95 % interval with its
+    method, "identical" for repetitions that gave bit-identical values (no interval), and notes
+    when intervals rest on fewer than `stats.FEW` runs or repetitions did not vary."""
+    from ..stats import FEW, METHODS
 
     s = result.summary
     if s.empty:
@@ -134,14 +159,38 @@ def format_summary(result: SweepResult) -> str:
     lines = []
     for _, row in s.iterrows():
         point = " ".join(f"{p}={row[p]}" for p in varied)
-        ci = "" if row["n"] < 2 else f"  95% CI [{row['ci_low']:.6g}, {row['ci_high']:.6g}]"
+        method = row.get("method", "t")
+        if row["n"] < 2:
+            ci = ""
+        elif method == "identical":
+            ci = f"  identical in all {row['n']} runs: no interval"
+        else:
+            ci = f"  95% CI [{row['ci_low']:.6g}, {row['ci_high']:.6g}] ({method})"
         lines.append(f"{point + '  ' if point else ''}{row['metric']}: {row['mean']:.6g}{ci}  (n={row['n']})")
-    few = int(((s["n"] >= 2) & (s["n"] < FEW)).sum())
+    # Identical and so without an interval (a proportion keeps Wilson's, see quicksim.stats).
+    bare = s["method"] == "identical" if "method" in s.columns else s["n"] < 0
+    if bool(bare.any()):
+        rows = s.assign(bare=bare)[s["n"] >= 2]
+        if varied:
+            every = int(rows.groupby(varied, dropna=False)["bare"].all().sum())
+        else:
+            every = int(bool(len(rows)) and bool(rows["bare"].all()))
+        lines.append(
+            f"note: {int(bare.sum())} metric value(s) were bit-identical in every repetition"
+            + (f" ({every} point(s) identical in every metric)" if every else "")
+            + ": the seeds changed nothing the metric sees (a scenario without a random element, e.g. "
+            "no jitter or random start times, runs the same for every seed); no interval is given"
+        )
+    used = [m for m in dict.fromkeys(s.get("method", [])) if m in ("t", "t-clipped", "bootstrap", "wilson")]
+    if used:
+        lines.append("intervals: " + "; ".join(f"{m}: {METHODS[m]}" for m in used))
+    with_interval = s["method"] != "identical" if "method" in s.columns else True
+    few = int(((s["n"] >= 2) & (s["n"] < FEW) & with_interval).sum())
     if few:
         lines.append(
             f"note: {few} interval(s) from fewer than {FEW} runs: wide, and only as good as the "
             "assumption that the runs' values are normal (--repeat more for a usable interval); "
-            "intervals are clipped to each metric's physical range"
+            "intervals stay inside each metric's physical range"
         )
     return "\n".join(lines)
 

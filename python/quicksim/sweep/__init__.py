@@ -21,13 +21,15 @@ leaves the seeds (and results) of the existing runs unchanged.
 With an output directory every finished run is written at once to `runs/<run_id>.json`
 (atomically); a rerun of the same plan skips those, so an interrupted sweep resumes where it
 stopped. At the end `runs.parquet` (one row per run), `summary.parquet` (per point and metric:
-n, mean, std, sem and the 95 % Student t interval) and, for series metrics, `series.parquet`
-are written. A run that fails is recorded with its error and the sweep goes on.
+n, mean, std, sem, the 95 % interval and its method, `quicksim.stats.interval`) and, for series
+metrics, `series.parquet` are written. A run that fails is recorded with its error and the sweep
+goes on. `keep = ["flows", ...]` stores those tables of every run (`kept/`); metrics added to
+the plan later are computed from them without running again.
 
 The parts: `plan` (the model and seeds), `expand` (parameter values), `make` (plans from values
 or files), `execute` (one run; serial, process-pool and Dask executors), `store` (output
-directory, resume, `load_sweep`), `tables` (`SweepResult` and its tables), `driver`
-(`run_plan`, `sweep`).
+directory, resume, `load_sweep`), `kept` (kept tables, metrics computed from them), `tables`
+(`SweepResult` and its tables), `driver` (`run_plan`, `sweep`).
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from .._io import out_dir as checked_out_dir
 from ..errors import ScenarioError
 from .execute import HANDSHAKE_S, _dask, _local, _serial, check_address, handshake
 from .expand import _toml_value
-from .make import make_plan
+from .make import check_consent, make_plan
 from .plan import MetricSpec, Plan, PlanError
-from .store import InputDigests, _prepare_out, _write_json, _write_tables, run_key
+from .store import InputDigests, _prepare_out, _write_json, _write_tables, run_key, write_plan
 from .tables import SweepResult, _tables
 
 __all__ = ["run_plan", "sweep"]
@@ -71,6 +71,8 @@ def _run_plan(
     allow_python: bool,
 ) -> SweepResult:
     allow_python = cc.consented(allow_python)  # the workers get it as a flag
+    if plan.keep and out_dir is None:
+        raise PlanError(f"sweep.keep: keeping {', '.join(plan.keep)} needs an output directory (--out, out=)")
     if scheduler:  # a bad or silent address fails before anything is written
         check_address(scheduler)
         handshake(scheduler, HANDSHAKE_S)
@@ -98,6 +100,22 @@ def _run_plan(
         done = {k: v for k, v in done.items() if v.get("key") == keys.get(k)}
         if retry_failed:
             done = {k: v for k, v in done.items() if not v.get("error")}
+        # A run stored without a table the plan keeps now runs again, to keep it.
+        done = {k: v for k, v in done.items() if set(plan.keep) <= set(v.get("kept") or ())}
+        stored_runs = {r.run_id: done[r.run_id] for r in runs if r.run_id in done}
+        if stored_runs:
+            from .kept import recompute
+
+            updated = recompute(out_dir, stored_runs, plan.metrics, plan.keep)
+            done.update(stored_runs)
+            if updated:
+                print(
+                    f"quicksim sweep: computed new metrics of {updated} stored run(s) from their kept "
+                    "tables (not run again)",
+                    file=sys.stderr,
+                )
+        # After the stored runs were found to serve it: a refused metric leaves the old plan.json.
+        write_plan(out_dir, plan)
     todo = [r for r in runs if r.run_id not in done]
 
     validated: set[int] = set()
@@ -109,7 +127,7 @@ def _run_plan(
                     api.validate(docs[r.point], allow_python=allow_python)
                 except ScenarioError as e:
                     raise PlanError(f"point {_point_text(r.params)}: {e}") from None
-    metric_specs = [(m.label, m.fn, m.params) for m in plan.metrics]
+    metric_specs = [m.task() for m in plan.metrics]
     # Controllers registered under a name (`quicksim.cc.register`) travel as their import path:
     # a worker process (local or Dask) registers them again before running.
     registered = {name: cc.class_path(cls) for name, cls in cc.registered().items()}
@@ -121,6 +139,7 @@ def _run_plan(
             "metrics": metric_specs,
             "controllers": {n: p for n, p in registered.items() if n in cc.names_in(docs[r.point])},
             "allow_python": allow_python,
+            "keep": list(plan.keep),
         }
         for r in todo
     ]
@@ -165,6 +184,11 @@ def _run_plan(
     try:
         for task, record in stream:
             r = by_id[task["run_id"]]
+            packed = record.pop("kept", None)
+            if packed is not None and out_dir is not None:
+                from .kept import write
+
+                record["kept"] = write(out_dir, r.run_id, packed)
             record = {
                 "run_id": r.run_id,
                 "key": keys[r.run_id],
@@ -217,6 +241,7 @@ def sweep(
     retry_failed: bool = False,
     worker_timeout: float = 60.0,
     allow_python: bool = False,
+    keep: Sequence[str] | None = None,
 ) -> SweepResult:
     """Run a parameter study and return its runs and summary tables.
 
@@ -229,7 +254,9 @@ def sweep(
     with `scheduler="tcp://host:port"`, on that Dask cluster; a cluster left without workers
     for `worker_timeout` seconds stops the sweep with a SimulationError (finished runs are kept).
     `allow_python` lets the scenario's `cc = "py:module:Class"` controllers be imported and run
-    (as `quicksim.run`'s).
+    (as `quicksim.run`'s), and the `module:function` metrics its [sweep] table names (those
+    passed in `metrics` are yours and are imported anyway). `keep` lists tables of every run to
+    store in `out` (`kept/`), from which metrics added later are computed without running again.
     """
     doc = api.load_scenario(scenario)
     found = doc.get("sweep")
@@ -240,15 +267,19 @@ def sweep(
     except ScenarioError as e:
         # The same check as `quicksim.run(seed=...)`; a bad [sweep] seed is named as such.
         raise ScenarioError(str(e) if seed is not None else f"sweep.{e}") from None
+    if metrics is None:
+        metrics = table.get("metrics") or ("goodput_mbps",)
+        check_consent(metrics, cc.consented(allow_python), "sweep.metrics")
     plan = make_plan(
         doc,
         params if params is not None else table.get("params") or {},
         repeat=repeat if repeat is not None else table.get("repeat", 1),
-        metrics=metrics if metrics is not None else table.get("metrics") or ("goodput_mbps",),
+        metrics=metrics,
         zip=zip if zip is not None else table.get("zip") or (),
         seed=plan_seed,
         sets=api._override_list(sets),
         name=table.get("name") or doc.get("name") or name,
+        keep=keep if keep is not None else table.get("keep"),
     )
     return run_plan(
         plan,

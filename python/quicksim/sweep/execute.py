@@ -35,6 +35,8 @@ def _execute(task: Mapping[str, Any]) -> dict[str, Any]:
         errors = []
         for label, fn, params in task["metrics"]:
             try:
+                if isinstance(fn, str):  # a user's module:function, imported in this worker
+                    fn = metrics.resolve_path(fn)
                 values, series = metrics.compute(result, fn, label, params)
             except Exception as e:
                 errors.append(f"metric {label}: {type(e).__name__}: {e}")
@@ -42,8 +44,13 @@ def _execute(task: Mapping[str, Any]) -> dict[str, Any]:
             record["values"].update(values)
             if series is not None:
                 record["series"][label] = {c: series[c].tolist() for c in ("t_s", "key", "value")}
+        record["metrics"] = [label for label, _, _ in task["metrics"]]
         if errors:
             record["error"] = "; ".join(errors)
+        if task.get("keep"):
+            from .kept import pack
+
+            record["kept"] = pack(result, task["keep"])
     except Exception as e:
         tb = traceback.format_exception(type(e), e, e.__traceback__)
         record["error"] = f"{type(e).__name__}: {e}"

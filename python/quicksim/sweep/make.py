@@ -33,23 +33,57 @@ def _resolve_metric(spec: MetricSpec) -> _Metric:
         name = getattr(spec, "__name__", type(spec).__name__)
         return _Metric(name, name, spec, {})
     if isinstance(spec, str):
-        name = _ALIASES.get(spec, spec)
-        return _Metric(name, name, _get_metric(name), {})
+        name, params = _split_stat(spec)
+        fn, path = _get_metric(name)
+        label = name if not params else f"{name}:{params['stat']}"
+        return _Metric(label, name, fn, params, path)
     if isinstance(spec, Mapping):
         if "name" not in spec and "fn" not in spec:
             raise PlanError(
                 f'metric {dict(spec)!r}: needs a `name`, e.g. {{name = "goodput_mbps", flow = "sender1"}}'
             )
         params = {k: v for k, v in spec.items() if k not in ("name", "label", "fn")}
+        path = None
         if "fn" in spec:
             fn = spec["fn"]
             name = str(spec.get("name") or getattr(fn, "__name__", "metric"))
         else:
-            name = _ALIASES.get(str(spec["name"]), str(spec["name"]))
-            fn = _get_metric(name)
+            name, stat = _split_stat(str(spec["name"]))
+            if stat and "stat" in params:
+                raise PlanError(f"metric {dict(spec)!r}: the stat is given twice (in the name and as `stat`)")
+            params = {**stat, **params}
+            fn, path = _get_metric(name)
         label = spec.get("label") or metrics.label(name, params)
-        return _Metric(str(label), str(name), fn, params)
+        return _Metric(str(label), str(name), fn, params, path)
     raise PlanError(f"metric {spec!r}: expected a name, a table or a function")
+
+
+def _split_stat(text: str) -> tuple[str, dict[str, Any]]:
+    """`queue_delay_s:p95` -> (queue_delay_s, {stat: p95}); an alias becomes its metric's name; a
+    user's `module:function` is left whole."""
+    head, sep, tail = text.partition(":")
+    head = _ALIASES.get(head, head)
+    if sep and head in metrics.METRICS:
+        return head, {"stat": tail}
+    return (text if sep else head), {}
+
+
+def module_metrics(specs: Iterable[Any]) -> list[str]:
+    """The `module:function` names among metric specs: code a plan would import."""
+    names = [s if isinstance(s, str) else s.get("name") if isinstance(s, Mapping) else None for s in specs]
+    return [n for n in names if isinstance(n, str) and metrics.is_path(_split_stat(n)[0])]
+
+
+def check_consent(specs: Iterable[Any], allow_python: bool, where: str) -> None:
+    """A plan file is data, like a scenario: the Python modules its metrics name are imported only
+    with the user's consent (`--allow-python`), as its `py:` controllers are. Metrics the user
+    passes on the command line (`--metrics`) or from Python are the user's own choice."""
+    named = module_metrics(specs)
+    if named and not allow_python:
+        raise PlanError(
+            f"{where}: metric {named[0]!r} is Python code (module:function); importing it needs "
+            "--allow-python (or allow_python=True), as a scenario's py: controller does"
+        )
 
 
 _TIME_PARAMS = ("t0", "t1", "settle", "interval")
@@ -88,11 +122,33 @@ def _check_metric_params(metric: _Metric, doc: Mapping[str, Any], swept: Mapping
             raise PlanError(f"{where}: no flow named {unknown[0]!r} (flows: {', '.join(map(str, known))})")
 
 
-def _get_metric(name: str) -> Callable[..., Any]:
+def _get_metric(name: str) -> tuple[Callable[..., Any], str | None]:
+    """The metric's function, and its import path when it is a user's `module:function`."""
+    if metrics.is_path(name) or (name in metrics.METRICS and ":" in name):
+        try:
+            return metrics.resolve_path(name), name
+        except ImportError as e:
+            raise PlanError(f"sweep.metrics: {e}") from None
     try:
-        return metrics.get(name)
+        return metrics.get(name), None
     except KeyError as e:
         raise PlanError(str(e.args[0])) from None
+
+
+def _check_keep(keep: Any) -> tuple[str, ...]:
+    """`keep`: a list of table names (`quicksim.results.TABLES`, or "totals" for meta and totals
+    alone); a bad name fails the plan, naming the known ones."""
+    from ..results import FILE_TABLES, TABLES
+
+    if keep is None:
+        return ()
+    if isinstance(keep, str) or not isinstance(keep, list | tuple):
+        raise PlanError(f'sweep.keep: {keep!r} must be a list of table names, e.g. ["flows", "queues"]')
+    known = [t for t in TABLES if t not in FILE_TABLES]
+    for name in keep:
+        if name != "totals" and name not in known:
+            raise PlanError(f"sweep.keep: {name!r} is not a table; tables: {', '.join(known)} (or totals)")
+    return tuple(dict.fromkeys(str(n) for n in keep))
 
 
 def make_plan(
@@ -105,8 +161,10 @@ def make_plan(
     seed: int | None = None,
     sets: Iterable[str] = (),
     name: str | None = None,
+    keep: Sequence[str] | None = None,
 ) -> Plan:
-    """Build a Plan from a scenario (path or dict) and Python values; see `sweep`."""
+    """Build a Plan from a scenario (path or dict) and Python values; see `sweep`. Metrics named
+    `module:function` are imported here (the caller checked consent: `check_consent`)."""
     doc = api.apply_overrides(api.load_scenario(scenario), sets)
     doc.pop("sweep", None)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
@@ -143,7 +201,7 @@ def make_plan(
     if isinstance(doc.get("run"), dict):
         doc["run"].pop("seed", None)
     plan_name = name or str(doc.get("name") or "sweep")
-    return Plan(doc, expanded, groups, repeat, resolved, int(seed), plan_name)
+    return Plan(doc, expanded, groups, repeat, resolved, int(seed), plan_name, _check_keep(keep))
 
 
 def _check_size(expanded: Mapping[str, list[Any]], groups: tuple[tuple[str, ...], ...], repeat: int) -> None:
@@ -185,10 +243,19 @@ def _check_distinct(expanded: Mapping[str, list[Any]], groups: tuple[tuple[str, 
             seen[key] = i
 
 
-def load_plan(path: str | os.PathLike[str], sets: Iterable[str] = (), repeat: int | None = None) -> Plan:
+def load_plan(
+    path: str | os.PathLike[str],
+    sets: Iterable[str] = (),
+    repeat: int | None = None,
+    *,
+    metrics: Sequence[MetricSpec] = (),
+    allow_python: bool = False,
+) -> Plan:
     """Read a plan file: a scenario with a [sweep] table, or `scenario = "x.toml"` plus [sweep].
 
-    `sets` override the scenario (not the plan); `repeat` overrides sweep.repeat.
+    `sets` override the scenario (not the plan); `repeat` overrides sweep.repeat; `metrics` are
+    collected besides the plan's (the user's own: their modules are imported). The plan's own
+    `module:function` metrics are imported only with `allow_python`.
     """
     path = Path(path)
     doc = api.load_scenario(path)
@@ -207,20 +274,25 @@ def load_plan(path: str | os.PathLike[str], sets: Iterable[str] = (), repeat: in
             scenario["name"] = doc["name"]
     else:
         scenario = doc
-    known = {"params", "repeat", "metrics", "zip", "seed", "name"}
+    known = {"params", "repeat", "metrics", "zip", "seed", "name", "keep"}
     unknown = set(table) - known
     if unknown:
         raise PlanError(
             f"{path}: unknown key(s) in [sweep]: {', '.join(sorted(unknown))}; "
             f"known: {', '.join(sorted(known))}"
         )
+    own = table.get("metrics") or ("goodput_mbps",)
+    if isinstance(own, list | tuple):
+        check_consent(own, allow_python, f"{path}: sweep.metrics")
+    labels = {m if isinstance(m, str) else None for m in own}
     return make_plan(
         scenario,
         table.get("params") or {},
         repeat=repeat if repeat is not None else table.get("repeat", 1),
-        metrics=table.get("metrics") or ("goodput_mbps",),
+        metrics=[*own, *(m for m in metrics if m not in labels)],
         zip=table.get("zip") or (),
         seed=table.get("seed"),
         sets=sets,
         name=table.get("name") or doc.get("name") or path.stem,
+        keep=table.get("keep"),
     )

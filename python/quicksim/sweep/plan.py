@@ -24,7 +24,8 @@ MAX_RUNS = 100_000
 sweep of that size takes days on one machine; past it, a plan is a mistake or wants splitting."""
 
 MetricSpec = str | Mapping[str, Any] | Callable[..., Any]
-"""A registered metric's name, `{name=..., label=..., **params}`, or a function of a Result."""
+"""A registered metric's name (`"owd_s"`, with a stat `"queue_delay_s:p95"`), a user's
+`"module:function"`, `{name=..., label=..., **params}`, or a function of a Result."""
 
 
 class PlanError(ScenarioError):
@@ -37,6 +38,12 @@ class _Metric:
     name: str
     fn: Callable[..., Any]
     params: dict[str, Any]
+    path: str | None = None
+    """`module:function` of a user's metric: what workers import (the module must be there)."""
+
+    def task(self) -> tuple[str, Callable[..., Any] | str, dict[str, Any]]:
+        """(label, function or its import path, params), as a worker's task carries it."""
+        return self.label, self.path or self.fn, self.params
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready form (a function is named by module and qualified name)."""
@@ -65,6 +72,8 @@ class Plan:
     metrics: tuple[_Metric, ...] = ()
     seed: int = 0
     name: str = "sweep"
+    keep: tuple[str, ...] = ()
+    """Tables of every run stored with the sweep (`kept/<run_id>/`), for metrics added later."""
 
     def points(self) -> list[dict[str, Any]]:
         """Every combination of parameter values, the first parameter varying slowest."""
@@ -109,12 +118,19 @@ class Plan:
         }
         return hashlib.sha256(_canonical(doc).encode()).hexdigest()[:16]
 
+    def scenario_fingerprint(self) -> str:
+        """What the stored runs of an output directory depend on: the scenario alone (metrics may
+        be added to a finished sweep and computed from its kept tables)."""
+        return hashlib.sha256(_canonical({"scenario": self.scenario}).encode()).hexdigest()[:16]
+
     def describe(self) -> dict[str, Any]:
         """JSON-ready plan, as written to `plan.json`."""
         return {
             "format": PLAN_FORMAT,
             "name": self.name,
             "fingerprint": self.fingerprint(),
+            "scenario_fingerprint": self.scenario_fingerprint(),
+            "keep": list(self.keep),
             "seed": self.seed,
             "repeat": self.repeat,
             "params": self.params,

@@ -25,13 +25,20 @@ def _prepare_out(out: Path, plan: Plan) -> dict[str, dict[str, Any]]:
     plan_path = out / "plan.json"
     if plan_path.is_file():
         old = json.loads(plan_path.read_text(encoding="utf-8"))
-        if old.get("fingerprint") != plan.fingerprint():
+        # Metrics may change (new ones are computed from the kept tables); the scenario may not.
+        # A plan.json from before `scenario_fingerprint` holds both in `fingerprint`.
+        same = (
+            old.get("scenario_fingerprint") == plan.scenario_fingerprint()
+            if "scenario_fingerprint" in old
+            else old.get("fingerprint") == plan.fingerprint()
+        )
+        if not same:
             raise PlanError(
                 f"{out} holds runs of a different plan (scenario or metrics changed); "
                 "use another output directory, or delete this one"
             )
-    # Rewritten each time: the parameters or repetitions may have grown since the last run.
-    _write_json(plan_path, plan.describe())
+    # plan.json is rewritten by the caller (`write_plan`) once the stored runs are known to serve
+    # this plan: the parameters, repetitions or metrics may have grown since the last run.
     # Temporary files of writes a killed sweep left behind (`_io.atomic_write` names them so).
     for stray in [*out.glob(".*.tmp-*"), *(out / "runs").glob(".*.tmp-*")]:
         stray.unlink(missing_ok=True)
@@ -44,6 +51,11 @@ def _prepare_out(out: Path, plan: Plan) -> dict[str, dict[str, Any]]:
         if _complete(record) and record["run_id"] == path.stem:
             done[path.stem] = record
     return done
+
+
+def write_plan(out: Path, plan: Plan) -> None:
+    """Write `plan.json`, the plan the directory's tables are of (`load_sweep` reads it)."""
+    _write_json(out / "plan.json", plan.describe())
 
 
 def _complete(record: Any) -> bool:

@@ -1,5 +1,6 @@
 """Table assembly: run records -> `runs` (one row per run), `summary` (per point and metric: n,
-mean, std, sem, 95 % Student t interval) and `series` (time-series metrics, long form).
+mean, std, sem, the 95 % interval, its method and whether the repetitions were identical; see
+`quicksim.stats.interval`) and `series` (time-series metrics, long form).
 """
 
 from __future__ import annotations
@@ -48,13 +49,32 @@ class SweepResult:
 def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[str]) -> SweepResult:
     import pandas as pd
 
-    from ..metrics import bounds
+    from ..metrics import bounds, kind
     from ..stats import summarize
+
+    # The plan's metrics only: a directory's runs may hold values of metrics since dropped.
+    named = {
+        str(m["label"]): str(m.get("name") or m["label"])
+        for m in plan.get("metrics") or []
+        if isinstance(m, dict) and "label" in m
+    }
+    labels = sorted(named, key=len, reverse=True)  # the longest label a column starts with is its own
+
+    def label_of(column: str) -> str | None:
+        return next((lab for lab in labels if column == lab or column.startswith(lab + ".")), None)
+
+    def wanted(column: str) -> bool:
+        return not labels or label_of(column) is not None
+
+    def metric_of(column: str) -> str:
+        """The registered metric behind a column: a `label` of the plan's own names no metric."""
+        label = label_of(column)
+        return column if label is None or named[label] == label else named[label]
 
     metric_columns: list[str] = []
     for record in records:
         for column in record.get("values") or {}:
-            if column not in metric_columns:
+            if column not in metric_columns and wanted(column):
                 metric_columns.append(column)
     rows = []
     series_frames = []
@@ -67,6 +87,8 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
         row["wall_s"] = math.nan if record.get("wall_s") is None else float(record["wall_s"])
         rows.append(row)
         for label, s in (record.get("series") or {}).items():
+            if not wanted(label):
+                continue
             frame = pd.DataFrame({"t_s": s["t_s"], "key": s["key"], "value": s["value"]})
             frame.insert(0, "series", label)
             for c in reversed([*_FIXED_COLUMNS[:3], *params]):
@@ -88,8 +110,15 @@ def _tables(records: list[dict[str, Any]], plan: dict[str, Any], params: list[st
         }
     )
     runs = runs.sort_values(["point", "rep"], kind="stable").reset_index(drop=True)
-    summary = summarize(runs, params, metric_columns, bounds=bounds)
+    summary = summarize(
+        runs,
+        params,
+        metric_columns,
+        bounds=lambda c: bounds(metric_of(c)),
+        kinds=lambda c: kind(metric_of(c)),
+    )
     summary["metric"] = summary["metric"].astype("string")
+    summary["method"] = summary["method"].astype("string")
     if series_frames:
         series = pd.concat(series_frames, ignore_index=True)
         series = series.astype({"run_id": "string", "series": "string", "key": "string", "value": "float64"})
