@@ -16,6 +16,7 @@ mod pins;
 mod qlog;
 mod quic;
 mod quinn;
+mod randvars;
 #[cfg(feature = "quinn-qlog")]
 mod quinn_qlog;
 mod registries;
