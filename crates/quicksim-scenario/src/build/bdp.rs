@@ -16,7 +16,12 @@ const KEYS: [&str; 2] = ["packets", "bytes"];
 
 /// `table` (a queue table, at `path`) with each `{ bdp, rtt }` limit replaced by its number for a
 /// direction of rate `rate` and MTU `mtu`.
-pub(super) fn resolve(table: &mut Map<String, Value>, path: &str, rate: Rate, mtu: u64) -> Result<(), ScenarioError> {
+pub(super) fn resolve(
+    table: &mut Map<String, Value>,
+    path: &str,
+    rate: Rate,
+    mtu: u64,
+) -> Result<(), ScenarioError> {
     for key in KEYS {
         let Some(Value::Object(m)) = table.get(key) else { continue };
         let at = format!("{path}.{key}");
@@ -34,7 +39,10 @@ pub(super) fn resolve(table: &mut Map<String, Value>, path: &str, rate: Rate, mt
 /// The bytes of `{ bdp = x, rtt = "..." }` at `at` for rate `rate`, rounded up.
 fn bdp_bytes(m: &Map<String, Value>, at: &str, rate: Rate) -> Result<u64, ScenarioError> {
     if let Some(k) = m.keys().find(|k| !matches!(k.as_str(), "bdp" | "rtt")) {
-        return Err(err(format!("{at}.{k}"), "unknown field: a limit in BDPs is { bdp = 1.0, rtt = \"100ms\" }"));
+        return Err(err(
+            format!("{at}.{k}"),
+            "unknown field: a limit in BDPs is { bdp = 1.0, rtt = \"100ms\" }",
+        ));
     }
     let x = match m.get("bdp") {
         Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
@@ -48,8 +56,12 @@ fn bdp_bytes(m: &Map<String, Value>, at: &str, rate: Rate) -> Result<u64, Scenar
         Some(Value::String(s)) => {
             crate::units::parse_duration(s).map_err(|e| err(format!("{at}.rtt"), format!("{s:?}: {e}")))?
         }
-        Some(other) => return Err(err(format!("{at}.rtt"), format!("{other} is not a duration like \"100ms\""))),
-        None => return Err(err(at, "missing field `rtt` (the round-trip time the BDP is of, e.g. \"100ms\")")),
+        Some(other) => {
+            return Err(err(format!("{at}.rtt"), format!("{other} is not a duration like \"100ms\"")))
+        }
+        None => {
+            return Err(err(at, "missing field `rtt` (the round-trip time the BDP is of, e.g. \"100ms\")"))
+        }
     };
     if rtt.0 == 0 {
         return Err(err(format!("{at}.rtt"), "\"0s\": the round-trip time must be above 0"));
@@ -60,7 +72,10 @@ fn bdp_bytes(m: &Map<String, Value>, at: &str, rate: Rate) -> Result<u64, Scenar
     // Up, but not past a whole number the product only misses by floating-point error.
     let up = (bytes - bytes * 1e-12).ceil();
     if up >= u64::MAX as f64 {
-        return Err(err(format!("{at}.bdp"), format!("{x} BDPs of {} is too large", crate::units::format_rate(rate))));
+        return Err(err(
+            format!("{at}.bdp"),
+            format!("{x} BDPs of {} is too large", crate::units::format_rate(rate)),
+        ));
     }
     Ok((up as u64).max(1))
 }
@@ -94,7 +109,10 @@ mod tests {
     fn bad_limits_name_the_field_and_value() {
         let e = |v: Value| limit(v, 10_000_000, 1500).unwrap_err();
         let x = e(serde_json::json!({"packets": {"bdp": -1.0, "rtt": "100ms"}}));
-        assert_eq!((x.path.as_str(), x.message.as_str()), ("links[0].queue.packets.bdp", "-1: must be a number above 0"));
+        assert_eq!(
+            (x.path.as_str(), x.message.as_str()),
+            ("links[0].queue.packets.bdp", "-1: must be a number above 0")
+        );
         let x = e(serde_json::json!({"packets": {"bdp": 1.0, "rtt": "100 parsecs"}}));
         assert_eq!(x.path, "links[0].queue.packets.rtt");
         assert!(x.message.contains("100 parsecs"), "{}", x.message);

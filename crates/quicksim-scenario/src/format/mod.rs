@@ -144,12 +144,18 @@ pub(crate) fn parse_flow(v: Value, pos: usize, out: &mut Vec<FlowCfg>) -> Result
         None => {
             if let Some(s) = c.stagger {
                 let s = crate::units::format_duration(s.0);
-                return Err(err(format!("{path}.stagger"), format!("\"{s}\": only a flow group (`count`) has a stagger")));
+                return Err(err(
+                    format!("{path}.stagger"),
+                    format!("\"{s}\": only a flow group (`count`) has a stagger"),
+                ));
             }
             out.push(flow(c.name.clone(), None));
         }
         Some(n) if n == 0 || n > MAX_GROUP => {
-            return Err(err(format!("{path}.count"), format!("{n}: a flow group has 1 to {MAX_GROUP} members")))
+            return Err(err(
+                format!("{path}.count"),
+                format!("{n}: a flow group has 1 to {MAX_GROUP} members"),
+            ))
         }
         Some(n) => {
             let g = std::sync::Arc::new(FlowGroup { name: c.name.clone(), count: n, stagger: c.stagger });

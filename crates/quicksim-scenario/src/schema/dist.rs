@@ -255,7 +255,9 @@ fn from_table<Q: Quantity>(mut t: serde_json::Map<String, Value>) -> Result<Dist
             }
             Dist::Exponential(m)
         }
-        "normal" => Dist::Normal { mean: quantity(&t, "mean", &dist)?, stddev: quantity(&t, "stddev", &dist)? },
+        "normal" => {
+            Dist::Normal { mean: quantity(&t, "mean", &dist)?, stddev: quantity(&t, "stddev", &dist)? }
+        }
         "lognormal" => {
             let median: Q = quantity(&t, "median", &dist)?;
             if median.is_zero() {
@@ -374,7 +376,11 @@ impl<Q: Quantity> Serialize for Dist<Q> {
 
 impl<Q: Quantity> JsonSchema for Dist<Q> {
     fn schema_name() -> Cow<'static, str> {
-        if Q::WHAT == "size" { "SizeDist".into() } else { "TimeDist".into() }
+        if Q::WHAT == "size" {
+            "SizeDist".into()
+        } else {
+            "TimeDist".into()
+        }
     }
     fn json_schema(gen: &mut SchemaGenerator) -> Schema {
         let unit = Q::unit_schema(gen);
@@ -434,7 +440,11 @@ mod tests {
             // mean 5 s, sd 1 s: truncation at 0 is 5 sd away, so the mean is 5 s.
             (json!({"dist": "normal", "mean": "5s", "stddev": "1s"}), 5.0, 1.0),
             // median 1 s, sigma 0.5: mean e^(s²/2), variance (e^(s²) - 1) e^(s²).
-            (json!({"dist": "lognormal", "median": "1s", "sigma": 0.5}), e.powf(0.125), ((e.powf(0.25) - 1.0) * e.powf(0.25)).sqrt()),
+            (
+                json!({"dist": "lognormal", "median": "1s", "sigma": 0.5}),
+                e.powf(0.125),
+                ((e.powf(0.25) - 1.0) * e.powf(0.25)).sqrt(),
+            ),
             // shape 3, mean 1.5 s: scale 1 s, variance scale² shape / ((shape-1)² (shape-2)) = 0.75.
             (json!({"dist": "pareto", "mean": "1.5s", "shape": 3.0}), 1.5, 0.75f64.sqrt()),
         ];
@@ -459,12 +469,14 @@ mod tests {
 
     #[test]
     fn sizes_draw_whole_bytes_and_uniform_draws_as_before() {
-        let d: SizeDist = serde_json::from_value(json!({"dist": "uniform", "min": "500B", "max": "1500B"})).unwrap();
+        let d: SizeDist =
+            serde_json::from_value(json!({"dist": "uniform", "min": "500B", "max": "1500B"})).unwrap();
         let (mut a, mut b) = (Rng::from_seed(5), Rng::from_seed(5));
         for _ in 0..100 {
             assert_eq!(d.draw(&mut a), b.range_u64(500, 1500));
         }
-        let p: SizeDist = serde_json::from_value(json!({"dist": "pareto", "scale": "1kB", "shape": 1.2})).unwrap();
+        let p: SizeDist =
+            serde_json::from_value(json!({"dist": "pareto", "scale": "1kB", "shape": 1.2})).unwrap();
         assert!((0..1000).all(|_| p.draw(&mut a) >= 1000));
     }
 
@@ -484,18 +496,36 @@ mod tests {
             assert_eq!(TimeDist::from_code(d.code()), d, "{t}");
         }
         assert_eq!(serde_json::to_value(time(json!("10ms")).unwrap()).unwrap(), "10ms");
-        assert_eq!(time(json!({"dist": "constant", "value": "10ms"})).unwrap(), TimeDist::Const(SimDuration::from_millis(10)));
+        assert_eq!(
+            time(json!({"dist": "constant", "value": "10ms"})).unwrap(),
+            TimeDist::Const(SimDuration::from_millis(10))
+        );
     }
 
     #[test]
     fn bad_tables_say_what_is_wrong_with_which_value() {
         let cases = [
-            (json!({"dist": "uniform", "min": "2s", "max": "1s"}), "uniform min \"2s\" is larger than max \"1s\""),
-            (json!({"dist": "normal", "mean": "1s", "sd": "1s"}), "`sd` does not apply to dist = \"normal\" (its keys: mean, stddev)"),
-            (json!({"dist": "pareto", "mean": "1s", "shape": 0.5}), "pareto shape = 0.5 has no finite mean: give shape > 1, or `scale`"),
-            (json!({"dist": "pareto", "mean": "1s", "scale": "1s", "shape": 2}), "pareto: give `scale` or `mean`, not both"),
+            (
+                json!({"dist": "uniform", "min": "2s", "max": "1s"}),
+                "uniform min \"2s\" is larger than max \"1s\"",
+            ),
+            (
+                json!({"dist": "normal", "mean": "1s", "sd": "1s"}),
+                "`sd` does not apply to dist = \"normal\" (its keys: mean, stddev)",
+            ),
+            (
+                json!({"dist": "pareto", "mean": "1s", "shape": 0.5}),
+                "pareto shape = 0.5 has no finite mean: give shape > 1, or `scale`",
+            ),
+            (
+                json!({"dist": "pareto", "mean": "1s", "scale": "1s", "shape": 2}),
+                "pareto: give `scale` or `mean`, not both",
+            ),
             (json!({"dist": "pareto", "scale": "1s", "shape": "big"}), "shape: \"big\" is not a number"),
-            (json!({"dist": "lognormal", "median": "0s", "sigma": 1}), "lognormal median \"0s\": must be above 0"),
+            (
+                json!({"dist": "lognormal", "median": "0s", "sigma": 1}),
+                "lognormal median \"0s\": must be above 0",
+            ),
             (json!({"dist": "exponential", "mean": "fast"}), "mean: "),
             (json!({"min": "1s"}), "missing field `dist`"),
         ];

@@ -16,9 +16,9 @@ mod pins;
 mod qlog;
 mod quic;
 mod quinn;
-mod randvars;
 #[cfg(feature = "quinn-qlog")]
 mod quinn_qlog;
+mod randvars;
 mod registries;
 mod rto;
 mod support;

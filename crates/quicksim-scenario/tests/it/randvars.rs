@@ -118,7 +118,10 @@ fn group_members_draw_each_from_their_own_stream() {
 
 #[test]
 fn the_scenario_is_written_back_as_written() {
-    let f = udp("g", json!({"count": 100, "stagger": "1ms", "start": {"dist": "normal", "mean": "1s", "stddev": "100ms"}}));
+    let f = udp(
+        "g",
+        json!({"count": 100, "stagger": "1ms", "start": {"dist": "normal", "mean": "1s", "stddev": "100ms"}}),
+    );
     let n = quicksim_scenario::normalize(&sc(json!([f, udp("h", json!({}))])).to_string()).unwrap();
     let flows = n["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 2, "{n}");
@@ -133,17 +136,37 @@ fn the_scenario_is_written_back_as_written() {
 fn errors_name_the_field_and_value() {
     let bad = |f: Value| err_of(sc(json!([f])));
     let cases = [
-        (udp("a", json!({"start": {"dist": "uniform", "min": "2s", "max": "1s"}})), "flows[0].start", "\"2s\""),
+        (
+            udp("a", json!({"start": {"dist": "uniform", "min": "2s", "max": "1s"}})),
+            "flows[0].start",
+            "\"2s\"",
+        ),
         (udp("a", json!({"start": {"dist": "gauss", "mean": "1s"}})), "flows[0].start", "\"gauss\""),
         (udp("a", json!({"start": {"dist": "normal", "mean": "1s"}})), "flows[0].start", "stddev"),
-        (udp("a", json!({"start": {"dist": "uniform", "min": "0s", "max": "1s", "mean": "1s"}})), "flows[0].start", "`mean`"),
+        (
+            udp("a", json!({"start": {"dist": "uniform", "min": "0s", "max": "1s", "mean": "1s"}})),
+            "flows[0].start",
+            "`mean`",
+        ),
         (udp("a", json!({"stop": {"dist": "exponential", "mean": "0s"}})), "flows[0].stop", "\"0s\""),
-        (udp("a", json!({"start": {"dist": "pareto", "mean": "1s", "shape": 1.0}})), "flows[0].start", "shape = 1"),
-        (udp("a", json!({"start": {"dist": "lognormal", "median": "1s", "sigma": -1}})), "flows[0].start", "sigma = -1"),
+        (
+            udp("a", json!({"start": {"dist": "pareto", "mean": "1s", "shape": 1.0}})),
+            "flows[0].start",
+            "shape = 1",
+        ),
+        (
+            udp("a", json!({"start": {"dist": "lognormal", "median": "1s", "sigma": -1}})),
+            "flows[0].start",
+            "sigma = -1",
+        ),
         (udp("a", json!({"size": {"dist": "exponential", "mean": "100B"}})), "flows[0].size", "exponential"),
         (udp("a", json!({"count": 0})), "flows[0].count", "0"),
         (udp("a", json!({"stagger": "1ms"})), "flows[0].stagger", "\"1ms\""),
-        (json!({"name": "a", "kind": "tcp", "app": "bulk", "bytes": {"dist": "uniform", "min": "1kB"}}), "flows[0].bytes", "max"),
+        (
+            json!({"name": "a", "kind": "tcp", "app": "bulk", "bytes": {"dist": "uniform", "min": "1kB"}}),
+            "flows[0].bytes",
+            "max",
+        ),
     ];
     for (f, path, value) in cases {
         let e = bad(f.clone());
@@ -159,7 +182,8 @@ fn errors_name_the_field_and_value() {
 fn a_queue_in_bdp_is_the_rate_times_the_rtt_rounded_up_to_packets() {
     // 10 Mbit/s × 100 ms = 125 000 B; 1.5 BDP = 187 500 B = 125 packets of 1500 B exactly.
     let mut s = sc(json!([udp("a", json!({}))]));
-    s["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "droptail", "packets": {"bdp": 1.5, "rtt": "100ms"}});
+    s["dumbbell"]["bottleneck"]["queue"] =
+        json!({"kind": "droptail", "packets": {"bdp": 1.5, "rtt": "100ms"}});
     let o = go(&s, None);
     let links = o.meta["network"]["links"].as_object().unwrap();
     let bn: Vec<&Value> = links.iter().filter(|(n, _)| n.starts_with("bottleneck")).map(|(_, l)| l).collect();
