@@ -192,6 +192,15 @@ impl Writer {
         if let Some(c) = p.get("const") {
             return format!("`{}`", compact(c));
         }
+        // A queue limit that may be given in bandwidth-delay products (`build/bdp.rs`): its
+        // plain type, and the table's two keys in words (its description says what they mean).
+        if let Some(alts) = p.get("anyOf").and_then(Value::as_array) {
+            let is_bdp = |a: &Value| a.pointer("/properties/bdp").is_some();
+            if alts.iter().any(is_bdp) {
+                let plain = alts.iter().find(|a| !is_bdp(a)).cloned().unwrap_or(Value::Null);
+                return format!("{} or `{{ bdp, rtt }}`", self.type_name(&plain, nested, path));
+            }
+        }
         if let Some(e) = p.get("enum").and_then(Value::as_array) {
             return e.iter().map(|v| format!("`{}`", compact(v))).collect::<Vec<_>>().join(" \\| ");
         }
