@@ -28,20 +28,29 @@ pub struct TunWire {
     files: Vec<File>,
     buf: Vec<u8>,
     fds: Vec<libc::pollfd>,
+    /// The loop's thread runs under SCHED_FIFO (until the wire is dropped).
+    pub fifo: bool,
 }
+
+/// The real-time priority of the loop's thread (SCHED_FIFO, 1-99): above every normal task,
+/// below the kernel's own threaded interrupts (50), so a busy loop cannot hold them off.
+const FIFO_PRIORITY: libc::c_int = 10;
 
 impl TunWire {
     /// Takes its own copy (`dup`) of each open TUN descriptor, made non-blocking, and sets the
-    /// calling thread's timer slack to 1 ns (the default 50 µs would delay every wake-up).
-    /// Call it from the thread that runs the loop.
+    /// calling thread's timer slack to 1 ns (the default 50 µs would delay every wake-up) and,
+    /// where allowed (root), its scheduling to SCHED_FIFO: on a loaded machine a normal thread
+    /// waits for a time slice for milliseconds, a real-time one does not. Children started
+    /// from the thread get normal scheduling back (SCHED_RESET_ON_FORK), and so does the thread
+    /// when the wire is dropped. Call it from the thread that runs the loop.
     pub fn from_fds(fds: &[RawFd]) -> io::Result<TunWire> {
         let files = fds.iter().map(|&fd| dup_nonblocking(fd)).collect::<io::Result<Vec<File>>>()?;
         set_timer_slack_1ns();
-        let fds = files
-            .iter()
-            .map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 })
-            .collect();
-        Ok(TunWire { files, buf: vec![0; MAX_PACKET], fds })
+        // QUICKSIM_EMU_FIFO=0 keeps normal scheduling (to measure what FIFO gives).
+        let fifo = std::env::var("QUICKSIM_EMU_FIFO").as_deref() != Ok("0")
+            && set_scheduler(libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, FIFO_PRIORITY);
+        let fds = files.iter().map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        Ok(TunWire { files, buf: vec![0; MAX_PACKET], fds, fifo })
     }
 
     /// Reads what is waiting on each device whose poll entry says so; true if any packet was read.
@@ -92,6 +101,30 @@ impl Wire for TunWire {
         // real host; the loop counts it (`write_errors`).
         self.files[host].write(packet).map(|_| ())
     }
+
+    fn scheduling(&self) -> &'static str {
+        if self.fifo {
+            "fifo"
+        } else {
+            "normal"
+        }
+    }
+}
+
+impl Drop for TunWire {
+    fn drop(&mut self) {
+        if self.fifo {
+            set_scheduler(libc::SCHED_OTHER, 0);
+        }
+    }
+}
+
+/// Sets the calling thread's scheduling policy; false if not allowed.
+#[allow(unsafe_code)]
+fn set_scheduler(policy: libc::c_int, priority: libc::c_int) -> bool {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: pid 0 is the calling thread; `param` lives across the call and is only read.
+    unsafe { libc::sched_setscheduler(0, policy, &param) == 0 }
 }
 
 /// A non-blocking duplicate of `fd`, owned.
