@@ -27,6 +27,10 @@ pub trait Wire {
     fn wait(&mut self, deadline: Instant, got: &mut dyn FnMut(usize, &[u8])) -> std::io::Result<()>;
     /// Writes an IPv4 packet out at host `host`.
     fn send(&mut self, host: usize, packet: &[u8]) -> std::io::Result<()>;
+    /// How the loop's thread is scheduled, for the totals ("fifo", "normal").
+    fn scheduling(&self) -> &'static str {
+        "normal"
+    }
 }
 
 /// Lateness beyond which the loop says that it falls behind (at most once per second).
@@ -159,6 +163,7 @@ impl<'a> RealTime<'a> {
         let s = &self.stats;
         serde_json::json!({
             "clock": "real",
+            "scheduling": self.wire.scheduling(),
             "event_lateness": s.events.summary(),
             "delivery_lateness": s.deliveries.summary(),
             "packets_in": s.injected,
