@@ -49,7 +49,10 @@ impl TunWire {
         // QUICKSIM_EMU_FIFO=0 keeps normal scheduling (to measure what FIFO gives).
         let fifo = std::env::var("QUICKSIM_EMU_FIFO").as_deref() != Ok("0")
             && set_scheduler(libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, FIFO_PRIORITY);
-        let fds = files.iter().map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+        let fds = files
+            .iter()
+            .map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 })
+            .collect();
         Ok(TunWire { files, buf: vec![0; MAX_PACKET], fds, fifo })
     }
 
