@@ -75,7 +75,7 @@ def clean_leftovers() -> list[str]:
     """Removes the namespaces (and the processes in them) that runs of dead quicksim processes
     left, saying so on stderr; returns their names."""
     removed = []
-    for ns in namespaces():
+    for ns in sorted(namespaces()):
         m = _LEFTOVER.match(ns)
         if m is None or _alive(int(m.group(1))):
             continue
