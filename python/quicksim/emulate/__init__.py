@@ -86,7 +86,10 @@ def run_real(
                     if all(p.exited() is not None for p in servers) or t - done_at[0] >= SERVER_GRACE_S:
                         ended_by.append("the clients exited")
                         return False
-                return True if progress is None else progress(t, n) is not False
+                if progress is not None and progress(t, n) is False:
+                    ended_by.append("stopped early")  # Ctrl-C in the CLI, or the caller's wish
+                    return False
+                return True
 
             args = (text, nss.fds, hosts, seed, step, _warn, None if out is None else os.fspath(out))
             raw: dict[str, Any] = call(core, core.run_real, *args)
@@ -111,7 +114,8 @@ def _report(
     meta, totals = raw.setdefault("meta", {}), raw.setdefault("totals", {})
     if ended_by:
         meta["ended_by"] = ended_by[0]
-        meta["stopped_early"] = False  # a program run ends when its clients are done
+        if ended_by[0] == "the clients exited":
+            meta["stopped_early"] = False  # a program run ends when its clients are done
     programs: dict[str, Any] = {}
     for (flow, role), p in started.items():
         programs.setdefault(flow, {})[role] = p.report(t0)
@@ -127,6 +131,8 @@ def _report(
         c = started.get((f["name"], "client"))
         if c is None:
             continue
+        if c.killed and ended_by[:1] == ["stopped early"]:
+            continue  # stopped with the run: not the program's failure
         if c.killed:
             raise SimulationError(
                 f"flow {f['name']}: client still running at the end of the run "
