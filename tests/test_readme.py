@@ -61,6 +61,8 @@ HOW: dict[str, tuple[str, str]] = {
         "slow",
     ),
     "quicksim reproduce --list": (AS_WRITTEN, ""),
+    # Real time: as written where root, namespaces, TUN and iperf3 exist (CI), else skipped saying so.
+    "quicksim run examples/emulate-iperf3.toml --out out/emulate": ("emulate", ""),
     # Full mode takes minutes on the 2-core CI machine; quick mode runs the same code.
     "quicksim reproduce paper-fig4": ("append:--quick", "slow"),
     "quicksim reproduce --all --quick": (AS_WRITTEN, "slow"),
@@ -149,6 +151,18 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
         proc = _run(argv, ROOT, timeout=900)
         rows = [line for line in proc.stdout.splitlines() if line.split()[:1] in (["network"], ["bimodal"])]
         assert len(rows) >= 4, proc.stdout
+        return
+    if how == "emulate":
+        from test_emulate import WHY_NOT
+
+        if WHY_NOT is not None or shutil.which("iperf3") is None:
+            pytest.skip(WHY_NOT or "iperf3 not installed")
+        proc = _run(argv, workdir)
+        import json
+
+        summary = json.loads((workdir / "out" / "emulate" / "summary.json").read_text())
+        assert summary["totals"]["programs"]["iperf3"]["client"]["exit_code"] == 0
+        assert summary["totals"]["realtime"]["packets_out"] > 1000
         return
     if how == "htsim":
         src = os.environ.get("QUICKSIM_HTSIM_SRC")

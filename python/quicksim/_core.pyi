@@ -49,6 +49,21 @@ class Strings:
     """Each distinct string once."""
     def __len__(self) -> int: ...
 
+def emulation_plan(scenario_json: str) -> str:
+    """A real-time scenario's hosts (name, 10.x address, MTU) and program flows, as JSON text."""
+
+def run_real(
+    scenario_json: str,
+    fds: list[int],
+    hosts: list[str],
+    seed: int | None = None,
+    progress: Callable[[float, int], object] | None = None,
+    warn: Callable[[str], object] | None = None,
+    out_dir: str | None = None,
+) -> dict[str, Any]:
+    """Run a `run.clock = "real"` scenario over the open TUN descriptors `fds` of `hosts` (in
+    `emulation_plan`'s order); returns what `run` returns, with `totals["realtime"]`."""
+
 def validate(scenario_json: str, controllers: dict[str, type] | None = None) -> str:
     """Check the scenario completely (schema and build); return it as normalized JSON: values in
     canonical units, defaults filled in (crates/quicksim-scenario/src/normalize.rs says which)."""

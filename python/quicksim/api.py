@@ -280,7 +280,9 @@ def run(
         extra: tuple[Any, ...] = ()
         if controllers or out is not None:
             extra = (controllers or None,) if out is None else (controllers or None, os.fspath(out))
-        if out is None:
+        if _real_clock(doc):
+            raw = _run_real(core, text, seed, wrapped, out, controllers)
+        elif out is None:
             raw = _call_core(core, core.run, text, seed, wrapped, *extra)
         else:
             with locked_folder(out, "out"):  # one run per folder; an earlier run's files go
@@ -305,6 +307,30 @@ def run(
         # Make scenario.json self-contained: rerunning it reproduces this run exactly.
         normalized["run"]["seed"] = used_seed
     return Result(raw, scenario=normalized, name=_scenario_name(scenario, doc))
+
+
+def _real_clock(doc: Mapping[str, Any]) -> bool:
+    """`run.clock = "real"`: a real-time run (`quicksim.emulate`)."""
+    run = doc.get("run")
+    return isinstance(run, Mapping) and run.get("clock") == "real"
+
+
+def _run_real(
+    core: Any, text: str, seed: int | None, progress: Any, out: Path | None, controllers: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A real-time run (programs in network namespaces), in `out` (locked and cleared first)."""
+    if controllers:
+        raise ScenarioError("run.clock: controllers written in Python cannot run in real time")
+    from .emulate import run_real
+
+    if out is None:
+        return run_real(core, text, seed, progress, None)
+    with locked_folder(out, "out"):
+        from ._folder import clear_outputs
+        from .results import TABLES
+
+        clear_outputs(out, TABLES)
+        return run_real(core, text, seed, progress, out)
 
 
 def _controllers(doc: Mapping[str, Any], allow_python: bool, validating: bool = False) -> dict[str, Any]:

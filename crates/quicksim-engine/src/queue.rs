@@ -165,8 +165,9 @@ impl KeyHeap {
 
     /// Removes the smallest key: the hole at the root goes down to a leaf along the smaller
     /// children (one compare per level), then the last key fills it and rises (std's
-    /// `sift_down_to_bottom`: the last key nearly always belongs near the bottom).
-    #[inline]
+    /// `sift_down_to_bottom`: the last key nearly always belongs near the bottom). Always
+    /// inlined, as `fill_hole`, its only caller, is.
+    #[inline(always)]
     fn pop(&mut self) {
         let Some(last) = self.v.pop() else { return };
         let v = &mut self.v[..];
@@ -284,8 +285,9 @@ impl<E, L> EventQueue<E, L> {
             self.heap.push(k.time, k.seq, k.slot);
         }
     }
-    /// Remove the stale top key, if any.
-    #[inline]
+    /// Remove the stale top key, if any. Always inlined: the run loop's `pop_before` must not
+    /// turn into a call when another caller (the real-time loop's `peek_time`) appears.
+    #[inline(always)]
     fn fill_hole(&mut self) {
         if self.hole {
             self.hole = false;

@@ -3,6 +3,7 @@
 //! written in Python reach the run through `pycc`.
 
 mod columns;
+mod emu;
 mod pycc;
 
 use std::sync::{Arc, Mutex};
@@ -249,6 +250,8 @@ fn builtin_controllers() -> Vec<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::run_real, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::emulation_plan, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(table_schema, m)?)?;

@@ -24,6 +24,7 @@ mod world;
 
 pub use output::{table_schema, Column, ColumnType, RunOutput, Table};
 pub use payload::Payload;
+pub use world::realtime::Wire;
 pub use world::Stop;
 
 use std::fmt;
@@ -171,6 +172,19 @@ fn run_inner(
     rest: bool,
     plugins: &plugins::Plugins,
 ) -> Result<(RunOutput, u64), ScenarioError> {
+    run_driven(json, seed, rest, plugins, &mut |w| Ok((w.run(progress), None)))
+}
+
+/// Builds the scenario, hands the world to `drive` (the run loop, virtual or real time: it
+/// returns why the run stopped and a `realtime` block for the totals) and makes the output.
+#[allow(clippy::type_complexity)]
+fn run_driven(
+    json: &str,
+    seed: Option<u64>,
+    rest: bool,
+    plugins: &plugins::Plugins,
+    drive: &mut dyn FnMut(&mut world::World) -> Result<(Stop, Option<serde_json::Value>), ScenarioError>,
+) -> Result<(RunOutput, u64), ScenarioError> {
     let mut sc = format::parse(json)?;
     let seed = seed.or(sc.run.seed).unwrap_or(DEFAULT_SEED);
     if sc.run.capture.is_some() && plugins.out_dir.is_none() {
@@ -187,7 +201,7 @@ fn run_inner(
     let mut w = world::World::new(built);
     w.rest_quiet_flows = rest;
     let wall = std::time::Instant::now();
-    let stop = w.run(progress);
+    let (stop, realtime) = drive(&mut w)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let peak_rss_run_kib = peak_rss_kib();
     let rested = w.rested;
@@ -199,8 +213,59 @@ fn run_inner(
     if let Some(c) = capture {
         out.totals["capture"] = c;
     }
+    if let Some(r) = realtime {
+        out.totals["realtime"] = r;
+        out.meta["clock"] = serde_json::json!("real");
+    }
     out.meta["peak_rss_run_kib"] = serde_json::json!(peak_rss_run_kib);
     Ok((out, rested))
+}
+
+/// What a real-time run (`run.clock = "real"`) needs set up before it starts, from the checked
+/// scenario: the hosts that get an interface (the ends of its program flows; name, IPv4
+/// address, MTU) and the program flows (commands with `{src}`/`{dst}` replaced, start, stop).
+pub fn emulation_plan(json: &str) -> Result<serde_json::Value, ScenarioError> {
+    let sc = format::parse(json)?;
+    let built = build::build(&sc, sc.run.seed.unwrap_or(DEFAULT_SEED), &plugins::Plugins::default())?;
+    world::realtime::plan(&sc, &built)
+}
+
+/// Runs a scenario with `run.clock = "real"` in real time: `wire` carries the packets of
+/// `hosts` (node names, in the wire's order: `emulation_plan`'s). `progress` is called every
+/// 20 ms of wall time; `warn` gets a line when the loop falls behind. The totals get a
+/// `realtime` block (lateness quantiles, packet counts).
+pub fn run_real(
+    json: &str,
+    seed: Option<u64>,
+    plugins: &plugins::Plugins,
+    wire: &mut dyn Wire,
+    hosts: &[String],
+    progress: &mut dyn FnMut(f64, u64) -> bool,
+    warn: &mut dyn FnMut(&str),
+) -> Result<RunOutput, ScenarioError> {
+    let sc = format::parse(json)?;
+    if sc.run.clock != Some(schema::Clock::Real) {
+        return Err(ScenarioError::new(
+            "run.clock".into(),
+            "a real-time run needs run.clock = \"real\"".into(),
+        ));
+    }
+    let mut drive = |w: &mut world::World| {
+        let nodes = (hosts.iter())
+            .map(|h| {
+                w.cx.net
+                    .find(h)
+                    .ok_or_else(|| ScenarioError::new("hosts".into(), format!("{h:?} is not a node")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut rt = world::realtime::RealTime::new(w, &mut *wire, nodes);
+        let stop = w.run_real(&mut rt, progress, warn);
+        if let Some(e) = rt.error.take() {
+            return Err(ScenarioError::new("emulation".into(), e));
+        }
+        Ok((stop, Some(rt.summary())))
+    };
+    run_driven(json, seed, true, plugins, &mut drive).map(|(out, _)| out)
 }
 
 /// The process's peak resident memory so far (`VmHWM`), in KiB; `None` where /proc is missing.

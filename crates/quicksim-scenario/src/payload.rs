@@ -19,6 +19,9 @@ pub enum Contents<'a> {
     Datagram(&'a [u8]),
     /// A transport without a wire encoding: only its size is known.
     Opaque,
+    /// A whole IPv4 packet as a real program sent it (real-time runs: `world::realtime`), its
+    /// header included.
+    Ip(&'a [u8]),
 }
 
 /// A UDP datagram of a UDP or ON/OFF source, or a transport packet: the pool it is in (the
@@ -33,6 +36,17 @@ pub struct Payload(u64);
 
 impl Payload {
     pub(crate) const UDP: Payload = Payload(u64::MAX);
+
+    /// The tag of a real IP packet (`Payload::raw`): above every transport's (`transport`
+    /// asserts tag < 0x7f), so the registry's pools and this one never share a tag.
+    pub(crate) const RAW_TAG: u8 = 0x7f;
+
+    /// A real IP packet held in the raw pool (`flows::Pools::raw`) at `slot`: a real-time run's
+    /// packet from a program. Virtual-time runs never make one.
+    #[inline]
+    pub(crate) fn raw(forward: bool, slot: u32) -> Payload {
+        Payload((slot as u64) << 8 | (Self::RAW_TAG as u64) << 1 | forward as u64)
+    }
 
     #[inline]
     pub(crate) fn transport(tag: u8, to_server: bool, slot: u32) -> Payload {
@@ -127,6 +141,8 @@ mod tests {
             assert_eq!(p.forward(), dir);
         }
         assert_eq!(Payload::UDP.as_transport(), None);
+        assert_eq!(Payload::raw(true, 5).as_transport(), Some((Payload::RAW_TAG, true, 5)));
+        assert_eq!(Payload::raw(false, u32::MAX).as_transport(), Some((Payload::RAW_TAG, false, u32::MAX)));
         assert!(Payload::UDP.forward());
     }
 }

@@ -102,6 +102,37 @@ pub(super) fn flows(
                 let off = o.off.clone().ok_or_else(|| err(format!("{path}.off"), "missing: OFF period"))?;
                 udp(&o.size, &o.interval, &o.rate, Some((on, off)), &path, mtu, &cx.rng, i)?
             }
+            FlowKindCfg::Program(pc) => {
+                if sc.run.clock != Some(Clock::Real) {
+                    return Err(err(
+                        format!("{path}.kind"),
+                        "\"program\" runs real programs: it needs run.clock = \"real\"",
+                    ));
+                }
+                match pc.client.as_deref().map(str::trim) {
+                    None | Some("") => return Err(err(
+                        format!("{path}.client"),
+                        "missing: the command run in the source's namespace, e.g. \"iperf3 -c {dst} -t 10\"",
+                    )),
+                    Some(_) => {}
+                }
+                if pc.server.as_deref().is_some_and(|s| s.trim().is_empty()) {
+                    return Err(err(format!("{path}.server"), "\"\": give a command or leave it out"));
+                }
+                let same = sc.flows[..i]
+                    .iter()
+                    .position(|g| matches!(*g.kind, FlowKindCfg::Program(_)) && host_pair(g) == host_pair(f));
+                if let Some(j) = same {
+                    // A packet from a program is matched to its flow by its two hosts alone.
+                    return Err(err(
+                        format!("{path}.src"),
+                        format!(
+                            "flows[{j}] is a program flow between the same two hosts; one per pair of hosts"
+                        ),
+                    ));
+                }
+                FlowApp::Program
+            }
             FlowKindCfg::Transport(t) => {
                 let defaults = sc.transport_table(t.kind);
                 let (app, dcid_len) =
@@ -117,6 +148,12 @@ pub(super) fn flows(
         out.flows.push(FlowRt { spec, app });
     }
     Ok(out)
+}
+
+/// A flow's two hosts in name order (program flows are told apart by them).
+fn host_pair(f: &FlowCfg) -> [&str; 2] {
+    let (a, b) = (f.src.as_str(), f.dst.as_str());
+    [a.min(b), a.max(b)]
 }
 
 /// A flow's hosts and times (as drawn), checked; and the MTU of its path. A constant start or

@@ -65,6 +65,9 @@ macro_rules! transports {
         pub(crate) enum FlowApp {
             /// Boxed like the others, so a flow's entry stays small (72 B instead of 208 B).
             Udp(Box<UdpFlow>),
+            /// Real programs (`kind = "program"`, real-time runs): their packets come and go
+            /// through `world::realtime`; the flow itself does nothing.
+            Program,
             $(
                 $(#[$attr])* $live(Box<TransportFlow<$ty>>),
                 $(#[$attr])* $parked(Box<Parked<$ty>>),
@@ -76,6 +79,8 @@ macro_rules! transports {
         #[derive(Default)]
         pub(crate) struct Pools {
             $( $(#[$attr])* $live: PacketPool<<$ty as Endpoint>::Packet>, )*
+            /// Real IP packets of a real-time run (`Payload::raw`).
+            pub(crate) raw: PacketPool<Vec<u8>>,
         }
 
         impl PoolSet for Pools {
@@ -84,6 +89,7 @@ macro_rules! transports {
             fn release(&mut self, tag: u8, slot: u32) {
                 match tag {
                     $( $(#[$attr])* $tag => self.$live.release(slot), )*
+                    Payload::RAW_TAG => self.raw.release(slot),
                     _ => unreachable!("no transport has tag {tag}"),
                 }
             }
@@ -92,6 +98,7 @@ macro_rules! transports {
                 match p.as_transport() {
                     None => Contents::Udp,
                     $( $(#[$attr])* Some(($tag, _, slot)) => <$ty as Transport>::contents(&self.$live.slots[slot as usize]), )*
+                    Some((Payload::RAW_TAG, _, slot)) => Contents::Ip(&self.raw.slots[slot as usize]),
                     Some((tag, _, _)) => unreachable!("no transport has tag {tag}"),
                 }
             }
@@ -135,7 +142,7 @@ macro_rules! transports {
             #[inline(always)]
             fn is_live(&self) -> bool {
                 match self {
-                    FlowApp::Udp(_) => true,
+                    FlowApp::Udp(_) | FlowApp::Program => true,
                     $( $(#[$attr])* FlowApp::$live(_) => true, )*
                     _ => false,
                 }
@@ -183,6 +190,7 @@ macro_rules! transports {
             pub(crate) fn connect(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
                 match self {
                     FlowApp::Udp(_) => unreachable!("flow {f}: a UDP source has no connection"),
+                    FlowApp::Program => {}
                     $(
                         $(#[$attr])* FlowApp::$live(t) => t.connect(cx, now, f, spec),
                         $(#[$attr])* FlowApp::$parked(_) => unreachable!("flow {f} woken before its connect"),
@@ -193,6 +201,7 @@ macro_rules! transports {
             pub(crate) fn start(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
                 match self {
                     FlowApp::Udp(u) => u.start(cx, now, f),
+                    FlowApp::Program => {}
                     $(
                         $(#[$attr])* FlowApp::$live(t) => t.start(cx, now, f, spec),
                         $(#[$attr])* FlowApp::$parked(_) => unreachable!("flow {f} woken before its start"),
@@ -203,6 +212,7 @@ macro_rules! transports {
             pub(crate) fn stop(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
                 match self {
                     FlowApp::Udp(u) => u.stop(),
+                    FlowApp::Program => {}
                     $(
                         $(#[$attr])* FlowApp::$live(t) => t.stop(cx, now, f, spec),
                         $(#[$attr])* FlowApp::$parked(_) => unreachable!("flow {f} woken before its stop"),
@@ -239,7 +249,7 @@ macro_rules! transports {
             /// The TLS secrets log of the flow's connection (quinn), for a capture.
             pub(crate) fn tls_keylog(&self) -> Option<std::sync::Arc<quicksim_quinn::TlsKeyLog>> {
                 match self {
-                    FlowApp::Udp(_) => None,
+                    FlowApp::Udp(_) | FlowApp::Program => None,
                     $(
                         $(#[$attr])* FlowApp::$live(t) => <$ty as Transport>::tls_keylog(&t.cfg),
                         $(#[$attr])* FlowApp::$parked(p) => <$ty as Transport>::tls_keylog(&p.cfg),

@@ -8,7 +8,8 @@ pub mod reference;
 
 use crate::schema::flows::{expected_keys, typed};
 use crate::schema::{
-    describe, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, Scenario, TransportFlowCfg, UdpCfg,
+    describe, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, ProgramCfg, Scenario, TransportFlowCfg,
+    UdpCfg,
 };
 use crate::ScenarioError;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -21,9 +22,13 @@ fn err(path: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(path.into(), msg.into())
 }
 
-/// Every flow kind: the two datagram kinds and the transports of the registry.
+/// Every flow kind: the two datagram kinds, the transports of the registry and real programs.
 pub fn flow_kinds() -> Vec<&'static str> {
-    ["udp", "onoff"].into_iter().chain(crate::flows::TRANSPORT_KINDS.iter().copied()).collect()
+    ["udp", "onoff"]
+        .into_iter()
+        .chain(crate::flows::TRANSPORT_KINDS.iter().copied())
+        .chain(["program"])
+        .collect()
 }
 
 /// The keys of a kind's own table (its schema's properties), for "does not apply" errors.
@@ -32,6 +37,7 @@ fn kind_keys(kind: &str) -> Vec<String> {
     let schema = match kind {
         "udp" => UdpCfg::json_schema(&mut gen),
         "onoff" => OnOffCfg::json_schema(&mut gen),
+        "program" => ProgramCfg::json_schema(&mut gen),
         _ => TransportFlowCfg::json_schema(&mut gen),
     };
     let mut keys: Vec<String> = schema
@@ -108,6 +114,7 @@ pub(crate) fn parse_flow(v: Value, pos: usize, out: &mut Vec<FlowCfg>) -> Result
     let own = match kind {
         "udp" => FlowKindCfg::Udp(kind_table(m, path, kind)?),
         "onoff" => FlowKindCfg::Onoff(kind_table(m, path, kind)?),
+        "program" => FlowKindCfg::Program(kind_table(m, path, kind)?),
         _ => {
             let settings = match m.remove(kind) {
                 None => None,
@@ -177,6 +184,7 @@ pub(crate) fn flow_schema(gen: &mut SchemaGenerator) -> Schema {
             let own = match kind {
                 "udp" => UdpCfg::json_schema(gen),
                 "onoff" => OnOffCfg::json_schema(gen),
+                "program" => ProgramCfg::json_schema(gen),
                 _ => TransportFlowCfg::json_schema(gen),
             };
             let mut props = Map::new();

@@ -155,7 +155,8 @@ impl Sinks {
         each_extra_packet!(self, p, info, s => s.packet_sent(now, node, &info));
     }
 
-    #[inline]
+    /// Always inlined: `World::deliver` keeps it inline now that the real-time loop calls it too.
+    #[inline(always)]
     pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {
         if self.delays.on {
             self.delays.received(now, p.uid(), p.flow, p.payload.forward());

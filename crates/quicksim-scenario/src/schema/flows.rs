@@ -153,12 +153,28 @@ pub struct TransportFlowCfg {
     pub streams: Option<u32>,
 }
 
+/// `kind = "program"`: real programs through the network (`run.clock = "real"`): `server` runs
+/// in the destination host's network namespace from the start of the run, `client` in the
+/// source's from the flow's `start`; `{src}` and `{dst}` in either are replaced with the hosts'
+/// addresses. The run ends when the client exits (docs/emulation.md).
+#[derive(Serialize, Deserialize, Debug, Clone, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramCfg {
+    /// The command run in the source host's namespace, e.g. "iperf3 -c {dst} -t 10 -J" (required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The command run in the destination host's namespace, e.g. "iperf3 -s -1 -J" (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
 /// A flow's kind and its kind's own table.
 #[derive(Debug, Clone)]
 pub enum FlowKindCfg {
     Udp(UdpCfg),
     Onoff(OnOffCfg),
     Transport(TransportFlowCfg),
+    Program(ProgramCfg),
 }
 
 /// One flow of the scenario (`[[flows]]`), or one member of a flow group.
@@ -184,6 +200,7 @@ impl FlowCfg {
             FlowKindCfg::Udp(_) => "udp",
             FlowKindCfg::Onoff(_) => "onoff",
             FlowKindCfg::Transport(t) => t.kind,
+            FlowKindCfg::Program(_) => "program",
         }
     }
 
@@ -225,6 +242,7 @@ impl FlowCfg {
         let own = match &*self.kind {
             FlowKindCfg::Udp(u) => serde_json::to_value(u)?,
             FlowKindCfg::Onoff(o) => serde_json::to_value(o)?,
+            FlowKindCfg::Program(p) => serde_json::to_value(p)?,
             FlowKindCfg::Transport(t) => {
                 if let Some(s) = &t.settings {
                     m.insert(t.kind.to_string(), Value::Object(s.clone()));

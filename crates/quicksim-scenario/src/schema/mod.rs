@@ -13,7 +13,8 @@ pub mod net;
 
 pub use dist::{Dist, Quantity, SizeDist, TimeDist};
 pub use flows::{
-    CcCfg, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, QuicApp, TransportFlowCfg, UdpCfg,
+    CcCfg, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, ProgramCfg, QuicApp, TransportFlowCfg,
+    UdpCfg,
 };
 pub use net::{
     DirCfg, DownCfg, DropCfg, Dumbbell, JitterCfg, LinkSpec, LossCfg, ModelCfg, QueueCfg, RateStep, SpikesCfg,
@@ -111,6 +112,21 @@ pub struct RunCfg {
     /// Packet capture (`capture.pcapng` in the output folder): `output::pcap`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<CaptureCfg>,
+    /// "virtual" (default: as fast as the machine can, deterministic) or "real": paced by the
+    /// wall clock, so real programs (`kind = "program"` flows) can send through the network
+    /// (docs/emulation.md; needs root). A real-time run is not reproducible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
+}
+
+/// `run.clock`: what paces the run.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Clock {
+    /// Simulated time, as fast as the machine can: deterministic.
+    Virtual,
+    /// The wall clock: an event is handled when its time has come (docs/emulation.md).
+    Real,
 }
 
 /// `run.capture`: which link directions and flows go into `capture.pcapng`, and how.

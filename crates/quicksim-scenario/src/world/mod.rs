@@ -27,6 +27,7 @@
 //!    time (events at exactly the end are not processed), its event budget or when cancelled.
 
 mod facts;
+pub(crate) mod realtime;
 pub(crate) mod totals;
 
 use crate::build::Built;

@@ -56,6 +56,21 @@ pub fn ipv4(
     out[start + 10..start + 12].copy_from_slice(&c.to_be_bytes());
 }
 
+/// Sets the ECN field of the IPv4 header at the start of `ip` to `ecn` and recomputes the
+/// header checksum (a real packet a queue marked CE: RFC 3168 §5). Too short a packet is left
+/// as it is.
+pub fn set_ipv4_ecn(ip: &mut [u8], ecn: u8) {
+    let hl = ((ip.first().copied().unwrap_or(0) & 0x0f) as usize) * 4;
+    if hl < 20 || ip.len() < hl || ip[1] & 0b11 == ecn & 0b11 {
+        return;
+    }
+    ip[1] = ip[1] & !0b11 | ecn & 0b11;
+    ip[10] = 0;
+    ip[11] = 0;
+    let c = fold(sum16(0, &ip[..hl]));
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+}
+
 /// The sum of the pseudo-header of RFC 768 / RFC 9293 §3.1 (addresses, protocol, length).
 pub fn pseudo_sum(src: [u8; 4], dst: [u8; 4], proto: u8, len: u32) -> u32 {
     let mut acc = sum16(0, &src);
@@ -197,6 +212,18 @@ mod tests {
         assert_eq!(&v[10..12], &[0xb8, 0x61]);
         // A header with its checksum sums to 0xffff (RFC 1071 §1).
         assert_eq!(fold(sum16(0, &v)), 0);
+    }
+
+    #[test]
+    fn setting_the_ecn_field_keeps_the_header_checksum_valid() {
+        let mut v = Vec::new();
+        ipv4(&mut v, 1500, 7, 64, 6, 0b10, [10, 0, 0, 1], [10, 0, 0, 2]);
+        set_ipv4_ecn(&mut v, 0b11);
+        assert_eq!(v[1] & 0b11, 0b11);
+        assert_eq!(fold(sum16(0, &v)), 0, "a valid header sums to 0xffff");
+        let mut w = Vec::new();
+        ipv4(&mut w, 1500, 7, 64, 6, 0b11, [10, 0, 0, 1], [10, 0, 0, 2]);
+        assert_eq!(v, w);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! its TLS 1.3 keys); before the first frame that needs a secret, a Decryption Secrets Block
 //! holds the connection's secrets as NSS key-log lines, so Wireshark decrypts the packets.
 
-mod headers;
+pub(crate) mod headers;
 mod pcapng;
 mod quic;
 
@@ -191,6 +191,8 @@ impl Capture {
             let proto = match f.kind {
                 "quic" | "quinn" | "udp" | "onoff" => "udp",
                 "tcp" => "tcp",
+                // A program's packets are written as they are: whatever protocol it spoke.
+                "program" => "ip",
                 _ => "253",
             };
             let chans_of = |a, b| net.path(a, b).iter().map(|c| c.0).collect::<Vec<u32>>();
@@ -265,10 +267,16 @@ impl Capture {
             b.extend_from_slice(&PPP_HEADER);
         }
         let ip = b.len();
+        if let Contents::Ip(bytes) = c {
+            // A program's packet: its own bytes, with the codepoint it has on this link.
+            b.extend_from_slice(bytes);
+            headers::set_ipv4_ecn(&mut b[ip..], p.ecn);
+            return Some(0);
+        }
         let proto = match c {
             Contents::Udp | Contents::Quic(_) | Contents::Datagram(_) => PROTO_UDP,
             Contents::Tcp(_) => PROTO_TCP,
-            Contents::Opaque => PROTO_EXPERIMENTAL,
+            Contents::Opaque | Contents::Ip(_) => PROTO_EXPERIMENTAL,
         };
         let ip_len = p.ip_bytes;
         headers::ipv4(b, ip_len as u16, p.uid as u16, ttl, proto, p.ecn, src, dst);
@@ -302,7 +310,7 @@ impl Capture {
                 headers::finish_checksum(b, seg, 16, pseudo, false);
                 (ip + ip_len as usize).saturating_sub(b.len())
             }
-            Contents::Opaque => ip_len as usize - 20,
+            Contents::Opaque | Contents::Ip(_) => ip_len as usize - 20,
         };
         Some(zeros)
     }
