@@ -195,6 +195,9 @@ fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Res
     let min = match *size {
         SizeDist::Const(v) => v,
         SizeDist::Uniform(a, _) => a,
+        // Datagram sizes are a constant or uniform (checked against the MTU); any other
+        // distribution can draw down to 1 B.
+        _ => 1,
     }
     .max(1);
     let gap = rate.0.tx_time(min);
