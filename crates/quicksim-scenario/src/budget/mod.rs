@@ -16,7 +16,7 @@
 
 mod limits;
 
-use crate::schema::{Dist, FlowKindCfg, Scenario, SizeDist};
+use crate::schema::{FlowKindCfg, Scenario, SizeDist};
 use crate::units::format_duration;
 use crate::ScenarioError;
 pub(crate) use limits::{memory_limit, Limit};
@@ -301,17 +301,13 @@ pub(crate) fn estimate(
 fn sends(f: &crate::schema::FlowCfg, end: SimTime) -> u64 {
     let FlowKindCfg::Udp(u) = &*f.kind else { return 0 };
     let (Some(r), Some(SizeDist::Const(size))) = (u.rate, &u.size) else { return 0 };
-    // A drawn start or stop is not known before the run: bound the sends by the earliest start
-    // (0) and the latest stop (the end), so the estimate stays an upper bound.
-    let start = match &f.start {
-        Some(Dist::Const(d)) => d.0,
-        _ => 0,
+    // A drawn start or stop counts as the longest activity it allows: start 0, stop at the end.
+    let fixed = |d: &Option<crate::schema::TimeDist>| match d {
+        Some(crate::schema::Dist::Const(t)) => Some(t.0),
+        _ => None,
     };
-    let stop = match &f.stop {
-        Some(Dist::Const(d)) => d.0,
-        _ => end.0,
-    }
-    .min(end.0);
+    let start = fixed(&f.start).unwrap_or(0);
+    let stop = fixed(&f.stop).unwrap_or(end.0).min(end.0);
     let active = stop.saturating_sub(start) as u128;
     let per_datagram = (*size as u128 * 8 * 1_000_000_000_000).max(1);
     (active * r.0.bits_per_s as u128 / per_datagram).min(u64::MAX as u128) as u64

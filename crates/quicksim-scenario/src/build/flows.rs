@@ -192,11 +192,11 @@ const MIN_INTERVAL_PS: u64 = 1_000;
 /// The datagram interval of `rate` with the smallest datagram of `size` is at least
 /// `MIN_INTERVAL_PS`.
 fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Result<(), ScenarioError> {
+    // Datagram sizes are constant or uniform (the MTU bounds them); any other form is checked
+    // as its smallest possible datagram.
     let min = match *size {
         SizeDist::Const(v) => v,
         SizeDist::Uniform(a, _) => a,
-        // Datagram sizes are a constant or uniform (checked against the MTU); any other
-        // distribution can draw down to 1 B.
         _ => 1,
     }
     .max(1);
