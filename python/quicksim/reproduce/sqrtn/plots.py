@@ -92,7 +92,8 @@ def short_figure(curves: Any, short: Any) -> Any:
         ax.set_ylim(1e-4, 1.1)
         ax.set_xlabel("queue length b (packets)")
         ax.set_ylabel("P(Q >= b)")
-        ax.set_title(f"Short flows, offered load {load:g}")
+        util = ", ".join(f"{u:.2f}" for u in short[short["load"] == load]["utilization"])
+        ax.set_title(f"Short flows, nominal load {load:g} (measured utilization {util})")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize="small")
     return fig
