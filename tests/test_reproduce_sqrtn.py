@@ -36,6 +36,9 @@ def test_access_delays_give_the_class_rtts() -> None:
     # RTT = 2 (access + 5 ms): 82 ms -> 36 ms of access delay; 118 ms -> 54 ms.
     assert delays[0] == pytest.approx(36.0) and delays[-1] == pytest.approx(54.0)
     assert sum(f["count"] for f in doc["flows"]) == 20
+    assert doc["tcp"] == {"cc": "newreno"} and doc["flows"][0]["kind"] == "tcp"
+    quic = m.long_flows_doc(20, 100e6, 50, 10.0, cc="quic cubic")
+    assert quic["quic"] == {"cc": "cubic"} and {f["kind"] for f in quic["flows"]} == {"quic"}
     with pytest.raises(ValueError, match="n: 25"):
         m.long_flows_doc(25, 100e6, 50, 10.0)
 

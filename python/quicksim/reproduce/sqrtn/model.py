@@ -56,22 +56,24 @@ def long_flows_doc(
     rate_bps: float,
     buffer_pkts: int,
     duration_s: float,
-    cc: str = "newreno",
+    cc: str = "tcp newreno",
     seed: int = 1,
     classes: int = RTT_CLASSES,
     equal_rtt_s: float | None = None,
     record_queue: bool = False,
 ) -> dict[str, Any]:
-    """n saturated TCP flows (`cc`) spread evenly over `classes` RTT classes (or all with
-    `equal_rtt_s`), starting uniformly in [0, START_SPREAD_S], through a DropTail buffer."""
+    """n saturated flows (`cc` = "TRANSPORT CONTROLLER": "tcp newreno", "quic cubic") spread
+    evenly over `classes` RTT classes (or all with `equal_rtt_s`), starting uniformly in
+    [0, START_SPREAD_S], through a DropTail buffer."""
     if n % classes:
         raise ValueError(f"n: {n} is not a multiple of the {classes} RTT classes")
+    transport, algo = cc.split()
     rtts = [equal_rtt_s] * classes if equal_rtt_s is not None else class_rtts(classes)
     flows = [
         {
             "name": f"long{i}",
             "count": n // classes,
-            "kind": "tcp",
+            "kind": transport,
             "src": f"sender{i + 1}",
             "dst": f"receiver{i + 1}",
             "start": {"dist": "uniform", "min": "0s", "max": f"{START_SPREAD_S:g}s"},
@@ -79,7 +81,7 @@ def long_flows_doc(
         for i in range(classes)
     ]
     return {
-        "name": f"sqrtn-long-{cc}-n{n}",
+        "name": f"sqrtn-long-{transport}-{algo}-n{n}",
         "run": {
             "duration": f"{duration_s:g}s",
             "seed": seed,
@@ -102,7 +104,7 @@ def long_flows_doc(
                 "queue": {"packets": int(buffer_pkts)},
             },
         },
-        "tcp": {"cc": cc},
+        transport: {"cc": algo},
         "flows": flows,
     }
 

@@ -46,10 +46,10 @@ def sync_figure(sync: Any, probes: Any) -> Any:
 
     fig = Figure(figsize=(12, 5), layout="constrained")
     ax, bx = fig.subplots(1, 2)
-    for (n, rate), g in probes.groupby(["n", "rate_bps"]):
+    for (n, rate, cc), g in probes.groupby(["n", "rate_bps", "cc"]):
         rule = m.sqrt_rule(rate, int(n))
         g = g.drop_duplicates("buffer_pkts").sort_values("buffer_pkts")
-        ax.plot(g["buffer_pkts"] / rule, g["sync"], "o-", label=f"n = {n}, {rate / 1e6:g} Mbit/s")
+        ax.plot(g["buffer_pkts"] / rule, g["sync"], "o-", label=f"{cc}, n = {n}, {rate / 1e6:g} Mbit/s")
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("buffer / (RTT x C / sqrt(n))")
