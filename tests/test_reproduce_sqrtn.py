@@ -86,6 +86,12 @@ def test_bisection_finds_the_threshold() -> None:
     found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 37 else 0.9), 0.98, 5, 20, 0.15)
     missed = max(p.buffer_pkts for p in probes if p.utilization < 0.98)
     assert 37 <= found <= missed * 1.15 + 1
+    # A threshold below the starting lo: lo is run, reaches it, and the search goes lower.
+    found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 3 else 0.9), 0.98, 8, 20, 0.0)
+    assert found == 3
+    # Even one packet is enough: 1.
+    found, _ = m.min_buffer(lambda b: _probe(b, 0.99), 0.98, 8, 20, 0.0)
+    assert found == 1
 
 
 @pytest.mark.slow

@@ -156,11 +156,12 @@ class Probe:
 def min_buffer(
     measure: Callable[[int], Probe], target: float, lo: int, hi: int, rel: float
 ) -> tuple[int, list[Probe]]:
-    """The smallest buffer (packets) whose utilization reaches `target`, by bisection in log
-    space between `lo` (assumed to miss it; probed only if `hi` is reached with one packet) and
-    `hi` (doubled until it reaches the target), stopping when hi <= lo (1 + rel) or hi = lo + 1.
-    Assumes utilization grows with the buffer (up to the noise of one run). Returns (buffer, every
-    probe made, in order)."""
+    """The smallest buffer (packets, at least 1) whose utilization reaches `target`, by
+    bisection in log space between `lo` and `hi`: `hi` is doubled until it reaches the target;
+    the bisection stops when hi <= lo (1 + rel) or hi = lo + 1; if `lo` was never run it is run
+    then, and if it reaches the target too the search goes on below it (lo halved). Assumes
+    utilization grows with the buffer (up to the noise of one run). Returns (buffer, every probe
+    made, in order)."""
     probes: list[Probe] = []
     cache: dict[int, Probe] = {}
 
@@ -175,13 +176,16 @@ def min_buffer(
         lo, hi = hi, hi * 2
         if hi > 1_000_000:
             raise ValueError(f"target: utilization {target} not reached with {hi} packets")
-    while hi - lo > 1 and hi > lo * (1 + rel):
-        mid = max(lo + 1, min(hi - 1, round(math.sqrt(max(lo, 1) * hi))))
-        if util(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi, probes
+    while True:
+        while hi - lo > 1 and hi > lo * (1 + rel):
+            mid = max(lo + 1, min(hi - 1, round(math.sqrt(max(lo, 1) * hi))))
+            if util(mid) >= target:
+                hi = mid
+            else:
+                lo = mid
+        if lo < 1 or util(lo) < target:
+            return hi, probes
+        hi, lo = lo, lo // 2
 
 
 # --- short flows -------------------------------------------------------------------------------
