@@ -43,6 +43,7 @@ REPRODUCTIONS: dict[str, str] = {
     "aqm": "aqm",
     "quinn-vs-model": "quinn_vs_model",
     "bbr": "bbr",
+    "buffer-sizing-sqrt-n": "sqrtn",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

@@ -1,0 +1,310 @@
+"""The scenarios, measurements and theory of `buffer-sizing-sqrt-n`: n long-lived TCP flows over a
+dumbbell with spread RTTs, the bisection for the smallest buffer reaching a utilization, the
+synchronization index of the drops, and the short-flow queue's M/G/1 tail bound."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Frame bytes on the bottleneck (1500 B IP packets; the dumbbell's links add no framing).
+PACKET_B = 1500
+#: TCP payload per packet: 20 B IP, 20 B TCP, 12 B timestamps.
+MSS_B = PACKET_B - 52
+#: Two-way propagation delays of the long flows: uniform over [RTT_MIN_S, RTT_MAX_S], taken as
+#: RTT_CLASSES equal-width classes at their midpoints (one sender per class, a flow group each).
+RTT_MIN_S = 0.080
+RTT_MAX_S = 0.120
+RTT_CLASSES = 10
+#: The bottleneck's one-way delay; the rest of each RTT is on the sender's access link.
+BOTTLENECK_DELAY_S = 0.005
+BOTTLENECK = "bottleneck:router1->router2"
+#: Every long flow starts at a time uniform over [0, START_SPREAD_S].
+START_SPREAD_S = 2.0
+
+
+def class_rtts(classes: int = RTT_CLASSES, lo: float = RTT_MIN_S, hi: float = RTT_MAX_S) -> list[float]:
+    """The two-way propagation delay (s) of each RTT class: midpoints of equal-width classes."""
+    return [lo + (hi - lo) * (i + 0.5) / classes for i in range(classes)]
+
+
+def mean_rtt(classes: int = RTT_CLASSES) -> float:
+    """The flows' mean two-way propagation delay (s); flows are spread evenly over the classes."""
+    rtts = class_rtts(classes)
+    return sum(rtts) / len(rtts)
+
+
+def bdp_packets(rate_bps: float, rtt_s: float) -> float:
+    """RTT x C in packets of PACKET_B."""
+    return rate_bps * rtt_s / (PACKET_B * 8)
+
+
+def sqrt_rule(rate_bps: float, n: int, rtt_s: float | None = None) -> float:
+    """Appenzeller's buffer RTT x C / sqrt(n), in packets."""
+    return bdp_packets(rate_bps, mean_rtt() if rtt_s is None else rtt_s) / math.sqrt(n)
+
+
+def _access_delays(rtts: Sequence[float]) -> list[str]:
+    # RTT = 2 (access + bottleneck delay); the receivers' access links have none.
+    return [f"{(r / 2 - BOTTLENECK_DELAY_S) * 1e3:.6f}ms" for r in rtts]
+
+
+def long_flows_doc(
+    n: int,
+    rate_bps: float,
+    buffer_pkts: int,
+    duration_s: float,
+    cc: str = "tcp newreno",
+    seed: int = 1,
+    classes: int = RTT_CLASSES,
+    equal_rtt_s: float | None = None,
+    record_queue: bool = False,
+) -> dict[str, Any]:
+    """n saturated flows (`cc` = "TRANSPORT CONTROLLER": "tcp newreno", "quic cubic") spread
+    evenly over `classes` RTT classes (or all with `equal_rtt_s`), starting uniformly in
+    [0, START_SPREAD_S], through a DropTail buffer."""
+    if n % classes:
+        raise ValueError(f"n: {n} is not a multiple of the {classes} RTT classes")
+    transport, algo = cc.split()
+    rtts = [equal_rtt_s] * classes if equal_rtt_s is not None else class_rtts(classes)
+    flows = [
+        {
+            "name": f"long{i}",
+            "count": n // classes,
+            "kind": transport,
+            "src": f"sender{i + 1}",
+            "dst": f"receiver{i + 1}",
+            "start": {"dist": "uniform", "min": "0s", "max": f"{START_SPREAD_S:g}s"},
+        }
+        for i in range(classes)
+    ]
+    return {
+        "name": f"sqrtn-long-{transport}-{algo}-n{n}",
+        "run": {
+            "duration": f"{duration_s:g}s",
+            "seed": seed,
+            "record": {
+                "queues": ["bottleneck"] if record_queue else False,
+                "links": ["bottleneck"],
+                "conn": False,
+                "flows": False,
+                "drops": True,
+            },
+        },
+        "dumbbell": {
+            "pairs": classes,
+            "mtu": f"{PACKET_B}B",
+            "access": {"rate": "100Gbps", "delay": "0s"},
+            "access_delays": _access_delays(rtts),
+            "bottleneck": {
+                "rate": f"{rate_bps:g}bps",
+                "delay": f"{BOTTLENECK_DELAY_S * 1e3:g}ms",
+                "queue": {"packets": int(buffer_pkts)},
+            },
+        },
+        transport: {"cc": algo},
+        "flows": flows,
+    }
+
+
+def utilization(result: Any, rate_bps: float, t0: float, t1: float) -> float:
+    """Bottleneck frame bytes over [t0, t1) / capacity (the links table's bins)."""
+    links = result.links
+    bn = links[(links["link"].astype(str) == BOTTLENECK) & (links["t_s"] >= t0) & (links["t_s"] < t1)]
+    return float(bn["bytes"].sum()) * 8 / (t1 - t0) / rate_bps
+
+
+def sync_index(drops: Any, n: int, bin_s: float, t0: float, t1: float) -> tuple[float, float]:
+    """(synchronization index, q): [t0, t1) is cut into bins of `bin_s` (one mean RTT); k_t is
+    the number of the n flows with at least one bottleneck drop in bin t, q = mean(k) / n. The
+    index is the mean pairwise correlation of the flows' loss indicators, from
+    Var(k) = n q (1 - q) (1 + (n - 1) index): 0 when flows lose independently (k binomial),
+    1 when they all lose in the same bins (k is 0 or n). NaN without drops."""
+    import numpy as np
+
+    d = drops[(drops["queue"].astype(str) == BOTTLENECK) & (drops["t_s"] >= t0) & (drops["t_s"] < t1)]
+    # Whole bins only (a part bin at the end is left out); 1e-9 keeps 0.6 / 0.1 at 6 bins.
+    bins = max(1, int((t1 - t0) / bin_s + 1e-9))
+    d = d[d["t_s"] < t0 + bins * bin_s]
+    which = np.minimum(((d["t_s"].to_numpy(dtype=float) - t0) / bin_s).astype(int), bins - 1)
+    pairs = {(int(w), f) for w, f in zip(which, d["flow"].astype(str), strict=True)}
+    k = np.zeros(bins)
+    for w, _ in pairs:
+        k[w] += 1
+    q = float(k.mean()) / n
+    if q <= 0 or q >= 1 or n < 2:
+        return math.nan, q
+    return (float(k.var()) / (n * q * (1 - q)) - 1) / (n - 1), q
+
+
+@dataclass
+class Probe:
+    """One run of the long-flow scenario at one buffer size."""
+
+    buffer_pkts: int
+    utilization: float
+    sync: float
+    loss_q: float
+    drops: int
+    wall_s: float
+    peak_rss_kib: float
+    bottleneck_packets: float
+
+
+def min_buffer(
+    measure: Callable[[int], Probe], target: float, lo: int, hi: int, rel: float
+) -> tuple[int, list[Probe]]:
+    """The smallest buffer (packets, at least 1) whose utilization reaches `target`, by
+    bisection in log space between `lo` and `hi`: `hi` is doubled until it reaches the target;
+    the bisection stops when hi <= lo (1 + rel) or hi = lo + 1; if `lo` was never run it is run
+    then, and if it reaches the target too the search goes on below it (lo halved). Assumes
+    utilization grows with the buffer (up to the noise of one run). Returns (buffer, every probe
+    made, in order)."""
+    probes: list[Probe] = []
+    cache: dict[int, Probe] = {}
+
+    def util(b: int) -> float:
+        if b not in cache:
+            cache[b] = measure(b)
+            probes.append(cache[b])
+        return cache[b].utilization
+
+    lo = max(lo, 0)
+    while util(hi) < target:
+        lo, hi = hi, hi * 2
+        if hi > 1_000_000:
+            raise ValueError(f"target: utilization {target} not reached with {hi} packets")
+    while True:
+        while hi - lo > 1 and hi > lo * (1 + rel):
+            mid = max(lo + 1, min(hi - 1, round(math.sqrt(max(lo, 1) * hi))))
+            if util(mid) >= target:
+                hi = mid
+            else:
+                lo = mid
+        if lo < 1 or util(lo) < target:
+            return hi, probes
+        hi, lo = lo, lo // 2
+
+
+# --- short flows -------------------------------------------------------------------------------
+
+
+def slow_start_bursts(packets: int, initial_window: int, max_window: int) -> list[int]:
+    """The bursts (packets per RTT) of a flow of `packets` that never leaves slow start, with ACKs
+    for every packet: IW, 2 IW, 4 IW, ... up to the receive window `max_window`, and the rest."""
+    out = []
+    w = initial_window
+    left = packets
+    while left > 0:
+        out.append(min(w, left))
+        left -= w
+        w = min(2 * w, max_window)
+    return out
+
+
+def burst_moments(
+    flow_packets: Sequence[int], initial_window: int, max_window: int
+) -> tuple[float, float, float]:
+    """(E[X], E[X^2], bursts per flow) over every burst of the given flows."""
+    s1 = s2 = 0.0
+    count = 0
+    for p in flow_packets:
+        for x in slow_start_bursts(int(p), initial_window, max_window):
+            s1 += x
+            s2 += x * x
+            count += 1
+    return s1 / count, s2 / count, count / max(len(flow_packets), 1)
+
+
+def queue_tail(b: Any, load: float, ex: float, ex2: float) -> Any:
+    """The paper's short-flow bound P(Q >= b) = exp(-b 2 (1 - rho) / rho E[X] / E[X^2]): the
+    queue of an M/G/1 queue fed by Poisson bursts of X packets (derivation in the report)."""
+    import numpy as np
+
+    return np.exp(-np.asarray(b, dtype=float) * 2 * (1 - load) / load * ex / ex2)
+
+
+def short_flows_doc(
+    rate_bps: float,
+    load: float,
+    count: int,
+    mean_packets: float,
+    shape: float,
+    initial_window: int,
+    rtt_s: float,
+    max_window: int,
+    seed: int = 1,
+) -> tuple[dict[str, Any], float]:
+    """(scenario, arrival span in s): `count` Pareto-sized TCP transfers (this mean, in packets
+    of MSS_B payload, and shape) starting uniformly over a span set so they offer `load` x rate
+    (the order statistics of uniform starts are a Poisson process given their number). The
+    draws are keyed by flow name and seed, so two rates with the same count see the same sizes
+    and the same starts scaled by the span. ACK every packet, a receive window of `max_window`
+    packets (45 is the 64 KB of TCP without window scaling), a buffer never reached (10 000
+    packets): no flow sees a loss, so none leaves slow start."""
+    span_s = count * mean_packets * PACKET_B * 8 / (rate_bps * load)
+    doc = {
+        "name": f"sqrtn-short-{rate_bps / 1e6:g}M-{load:g}",
+        "run": {
+            "duration": f"{span_s * 1.1:.6f}s",
+            "seed": seed,
+            "record": {"queues": ["bottleneck"], "links": ["bottleneck"], "conn": False, "flows": False},
+        },
+        "dumbbell": {
+            "pairs": 1,
+            "mtu": f"{PACKET_B}B",
+            "access": {"rate": "100Gbps", "delay": "0s"},
+            "access_delays": _access_delays([rtt_s]),
+            "bottleneck": {
+                "rate": f"{rate_bps:g}bps",
+                "delay": f"{BOTTLENECK_DELAY_S * 1e3:g}ms",
+                "queue": {"packets": 10000},
+            },
+        },
+        "tcp": {
+            "cc": "newreno",
+            "initial_window": initial_window,
+            "ack_every": 1,
+            "recv_buffer": f"{max_window * MSS_B}B",
+        },
+        "flows": [
+            {
+                "name": "short",
+                "count": count,
+                "kind": "tcp",
+                "src": "sender1",
+                "dst": "receiver1",
+                "app": "bulk",
+                "bytes": {"dist": "pareto", "mean": f"{round(mean_packets * MSS_B)}B", "shape": shape},
+                "start": {"dist": "uniform", "min": "0s", "max": f"{span_s:.6f}s"},
+            }
+        ],
+    }
+    return doc, span_s
+
+
+def queue_ccdf(result: Any, t0: float, t1: float, levels: Any) -> Any:
+    """P(Q >= b) for each b of `levels`: the fraction of time in [t0, t1) the bottleneck queue
+    held at least b packets (the queue series is sampled at every change)."""
+    import numpy as np
+
+    q = result.queues
+    q = q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
+    t = q["t_s"].to_numpy(dtype=float)
+    v = q["packets"].to_numpy(dtype=float)
+    start = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
+    t, v = t[start:], v[start:]
+    keep = t < t1
+    edges = np.clip(np.append(t[keep], t1), t0, t1)
+    dt = np.diff(edges)
+    v = v[keep]
+    levels = np.asarray(levels, dtype=float)
+    return np.array([dt[v >= b].sum() for b in levels]) / (t1 - t0)
+
+
+def drawn_packets(result: Any, mss: int = MSS_B) -> list[int]:
+    """The drawn sizes of the short flows, in packets of `mss` (rounded up)."""
+    drawn = result.meta.get("drawn") or {}
+    return [max(1, math.ceil(v["bytes"] / mss)) for k, v in sorted(drawn.items()) if "bytes" in v]

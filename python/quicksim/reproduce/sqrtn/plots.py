@@ -1,0 +1,99 @@
+"""The figures of `buffer-sizing-sqrt-n`: minimum buffer against n, synchronization, short-flow
+queue distribution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import model as m
+
+
+def long_figure(found: Any) -> Any:
+    """Minimum buffer (packets) against n per rate, cc and target, with RTT C / sqrt(n)."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    rates = sorted(found["rate_bps"].unique())
+    fig = Figure(figsize=(7.5 * len(rates), 5.5), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(rates)))
+    markers = {0.98: "o", 0.995: "s", 0.999: "^"}
+    for ax, rate in zip(axes, rates, strict=True):
+        d = found[found["rate_bps"] == rate]
+        ns = np.geomspace(d["n"].min() * 0.8, d["n"].max() * 1.25, 100)
+        ax.plot(ns, [m.sqrt_rule(rate, n) for n in ns], color="black", label="RTT x C / sqrt(n)")
+        for (cc, target), g in d.groupby(["cc", "target"]):
+            ax.plot(
+                g["n"],
+                g["min_buffer"],
+                marker=markers.get(float(target), "x"),
+                linestyle="--" if cc == "cubic" else "-",
+                label=f"{cc}, {float(target):.1%} utilization",
+            )
+        ax.axhline(m.bdp_packets(rate, m.mean_rtt()), color="tab:red", linestyle=":", label="RTT x C")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("long-lived flows n")
+        ax.set_ylabel("minimum buffer (packets)")
+        ax.set_title(f"{rate / 1e6:g} Mbit/s, RTT {m.RTT_MIN_S * 1e3:g}-{m.RTT_MAX_S * 1e3:g} ms")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small")
+    return fig
+
+
+def sync_figure(sync: Any, probes: Any) -> Any:
+    """Synchronization index of every bisection probe against buffer / rule, per n; the two cases."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 5), layout="constrained")
+    ax, bx = fig.subplots(1, 2)
+    for (n, rate, cc), g in probes.groupby(["n", "rate_bps", "cc"]):
+        rule = m.sqrt_rule(rate, int(n))
+        g = g.drop_duplicates("buffer_pkts").sort_values("buffer_pkts")
+        ax.plot(g["buffer_pkts"] / rule, g["sync"], "o-", label=f"{cc}, n = {n}, {rate / 1e6:g} Mbit/s")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("buffer / (RTT x C / sqrt(n))")
+    ax.set_ylabel("sync index (pairwise correlation of per-RTT losses)")
+    ax.set_title("Long flows, spread RTTs: every bisection probe (0 = independent losses)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    labels = [
+        f"{r.case}\nn = {r.n}, {r.rate_bps / 1e6:g} Mbit/s, B = {r.buffer_packets} pkts"
+        f"\nutilization {r.utilization:.1%}"
+        for r in sync.itertuples()
+    ]
+    bx.bar(labels, sync["sync"], color=["tab:red", "tab:blue"][: len(sync)])
+    for i, v in enumerate(sync["sync"]):
+        bx.text(i, v, f"{v:.3f}", ha="center", va="bottom")
+    bx.set_ylim(0, 1.05)
+    bx.set_ylabel("sync index")
+    bx.set_title("Equal RTTs, few flows vs spread RTTs, many flows")
+    return fig
+
+
+def short_figure(curves: Any, short: Any) -> Any:
+    """P(Q >= b) measured at each rate and load, against the M/G/1 bound."""
+    from matplotlib.figure import Figure
+
+    loads = sorted(curves["load"].unique())
+    fig = Figure(figsize=(6.5 * len(loads), 5), layout="constrained")
+    axes = fig.subplots(1, len(loads), squeeze=False)[0]
+    for ax, load in zip(axes, loads, strict=True):
+        for rate, c in curves[curves["load"] == load].groupby("rate_bps"):
+            line = ax.plot(c["b"], c["ccdf"], label=f"measured, {rate / 1e6:g} Mbit/s")[0]
+            ax.plot(
+                c["b"],
+                c["bound"],
+                linestyle="--",
+                color=line.get_color(),
+                label=f"bound, {rate / 1e6:g} Mbit/s",
+            )
+        ax.set_yscale("log")
+        ax.set_ylim(1e-4, 1.1)
+        ax.set_xlabel("queue length b (packets)")
+        ax.set_ylabel("P(Q >= b)")
+        util = ", ".join(f"{u:.2f}" for u in short[short["load"] == load]["utilization"])
+        ax.set_title(f"Short flows, nominal load {load:g} (measured utilization {util})")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small")
+    return fig

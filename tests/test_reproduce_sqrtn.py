@@ -1,0 +1,111 @@
+"""`quicksim reproduce buffer-sizing-sqrt-n`: its theory by hand (sqrt(n) rule, slow-start bursts,
+the M/G/1 tail, the synchronization index, the bisection) and its quick mode end to end."""
+
+from __future__ import annotations
+
+import csv
+import math
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from quicksim import reproduce as rp
+from quicksim.reproduce.sqrtn import model as m
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def test_registered() -> None:
+    mod = rp.module("buffer-sizing-sqrt-n")
+    assert mod.NAME == "buffer-sizing-sqrt-n"
+
+
+def test_sqrt_rule_by_hand() -> None:
+    # RTTs 82, 86, ..., 118 ms: mean 100 ms. 155 Mbit/s x 0.1 s / 12 000 bit = 1291.67 packets.
+    assert m.mean_rtt() == pytest.approx(0.100, abs=1e-12)
+    assert m.bdp_packets(155e6, 0.1) == pytest.approx(1291.6667, abs=1e-4)
+    assert m.sqrt_rule(155e6, 400) == pytest.approx(1291.6667 / 20, abs=1e-4)
+
+
+def test_access_delays_give_the_class_rtts() -> None:
+    doc = m.long_flows_doc(20, 100e6, 50, 10.0)
+    delays = [float(d.removesuffix("ms")) for d in doc["dumbbell"]["access_delays"]]
+    # RTT = 2 (access + 5 ms): 82 ms -> 36 ms of access delay; 118 ms -> 54 ms.
+    assert delays[0] == pytest.approx(36.0) and delays[-1] == pytest.approx(54.0)
+    assert sum(f["count"] for f in doc["flows"]) == 20
+    assert doc["tcp"] == {"cc": "newreno"} and doc["flows"][0]["kind"] == "tcp"
+    quic = m.long_flows_doc(20, 100e6, 50, 10.0, cc="quic cubic")
+    assert quic["quic"] == {"cc": "cubic"} and {f["kind"] for f in quic["flows"]} == {"quic"}
+    with pytest.raises(ValueError, match="n: 25"):
+        m.long_flows_doc(25, 100e6, 50, 10.0)
+
+
+def test_slow_start_bursts_and_moments() -> None:
+    assert m.slow_start_bursts(1, 2, 45) == [1]
+    assert m.slow_start_bursts(14, 2, 45) == [2, 4, 8]
+    assert m.slow_start_bursts(100, 2, 45) == [2, 4, 8, 16, 32, 38]
+    assert m.slow_start_bursts(130, 2, 45) == [2, 4, 8, 16, 32, 45, 23]
+    # Flows of 2 and 6 packets: bursts 2 | 2, 4 -> E[X] = 8/3, E[X^2] = 24/3, 1.5 per flow.
+    ex, ex2, per = m.burst_moments([2, 6], 2, 45)
+    assert (ex, ex2, per) == pytest.approx((8 / 3, 8.0, 1.5))
+
+
+def test_queue_tail_by_hand() -> None:
+    # rho = 0.8, E[X] = 4, E[X^2] = 32: theta = 2 x 0.2 / 0.8 x 4 / 32 = 1/16.
+    assert m.queue_tail(16, 0.8, 4.0, 32.0) == pytest.approx(math.exp(-1))
+    assert m.queue_tail(0, 0.5, 1.0, 1.0) == pytest.approx(1.0)
+
+
+def _drops(rows: list[tuple[float, str]]) -> pd.DataFrame:
+    return pd.DataFrame({"t_s": [t for t, _ in rows], "queue": m.BOTTLENECK, "flow": [f for _, f in rows]})
+
+
+def test_sync_index_extremes() -> None:
+    # Two flows that always lose in the same bins: 1. Losses in alternate bins: -1 (as
+    # anti-correlated as two flows can be). Without drops: NaN.
+    same = _drops([(t + 0.01, f) for t in (0.0, 0.2, 0.4) for f in ("a", "b")])
+    assert m.sync_index(same, 2, 0.1, 0.0, 0.6)[0] == pytest.approx(1.0)
+    alternate = _drops([(0.01 + 0.1 * i, "ab"[i % 2]) for i in range(6)])
+    assert m.sync_index(alternate, 2, 0.1, 0.0, 0.6)[0] == pytest.approx(-1.0)
+    assert math.isnan(m.sync_index(_drops([]), 2, 0.1, 0.0, 0.6)[0])
+
+
+def _probe(b: int, util: float) -> m.Probe:
+    return m.Probe(b, util, 0.0, 0.0, 0, 0.0, 0.0, 0.0)
+
+
+def test_bisection_finds_the_threshold() -> None:
+    # Utilization reaches the target from 37 packets on: exactly 37 with rel = 0.
+    found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 37 else 0.9), 0.98, 5, 20, 0.0)
+    assert found == 37
+    assert len({p.buffer_pkts for p in probes}) == len(probes)  # each buffer runs once
+    # With rel = 15 %: hi within 15 % of a buffer that missed.
+    found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 37 else 0.9), 0.98, 5, 20, 0.15)
+    missed = max(p.buffer_pkts for p in probes if p.utilization < 0.98)
+    assert 37 <= found <= missed * 1.15 + 1
+    # A threshold below the starting lo: lo is run, reaches it, and the search goes lower.
+    found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 3 else 0.9), 0.98, 8, 20, 0.0)
+    assert found == 3
+    # Even one packet is enough: 1.
+    found, _ = m.min_buffer(lambda b: _probe(b, 0.99), 0.98, 8, 20, 0.0)
+    assert found == 1
+
+
+@pytest.mark.slow
+@pytest.mark.core
+def test_sqrtn_quick_end_to_end(cli: Cli, tmp_path: Path) -> None:
+    proc = cli("reproduce", "buffer-sizing-sqrt-n", "--quick", "--jobs", "1", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = tmp_path / "buffer-sizing-sqrt-n"
+    assert "checks passed" in (out / "report.md").read_text(encoding="utf-8")
+    for png in ("min_buffer_vs_n.png", "synchronization.png", "short_flow_queue.png"):
+        assert (out / png).stat().st_size > 10_000
+    with (out / "checks.csv").open(encoding="utf-8") as f:
+        checks = list(csv.DictReader(f))
+    assert len(checks) == 11 and all(c["passed"] == "True" for c in checks)
+    found = pd.read_csv(out / "min_buffer_vs_n.csv")
+    # The search's answer is below RTT x C / 4 and within the band around the sqrt(n) rule.
+    assert (found["min_buffer"] < found["bdp_packets"] / 4).all()
