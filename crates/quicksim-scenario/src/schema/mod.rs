@@ -12,7 +12,9 @@ pub mod flows;
 pub mod net;
 
 pub use dist::{SizeDist, TimeDist};
-pub use flows::{CcCfg, FlowCfg, FlowCommon, FlowKindCfg, OnOffCfg, QuicApp, TransportFlowCfg, UdpCfg};
+pub use flows::{
+    CcCfg, DatagramEcn, FlowCfg, FlowCommon, FlowKindCfg, OnOffCfg, QuicApp, TransportFlowCfg, UdpCfg,
+};
 pub use net::{
     DirCfg, DownCfg, DropCfg, Dumbbell, JitterCfg, LinkSpec, LossCfg, ModelCfg, QueueCfg, RateStep, SpikesCfg,
 };
