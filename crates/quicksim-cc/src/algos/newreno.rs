@@ -122,8 +122,24 @@ impl Algorithm for NewReno {
 
 impl NewReno {
     /// INET `inCongestionRecovery`: strictly before the recovery start (RFC 9002 uses <=).
-    fn sent_in_recovery(&self, sent_time: SimTime) -> bool {
+    pub(crate) fn sent_in_recovery(&self, sent_time: SimTime) -> bool {
         sent_time < self.recovery_start
+    }
+
+    /// A reduction decided by a controller built on this one (DCTCP's and Prague's ECN
+    /// response): cwnd = ssthresh = max(`cwnd`, minimum window), and a recovery period starts
+    /// at `now`, shared with the loss response (one reduction per window, RFC 8257 §3.3).
+    pub(crate) fn reduce_to(&mut self, cx: &CcCtx, cwnd: u64) {
+        self.cwnd = cwnd.max(cx.window.minimum_window(cx.mds));
+        self.ssthresh = self.cwnd;
+        self.recovery_start = cx.now;
+        if self.config.exact_increase && !self.config.quinn_increase {
+            self.carry = 0;
+        }
+        self.phase = Phase::Recovery;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
     }
 }
 
@@ -559,6 +575,7 @@ mod tests {
             largest_acked_sent_time: sent,
             app_limited: false,
             rate: None,
+            ce_packets: 0,
         };
         call(now, 100_000, |cx| cc.on_ack_end(cx, &summary));
     }
@@ -624,6 +641,7 @@ mod tests {
             largest_acked_sent_time: t(250),
             app_limited: true,
             rate: None,
+            ce_packets: 0,
         };
         call(t(300), 100_000, |cx| cc.on_ack_end(cx, &summary));
         assert_eq!(cc.cwnd_bytes(), 12_520);

@@ -16,6 +16,7 @@
 //!
 //! [`Endpoint`]: crate::Endpoint
 
+pub mod accecn;
 pub mod config;
 mod connection;
 mod endpoint;
