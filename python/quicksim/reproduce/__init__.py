@@ -43,6 +43,7 @@ REPRODUCTIONS: dict[str, str] = {
     "aqm": "aqm",
     "quinn-vs-model": "quinn_vs_model",
     "bbr": "bbr",
+    "l4s": "l4s",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"
