@@ -52,6 +52,8 @@ def pair_figure(pairs: pd.DataFrame, path: Path) -> None:
     ax_r.set_ylabel("rate ratio Prague : CUBIC")
     ax_r.set_yscale("log")
     ax_r.set_ylim(0.25, 4)
+    ax_r.set_yticks([0.25, 0.5, 1, 2, 4], ["1/4", "1/2", "1", "2", "4"])
+    ax_r.minorticks_off()
     ax_u.axhline(95, color="black", linewidth=0.8, linestyle=":")
     ax_u.set_ylim(90, 101)
     ax_u.set_ylabel("utilization (%)")

@@ -66,20 +66,13 @@ def coupled_rate_ratio(k: float = 2.0, scalable_c: float = 2.0, classic_c: float
 #: coupling is designed to hold, not a tolerance around the 0.82 point.
 RATIO_RANGE = (0.5, 2.0)
 
-#: Published DualQ figures set beside the measurements: (what, value, source). The L4S team's
-#: testbed paper: De Schepper, Albisser, Tilmans, Briscoe, "Dual Queue Coupled AQM: Deployable
-#: Very Low Queuing Delay for All", arXiv:2209.01078 (2022), abstract and evaluation: L4S queue
-#: delay median 100-300 us and p99 below 2 ms, on a testbed of residential broadband equipment.
+#: The published DualQ figures set beside the measurements. The L4S team's testbed paper: De
+#: Schepper, Albisser, Tilmans, Briscoe, "Dual Queue Coupled AQM: Deployable Very Low Queuing
+#: Delay for All", arXiv:2209.01078 (2022), abstract and evaluation: L4S queue delay median
+#: 100-300 us and p99 below 2 ms, on a testbed of residential broadband equipment.
 DUALQ_PAPER = (
     'De Schepper et al., "Dual Queue Coupled AQM: Deployable Very Low Queuing Delay for All", '
     "arXiv:2209.01078"
 )
-L4S_MEDIAN_MS = (0.1, 0.3)
 L4S_P99_MAX_MS = 2.0
 CLASSIC_TARGET_MS = 15.0
-PUBLISHED: list[tuple[str, str, str]] = [
-    ("Classic queueing delay", "15 ms (PI2 target)", "RFC 9332 Appendix A.1; Linux sch_dualpi2"),
-    ("L4S queueing delay, median", "0.1-0.3 ms", DUALQ_PAPER),
-    ("L4S queueing delay, p99", "< 2 ms", DUALQ_PAPER),
-    ("Rate ratio scalable : Classic, equal RTTs", "about 1 (k = 2)", "RFC 9332 section 2.1"),
-]
