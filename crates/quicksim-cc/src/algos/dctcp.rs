@@ -97,7 +97,7 @@ impl Dctcp {
     /// window that just ended, in integer units of 2^-20 (truncated).
     fn update_alpha(&mut self) {
         let (gn, gd) = (u64::from(self.g.0), u64::from(self.g.1));
-        let f = if self.acked == 0 { 0 } else { self.marked.min(self.acked) * ALPHA_ONE / self.acked };
+        let f = (self.marked.min(self.acked) * ALPHA_ONE).checked_div(self.acked).unwrap_or(0);
         self.alpha = (self.alpha * (gd - gn) + f * gn) / gd;
     }
 }
