@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::newreno::{self, NewReno};
 use crate::registry::{check, ratio, Algorithm};
 use crate::{
-    AckEvent, AckSummary, CcCtx, CcMetrics, CongestionController, CongestionEvent, EcnResponse, InitCtx,
+    AckEvent, AckSummary, CcCtx, CcMetrics, CongestionController, CongestionEvent, EcnResponse, InitCtx, Phase,
 };
 
 /// alpha is kept in units of 2^-20 (Prague's `PRAGUE_ALPHA_BITS`; Linux DCTCP uses 2^-10,
@@ -97,8 +97,23 @@ impl Dctcp {
     /// window that just ended, in integer units of 2^-20 (truncated).
     fn update_alpha(&mut self) {
         let (gn, gd) = (u64::from(self.g.0), u64::from(self.g.1));
-        let f = if self.acked == 0 { 0 } else { self.marked.min(self.acked) * ALPHA_ONE / self.acked };
+        let f = (self.marked.min(self.acked) * ALPHA_ONE).checked_div(self.acked).unwrap_or(0);
         self.alpha = (self.alpha * (gd - gn) + f * gn) / gd;
+    }
+}
+
+impl NewReno {
+    /// A reduction decided by a controller built on NewReno (DCTCP's ECN response): cwnd =
+    /// ssthresh = max(`cwnd`, minimum window), and a recovery period starts at `now`, shared
+    /// with the loss response (one reduction per window, RFC 8257 §3.3).
+    fn reduce_to(&mut self, cx: &CcCtx, cwnd: u64) {
+        self.cwnd = cwnd.max(cx.window.minimum_window(cx.mds));
+        self.ssthresh = self.cwnd;
+        self.recovery_start = cx.now;
+        if self.config.exact_increase && !self.config.quinn_increase {
+            self.carry = 0;
+        }
+        self.phase = Phase::Recovery;
     }
 }
 

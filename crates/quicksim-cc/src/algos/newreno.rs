@@ -83,19 +83,19 @@ impl Default for Config {
 /// NewReno state for one path.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NewReno {
-    config: Config,
-    cwnd: u64,
+    pub(super) config: Config,
+    pub(super) cwnd: u64,
     /// `u64::MAX` until the first congestion event (INET: UINT32_MAX).
     #[serde(with = "crate::serde_max_u64")]
-    ssthresh: u64,
+    pub(super) ssthresh: u64,
     /// Exact mode: RFC 5681 §3.1 partial_bytes_acked. Approximate mode: the carry of the
     /// increase (INET keeps it in a function-level `static`, shared by every connection of the
     /// process; we keep one per controller so runs stay independent). One field for the two, as
     /// each mode uses only its own: the controller then fits a 48-byte allocation, not 64.
-    carry: u64,
+    pub(super) carry: u64,
     /// Packets sent strictly before this time belong to the recovery period. `ZERO` = none.
-    recovery_start: SimTime,
-    phase: Phase,
+    pub(super) recovery_start: SimTime,
+    pub(super) phase: Phase,
     /// HyStart++ state while `config.hystart` (boxed: 8 bytes when off).
     hystart: Option<Box<HyStart>>,
 }
@@ -126,21 +126,6 @@ impl NewReno {
         sent_time < self.recovery_start
     }
 
-    /// A reduction decided by a controller built on this one (DCTCP's and Prague's ECN
-    /// response): cwnd = ssthresh = max(`cwnd`, minimum window), and a recovery period starts
-    /// at `now`, shared with the loss response (one reduction per window, RFC 8257 §3.3).
-    pub(crate) fn reduce_to(&mut self, cx: &CcCtx, cwnd: u64) {
-        self.cwnd = cwnd.max(cx.window.minimum_window(cx.mds));
-        self.ssthresh = self.cwnd;
-        self.recovery_start = cx.now;
-        if self.config.exact_increase && !self.config.quinn_increase {
-            self.carry = 0;
-        }
-        self.phase = Phase::Recovery;
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
-    }
 }
 
 impl CongestionController for NewReno {

@@ -69,7 +69,7 @@ pub fn markdown() -> String {
          | size | `\"1500B\"` (B, kB, MB, GB, TB, KiB, MiB, GiB; b, kb, Mb, Gb for bits, which must come out in whole bytes); transport settings also take a bare number of bytes |\n\
          | duration or distribution | a duration, or `{ dist = \"constant\", value = .. }`, `{ dist = \"uniform\", min = .., max = .. }`, `{ dist = \"exponential\", mean = .. }` |\n\
          | size or distribution | a size, or `{ dist = \"constant\", value = .. }`, `{ dist = \"uniform\", min = .., max = .. }` |\n\
-         | controller | a registry name (`\"cubic\"`; the built-ins: `none`, `newreno`, `cubic`, `bbr1`, `bbr`) or a plugin's, or a table `{ algo = \"cubic\", beta = 0.7 }` with the controller's settings |\n",
+         | controller | a registry name (`\"cubic\"`; the built-ins: `none`, `newreno`, `cubic`, `bbr1`, `bbr`, `dctcp`, `prague`) or a plugin's, or a table `{ algo = \"cubic\", beta = 0.7 }` with the controller's settings |\n",
     );
     w.out
 }

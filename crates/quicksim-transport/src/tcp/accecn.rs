@@ -111,8 +111,12 @@ pub struct AccEcn {
     /// Sender: the ACE field of the ACK being processed (set by the connection, taken by the
     /// sender once it knows how many segments the ACK delivered).
     pub ace_in: Option<Ace>,
-    /// Sender: marks inferred and not yet passed to the controller (`AckSummary::ce_packets`).
+    /// Sender: marks inferred and not yet passed to a scalable controller
+    /// (`AckSummary::ce_packets`), or, for a classic one, not yet answered as RFC 3168 answers
+    /// an ECE (the connection does, once per window).
     pub ce_pending: u64,
+    /// Sender: the controller counts marks itself (`EcnResponse::Scalable`).
+    pub scalable: bool,
     /// Sender: new data carries ECT(1) (an L4S controller), else ECT(0).
     pub ect1: bool,
 }
@@ -127,6 +131,7 @@ impl Default for AccEcn {
             s_cep: CEP_INIT,
             ace_in: None,
             ce_pending: 0,
+            scalable: false,
             ect1: false,
         }
     }

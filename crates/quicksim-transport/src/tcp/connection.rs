@@ -415,10 +415,13 @@ impl Connection {
             Sender::new(cc_for(&self.cfg, smss, &rng).expect("validated"), smss, self.sack_on, self.cfg.prr);
         self.tx.snd_nxt = 1;
         if agreed == Agreed::Accurate {
-            let ect1 = matches!(self.tx.cc.ecn_response(), EcnResponse::Scalable { ect1: true });
+            let response = self.tx.cc.ecn_response();
+            let scalable = matches!(response, EcnResponse::Scalable { .. });
+            let ect1 = matches!(response, EcnResponse::Scalable { ect1: true });
             // The client's first ACK echoes the SYN-ACK's IP-ECN field (§3.2.2.1 Table 4).
             let handshake_ack = seg.has_ack().then(|| accecn::handshake_ace(seg.ecn));
-            self.tx.accecn = Some(Box::new(AccEcn { synack, handshake_ack, ect1, ..AccEcn::default() }));
+            self.tx.accecn =
+                Some(Box::new(AccEcn { synack, handshake_ack, scalable, ect1, ..AccEcn::default() }));
         }
     }
 
@@ -501,6 +504,18 @@ impl Connection {
             self.stats.dup_acks += 1;
         }
         self.stats.segments_acked += o.delivered_segs;
+        // AccECN with a classic controller: marks the ACE field reported are answered as an
+        // ECE is (RFC 9768 §3.2.2.5: the sender's reaction is its controller's).
+        // Held until an ACK that delivers data (the send time the reaction is judged by).
+        if let Some(a) = self.tx.accecn.as_deref_mut() {
+            self.stats.ce_reported = a.s_cep - accecn::CEP_INIT;
+            if let (false, true, Some(sent)) = (a.scalable, a.ce_pending > 0, o.newest_sent) {
+                a.ce_pending = 0;
+                if self.tx.on_ece(&cx, now, sent) {
+                    self.stats.ecn_reductions += 1;
+                }
+            }
+        }
         // RFC 3168 §6.1.2: ECE on an ACK is a congestion signal, answered once per window
         // (with AccECN the bit is part of the ACE field, read by the sender above).
         if self.ecn_on && seg.flags & ECE != 0 && self.tx.accecn.is_none() {

@@ -414,7 +414,10 @@ impl Sender {
             app_limited: self.app_limited,
             rate,
             // CE marks from the AccECN ACE field, for a scalable controller (`accecn.rs`).
-            ce_packets: self.accecn.as_deref_mut().map_or(0, |a| std::mem::take(&mut a.ce_pending)),
+            ce_packets: match self.accecn.as_deref_mut() {
+                Some(a) if a.scalable => std::mem::take(&mut a.ce_pending),
+                _ => 0,
+            },
         };
         self.cc.on_ack_end(&mut cx, &summary);
         true
