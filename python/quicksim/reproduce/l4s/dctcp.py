@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...validation import Check
@@ -125,3 +126,79 @@ def dctcp_part(ctx: Context, checks: list[Check], rows: list[dict[str, Any]]) ->
             ),
         ]
     plots.dctcp_figure(series, WARMUP_S, SAMPLE_S, ctx.out / "dctcp_queue.png")
+
+
+#: ns-3.44's TcpDctcp on the matched dumbbell (tools/ns3/dctcp.cc; the scenario
+#: quicksim/scenarios/dctcp-ns3.toml maps it: RED as a step at K = 20 packets, RTT 12 ms).
+NS3_CSV = Path(__file__).parents[1] / "data" / "ns3_dctcp.csv"
+NS3_TOL = 0.05
+
+
+def ns3_part(ctx: Context, checks: list[Check], rows: list[dict[str, Any]]) -> None:
+    """Two DCTCP flows on the ns-3 dumbbell, through its RED step marker and through `step` (K
+    = 19: an arrival that finds more than 19, i.e. 20 or more, is marked, as RED with min_th
+    19.5 and max_th 20): per-flow goodput and the queue's mean against ns-3's, within 5 %."""
+    import numpy as np
+    import pandas as pd
+
+    from ... import api
+    from ...api import load_scenario
+    from ...validation import scenario_path
+
+    ref = pd.read_csv(NS3_CSV, comment="#")
+    ref = ref[ref["flows"] == 2].iloc[0]
+    theirs = [float(g) for g in str(ref["goodput_bps"]).split(";")]
+    doc = load_scenario(scenario_path("dctcp-ns3"))
+    t0, t1 = float(ref["warmup_s"]), float(ref["sim_time_s"])
+    if ctx.quick:
+        doc["run"]["duration"] = "8s"
+        t0, t1 = 3.0, 8.0
+    for marker in ("red", "step"):
+        if marker == "step":
+            doc["dumbbell"]["bottleneck"]["queue"] = {"kind": "step", "k": 19, "packets": 2666}
+        r = api.run(doc)
+        q = r.queues
+        q = q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
+        grid = np.arange(t0, t1, SAMPLE_S)
+        i = np.searchsorted(q["t_s"].to_numpy(dtype=float), grid, side="right") - 1
+        x = np.where(i >= 0, q["packets"].to_numpy(dtype=float)[np.clip(i, 0, None)], 0.0)
+        ours = [r.mean_throughput(f, t0, t1) for f in r.flow_names]
+        spread = float(np.percentile(x, 95) - np.percentile(x, 5))
+        rows.append(
+            {
+                "marker": marker,
+                "goodput_mbps": ";".join(f"{g / 1e6:.2f}" for g in ours),
+                "ns3_goodput_mbps": ";".join(f"{g / 1e6:.2f}" for g in theirs),
+                "queue_mean": float(x.mean()),
+                "ns3_queue_mean": float(ref["queue_mean"]),
+                "queue_p95_p5": spread,
+                "ns3_queue_p95_p5": float(ref["queue_p95"] - ref["queue_p5"]),
+            }
+        )
+        if ctx.quick:  # a 5 s window: how the two flows split it is not settled, their sum is
+            checks.append(
+                Check(
+                    f"DCTCP vs ns-3 ({marker}): total goodput",
+                    sum(ours) / 1e6,
+                    sum(theirs) / 1e6,
+                    NS3_TOL,
+                    "Mbit/s",
+                )
+            )
+        else:
+            for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+                checks.append(
+                    Check(
+                        f"DCTCP vs ns-3 ({marker}): flow {k + 1} goodput", a / 1e6, b / 1e6, NS3_TOL, "Mbit/s"
+                    )
+                )
+        checks.append(
+            Check(
+                f"DCTCP vs ns-3 ({marker}): queue mean",
+                float(x.mean()),
+                float(ref["queue_mean"]),
+                NS3_TOL,
+                "packets",
+                note="sampled every 0.1 ms after the warm-up; ns-3: tools/ns3/dctcp.cc, 2 flows, K = 20",
+            )
+        )
