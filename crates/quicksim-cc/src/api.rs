@@ -73,6 +73,25 @@ pub struct AckSummary {
     /// The delivery-rate sample of this ACK (QUIC and TCP keep the per-packet delivery state:
     /// [`crate::rate`]). None when the ACK gives no valid sample (draft-cheng §3.3).
     pub rate: Option<RateSample>,
+    /// Packets the network newly marked CE that this ACK reports (QUIC: the increase of the
+    /// ACK_ECN frame's CE count; TCP: of the AccECN CE packet counter). Filled only for a
+    /// controller whose [`CongestionController::ecn_response`] is [`EcnResponse::Scalable`],
+    /// else 0: a classic controller gets CE as a [`CongestionCause::Ecn`] event instead.
+    pub ce_packets: u64,
+}
+
+/// How a controller takes ECN-CE feedback; the transport asks once, when ECN is enabled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnResponse {
+    /// RFC 3168 §6.1.2 / RFC 9002 §7.1: new CE marks are one [`CongestionCause::Ecn`] event at
+    /// most once per round trip, handled as a loss; packets carry ECT(0).
+    #[default]
+    Classic,
+    /// The controller counts the marks itself from [`AckSummary::ce_packets`] (DCTCP, RFC 8257;
+    /// Prague): no `Ecn` events. `ect1`: packets carry ECT(1), the L4S identifier (RFC 9331
+    /// §4), else ECT(0) (RFC 8257's data-centre DCTCP). TCP needs Accurate ECN feedback for
+    /// the counts; over a peer that negotiated only RFC 3168 ECN it falls back to `Classic`.
+    Scalable { ect1: bool },
 }
 
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3; ns-3
@@ -215,6 +234,11 @@ pub trait CongestionController: Send {
     /// CUBIC never look at it. Default true, so a new or run-time controller gets its samples.
     fn wants_rate_samples(&self) -> bool {
         true
+    }
+    /// How the controller takes CE marks (read once, when the transport enables ECN).
+    /// Default [`EcnResponse::Classic`].
+    fn ecn_response(&self) -> EcnResponse {
+        EcnResponse::Classic
     }
     fn metrics(&self) -> CcMetrics;
 }

@@ -196,6 +196,7 @@ pub(crate) mod testing {
             largest_acked_sent_time: sent,
             app_limited: false,
             rate: None,
+            ce_packets: 0,
         };
         cc.on_ack_end(&mut cx, &summary);
     }

@@ -20,7 +20,7 @@ pub mod window;
 pub use algos::{AnyController, BuiltinConfig, NAMES};
 pub use api::{
     AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
-    InitCtx, Phase, RateSample, SentPacket,
+    EcnResponse, InitCtx, Phase, RateSample, SentPacket,
 };
 pub use hystart::HyStart;
 pub use rate::{AckSampler, DeliveryRate, PacketRate};

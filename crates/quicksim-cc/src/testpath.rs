@@ -53,6 +53,7 @@ pub fn rate_ack(
         largest_acked_sent_time: now - SimDuration::from_millis(40),
         app_limited: false,
         rate: Some(rs),
+        ce_packets: 0,
     };
     let mut cx = CcCtx { now, mds, rtt, bytes_in_flight: inflight, window: &WindowRules::RFC5681 };
     cc.on_ack_end(&mut cx, &summary);
@@ -147,6 +148,7 @@ impl Path {
                 largest_acked_sent_time: f.sent,
                 app_limited: false,
                 rate,
+                ce_packets: 0,
             };
             cc.on_ack_end(&mut cx, &summary);
             observe(now, cc, in_flight);

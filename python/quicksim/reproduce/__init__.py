@@ -44,6 +44,7 @@ REPRODUCTIONS: dict[str, str] = {
     "quinn-vs-model": "quinn_vs_model",
     "bbr": "bbr",
     "buffer-sizing-sqrt-n": "sqrtn",
+    "l4s": "l4s",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

@@ -83,19 +83,19 @@ impl Default for Config {
 /// NewReno state for one path.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NewReno {
-    config: Config,
-    cwnd: u64,
+    pub(super) config: Config,
+    pub(super) cwnd: u64,
     /// `u64::MAX` until the first congestion event (INET: UINT32_MAX).
     #[serde(with = "crate::serde_max_u64")]
-    ssthresh: u64,
+    pub(super) ssthresh: u64,
     /// Exact mode: RFC 5681 §3.1 partial_bytes_acked. Approximate mode: the carry of the
     /// increase (INET keeps it in a function-level `static`, shared by every connection of the
     /// process; we keep one per controller so runs stay independent). One field for the two, as
     /// each mode uses only its own: the controller then fits a 48-byte allocation, not 64.
-    carry: u64,
+    pub(super) carry: u64,
     /// Packets sent strictly before this time belong to the recovery period. `ZERO` = none.
-    recovery_start: SimTime,
-    phase: Phase,
+    pub(super) recovery_start: SimTime,
+    pub(super) phase: Phase,
     /// HyStart++ state while `config.hystart` (boxed: 8 bytes when off).
     hystart: Option<Box<HyStart>>,
 }
@@ -122,9 +122,10 @@ impl Algorithm for NewReno {
 
 impl NewReno {
     /// INET `inCongestionRecovery`: strictly before the recovery start (RFC 9002 uses <=).
-    fn sent_in_recovery(&self, sent_time: SimTime) -> bool {
+    pub(crate) fn sent_in_recovery(&self, sent_time: SimTime) -> bool {
         sent_time < self.recovery_start
     }
+
 }
 
 impl CongestionController for NewReno {
@@ -559,6 +560,7 @@ mod tests {
             largest_acked_sent_time: sent,
             app_limited: false,
             rate: None,
+            ce_packets: 0,
         };
         call(now, 100_000, |cx| cc.on_ack_end(cx, &summary));
     }
@@ -624,6 +626,7 @@ mod tests {
             largest_acked_sent_time: t(250),
             app_limited: true,
             rate: None,
+            ce_packets: 0,
         };
         call(t(300), 100_000, |cx| cc.on_ack_end(cx, &summary));
         assert_eq!(cc.cwnd_bytes(), 12_520);

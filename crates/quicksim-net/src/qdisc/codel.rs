@@ -128,6 +128,9 @@ pub(super) struct CodelVars {
     count: u32,
     lastcount: u32,
     dropping: bool,
+    /// The sojourn time of the packet last popped (Linux's `ldelay`): FQ-CoDel's
+    /// `ce_threshold` compares the departing packet's with its threshold.
+    pub(super) ldelay: SimDuration,
 }
 
 /// `t + interval / sqrt(count)` (RFC 8289 `control_law`), in whole picoseconds. `sqrt` and the
@@ -156,6 +159,7 @@ impl CodelVars {
             return (None, false);
         };
         let sojourn = now - e.enqueued_at;
+        self.ldelay = sojourn;
         let mut ok_to_drop = false;
         if sojourn < prm.target || q.backlog_bytes() <= prm.mtu {
             self.first_above_time = None;

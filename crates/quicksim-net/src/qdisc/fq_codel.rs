@@ -11,8 +11,9 @@
 
 use super::codel::{check_times, CodelQueue, CodelVars, Params, TimedFifo};
 use super::{ConfigError, KindConfig, Qdisc, QdiscCtx, Queued, Verdict};
-use crate::{DropReason, Packet};
+use crate::{DropReason, Ecn, Packet};
 use quicksim_engine::units::{Bytes, Dur};
+use quicksim_engine::SimDuration;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
@@ -24,7 +25,8 @@ pub const DEFAULT_QUANTUM: u64 = 1514;
 pub const DEFAULT_DROP_BATCH: u32 = 64;
 
 /// `queue = { kind = "fq_codel", flows = 1024, quantum = "1514B", packets = 10240,
-/// target = "5ms", interval = "100ms", mtu = "1500B", ecn = true, drop_batch = 64 }`.
+/// target = "5ms", interval = "100ms", mtu = "1500B", ecn = true, drop_batch = 64,
+/// ce_threshold = "1ms", ce_threshold_ect1 = true }` (the last two off unless given).
 #[derive(Clone, Debug, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -51,6 +53,14 @@ pub struct Config {
     /// Most packets dropped from the fattest flow per overflow.
     #[serde(default = "default_drop_batch")]
     pub drop_batch: u32,
+    /// Mark CE on every ECT packet leaving with a sojourn time above this, besides CoDel's
+    /// own decisions (Linux `ce_threshold`; off when left out).
+    #[serde(default)]
+    pub ce_threshold: Option<Dur>,
+    /// Apply `ce_threshold` to ECT(1) packets only, the L4S identifier (Linux
+    /// `ce_threshold_ect1`: the selector on the ECN field's low bit).
+    #[serde(default)]
+    pub ce_threshold_ect1: bool,
 }
 
 fn default_flows() -> u32 {
@@ -89,6 +99,8 @@ impl Default for Config {
             mtu: default_mtu(),
             ecn: true,
             drop_batch: DEFAULT_DROP_BATCH,
+            ce_threshold: None,
+            ce_threshold_ect1: false,
         }
     }
 }
@@ -114,6 +126,9 @@ impl KindConfig for Config {
         }
         if self.drop_batch == 0 {
             return Err(ConfigError::new("drop_batch", "0: an overflow must drop at least 1 packet"));
+        }
+        if self.ce_threshold_ect1 && self.ce_threshold.is_none() {
+            return Err(ConfigError::new("ce_threshold_ect1", "true needs a ce_threshold to apply"));
         }
         Ok(())
     }
@@ -168,6 +183,8 @@ pub struct FqCodel<P> {
     quantum: i64,
     limit: u64,
     drop_batch: u32,
+    ce_threshold: Option<SimDuration>,
+    ce_threshold_ect1: bool,
     /// Drawn at the first packet (None before).
     perturbation: Option<u64>,
     bytes: u64,
@@ -191,6 +208,8 @@ impl<P> FqCodel<P> {
             quantum: cfg.quantum.0 as i64,
             limit: cfg.packets,
             drop_batch: cfg.drop_batch,
+            ce_threshold: cfg.ce_threshold.map(|d| d.0),
+            ce_threshold_ect1: cfg.ce_threshold_ect1,
             perturbation: None,
             bytes: 0,
             packets: 0,
@@ -277,8 +296,17 @@ impl<P> Qdisc<P> for FqCodel<P> {
                 total_packets: &mut self.packets,
             };
             match f.vars.dequeue(cx, &mut view, &self.params) {
-                Some(p) => {
+                Some(mut p) => {
                     f.deficit -= p.ip_bytes as i64;
+                    if let Some(th) = self.ce_threshold {
+                        // Linux `codel_dequeue`'s end: ECT(0)/ECT(1) above the threshold
+                        // (ECT(1) only with the selector) become CE; CE stays as it is.
+                        let e = p.ecn();
+                        let selected = if self.ce_threshold_ect1 { e == Ecn::Ect1 } else { e.is_ect() && e != Ecn::Ce };
+                        if f.vars.ldelay > th && selected {
+                            cx.mark(&mut p);
+                        }
+                    }
                     return Some(p);
                 }
                 None => {
@@ -403,8 +431,37 @@ mod tests {
         assert!(q.flows[other].fifo.q.is_empty() && !q.flows[other].vars.is_dropping());
     }
 
+    /// Three packets of `ecn` in at 0, 1 and 2 ms, dequeued at 2.5 ms (sojourn 2.5, 1.5 and
+    /// 0.5 ms, below CoDel's 5 ms target: CoDel itself does nothing): their ECN fields after.
+    fn ce_threshold_run(cfg: &Config, ecn: Ecn) -> Vec<Ecn> {
+        let mut q = FqCodel::new(cfg);
+        let (mut rng, mut log) = (Rng::from_seed(7), Log::default());
+        for u in 0..3 {
+            offer(&mut q, SimTime::from_millis(u), pkt(u, 1, 1500, ecn), &mut rng, &mut log);
+        }
+        let mut cx = QdiscCtx::new(SimTime::ZERO + SimDuration::from_micros(2500), &mut rng, &mut log);
+        std::iter::from_fn(|| q.dequeue(&mut cx).map(|p| p.ecn())).collect()
+    }
+
+    #[test]
+    fn ce_threshold_marks_departures_above_it() {
+        let th = Some(Dur(SimDuration::from_millis(1)));
+        let all = Config { ce_threshold: th, ..Config::default() };
+        assert_eq!(ce_threshold_run(&all, Ecn::Ect0), vec![Ecn::Ce, Ecn::Ce, Ecn::Ect0]);
+        assert_eq!(ce_threshold_run(&all, Ecn::Ect1), vec![Ecn::Ce, Ecn::Ce, Ecn::Ect1]);
+        assert_eq!(ce_threshold_run(&all, Ecn::NotEct), vec![Ecn::NotEct; 3], "never dropped for it");
+        // The L4S mode: ECT(1) only.
+        let l4s = Config { ce_threshold: th, ce_threshold_ect1: true, ..Config::default() };
+        assert_eq!(ce_threshold_run(&l4s, Ecn::Ect0), vec![Ecn::Ect0; 3]);
+        assert_eq!(ce_threshold_run(&l4s, Ecn::Ect1), vec![Ecn::Ce, Ecn::Ce, Ecn::Ect1]);
+        // Off by default.
+        assert_eq!(ce_threshold_run(&Config::default(), Ecn::Ect1), vec![Ecn::Ect1; 3]);
+    }
+
     #[test]
     fn bad_parameters_name_the_field() {
+        let sel = Config { ce_threshold_ect1: true, ..Config::default() };
+        assert_eq!(sel.validate().unwrap_err().field, "ce_threshold_ect1");
         for (cfg, field) in [
             (Config { flows: 0, ..Config::default() }, "flows"),
             (Config { quantum: Bytes(0), ..Config::default() }, "quantum"),

@@ -344,6 +344,8 @@ qdiscs! {
     codel::Codel,
     fq_codel::FqCodel,
     pie::Pie,
+    dualpi2::DualPi2,
+    step::Step,
 }
 
 impl Default for QdiscConfig {

@@ -91,7 +91,7 @@ pub(super) fn flows(
         let d = draw(f, end, &cx.rng)?;
         let (spec, mtu) = endpoints_and_times(f, &d, &path, net, end)?;
         let app = match &*f.kind {
-            FlowKindCfg::Udp(u) => udp(&u.size, &u.interval, &u.rate, None, &path, mtu, &cx.rng, i)?,
+            FlowKindCfg::Udp(u) => udp(&u.size, &u.interval, &u.rate, u.ecn, None, &path, mtu, &cx.rng, i)?,
             FlowKindCfg::Onoff(o) => {
                 let on = o.on.clone().ok_or_else(|| {
                     err(
@@ -100,7 +100,7 @@ pub(super) fn flows(
                     )
                 })?;
                 let off = o.off.clone().ok_or_else(|| err(format!("{path}.off"), "missing: OFF period"))?;
-                udp(&o.size, &o.interval, &o.rate, Some((on, off)), &path, mtu, &cx.rng, i)?
+                udp(&o.size, &o.interval, &o.rate, o.ecn, Some((on, off)), &path, mtu, &cx.rng, i)?
             }
             FlowKindCfg::Program(pc) => {
                 if sc.run.clock != Some(Clock::Real) {
@@ -263,6 +263,7 @@ fn udp(
     size: &Option<SizeDist>,
     interval: &Option<TimeDist>,
     rate: &Option<crate::units::RateVal>,
+    ecn: Option<crate::schema::DatagramEcn>,
     onoff: Option<(TimeDist, TimeDist)>,
     path: &str,
     mtu: u64,
@@ -299,7 +300,13 @@ fn udp(
         }
     }
     Ok(FlowApp::Udp(Box::new(UdpFlow {
-        spec: UdpSpec { size, interval: interval.clone(), rate: rate.map(|r| r.0), onoff },
+        spec: UdpSpec {
+            size,
+            interval: interval.clone(),
+            rate: rate.map(|r| r.0),
+            onoff,
+            ecn: ecn.map_or(quicksim_net::Ecn::NotEct, |e| e.codepoint()),
+        },
         rng: rng.stream("app", i as u64),
         on: false,
         gen: 0,

@@ -19,6 +19,8 @@ pub struct UdpSpec {
     pub interval: Option<TimeDist>,
     pub rate: Option<Rate>,
     pub onoff: Option<(TimeDist, TimeDist)>,
+    /// The ECN field every datagram carries.
+    pub ecn: quicksim_net::Ecn,
 }
 
 pub(crate) struct UdpFlow {
@@ -58,7 +60,7 @@ impl UdpFlow {
         };
         cx.q.push(now + gap, Ev::UdpSend(f, g));
         cx.out.rec.app_sent(now, f, size);
-        cx.send_packet(now, spec.src, spec.dst, f, size + UDP_IP, Payload::UDP, quicksim_net::Ecn::NotEct);
+        cx.send_packet(now, spec.src, spec.dst, f, size + UDP_IP, Payload::UDP, self.spec.ecn);
     }
 
     /// The end of an ON or OFF period.

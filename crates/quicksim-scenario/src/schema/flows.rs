@@ -75,9 +75,35 @@ macro_rules! with_datagram_settings {
             /// Constant payload bit rate, instead of `interval`.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub rate: Option<RateVal>,
+            /// The ECN field of every datagram: "not-ect" (default), "ect0" or "ect1" (an
+            /// unresponsive source that claims to be L4S, RFC 9331). The source never reacts.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub ecn: Option<DatagramEcn>,
             $($(#[$fm])* pub $f: $t,)*
         }
     };
+}
+
+/// The ECN codepoint a datagram source writes (CE is a router's to set, so not offered).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+pub enum DatagramEcn {
+    #[serde(rename = "not-ect")]
+    NotEct,
+    #[serde(rename = "ect0")]
+    Ect0,
+    #[serde(rename = "ect1")]
+    Ect1,
+}
+
+impl DatagramEcn {
+    /// The network's codepoint.
+    pub fn codepoint(self) -> quicksim_net::Ecn {
+        match self {
+            DatagramEcn::NotEct => quicksim_net::Ecn::NotEct,
+            DatagramEcn::Ect0 => quicksim_net::Ecn::Ect0,
+            DatagramEcn::Ect1 => quicksim_net::Ecn::Ect1,
+        }
+    }
 }
 
 with_datagram_settings! {

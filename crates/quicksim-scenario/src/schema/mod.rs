@@ -13,8 +13,8 @@ pub mod net;
 
 pub use dist::{Dist, Quantity, SizeDist, TimeDist};
 pub use flows::{
-    CcCfg, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, ProgramCfg, QuicApp, TransportFlowCfg,
-    UdpCfg,
+    CcCfg, DatagramEcn, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, ProgramCfg, QuicApp,
+    TransportFlowCfg, UdpCfg,
 };
 pub use net::{
     DirCfg, DownCfg, DropCfg, Dumbbell, JitterCfg, LinkSpec, LossCfg, ModelCfg, QueueCfg, RateStep, SpikesCfg,

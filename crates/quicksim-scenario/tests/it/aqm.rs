@@ -31,7 +31,7 @@ fn delay_util(o: &RunOutput) -> (f64, f64) {
 
 /// Time-weighted mean of the bottleneck queue (packets) over [t0, t1) s, from the `queues`
 /// table (the length after each change: a step function).
-fn mean_queue(o: &RunOutput, t0: f64, t1: f64) -> f64 {
+pub(super) fn mean_queue(o: &RunOutput, t0: f64, t1: f64) -> f64 {
     let (t, q, n) =
         (col_f64(o, "queues", "t_s"), col_str(o, "queues", "queue"), col_i64(o, "queues", "packets"));
     let (mut area, mut last_t, mut last_n) = (0.0, t0, 0.0);

@@ -9,6 +9,7 @@ mod ecn;
 mod errors;
 mod facts;
 mod fuzz;
+mod l4s;
 mod limits;
 mod links;
 mod normalize;

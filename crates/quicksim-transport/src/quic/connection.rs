@@ -154,7 +154,10 @@ impl Connection {
             if cfg.handshake { None } else { Some(cfg.peer_params.unwrap_or_else(|| cfg.local_params())) };
         let peer_mad = peer.map_or(cfg.max_ack_delay, |p| p.max_ack_delay);
         let mut recovery = Recovery::new(cc, cfg.initial_rtt, cfg.max_packet_size, peer_mad);
-        if cfg.ecn {
+        // A controller that counts CE marks itself (DCTCP, Prague) needs ECN: it is on for it
+        // whatever `ecn` says (as Linux's TCP_CONG_NEEDS_ECN).
+        let scalable = matches!(recovery.cc.ecn_response(), quicksim_cc::EcnResponse::Scalable { .. });
+        if cfg.ecn || scalable {
             recovery.enable_ecn();
         }
         let mk_ack = || AckManager::new(cfg.max_ack_ranges);

@@ -3,6 +3,10 @@
 //! the validation of the counts the peer reports, and when an increase of its CE count is a new
 //! congestion event. One box per connection with ECN enabled (in `Recovery`), none without.
 //!
+//! With a scalable controller (DCTCP, Prague: `EcnResponse::Scalable`) every CE increase is
+//! passed on as a count instead (`take_ce`, into `AckSummary::ce_packets`), never as an event,
+//! and with `ect1` the packets carry ECT(1) (RFC 9331 §4), which validation then expects.
+//!
 //! Only ack-eliciting 1-RTT packets are marked (RFC 9000 leaves the choice to the sender): an
 //! ACK-only packet is never acknowledged, so its marks could neither be validated nor signal
 //! anything, and the handshake then runs unmarked.
@@ -12,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::packet::{EcnCounts, SpaceId};
 use crate::endpoint::{EcnCodepoint, EcnState};
+use quicksim_cc::EcnResponse;
 
 /// Packets sent with ECT(0) before waiting for the validation (RFC 9000 §13.4.2 "the first
 /// ten outgoing packets"; Appendix A.4's testing state).
@@ -27,8 +32,15 @@ pub struct Ecn {
     /// Packets marked while testing, and how many of them were declared lost.
     testing_sent: u32,
     testing_lost: u32,
-    /// Packets sent with ECT(0) in all (the peer's ECT(0) count cannot exceed it).
+    /// Packets sent with our ECT codepoint in all (the peer's count of it cannot exceed it).
     ect0_sent: u64,
+    /// The controller counts CE itself (`EcnResponse::Scalable`): CE increases go to
+    /// `unreported_ce`, not to congestion events.
+    scalable: bool,
+    /// Mark ECT(1) instead of ECT(0).
+    ect1: bool,
+    /// CE increases not yet passed to the controller (scalable only).
+    unreported_ce: u64,
     /// The peer's counts in the last ACK that passed validation.
     peer: EcnCounts,
     /// Increase of the peer's CE count: packets the network marked.
@@ -49,6 +61,9 @@ impl Default for Ecn {
             testing_sent: 0,
             testing_lost: 0,
             ect0_sent: 0,
+            scalable: false,
+            ect1: false,
+            unreported_ce: 0,
             peer: EcnCounts::default(),
             ce_marks: 0,
             congestion_events: 0,
@@ -58,6 +73,29 @@ impl Default for Ecn {
 }
 
 impl Ecn {
+    /// ECN for a controller that takes CE marks as `response`.
+    pub fn new(response: EcnResponse) -> Self {
+        match response {
+            EcnResponse::Classic => Ecn::default(),
+            EcnResponse::Scalable { ect1 } => Ecn { scalable: true, ect1, ..Ecn::default() },
+        }
+    }
+
+    /// The codepoint marked packets carry.
+    pub fn codepoint(&self) -> EcnCodepoint {
+        if self.ect1 {
+            EcnCodepoint::Ect1
+        } else {
+            EcnCodepoint::Ect0
+        }
+    }
+
+    /// CE marks the peer reported since the last call (scalable only; 0 otherwise).
+    #[inline]
+    pub fn take_ce(&mut self) -> u64 {
+        std::mem::take(&mut self.unreported_ce)
+    }
+
     pub fn state(&self) -> EcnState {
         self.state
     }
@@ -146,11 +184,14 @@ impl Ecn {
             }
             return false;
         };
-        let d_ect0 = c.ect0.saturating_sub(self.peer.ect0);
+        // Our codepoint's count and the other one's (which must stay zero).
+        let (ours, theirs, peer_ours) =
+            if self.ect1 { (c.ect1, c.ect0, self.peer.ect1) } else { (c.ect0, c.ect1, self.peer.ect0) };
+        let d_ect0 = ours.saturating_sub(peer_ours);
         let d_ce = c.ce.saturating_sub(self.peer.ce);
-        // §13.4.2.1: fewer ECT(0) + CE than newly acknowledged marked packets (marks removed
-        // on the way), a count for a codepoint never sent (ECT(1)), or more ECT(0) than sent.
-        if d_ect0 + d_ce < newly_ect || c.ect1 > 0 || c.ect0 > self.ect0_sent {
+        // §13.4.2.1: fewer ECT + CE than newly acknowledged marked packets (marks removed on
+        // the way), a count for a codepoint never sent, or more of ours than sent.
+        if d_ect0 + d_ce < newly_ect || theirs > 0 || ours > self.ect0_sent {
             self.state = EcnState::Failed;
             return false;
         }
@@ -162,6 +203,10 @@ impl Ecn {
             return false;
         }
         self.ce_marks += d_ce;
+        if self.scalable {
+            self.unreported_ce += d_ce;
+            return false;
+        }
         if sent_time <= self.recovery_start {
             return false; // RFC 9002 §7.3.2: within the current recovery period
         }
@@ -275,5 +320,30 @@ mod tests {
         e.on_congestion(t(300), t(250), false);
         assert!(!e.on_ack(t(310), Some(&counts(6, 5)), 1, true, t(290)));
         assert!(e.on_ack(t(410), Some(&counts(6, 6)), 1, true, t(301)));
+    }
+
+    /// A scalable controller: ECT(1) marks, validated against the ECT(1) count; every CE
+    /// increase is a count for the controller, never an event.
+    #[test]
+    fn scalable_counts_every_mark_on_ect1() {
+        let mut e = Ecn::new(EcnResponse::Scalable { ect1: true });
+        assert_eq!(e.codepoint(), EcnCodepoint::Ect1);
+        (0..TESTING_PACKETS).for_each(|_| {
+            e.mark_next();
+        });
+        let c = |ect1, ce| EcnCounts { ect0: 0, ect1, ce };
+        assert!(!e.on_ack(t(100), Some(&c(4, 1)), 5, true, t(50)));
+        assert!(!e.on_ack(t(120), Some(&c(6, 3)), 4, true, t(90)));
+        assert_eq!(e.state(), EcnState::Capable);
+        assert_eq!((e.take_ce(), e.take_ce(), e.congestion_events), (3, 0, 0));
+        // An ECT(0) count when ECT(1) was sent fails validation.
+        assert!(!e.on_ack(t(130), Some(&EcnCounts { ect0: 1, ect1: 6, ce: 3 }), 1, true, t(95)));
+        assert_eq!(e.state(), EcnState::Failed);
+        // Classic: ECT(0), and no counts for the controller.
+        let mut e = Ecn::new(EcnResponse::Classic);
+        assert_eq!(e.codepoint(), EcnCodepoint::Ect0);
+        e.mark_next();
+        assert!(e.on_ack(t(100), Some(&counts(0, 1)), 1, true, t(50)));
+        assert_eq!(e.take_ce(), 0);
     }
 }

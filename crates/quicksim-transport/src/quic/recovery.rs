@@ -182,8 +182,10 @@ impl Recovery {
 
     /// Marks ack-eliciting 1-RTT packets with ECT(0) and validates the peer's ECN counts
     /// (RFC 9000 §13.4.2), reacting to CE marks (RFC 9002 §7.1).
+    /// ECT(1) and CE counts for the controller instead when it takes CE itself
+    /// (`EcnResponse::Scalable`).
     pub fn enable_ecn(&mut self) {
-        self.ecn = Some(Box::default());
+        self.ecn = Some(Box::new(Ecn::new(self.cc.ecn_response())));
     }
 
     /// Whether the next ack-eliciting packet of `space` goes out with ECT(0) (counted as sent so).
@@ -343,8 +345,16 @@ impl Recovery {
         if acked_packets > 0 {
             let min_rtt = self.rtt.min();
             let rate = self.delivery.as_deref_mut().and_then(|d| d.rate.sample(sampler, min_rtt));
-            let summary =
-                AckSummary { acked_bytes, acked_packets, largest_acked_sent_time, app_limited, rate };
+            // CE marks for a scalable controller (0 for others: they got an `Ecn` event).
+            let ce_packets = self.ecn.as_deref_mut().map_or(0, Ecn::take_ce);
+            let summary = AckSummary {
+                acked_bytes,
+                acked_packets,
+                largest_acked_sent_time,
+                app_limited,
+                rate,
+                ce_packets,
+            };
             self.cc.on_ack_end(&mut cc_ctx!(self, now), &summary);
         }
         // RFC 9002 Appendix A.7 (INET: reset on any ACK that newly acks something).

@@ -439,7 +439,8 @@ impl Connection {
         // RFC 9000 §13.4: ECT(0) on ack-eliciting 1-RTT packets while ECN is tested or validated.
         let ect = ack_eliciting && self.recovery.ecn_mark_next(space);
         if ect {
-            pkt.ecn = EcnCodepoint::Ect0;
+            // ECT(0), or ECT(1) for an L4S controller (`EcnResponse::Scalable`).
+            pkt.ecn = self.recovery.ecn.as_deref().map_or(EcnCodepoint::Ect0, |e| e.codepoint());
         }
         let size32 = u32::try_from(size).expect("a QUIC packet is at most max_packet_size (65 527 B)");
         let sent = SentPacket {

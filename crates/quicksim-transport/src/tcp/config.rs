@@ -54,6 +54,12 @@ pub struct TcpConfig {
     /// per window of data and sets CWR. Default false (Linux `tcp_ecn = 2`: it accepts ECN
     /// but never asks for it, so between two Linux defaults ECN stays off).
     pub ecn: bool,
+    /// Accurate ECN feedback (RFC 9768, without its TCP option): offer it in the SYN (AE, CWR
+    /// and ECE) and accept it; agreed, every ACK carries the count of CE-marked packets received
+    /// (the ACE field) and the sender passes the marks to its controller, which DCTCP and Prague
+    /// need. A peer offering only RFC 3168 ECN gets RFC 3168 ECN (`ecn` need not be set).
+    /// Default false. A controller that counts marks itself (`dctcp`, `prague`) turns it on.
+    pub accurate_ecn: bool,
     /// SACK (RFC 2018) and SACK-based loss recovery (RFC 6675). Default true (Linux `tcp_sack`).
     pub sack: bool,
     /// Proportional Rate Reduction (RFC 6937) during SACK recovery, else RFC 6675's
@@ -161,6 +167,7 @@ impl Default for TcpConfig {
             timestamps: true,
             window_scaling: true,
             ecn: false,
+            accurate_ecn: false,
             sack: true,
             prr: true,
             cc: default_cc(),

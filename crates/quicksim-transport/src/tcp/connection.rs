@@ -7,6 +7,7 @@ use std::sync::Arc;
 use quicksim_engine::{Rng, SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
+use super::accecn::{self, AccEcn, Agreed, EcnMode};
 use super::config::placeholder_config;
 use super::config::{TcpConfig, TlsVersion};
 use super::receiver::Receiver;
@@ -16,7 +17,7 @@ use super::sender::{CaState, Sender};
 use super::tls::{self, TlsItem, TlsRx, TlsTx};
 use super::{cc_for, TcpStats};
 use crate::endpoint::{AppEvent, EcnCodepoint, EcnState, Role, TransportMetrics};
-use quicksim_cc::CongestionController;
+use quicksim_cc::{CongestionController, EcnResponse};
 
 /// Connection states (RFC 9293 §3.3.2, folded: the FIN states are flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -261,7 +262,7 @@ impl Connection {
 
     /// Where this end's use of ECN stands (`TransportCounters::ecn_state`).
     pub fn ecn_state(&self) -> EcnState {
-        match (self.cfg.ecn, self.ecn_on, self.is_tcp_established()) {
+        match (self.ecn_mode() != EcnMode::Off, self.ecn_on, self.is_tcp_established()) {
             (false, _, _) => EcnState::Off,
             (true, true, _) => EcnState::Capable,
             (true, false, false) => EcnState::Testing,
@@ -308,6 +309,7 @@ impl Connection {
         self.advance(now);
         self.stats.segments_received += 1;
         self.stats.bytes_received += crate::WirePacket::size_bytes(seg);
+        let mut completes_handshake = false;
         match self.state {
             State::Listen => {
                 if seg.is_syn() && !seg.has_ack() {
@@ -322,6 +324,7 @@ impl Connection {
                 return;
             }
             State::SynReceived => {
+                completes_handshake = true;
                 if seg.is_syn() && !seg.has_ack() {
                     self.syn_due = true; // the SYN-ACK was lost: send it again (Linux)
                     return;
@@ -346,6 +349,11 @@ impl Connection {
         }
         if self.ecn_on {
             self.on_ecn_fields(seg);
+        }
+        // RFC 9768 §3.2.2.5: the ACE field of an ACK, once established (the segment that
+        // completes the server's handshake echoes the SYN-ACK instead, §3.2.2.1).
+        if let (true, Some(a)) = (seg.has_ack() && !completes_handshake, self.tx.accecn.as_deref_mut()) {
+            a.ace_in = Some(seg.ace());
         }
         if seg.has_ack() && self.state != State::Closed {
             self.on_ack(now, seg);
@@ -379,9 +387,15 @@ impl Connection {
             sack_permitted: false,
         });
         self.ts_on = self.cfg.timestamps && seg.ts.is_some();
-        // RFC 3168 §6.1.1: a SYN asks with ECE and CWR, the SYN-ACK agrees with ECE alone.
-        let ecn_flags = seg.flags & (ECE | CWR);
-        self.ecn_on = self.cfg.ecn && ecn_flags == if seg.has_ack() { ECE } else { ECE | CWR };
+        // RFC 3168 §6.1.1: a SYN asks with ECE and CWR, the SYN-ACK agrees with ECE alone;
+        // RFC 9768 §3.1.1: AccECN with AE too, and the SYN-ACK echoes the SYN's IP-ECN field.
+        let mode = self.ecn_mode();
+        let (agreed, synack) = if seg.has_ack() {
+            (accecn::client_negotiate(mode, seg.ace()), 0)
+        } else {
+            accecn::server_negotiate(mode, seg.ace(), seg.ecn)
+        };
+        self.ecn_on = agreed != Agreed::Off;
         self.sack_on = self.cfg.sack && o.sack_permitted;
         let scaling = self.cfg.window_scaling && o.wscale.is_some();
         self.ws_on = scaling;
@@ -400,6 +414,27 @@ impl Connection {
         self.tx =
             Sender::new(cc_for(&self.cfg, smss, &rng).expect("validated"), smss, self.sack_on, self.cfg.prr);
         self.tx.snd_nxt = 1;
+        if agreed == Agreed::Accurate {
+            let response = self.tx.cc.ecn_response();
+            let scalable = matches!(response, EcnResponse::Scalable { .. });
+            let ect1 = matches!(response, EcnResponse::Scalable { ect1: true });
+            // The client's first ACK echoes the SYN-ACK's IP-ECN field (§3.2.2.1 Table 4).
+            let handshake_ack = seg.has_ack().then(|| accecn::handshake_ace(seg.ecn));
+            self.tx.accecn =
+                Some(Box::new(AccEcn { synack, handshake_ack, scalable, ect1, ..AccEcn::default() }));
+        }
+    }
+
+    /// The ECN feedback this end offers: AccECN if configured or if the controller counts marks
+    /// itself (DCTCP, Prague: as Linux's TCP_CONG_NEEDS_ACCECN), else RFC 3168 if `ecn`.
+    pub(super) fn ecn_mode(&self) -> EcnMode {
+        if self.cfg.accurate_ecn || matches!(self.tx.cc.ecn_response(), EcnResponse::Scalable { .. }) {
+            EcnMode::Accurate
+        } else if self.cfg.ecn {
+            EcnMode::Classic
+        } else {
+            EcnMode::Off
+        }
     }
 
     /// The shift that lets the buffer be advertised in 16 bits (RFC 7323 §2.3, at most 14).
@@ -469,8 +504,21 @@ impl Connection {
             self.stats.dup_acks += 1;
         }
         self.stats.segments_acked += o.delivered_segs;
-        // RFC 3168 §6.1.2: ECE on an ACK is a congestion signal, answered once per window.
-        if self.ecn_on && seg.flags & ECE != 0 {
+        // AccECN with a classic controller: marks the ACE field reported are answered as an
+        // ECE is (RFC 9768 §3.2.2.5: the sender's reaction is its controller's).
+        // Held until an ACK that delivers data (the send time the reaction is judged by).
+        if let Some(a) = self.tx.accecn.as_deref_mut() {
+            self.stats.ce_reported = a.s_cep - accecn::CEP_INIT;
+            if let (false, true, Some(sent)) = (a.scalable, a.ce_pending > 0, o.newest_sent) {
+                a.ce_pending = 0;
+                if self.tx.on_ece(&cx, now, sent) {
+                    self.stats.ecn_reductions += 1;
+                }
+            }
+        }
+        // RFC 3168 §6.1.2: ECE on an ACK is a congestion signal, answered once per window
+        // (with AccECN the bit is part of the ACE field, read by the sender above).
+        if self.ecn_on && seg.flags & ECE != 0 && self.tx.accecn.is_none() {
             self.stats.ece_received += 1;
             if let Some(sent) = o.newest_sent {
                 if self.tx.on_ece(&cx, now, sent) {
@@ -513,6 +561,16 @@ impl Connection {
     /// (and is acknowledged at once, as Linux's quick-ACK on CE does, so the sender hears of it
     /// within a round trip).
     fn on_ecn_fields(&mut self, seg: &TcpSegment) {
+        if let Some(a) = self.tx.accecn.as_deref_mut() {
+            // RFC 9768 §3.2.2.2: count CE-marked packets (r.cep); ACK at once on a change.
+            if a.on_received(seg.ecn, seg.len > 0) {
+                self.rx.ack_now = true;
+            }
+            if seg.ecn == EcnCodepoint::Ce {
+                self.stats.ce_received += 1;
+            }
+            return;
+        }
         if seg.flags & CWR != 0 {
             self.ece_pending = false;
         }

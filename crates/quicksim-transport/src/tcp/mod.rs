@@ -16,6 +16,7 @@
 //!
 //! [`Endpoint`]: crate::Endpoint
 
+pub mod accecn;
 pub mod config;
 mod connection;
 mod endpoint;
@@ -94,6 +95,8 @@ pub struct TcpStats {
     pub ce_received: u64,
     pub ece_received: u64,
     pub ecn_reductions: u64,
+    /// CE marks the peer reported with AccECN's ACE field (s.cep less its initial 5).
+    pub ce_reported: u64,
     /// When TCP's three-way handshake completed at this end.
     pub handshake_done_at: Option<SimTime>,
     /// When the application could send (TCP and TLS handshakes done).

@@ -8,6 +8,7 @@
 
 use quicksim_engine::SimTime;
 
+use super::accecn;
 use super::config::TlsVersion;
 use super::connection::{Connection, State};
 use super::sack::FIN_SEG;
@@ -100,10 +101,13 @@ impl Connection {
             ..TcpSegment::blank()
         };
         // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, the SYN-ACK that agrees ECE
-        // alone. Both go out Not-ECT.
-        if client && cfg.ecn {
-            seg.flags |= ECE | CWR;
-        } else if !client && self.ecn_on {
+        // alone; RFC 9768 §3.1.1: an AccECN SYN AE, CWR and ECE, its SYN-ACK the echo of the
+        // SYN's IP-ECN field. Both go out Not-ECT.
+        if client {
+            seg.set_ace(accecn::syn_bits(self.ecn_mode()));
+        } else if let Some(a) = self.tx.accecn.as_deref() {
+            seg.set_ace(a.synack);
+        } else if self.ecn_on {
             seg.flags |= ECE;
         }
         if !client {
@@ -214,8 +218,11 @@ impl Connection {
         }
         self.fill_ack(now, out);
         // RFC 3168 §6.1.2/§6.1.5: ECT(0) on new data only (never on retransmissions, pure ACKs
-        // or a bare FIN, as Linux), and CWR on the first new data after a reduction.
-        if self.ecn_on && !retx && len > 0 {
+        // or a bare FIN, as Linux), and CWR on the first new data after a reduction. With
+        // AccECN ECT(1) for an L4S controller, and no CWR (the bit is part of the ACE field).
+        if let (true, Some(a)) = (self.ecn_on && !retx && len > 0, self.tx.accecn.as_deref()) {
+            out.ecn = if a.ect1 { EcnCodepoint::Ect1 } else { EcnCodepoint::Ect0 };
+        } else if self.ecn_on && !retx && len > 0 {
             out.ecn = EcnCodepoint::Ect0;
             if self.cwr_pending {
                 self.cwr_pending = false;
@@ -277,7 +284,9 @@ impl Connection {
     /// ACK number, window, timestamps; settles an owed ACK.
     fn fill_ack(&mut self, now: SimTime, seg: &mut TcpSegment) {
         seg.flags |= ACK;
-        if self.ece_pending {
+        if let Some(a) = self.tx.accecn.as_deref_mut() {
+            seg.set_ace(a.ace_out()); // RFC 9768 §3.2.2: r.cep mod 8 on every ACK
+        } else if self.ece_pending {
             seg.flags |= ECE; // RFC 3168 §6.1.3: every ACK until CWR arrives
         }
         seg.ack = self.rx.rcv_nxt;

@@ -32,6 +32,23 @@ pub const ACK: u8 = 0x10;
 pub const ECE: u8 = 0x40;
 pub const CWR: u8 = 0x80;
 
+impl TcpSegment {
+    /// The AE, CWR and ECE bits as one number (RFC 9768 §3.2.2: the ACE field).
+    #[inline]
+    pub fn ace(&self) -> u8 {
+        (u8::from(self.ae) << 2) | (u8::from(self.flags & CWR != 0) << 1) | u8::from(self.flags & ECE != 0)
+    }
+
+    /// Sets AE, CWR and ECE from an ACE value.
+    #[inline]
+    pub fn set_ace(&mut self, ace: u8) {
+        self.ae = ace & 0b100 != 0;
+        self.flags = (self.flags & !(CWR | ECE))
+            | if ace & 0b010 != 0 { CWR } else { 0 }
+            | if ace & 1 != 0 { ECE } else { 0 };
+    }
+}
+
 /// Options only a SYN or SYN-ACK carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SynOptions {
@@ -80,6 +97,9 @@ pub struct TcpSegment {
     /// Payload bytes.
     pub len: u32,
     pub flags: u8,
+    /// The AE flag (RFC 9768 §3.1: bit 7 of byte 12, the historic NS bit), with CWR and ECE
+    /// the ACE field once AccECN is agreed. Always false without AccECN.
+    pub ae: bool,
     /// Receive window in bytes, as the peer will read it (the 16-bit field times 2^scale).
     pub window: u64,
     pub ts: Option<Timestamps>,
@@ -100,6 +120,7 @@ impl TcpSegment {
             ack: 0,
             len: 0,
             flags: 0,
+            ae: false,
             window: 0,
             ts: None,
             sack: SackBlocks::new(),
@@ -120,6 +141,7 @@ impl TcpSegment {
             ack,
             len: len_,
             flags: flags_,
+            ae,
             window,
             ts,
             sack: sack_,
@@ -131,6 +153,7 @@ impl TcpSegment {
         *ack = 0;
         *len_ = len;
         *flags_ = flags;
+        *ae = false;
         *window = 0;
         *ts = None;
         // Without SACK blocks (every segment of a connection without SACK) the inline array
@@ -257,6 +280,7 @@ mod tests {
             ack: 1,
             len: 1448,
             flags: ACK | FIN,
+            ae: false,
             window: 65_535,
             ts: Some(Timestamps { val: SimTime::ZERO, ecr: SimTime::ZERO }),
             sack: SackBlocks::new(),

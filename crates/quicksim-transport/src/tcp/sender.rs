@@ -155,6 +155,8 @@ pub struct Sender {
     pub delivery: DeliveryRate,
     sack: bool,
     prr: bool,
+    /// Accurate ECN state (`accecn.rs`), once agreed in the handshake; both halves live here.
+    pub accecn: Option<Box<super::accecn::AccEcn>>,
 }
 
 impl std::fmt::Debug for Sender {
@@ -197,6 +199,7 @@ impl Sender {
             delivery: DeliveryRate::default(),
             sack,
             prr,
+            accecn: None,
         }
     }
 
@@ -273,6 +276,7 @@ impl Sender {
         blocks: &[(u64, u64)],
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
+        let ace = self.accecn.as_deref_mut().and_then(|a| a.ace_in.take());
         if ack > self.snd_nxt || ack < self.snd_una {
             return out; // acknowledges nothing we sent, or is old (RFC 9293 §3.10.7.4)
         }
@@ -300,6 +304,11 @@ impl Sender {
         out.karn_sample = delivered.karn_sample(now);
         out.delivered_segs = delivered.segs.len() as u64;
         out.newest_sent = delivered.newest_sent;
+        // RFC 9768 §3.2.2.5: the marks this ACK reports, with the newly delivered segments for
+        // the wrap-around safety rule; the controller gets them with the next ACK it is fed.
+        if let (Some(ace), Some(a)) = (ace, self.accecn.as_deref_mut()) {
+            a.ce_pending += a.on_ace(ace, out.delivered_segs);
+        }
         // RFC 9293 §3.10.7.4: update the window from the newest segment.
         if self.wl1 < seq || (self.wl1 == seq && self.wl2 <= ack) {
             self.snd_wnd = window;
@@ -404,6 +413,11 @@ impl Sender {
             largest_acked_sent_time: largest_sent,
             app_limited: self.app_limited,
             rate,
+            // CE marks from the AccECN ACE field, for a scalable controller (`accecn.rs`).
+            ce_packets: match self.accecn.as_deref_mut() {
+                Some(a) if a.scalable => std::mem::take(&mut a.ce_pending),
+                _ => 0,
+            },
         };
         self.cc.on_ack_end(&mut cx, &summary);
         true

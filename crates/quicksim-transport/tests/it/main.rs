@@ -7,6 +7,7 @@ mod harness;
 mod net;
 mod props;
 mod tcp;
+mod tcp_accecn;
 mod tcp_ecn;
 mod tcp_park;
 mod tcp_props;

@@ -110,7 +110,8 @@ pub fn tcp(out: &mut Vec<u8>, seg: &TcpSegment, sport: u16, dport: u16, shift: u
     out.extend_from_slice(&(seg.seq as u32).to_be_bytes());
     let ack = if seg.flags & ACK != 0 { seg.ack as u32 } else { 0 };
     out.extend_from_slice(&ack.to_be_bytes());
-    out.push(((hlen / 4) as u8) << 4);
+    // Data offset, then the AE flag (RFC 9768 §3.1, the historic NS bit) in the low bit.
+    out.push((((hlen / 4) as u8) << 4) | u8::from(seg.ae));
     out.push(seg.flags);
     let shift = if seg.flags & SYN != 0 { 0 } else { shift };
     let win = (seg.window >> shift).min(0xffff) as u16;
@@ -253,6 +254,7 @@ mod tests {
                             ack: 9,
                             len: 0,
                             flags: if syn { SYN } else { ACK },
+                            ae: false,
                             window: 1 << 20,
                             ts: ts.then_some(Timestamps { val: SimTime(3_000_000), ecr: SimTime(0) }),
                             sack,

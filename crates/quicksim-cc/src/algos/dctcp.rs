@@ -1,0 +1,260 @@
+//! DCTCP, RFC 8257: the sender estimates the fraction of CE-marked packets per window of data
+//! (alpha, an EWMA with gain g) and cuts the window by alpha/2 once per window with marks, so
+//! that a step-marking queue (mark above K packets) stays short while the link stays full.
+//!
+//! Built on [`NewReno`] (RFC 8257 §3.4: "DCTCP ... behaves like standard TCP on loss"): window
+//! growth, the loss and timeout responses and the recovery period are NewReno's; DCTCP adds the
+//! ECN response. Marks are counted in packets, as Linux does since 5.1 (`tcp_dctcp.c`:
+//! `delivered_ce / delivered`) and as QUIC's ACK_ECN counts and TCP's AccECN ACE field give
+//! them; RFC 8257 counts bytes, the same with full-sized segments.
+//!
+//! The transport reports marks through [`AckSummary::ce_packets`] ([`EcnResponse::Scalable`]).
+//! Over TCP it needs Accurate ECN feedback; over a peer that negotiated only RFC 3168 ECN the
+//! transport reports one `Ecn` event per round trip, which DCTCP answers as NewReno (halving).
+
+use quicksim_engine::SimTime;
+use serde::{Deserialize, Serialize};
+
+use super::newreno::{self, NewReno};
+use crate::registry::{check, ratio, Algorithm};
+use crate::{
+    AckEvent, AckSummary, CcCtx, CcMetrics, CongestionController, CongestionEvent, EcnResponse, InitCtx, Phase,
+};
+
+/// alpha is kept in units of 2^-20 (Prague's `PRAGUE_ALPHA_BITS`; Linux DCTCP uses 2^-10,
+/// too coarse for the hand-checked EWMA to be exact).
+pub const ALPHA_ONE: u64 = 1 << 20;
+
+/// DCTCP settings. `Config::default()` is RFC 8257's recommendation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// EWMA gain g of alpha (RFC 8257 §3.3 and §4.2: 1/16 = 0.0625, Linux `dctcp_shift_g` 4).
+    #[serde(deserialize_with = "check::open_unit")]
+    pub g: f64,
+    /// alpha before the first window completes (RFC 8257 §3.3 initialises it to 1; Linux's
+    /// `dctcp_alpha_on_init` defaults to 1024/1024 = 1, ns-3's `DctcpAlphaOnInit` to 1.0): the
+    /// first marks halve the window as classic ECN would.
+    #[serde(deserialize_with = "check::unit")]
+    pub alpha_on_init: f64,
+    /// Send ECT(1) (the L4S identifier, RFC 9331, for a DualPI2 L queue) instead of ECT(0)
+    /// (RFC 8257's data-centre setting, Linux and ns-3 defaults). Default false.
+    pub ect1: bool,
+    /// Grow once per ACK (RFC 5681 §3.1 as written, Linux and ns-3 Reno), as NewReno's
+    /// `per_ack_increase`; default false (per acknowledged byte).
+    pub per_ack_increase: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { g: 1.0 / 16.0, alpha_on_init: 1.0, ect1: false, per_ack_increase: false }
+    }
+}
+
+/// DCTCP state for one path.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Dctcp {
+    reno: NewReno,
+    /// g as num/den.
+    g: (u32, u32),
+    /// DCTCP.Alpha in units of 2^-20.
+    alpha: u64,
+    /// Packets acknowledged and CE-marked in the current window (DCTCP.BytesAcked and
+    /// DCTCP.BytesMarked, in packets).
+    acked: u64,
+    marked: u64,
+    /// The current window ends with the ACK of a packet sent at or after this time (RFC 8257
+    /// §3.3 DCTCP.WindowEnd = SND.NXT, as a send time: the controller sees no sequence numbers).
+    window_end: SimTime,
+    ect1: bool,
+}
+
+impl Algorithm for Dctcp {
+    const NAME: &'static str = "dctcp";
+    type Config = Config;
+
+    fn new(config: &Config, cx: &InitCtx) -> Self {
+        let reno_cfg = newreno::Config { per_ack_increase: config.per_ack_increase, ..Default::default() };
+        Dctcp {
+            reno: NewReno::new(&reno_cfg, cx),
+            g: ratio(config.g),
+            alpha: (config.alpha_on_init * ALPHA_ONE as f64).round() as u64,
+            acked: 0,
+            marked: 0,
+            window_end: SimTime::ZERO,
+            ect1: config.ect1,
+        }
+    }
+}
+
+impl Dctcp {
+    /// DCTCP.Alpha.
+    pub fn alpha(&self) -> f64 {
+        self.alpha as f64 / ALPHA_ONE as f64
+    }
+
+    /// RFC 8257 §3.3 steps 5-6: alpha = (1 - g)·alpha + g·F with F = marked / acked of the
+    /// window that just ended, in integer units of 2^-20 (truncated).
+    fn update_alpha(&mut self) {
+        let (gn, gd) = (u64::from(self.g.0), u64::from(self.g.1));
+        let f = (self.marked.min(self.acked) * ALPHA_ONE).checked_div(self.acked).unwrap_or(0);
+        self.alpha = (self.alpha * (gd - gn) + f * gn) / gd;
+    }
+}
+
+impl NewReno {
+    /// A reduction decided by a controller built on NewReno (DCTCP's ECN response): cwnd =
+    /// ssthresh = max(`cwnd`, minimum window), and a recovery period starts at `now`, shared
+    /// with the loss response (one reduction per window, RFC 8257 §3.3).
+    fn reduce_to(&mut self, cx: &CcCtx, cwnd: u64) {
+        self.cwnd = cwnd.max(cx.window.minimum_window(cx.mds));
+        self.ssthresh = self.cwnd;
+        self.recovery_start = cx.now;
+        if self.config.exact_increase && !self.config.quinn_increase {
+            self.carry = 0;
+        }
+        self.phase = Phase::Recovery;
+    }
+}
+
+impl CongestionController for Dctcp {
+    fn on_ack(&mut self, cx: &mut CcCtx, ack: &AckEvent) {
+        self.reno.on_ack(cx, ack);
+    }
+
+    fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
+        self.reno.on_ack_end(cx, ack);
+        // RFC 8257 §3.3 steps 2-3: count the window's acknowledged and marked data.
+        self.acked += ack.acked_packets;
+        self.marked += ack.ce_packets;
+        // Steps 4-7: at the end of the window, update alpha and start the next one.
+        if ack.largest_acked_sent_time >= self.window_end {
+            self.update_alpha();
+            self.acked = 0;
+            self.marked = 0;
+            self.window_end = cx.now;
+        }
+        // Steps 8-9: on marks, cwnd = cwnd·(1 - alpha/2), at most once per window (the recovery
+        // period NewReno keeps for losses, so a loss and marks in one window reduce once).
+        if ack.ce_packets > 0 && !self.reno.sent_in_recovery(ack.largest_acked_sent_time) {
+            let cwnd = self.reno.cwnd_bytes();
+            let cut = (u128::from(cwnd) * u128::from(self.alpha) / u128::from(2 * ALPHA_ONE)) as u64;
+            self.reno.reduce_to(cx, cwnd - cut);
+        }
+    }
+
+    fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
+        self.reno.on_congestion_event(cx, ev);
+    }
+
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    fn ecn_response(&self) -> EcnResponse {
+        EcnResponse::Scalable { ect1: self.ect1 }
+    }
+
+    fn cwnd_bytes(&self) -> u64 {
+        self.reno.cwnd_bytes()
+    }
+
+    fn metrics(&self) -> CcMetrics {
+        self.reno.metrics()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RttEstimator, WindowRules};
+    use quicksim_engine::{Rng, SimDuration};
+
+    const MDS: u64 = 1000;
+
+    fn new_cc(config: Config) -> Dctcp {
+        Dctcp::new(&config, &InitCtx { mds: MDS, window: &WindowRules::RFC9002, rng: &Rng::from_seed(1) })
+    }
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    /// One ACK at `now` of `n` packets sent at `sent`, `ce` of them newly marked.
+    fn ack(cc: &mut Dctcp, n: u64, ce: u64, sent: SimTime, now: SimTime) {
+        let rtt = RttEstimator::new(SimDuration::from_millis(10));
+        let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 50 * MDS, window: &WindowRules::RFC9002 };
+        for _ in 0..n {
+            cc.on_ack(&mut cx, &AckEvent { sent_time: sent, bytes: MDS, app_limited: false });
+        }
+        let s = AckSummary {
+            acked_bytes: n * MDS,
+            acked_packets: n,
+            largest_acked_sent_time: sent,
+            app_limited: false,
+            rate: None,
+            ce_packets: ce,
+        };
+        cc.on_ack_end(&mut cx, &s);
+    }
+
+    /// RFC 8257 §3.3 by hand, g = 1/16, alpha in units of 2^-20 (1 = 1 048 576):
+    /// window 1 (F = 0):    1 048 576 · 15/16                    = 983 040
+    /// window 2 (F = 1/2):  (983 040 · 15 + 524 288) / 16         = 954 368
+    /// window 3 (F = 1/4):  (954 368 · 15 + 262 144) / 16         = 911 104
+    /// window 4 (F = 1):    (911 104 · 15 + 1 048 576) / 16       = 919 696
+    #[test]
+    fn alpha_follows_the_ewma_once_per_window() {
+        let mut cc = new_cc(Config::default());
+        assert_eq!(cc.alpha, ALPHA_ONE);
+        // Window 1 ends with the first ACK (window_end starts at zero).
+        ack(&mut cc, 4, 0, t(0), t(10));
+        assert_eq!(cc.alpha, 983_040);
+        // Window 2: packets sent from 10 ms on; ACKs of packets sent before do not end it.
+        ack(&mut cc, 2, 1, t(5), t(12));
+        assert_eq!(cc.alpha, 983_040);
+        ack(&mut cc, 2, 1, t(10), t(20));
+        assert_eq!(cc.alpha, 954_368);
+        ack(&mut cc, 4, 1, t(20), t(30));
+        assert_eq!(cc.alpha, 911_104);
+        ack(&mut cc, 4, 4, t(30), t(40));
+        assert_eq!(cc.alpha, 919_696);
+        assert!((cc.alpha() - 919_696.0 / 1_048_576.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn marks_cut_the_window_by_half_alpha_once_per_window() {
+        let mut cc = new_cc(Config { alpha_on_init: 0.0, ..Default::default() });
+        ack(&mut cc, 10, 0, t(0), t(10)); // slow start: 10 000 + 10 000
+        assert_eq!((cc.cwnd_bytes(), cc.alpha), (20_000, 0));
+        // Window 2: F = 4/8 = 1/2, alpha = 2^20/32 = 32 768 (1/32); cwnd · (1 - 1/64) = 19 687.5,
+        // truncated cut 312: 19 688. ssthresh = cwnd: slow start is over.
+        ack(&mut cc, 8, 4, t(10), t(20));
+        assert_eq!(cc.alpha, 32_768);
+        assert_eq!(cc.cwnd_bytes(), 28_000 - 28_000 / 64);
+        let after = cc.cwnd_bytes();
+        assert_eq!(cc.metrics().ssthresh_bytes, after);
+        // More marks on packets sent before the reduction (at 20 ms): no second cut.
+        ack(&mut cc, 2, 2, t(15), t(22));
+        assert_eq!(cc.cwnd_bytes(), after);
+        // A new window with marks: cut again with the new alpha.
+        ack(&mut cc, 2, 2, t(21), t(30));
+        assert!(cc.cwnd_bytes() < after);
+    }
+
+    #[test]
+    fn alpha_one_halves_like_reno_and_losses_halve() {
+        let mut cc = new_cc(Config::default());
+        // First ACK updates alpha from 1 with F = 1: stays 1; one mark halves.
+        ack(&mut cc, 1, 1, t(0), t(10));
+        assert_eq!(cc.alpha, ALPHA_ONE);
+        assert_eq!(cc.cwnd_bytes(), 11_000 / 2);
+        let mut lossy = new_cc(Config::default());
+        let rtt = RttEstimator::new(SimDuration::from_millis(10));
+        let mut cx = CcCtx { now: t(50), mds: MDS, rtt: &rtt, bytes_in_flight: 0, window: &WindowRules::RFC9002 };
+        let ev = CongestionEvent { cause: crate::CongestionCause::Loss, sent_time: t(40), lost_bytes: MDS };
+        lossy.on_congestion_event(&mut cx, &ev);
+        assert_eq!(lossy.cwnd_bytes(), 5_000);
+        assert_eq!(lossy.ecn_response(), EcnResponse::Scalable { ect1: false });
+    }
+}
