@@ -44,7 +44,7 @@ impl<P> Qdisc<P> for StepMark<P> {
 }
 
 fn plugins() -> Plugins {
-    qdisc_plugins("step", |cfg: &serde_json::Value| {
+    qdisc_plugins("stepmark", |cfg: &serde_json::Value| {
         let n = |k: &str| cfg.get(k).and_then(|v| v.as_u64()).ok_or(format!("`{k}` (packets) is missing"));
         Ok(StepMark { k: n("k")? as usize, limit: n("limit")? as usize, q: Fifo::default() })
     })
@@ -62,7 +62,7 @@ fn run_flow(kind: &str, ecn: bool) -> RunOutput {
         "run": {"duration": "20s"},
         "dumbbell": {"pairs": 1, "mtu": "1500B",
                      "bottleneck": {"rate": "10Mbps", "delay": "10ms",
-                                    "queue": {"kind": "step", "k": 40, "limit": 1000}},
+                                    "queue": {"kind": "stepmark", "k": 40, "limit": 1000}},
                      "access": {"rate": "1Gbps", "delay": "0s"}},
         "quic": {"ecn": ecn},
         "tcp": {"ecn": ecn},

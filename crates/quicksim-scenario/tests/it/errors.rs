@@ -64,7 +64,7 @@ fn queue_kinds_and_their_settings() {
     sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "fifo"});
     assert_eq!(
         err_of(sc.clone()),
-        "dumbbell.bottleneck.queue.kind: \"fifo\" is not a queue discipline; use one of [\"droptail\", \"red\", \"codel\", \"fq_codel\", \"pie\"]"
+        "dumbbell.bottleneck.queue.kind: \"fifo\" is not a queue discipline; use one of [\"droptail\", \"red\", \"codel\", \"fq_codel\", \"pie\", \"dualpi2\", \"step\"]"
     );
     sc["dumbbell"]["bottleneck"]["queue"] = json!({"kind": "droptail", "bytes": "0B"});
     assert!(err_of(sc.clone()).starts_with("dumbbell.bottleneck.queue.bytes: \"0B\""));
@@ -107,7 +107,7 @@ fn congestion_control_settings() {
     let e = err_of(quic_with(json!({"cc": "vegas"})));
     assert_eq!(
         e,
-        "quic.cc: \"vegas\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\", \"bbr1\", \"bbr\"]"
+        "quic.cc: \"vegas\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\", \"bbr1\", \"bbr\", \"dctcp\", \"prague\"]"
     );
     // A flow's own table is reported with its path.
     let mut sc = quic_with(json!({}));

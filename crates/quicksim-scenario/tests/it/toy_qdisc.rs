@@ -92,7 +92,7 @@ fn a_run_time_discipline_s_errors_and_unknown_kinds_name_the_field() {
     let e = run_toy(json!({"kind": "codle"})).unwrap_err().to_string();
     assert_eq!(
         e,
-        "dumbbell.bottleneck.queue.kind: \"codle\" is not a queue discipline; use one of [\"droptail\", \"red\", \"codel\", \"fq_codel\", \"pie\", \"headdrop\"]"
+        "dumbbell.bottleneck.queue.kind: \"codle\" is not a queue discipline; use one of [\"droptail\", \"red\", \"codel\", \"fq_codel\", \"pie\", \"dualpi2\", \"step\", \"headdrop\"]"
     );
     let mut p = plugins();
     assert!(p
