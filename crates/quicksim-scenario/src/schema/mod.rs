@@ -13,7 +13,7 @@ pub mod net;
 
 pub use dist::{Dist, Quantity, SizeDist, TimeDist};
 pub use flows::{
-    CcCfg, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, QuicApp, TransportFlowCfg, UdpCfg,
+    CcCfg, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, QuicApp, StopMode, TransportFlowCfg, UdpCfg,
 };
 pub use net::{
     DirCfg, DownCfg, DropCfg, Dumbbell, JitterCfg, LinkSpec, LossCfg, ModelCfg, QueueCfg, RateStep, SpikesCfg,
