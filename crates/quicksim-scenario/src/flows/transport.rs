@@ -444,7 +444,8 @@ where
         if !c[0].is_established() && !c[0].is_closed() {
             return format!("connection never established: the handshake did not complete ({got})");
         }
-        if c[0].is_closed() || c[1].is_closed() {
+        // A stop closes the connection too (at once with `stop_mode = "send"`): say "stopped".
+        if app.active && (c[0].is_closed() || c[1].is_closed()) {
             return format!("connection closed before the end ({got})");
         }
         if app.active {

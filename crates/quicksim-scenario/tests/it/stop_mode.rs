@@ -108,3 +108,13 @@ fn quinn_refuses_write_and_bad_values_name_the_field() {
     let e = err_of(scenario("tcp", None, json!({"stop_mode": 1})));
     assert!(e.contains("flows[0].stop_mode"), "{e}");
 }
+
+/// A bulk transfer cut by its stop says so (not "connection closed before the end").
+#[test]
+fn a_stopped_transfer_says_it_was_stopped() {
+    for mode in ["send", "write"] {
+        let o = go(&scenario("tcp", Some(mode), json!({"app": "bulk", "bytes": "100MB"})), None);
+        let why = o.meta["unfinished_flows"]["f"].as_str().unwrap();
+        assert!(why.starts_with("stopped at 1"), "{mode}: {why}");
+    }
+}
