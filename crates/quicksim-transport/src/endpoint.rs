@@ -232,8 +232,15 @@ pub trait Endpoint {
     /// application's message: accepted in full while the send buffer is below its limit (it may
     /// then exceed the limit by up to one message), refused (0) once it is at the limit.
     fn write_whole(&mut self, now: SimTime, stream: u64, len: u64) -> u64;
-    /// Closes the connection (the application is done, or its stop time came).
+    /// Closes the connection (the application is done): TCP sends its FIN after the data
+    /// written (a graceful close); QUIC closes at once (CONNECTION_CLOSE, as INET's QUIC).
     fn close(&mut self, now: SimTime);
+    /// Stops sending at once: data not yet sent or acknowledged is dropped and the peer is
+    /// told (TCP: a RST, RFC 9293 §3.10.5 ABORT). Default: `close`, for a transport whose
+    /// close already drops its queued data (QUIC's CONNECTION_CLOSE).
+    fn abort(&mut self, now: SimTime) {
+        self.close(now)
+    }
     fn metrics(&self) -> TransportMetrics;
     fn counters(&self) -> TransportCounters;
     fn is_established(&self) -> bool;

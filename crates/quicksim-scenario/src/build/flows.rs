@@ -215,8 +215,17 @@ fn endpoints_and_times(
         let fmt = |t: SimTime| crate::units::format_duration(quicksim_engine::SimDuration(t.0));
         return Err(err(p("connect"), format!("{} is after start {}", fmt(connect), fmt(start))));
     }
+    let stop_mode = f.stop_mode.unwrap_or_default();
+    if stop_mode == StopMode::Write && f.kind_name() == "quinn" {
+        // quinn's adapter cannot tell when everything written is acknowledged.
+        return Err(err(
+            p("stop_mode"),
+            "\"write\": quinn flows only stop sending (\"send\", the default): the quinn adapter \
+             cannot wait for the data written to be acknowledged",
+        ));
+    }
     let mtu = net.path_mtu(src, dst).expect("reachable") as u64;
-    Ok((FlowSpec { kind: f.kind_name(), src, dst, connect, start, stop }, mtu))
+    Ok((FlowSpec { kind: f.kind_name(), src, dst, connect, start, stop, stop_mode }, mtu))
 }
 
 /// Shortest time between a constant-rate source's datagrams: simulated time counts whole

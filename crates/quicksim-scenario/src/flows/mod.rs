@@ -43,6 +43,8 @@ pub struct FlowSpec {
     /// over data, opening the connection first if `connect` is `start`).
     pub start: SimTime,
     pub stop: SimTime,
+    /// What `stop` stops: sending, or the application's writing.
+    pub stop_mode: crate::schema::StopMode,
 }
 
 pub(crate) struct FlowRt {

@@ -21,6 +21,8 @@ impl Transport for Connection {
     const PATH_DEPENDENT: &'static [&'static str] = &["mtu"];
     const MULTI_STREAM: bool = false;
     const SHARED_BY_SETTINGS: bool = true;
+    /// The FIN follows the data in the send buffer.
+    const CLOSE_DELIVERS: bool = true;
 
     /// The table over `TcpConfig::default()`, the MTU of the path unless the table sets one,
     /// `cc` resolved like QUIC's (default CUBIC, Linux's).
@@ -52,7 +54,7 @@ impl Transport for Connection {
     fn totals(c: &[Connection; 2], close_error: &Option<String>) -> Value {
         let (s, r) = (c[0].stats(), c[1].stats());
         let secs = |t: Option<SimTime>| t.map(|t| t.as_secs_f64());
-        json!({
+        let mut o = json!({
             "segments_sent": s.segments_sent,
             "bytes_sent": s.bytes_sent,
             "data_bytes_sent": s.data_bytes_sent,
@@ -77,7 +79,15 @@ impl Transport for Connection {
             "first_app_byte_at_s": secs(r.first_app_byte_at),
             "established": c[0].is_established() || c[0].is_closed(),
             "error": close_error,
-        })
+        });
+        // Only for connections that were reset (a stop with `stop_mode = "send"`), so that the
+        // totals of every other flow stay as they were.
+        if s.rsts_sent + r.rsts_received > 0 {
+            o["rsts_sent"] = json!(s.rsts_sent);
+            o["receiver_rsts_received"] = json!(r.rsts_received);
+            o["receiver_rsts_sent"] = json!(r.rsts_sent);
+        }
+        o
     }
 
     /// A quiet connection whose controller is a plugin stays live (`Connection::can_park`).

@@ -8,6 +8,7 @@ use crate::apps::{App, AppKind};
 use crate::event::{push_flow_event, Ev};
 use crate::output::{ConnCounters, ConnSample, TransportEvent};
 use crate::payload::{Contents, Payload};
+use crate::schema::StopMode;
 use quicksim_engine::compact::Opt;
 use quicksim_engine::{Rng, SimTime};
 use quicksim_net::Ecn;
@@ -42,6 +43,10 @@ pub(crate) trait Transport: Registered {
     /// flows with the same own table on paths of the same MTU share the one made for the first
     /// (a transport whose configuration draws from the flow's streams, as quinn's TLS, must not).
     const SHARED_BY_SETTINGS: bool = false;
+    /// Whether `Endpoint::close` delivers the data already written before the connection
+    /// closes (TCP's FIN follows the data). If not (QUIC closes at once), a flow stopping with
+    /// `stop_mode = "write"` waits until everything written is acknowledged, then closes.
+    const CLOSE_DELIVERS: bool = false;
     /// The flow's configuration from its merged settings table (errors at `t.at(key)`).
     fn configure(
         t: &super::settings::SettingsTable,
@@ -104,6 +109,10 @@ pub(crate) struct FlowCommon {
     /// state is recorded have one.
     pub last: Option<Box<ConnSample>>,
     pub close_error: Option<String>,
+    /// Stopped with `stop_mode = "write"` over a transport whose close does not deliver
+    /// (`Transport::CLOSE_DELIVERS`): the client closes once its send queue is empty (every
+    /// byte written acknowledged).
+    pub draining: bool,
 }
 
 impl<E: Transport> TransportFlow<E>
@@ -112,7 +121,13 @@ where
 {
     pub(crate) fn new(app: App, cfg: E::Shared) -> Self {
         TransportFlow {
-            common: FlowCommon { app, timers: [Opt::NONE, Opt::NONE], last: None, close_error: None },
+            common: FlowCommon {
+                app,
+                timers: [Opt::NONE, Opt::NONE],
+                last: None,
+                close_error: None,
+                draining: false,
+            },
             ends: None,
             cfg,
         }
@@ -167,12 +182,19 @@ where
         }
     }
 
-    /// The flow's stop time: INET's generator closes abruptly (CONNECTION_CLOSE, unsent and
-    /// unacked data discarded).
+    /// The flow's stop time, by `spec.stop_mode`: "send" stops sending at once
+    /// (`Endpoint::abort`: TCP's RST; QUIC's CONNECTION_CLOSE, as INET's generator closes, unsent
+    /// and unacknowledged data discarded); "write" stops the application, and the data written
+    /// is still delivered (TCP: `close`, its FIN follows the data; QUIC: closes once everything
+    /// written is acknowledged, see `pump`).
     pub(crate) fn stop(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec) {
         self.common.app.active = false;
         if let Some(c) = &mut self.ends {
-            c[0].close(now);
+            match spec.stop_mode {
+                StopMode::Send => c[0].abort(now),
+                StopMode::Write if E::CLOSE_DELIVERS => c[0].close(now),
+                StopMode::Write => self.common.draining = true,
+            }
         }
         self.pump(cx, now, f, spec, 0);
     }
@@ -249,6 +271,13 @@ where
     /// for the `conn` table if it is recorded.
     fn pump(&mut self, cx: &mut Ctx, now: SimTime, f: u32, spec: &FlowSpec, side: u8) {
         let Some(c) = &mut self.ends else { return };
+        if self.common.draining && side == 0 && c[0].metrics().send_queue_bytes == 0 {
+            // Stopped writing, and everything written is acknowledged: close.
+            self.common.draining = false;
+            if !c[0].is_closed() {
+                c[0].close(now);
+            }
+        }
         let (from, to) = if side == 0 { (spec.src, spec.dst) } else { (spec.dst, spec.src) };
         // `poll_transmit` returning None leaves the endpoint at a fixed point for this `now`
         // (calling it again returns None again), and handing out events changes nothing in the
@@ -415,7 +444,8 @@ where
         if !c[0].is_established() && !c[0].is_closed() {
             return format!("connection never established: the handshake did not complete ({got})");
         }
-        if c[0].is_closed() || c[1].is_closed() {
+        // A stop closes the connection too (at once with `stop_mode = "send"`): say "stopped".
+        if app.active && (c[0].is_closed() || c[1].is_closed()) {
             return format!("connection closed before the end ({got})");
         }
         if app.active {

@@ -143,6 +143,7 @@ pub(crate) fn parse_flow(v: Value, pos: usize, out: &mut Vec<FlowCfg>) -> Result
         dst: c.dst.clone(),
         start: c.start.clone(),
         stop: c.stop.clone(),
+        stop_mode: c.stop_mode,
         kind: kind.clone(),
         pos,
         group,

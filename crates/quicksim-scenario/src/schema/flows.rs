@@ -31,13 +31,20 @@ pub struct FlowCommon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<TimeDist>,
     /// When the flow stops (default: the end of the run; a time or a distribution, drawn once).
-    /// What stops differs by kind today: udp and onoff stop sending; quic and quinn close the
-    /// connection (CONNECTION_CLOSE: unsent data is dropped, so they stop sending too); tcp
-    /// stops writing and queues a FIN behind the data already in its send buffer (which it
-    /// still sends, up to `send_buffer`). A drawn stop before the drawn start ends the flow at
-    /// its start: it sends nothing.
+    /// What stopping means is `stop_mode`. A drawn stop before the drawn start ends the flow
+    /// at its start: it sends nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<TimeDist>,
+    /// What happens at `stop`: "send" (default) or "write". "send": the flow stops sending at
+    /// `stop`: udp and onoff send no more datagrams; quic and quinn close the connection
+    /// (CONNECTION_CLOSE: unsent data is dropped); tcp aborts the connection (a RST, RFC 9293
+    /// §3.10.5: unsent data is dropped, the receiver tears down on the RST). "write": the
+    /// application stops writing and what it wrote is still delivered: tcp sends the rest of
+    /// its send buffer, then its FIN; quic closes the connection once every byte written is
+    /// acknowledged (the model's streams carry no FIN bit); udp and onoff as "send"; quinn has
+    /// no "write".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_mode: Option<StopMode>,
     /// A flow group: this table makes `count` flows named `<name>-0` .. `<name>-<count-1>`,
     /// each drawing its random values (start, stop, sizes) from its own stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,7 +56,29 @@ pub struct FlowCommon {
 
 impl FlowCommon {
     /// The keys of a flow table that are `FlowCommon`'s (checked against its schema in a test).
-    pub(crate) const FIELDS: [&'static str; 7] = ["name", "src", "dst", "start", "stop", "count", "stagger"];
+    pub(crate) const FIELDS: [&'static str; 8] =
+        ["name", "src", "dst", "start", "stop", "stop_mode", "count", "stagger"];
+}
+
+/// What a flow's `stop` stops (`FlowCommon::stop_mode`).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StopMode {
+    /// The flow stops sending: queued data is dropped (tcp: a RST).
+    #[default]
+    Send,
+    /// The application stops writing; what it wrote is still delivered (tcp: then a FIN).
+    Write,
+}
+
+impl StopMode {
+    /// The name as scenario files write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopMode::Send => "send",
+            StopMode::Write => "write",
+        }
+    }
 }
 
 /// A flow group as written: the name its members' names derive from, the member count and
@@ -211,6 +240,7 @@ pub struct FlowCfg {
     pub dst: String,
     pub start: Option<TimeDist>,
     pub stop: Option<TimeDist>,
+    pub stop_mode: Option<StopMode>,
     /// The kind's table, shared by the members of a group (10 000 members hold one copy).
     pub kind: Arc<FlowKindCfg>,
     /// Its position in the scenario's `flows` as written (errors name `flows[pos]`).
@@ -258,6 +288,7 @@ impl FlowCfg {
             dst: self.dst.clone(),
             start: self.start.clone(),
             stop: self.stop.clone(),
+            stop_mode: self.stop_mode,
             count: g.map(|g| g.count),
             stagger: g.and_then(|g| g.stagger),
         };

@@ -13,7 +13,7 @@ pub mod net;
 
 pub use dist::{Dist, Quantity, SizeDist, TimeDist};
 pub use flows::{
-    CcCfg, DatagramEcn, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, ProgramCfg, QuicApp,
+    CcCfg, DatagramEcn, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, ProgramCfg, QuicApp, StopMode,
     TransportFlowCfg, UdpCfg,
 };
 pub use net::{

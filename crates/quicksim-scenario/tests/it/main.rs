@@ -22,6 +22,7 @@ mod quinn_qlog;
 mod randvars;
 mod registries;
 mod rto;
+mod stop_mode;
 mod support;
 mod tcp;
 mod toy_cc;

@@ -104,13 +104,21 @@ pub struct TcpConfig {
     /// ACK at once after this many data segments (RFC 5681 §4.2: every second full-sized
     /// segment). Default 2; 1 turns delayed ACKs off.
     pub ack_every: u64,
-    /// Receive buffer in bytes: the advertised window is its free space. Default 64 MiB, so
-    /// the window never limits a simulated path (Linux autotunes up to `tcp_rmem[2]`, 6 MiB).
+    /// Receive buffer in bytes: the advertised window is its free space. Default 6 MiB
+    /// (6291456 B), Linux's `net.ipv4.tcp_rmem` maximum ("4096 131072 6291456" on a machine
+    /// with enough memory; `Documentation/networking/ip-sysctl.rst` up to Linux 6.15, which
+    /// Debian 13 and Ubuntu 24.04 ship; Linux 6.16 raised it to 32 MiB, commit "tcp: increase
+    /// tcp_rmem[2] to 32 MB"). Linux autotunes the buffer up to that maximum; this model does
+    /// not autotune: the buffer is fixed at this size from the start. A window of 6 MiB caps a
+    /// flow at 6 MiB per round trip (~500 Mbit/s at 100 ms): a path with a larger
+    /// bandwidth-delay product needs a larger buffer set here.
     #[serde(with = "units::bytes")]
     #[schemars(with = "units::schema::Size")]
     pub recv_buffer: u64,
-    /// Send buffer in bytes (unacknowledged plus unsent, TLS framing included). Default 64 MB,
-    /// as QUIC's `send_queue_limit` (Linux autotunes up to `tcp_wmem[2]`, 4 MiB).
+    /// Send buffer in bytes (unacknowledged plus unsent, TLS framing included). Default 4 MiB
+    /// (4194304 B), Linux's `net.ipv4.tcp_wmem` maximum ("4096 16384 4194304";
+    /// `Documentation/networking/ip-sysctl.rst`), fixed at that size (no autotuning). Linux
+    /// counts the buffers' memory overhead in it too; this model counts the bytes.
     #[serde(with = "units::bytes")]
     #[schemars(with = "units::schema::Size")]
     pub send_buffer: u64,
@@ -181,8 +189,8 @@ impl Default for TcpConfig {
             max_retries: 15,
             delack_timeout: SimDuration::from_millis(40),
             ack_every: 2,
-            recv_buffer: 64 << 20,
-            send_buffer: 64_000_000,
+            recv_buffer: LINUX_TCP_RMEM_MAX,
+            send_buffer: LINUX_TCP_WMEM_MAX,
             send_buffer_low_water: 0.4,
             nagle: false,
             pacing: false,
@@ -197,6 +205,11 @@ impl Default for TcpConfig {
         }
     }
 }
+
+/// Linux's `net.ipv4.tcp_rmem[2]` and `tcp_wmem[2]` defaults (Linux 4.x to 6.15, a machine
+/// with enough memory): the default receive and send buffers.
+pub const LINUX_TCP_RMEM_MAX: u64 = 6 << 20;
+pub const LINUX_TCP_WMEM_MAX: u64 = 4 << 20;
 
 /// IPv4 (RFC 791) plus TCP (RFC 9293) headers without options.
 pub const IP_TCP_HEADERS: u64 = 40;
@@ -317,6 +330,9 @@ mod tests {
         assert_eq!(c.local_mss(), 1460);
         assert_eq!(c.cc.name(), "cubic");
         assert_eq!(c.min_rto, SimDuration::from_millis(200));
+        // net.ipv4.tcp_rmem = "4096 131072 6291456", tcp_wmem = "4096 16384 4194304": the maxima.
+        assert_eq!(c.recv_buffer, 6_291_456);
+        assert_eq!(c.send_buffer, 4_194_304);
     }
 
     #[test]
@@ -331,7 +347,7 @@ mod tests {
         let c = TcpConfig { ack_every: 0, ..Default::default() };
         assert!(c.validate().unwrap_err().starts_with("ack_every"));
         let c = TcpConfig { window_scaling: false, ..Default::default() };
-        assert!(c.validate().unwrap_err().starts_with("recv_buffer: 67108864 B"));
+        assert!(c.validate().unwrap_err().starts_with("recv_buffer: 6291456 B"));
         let c = TcpConfig { min_rto: SimDuration::from_secs(200), ..Default::default() };
         assert!(c.validate().unwrap_err().starts_with("min_rto"));
     }

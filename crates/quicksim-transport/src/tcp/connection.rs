@@ -29,8 +29,8 @@ pub(super) enum State {
     /// Server: SYN-ACK sent.
     SynReceived,
     Established,
-    /// Both FINs exchanged and acknowledged, or aborted. Still answers a retransmitted FIN with
-    /// an ACK (TIME-WAIT's job, without its timer).
+    /// Both FINs exchanged and acknowledged: still answers a retransmitted FIN with an ACK
+    /// (TIME-WAIT's job, without its timer). Or aborted or reset (`tcb_gone`): answers with RSTs.
     Closed,
 }
 
@@ -82,6 +82,11 @@ pub struct Connection {
     /// The application closed: a FIN follows the data. `fin_seq` once sent.
     pub(super) fin_queued: bool,
     pub(super) fin_seq: Option<u64>,
+    /// The connection was aborted or reset: its state is gone (RFC 9293 §3.10.5, §3.10.7.4),
+    /// so every arriving segment but a RST is answered with a RST (`reset.rs`).
+    pub(super) tcb_gone: bool,
+    /// A RST to send: sequence number, and the acknowledgement it carries, if any.
+    pub(super) rst_due: Option<(u64, Option<u64>)>,
     pub(super) events: VecDeque<AppEvent>,
     pub(super) stats: TcpStats,
     pub(super) low_water_armed: bool,
@@ -133,6 +138,8 @@ impl Connection {
             consume_q: VecDeque::new(),
             fin_queued: false,
             fin_seq: None,
+            tcb_gone: false,
+            rst_due: None,
             events: VecDeque::new(),
             stats: TcpStats::default(),
             low_water_armed: false,
@@ -309,6 +316,17 @@ impl Connection {
         self.advance(now);
         self.stats.segments_received += 1;
         self.stats.bytes_received += crate::WirePacket::size_bytes(seg);
+        if seg.is_rst() {
+            self.stats.rsts_received += 1;
+        }
+        if self.tcb_gone {
+            self.answer_without_tcb(seg);
+            return;
+        }
+        if seg.is_rst() {
+            self.on_rst(now, seg);
+            return;
+        }
         let mut completes_handshake = false;
         match self.state {
             State::Listen => {

@@ -52,6 +52,9 @@ impl Endpoint for Connection {
     fn close(&mut self, now: SimTime) {
         Connection::close(self, now)
     }
+    fn abort(&mut self, now: SimTime) {
+        Connection::abort(self, now)
+    }
     #[inline]
     fn metrics(&self) -> TransportMetrics {
         Connection::metrics(self)

@@ -6,13 +6,14 @@
 //! [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
 //! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`rto`] (RFC 6298),
 //! [`tls`] (handshake flights and records), and the [`Connection`] that ties them together
-//! (`connection.rs`: handshake, input and timers; `output.rs`: what to send; `park.rs`: when a
-//! connection is quiet, and its compact encoding for resting flows).
+//! (`connection.rs`: handshake, input and timers; `output.rs`: what to send; `reset.rs`: abort
+//! and RST; `park.rs`: when a connection is quiet, and its compact encoding for resting flows).
 //!
 //! Left out (a current Linux has them): RACK-TLP loss detection (RFC 8985) and tail loss
 //! probes, D-SACK (RFC 2883) and undo of spurious retransmissions, F-RTO (RFC 5682), the
-//! quick-ACK mode at connection start, receive-buffer autotuning, AccECN (RFC 9768: ECN here is
-//! RFC 3168's one signal per round trip), TIME-WAIT, RST.
+//! quick-ACK mode at connection start, buffer autotuning (the buffers are fixed at their size:
+//! `config`), AccECN (RFC 9768: ECN here is RFC 3168's one signal per round trip), TIME-WAIT.
+//! An abort sends a RST (`reset.rs`).
 //!
 //! [`Endpoint`]: crate::Endpoint
 
@@ -23,6 +24,7 @@ mod endpoint;
 mod output;
 mod park;
 pub mod receiver;
+mod reset;
 pub mod rto;
 pub mod sack;
 pub mod segment;
@@ -88,6 +90,10 @@ pub struct TcpStats {
     pub acks_sent: u64,
     pub delack_timer_fires: u64,
     pub zero_window_probes: u64,
+    /// RST segments sent (an abort's, and the answers of an aborted or reset connection to
+    /// the segments still arriving) and received.
+    pub rsts_sent: u64,
+    pub rsts_received: u64,
     /// Application bytes delivered in order to the application.
     pub app_bytes_delivered: u64,
     /// Segments received marked CE (RFC 3168), ACKs received with ECE, and window reductions

@@ -13,7 +13,7 @@ use super::config::TlsVersion;
 use super::connection::{Connection, State};
 use super::sack::FIN_SEG;
 use super::segment::{max_sack_blocks, sack_option_len, SackBlocks, SynOptions, TcpSegment, Timestamps};
-use super::segment::{ACK, CWR, ECE, FIN, SYN};
+use super::segment::{ACK, CWR, ECE, FIN, RST, SYN};
 use crate::endpoint::{EcnCodepoint, Role, WirePacket};
 
 /// The data segment chosen.
@@ -45,8 +45,12 @@ impl Connection {
                 return true;
             }
             State::Closed => {
+                if let Some((seq, ack)) = self.rst_due.take() {
+                    self.write_rst(now, seq, ack, out);
+                    return true;
+                }
                 // Answer a retransmitted FIN (TIME-WAIT's job).
-                if !self.rx.ack_now {
+                if self.tcb_gone || !self.rx.ack_now {
                     return false;
                 }
                 self.write_bare(now, false, out);
@@ -278,6 +282,23 @@ impl Connection {
         let seq = if probe { self.tx.snd_una - 1 } else { self.tx.snd_nxt };
         out.reset(seq, 0, 0, blocks);
         self.fill_ack(now, out);
+        self.count_sent(out.size_bytes());
+    }
+
+    /// A RST with sequence number `seq`, and ACK number `ack` if given (RFC 9293 §3.10.7.1).
+    /// An abort's (it acknowledges) carries the timestamps option, as Linux's
+    /// `tcp_send_active_reset`; the answer of a connection that is gone carries none, as
+    /// Linux's `tcp_v4_send_reset` for a segment that finds no socket. Written over `out`.
+    fn write_rst(&mut self, now: SimTime, seq: u64, ack: Option<u64>, out: &mut TcpSegment) {
+        out.reset(seq, 0, RST, SackBlocks::new());
+        if let Some(a) = ack {
+            out.flags |= ACK;
+            out.ack = a;
+            if self.ts_on {
+                out.ts = Some(Timestamps { val: now, ecr: self.rx.ts_recent });
+            }
+        }
+        self.stats.rsts_sent += 1;
         self.count_sent(out.size_bytes());
     }
 

@@ -22,7 +22,7 @@ impl Connection {
     pub fn is_quiet(&self) -> bool {
         self.tx.board.is_empty()
             && self.events.is_empty()
-            && !(self.rx.ack_now || self.syn_due || self.probe_due)
+            && !(self.rx.ack_now || self.syn_due || self.probe_due || self.rst_due.is_some())
             && match self.state {
                 // A SYN or SYN-ACK is out and its answer awaited: in flight.
                 State::SynSent | State::SynReceived => false,

@@ -27,6 +27,8 @@ pub const TS_OPTION: u64 = 12;
 /// Flag bits as on the wire (RFC 9293 §3.1).
 pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
+/// Reset: the sender's connection is gone (RFC 9293 §3.5.2).
+pub const RST: u8 = 0x04;
 pub const ACK: u8 = 0x10;
 /// ECN-Echo and Congestion Window Reduced (RFC 3168 §6.1).
 pub const ECE: u8 = 0x40;
@@ -173,6 +175,9 @@ impl TcpSegment {
     }
     pub fn is_fin(&self) -> bool {
         self.flags & FIN != 0
+    }
+    pub fn is_rst(&self) -> bool {
+        self.flags & RST != 0
     }
     pub fn has_ack(&self) -> bool {
         self.flags & ACK != 0

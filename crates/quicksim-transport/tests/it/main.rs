@@ -11,6 +11,7 @@ mod tcp_accecn;
 mod tcp_ecn;
 mod tcp_park;
 mod tcp_props;
+mod tcp_reset;
 
 use harness::{no_handshake, Sim};
 use quicksim_engine::{Rate, SimDuration, SimTime};

@@ -81,9 +81,9 @@ TLS_OVERHEAD = {"1.2": 29, "1.3": 22}
 QUIC_ACK_MIN = IP_UDP + QUIC_SHORT_MIN + 5
 TCP_ACK_MIN = IP_TCP_TS
 #: The seed's hosts (Linux 4.4): receive and send buffers autotune up to tcp_rmem[2] = 6 MiB
-#: and tcp_wmem[2] = 4 MiB, which bound TCP's data in flight (the model's defaults, 64 MB,
-#: never do). QUIC keeps the model's flow-control windows, Chromium's: 15 MB per connection,
-#: 6 MB per stream.
+#: and tcp_wmem[2] = 4 MiB, which bound TCP's data in flight (the model's defaults too, fixed
+#: at those maxima; set here explicitly so the comparison keeps the seed's). QUIC keeps the
+#: model's flow-control windows, Chromium's: 15 MB per connection, 6 MB per stream.
 LINUX_RMEM_MAX = 6 * 1024 * 1024
 LINUX_WMEM_MAX = 4 * 1024 * 1024
 #: The handshake probe: a transfer of one packet's worth, timed at two delays.
