@@ -76,8 +76,10 @@ def _ours() -> list[str]:
     return [n for n in netns.namespaces() if n.startswith(netns.PREFIX)]
 
 
-def _processes(marker: str) -> list[str]:
-    """Command lines in the process table that contain `marker`, but not this test's own."""
+def _processes(*markers: str) -> list[str]:
+    """Command lines in the process table that contain one of `markers`, but not this test's own.
+    Markers are a test's exact commands: another program on the machine (a `sleep 300` of
+    someone else's) must not count."""
     found = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) == os.getpid():
@@ -86,20 +88,20 @@ def _processes(marker: str) -> list[str]:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if marker in cmd and "pytest" not in cmd:
+        if any(m in cmd for m in markers) and "pytest" not in cmd:
             found.append(f"{d.name}: {cmd}")
     return found
 
 
-def assert_nothing_left(marker: str) -> None:
+def assert_nothing_left(*markers: str) -> None:
     for _ in range(50):  # a killed process may take a moment to be reaped
-        if not _ours() and not _processes(marker):
+        if not _ours() and not _processes(*markers):
             break
         time.sleep(0.1)
     assert _ours() == [], "namespaces left behind"
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     assert not [line for line in links.splitlines() if ": qs" in line], links
-    assert _processes(marker) == [], "processes left behind"
+    assert _processes(*markers) == [], "processes left behind"
 
 
 def test_a_real_time_run_without_programs_follows_the_wall_clock() -> None:
@@ -246,7 +248,7 @@ def test_sigint_stops_and_cleans_up(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "interrupted at t = " in err and "Traceback" not in err, err
     assert (tmp_path / "out" / "summary.json").is_file()
-    assert_nothing_left("sleep 3")
+    assert_nothing_left("sleep 33.5", "sleep 34.5")
 
 
 @needs_netns
@@ -260,13 +262,13 @@ def test_after_sigkill_the_next_run_removes_the_leftovers(tmp_path: Path) -> Non
     assert len(left) == 2 and all(n.startswith(f"qs-{proc.pid}-") for n in left), left
     # The programs died with quicksim (PR_SET_PDEATHSIG); the namespaces wait for the next run.
     for _ in range(50):
-        if not _processes("sleep 3"):
+        if not _processes("sleep 35.5", "sleep 36.5"):
             break
         time.sleep(0.1)
-    assert _processes("sleep 3") == []
+    assert _processes("sleep 35.5", "sleep 36.5") == []
     doc = scenario([program("sleep 0.2")], duration="2s")
     nxt = _cli(tmp_path, doc)
     _, err = nxt.communicate(timeout=60)
     assert nxt.returncode == 0, err
     assert f"removed what a killed run left: namespaces qs-{proc.pid}-h1, qs-{proc.pid}-h2" in err, err
-    assert_nothing_left("sleep 3")
+    assert_nothing_left("sleep 35.5", "sleep 36.5")
