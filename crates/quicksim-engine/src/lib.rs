@@ -12,5 +12,5 @@ pub mod units;
 
 pub use calendar::CalendarQueue;
 pub use queue::{EventQueue, FromLane, PastEventError, Popped};
-pub use rng::{ln_portable, Rng, RngStreams, UniformU64};
+pub use rng::{exp_portable, ln_portable, Rng, RngStreams, UniformU64};
 pub use time::{Rate, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};

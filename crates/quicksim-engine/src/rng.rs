@@ -71,6 +71,58 @@ impl Rng {
     pub fn exponential(&mut self, mean: f64) -> f64 {
         -mean * ln_portable(1.0 - self.uniform01())
     }
+    /// Standard normal (mean 0, standard deviation 1) by Marsaglia's polar method: only
+    /// [`ln_portable`] and `sqrt` (correctly rounded by IEEE 754), so draws are bit-identical
+    /// on every machine (Box-Muller's `cos` is not). One of the pair is used, so each draw
+    /// depends only on the stream's state.
+    pub fn standard_normal(&mut self) -> f64 {
+        loop {
+            let u = 2.0 * self.uniform01() - 1.0;
+            let v = 2.0 * self.uniform01() - 1.0;
+            let s = u * u + v * v;
+            if s > 0.0 && s < 1.0 {
+                return u * (-2.0 * ln_portable(s) / s).sqrt();
+            }
+        }
+    }
+}
+
+/// e^x from IEEE-754 basic operations only (as [`ln_portable`]): x = k ln 2 + r (ln 2 in two
+/// parts, Cody and Waite) with
+/// |r| <= ln 2 / 2, e^r by its Taylor series (27 terms reach full double precision for
+/// |r| < 0.35), times 2^k built from the exponent bits. Overflows to infinity above ~709.78,
+/// underflows to 0 below ~-745.
+pub fn exp_portable(x: f64) -> f64 {
+    assert!(!x.is_nan(), "exp_portable(NaN)");
+    if x > 709.782_712_893_384 {
+        return f64::INFINITY;
+    }
+    if x < -745.133_219_101_941_1 {
+        return 0.0;
+    }
+    // ln 2 in two parts (fdlibm's): k × LN2_HI is exact for |k| < 2^20, so the reduction
+    // loses nothing for large |x|.
+    const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    let k = (x / std::f64::consts::LN_2).round();
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let mut sum = 1.0;
+    let mut term = 1.0;
+    for n in 1..28 {
+        term *= r / n as f64;
+        sum += term;
+    }
+    // 2^k in two steps, so that k down to -1074 (subnormal results) and up to 1024 stay exact.
+    let k = k as i64;
+    let (k1, k2) = (k / 2, k - k / 2);
+    let pow2 = |e: i64| -> f64 {
+        if e >= -1022 {
+            f64::from_bits(((e + 1023) as u64) << 52)
+        } else {
+            f64::from_bits(1u64 << (e + 1074))
+        }
+    };
+    sum * pow2(k1) * pow2(k2)
 }
 
 /// `Rng::range_u64(lo, hi)` with its bounds fixed once: the rejection zone is computed when it is
@@ -162,11 +214,51 @@ impl RngStreams {
         let mut y = a ^ index.wrapping_mul(0xD6E8_FEB8_6659_FD93);
         Rng::from_seed(splitmix64(&mut y))
     }
+    /// The stream for component `name`, instance `key` (a flow's name): a component known by
+    /// its name rather than its position keeps its numbers when others are added or reordered.
+    pub fn stream_keyed(&self, name: &str, key: &str) -> Rng {
+        self.stream(name, fnv1a(key))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exp_portable_matches_libm_closely() {
+        for &x in &[-700.0, -20.5, -1.0, -1e-9, 0.0, 1e-9, 0.5, 1.0, std::f64::consts::LN_10, 10.0, 700.0] {
+            let (a, b) = (exp_portable(x), f64::exp(x));
+            assert!(((a - b) / b).abs() < 4e-16, "exp({x}): {a} vs {b}");
+        }
+        assert_eq!(exp_portable(0.0), 1.0);
+        assert_eq!(exp_portable(800.0), f64::INFINITY);
+        assert_eq!(exp_portable(-800.0), 0.0);
+        assert!((exp_portable(ln_portable(123.456)) - 123.456).abs() < 1e-12);
+    }
+
+    #[test]
+    fn standard_normal_has_mean_0_and_variance_1() {
+        let mut r = Rng::from_seed(7);
+        let n = 200_000;
+        let xs: Vec<f64> = (0..n).map(|_| r.standard_normal()).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+        // Standard errors: 1/sqrt(n) = 0.0022 for the mean, sqrt(2/n) = 0.0032 for the variance.
+        assert!(mean.abs() < 0.01, "mean {mean}");
+        assert!((var - 1.0).abs() < 0.015, "variance {var}");
+    }
+
+    #[test]
+    fn keyed_streams_depend_on_the_key_only() {
+        let s = RngStreams::new(5);
+        assert_eq!(s.stream_keyed("flow", "a").next_u64(), s.stream_keyed("flow", "a").next_u64());
+        assert_ne!(s.stream_keyed("flow", "a").next_u64(), s.stream_keyed("flow", "b").next_u64());
+        assert_ne!(
+            s.stream_keyed("flow", "a").next_u64(),
+            RngStreams::new(6).stream_keyed("flow", "a").next_u64()
+        );
+    }
 
     #[test]
     fn pinned_sequence() {

@@ -42,6 +42,7 @@ use serde_json::{Map, Value};
 pub fn normalized(sc: &Scenario) -> Result<Value, ScenarioError> {
     let mut sc = sc.clone();
     let kinds = transport_kinds(&sc.flows);
+    sc.flows.retain(FlowCfg::is_written);
     sc.flows.iter_mut().for_each(fill_flow);
     fill_head(&mut sc, &kinds);
     finish(head_json(&sc))
@@ -58,7 +59,7 @@ pub fn normalized_parts(sc: &mut Scenario, mut part: impl FnMut(&Value)) -> Resu
     sc.flows = flows;
     fill_head(&mut head, &kinds);
     part(&finish(head_json(&head))?);
-    for f in &sc.flows {
+    for f in sc.flows.iter().filter(|f| f.is_written()) {
         let mut f = f.clone();
         fill_flow(&mut f);
         part(&finish(f.to_json())?);
@@ -83,8 +84,8 @@ fn finish(v: Result<Value, serde_json::Error>) -> Result<Value, ScenarioError> {
 }
 
 fn fill_flow(f: &mut FlowCfg) {
-    f.start.get_or_insert(Dur(SimDuration::ZERO));
-    if let FlowKindCfg::Transport(t) = &mut f.kind {
+    f.start.get_or_insert(crate::schema::TimeDist::Const(SimDuration::ZERO));
+    if let FlowKindCfg::Transport(t) = std::sync::Arc::make_mut(&mut f.kind) {
         t.app.get_or_insert(crate::apps::DEFAULT_APP);
         t.streams.get_or_insert(crate::apps::DEFAULT_STREAMS);
         if let Some(s) = &t.settings {

@@ -20,7 +20,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from ..errors import ScenarioError
-from ..units import seconds
+from ..units import bits_per_s, bytes_, seconds
 from ._common import EXIT_INTERRUPTED, add_allow_python, add_set_option, out_dir, seed
 
 NAME = "run"
@@ -98,6 +98,9 @@ def _run_with(
     from .. import api
     from ._report import format_summary
 
+    if not args.quiet:
+        for line in sample_limit_notes(normalized):
+            print(f"quicksim: note: {line}", file=sys.stderr)
     show_bar = not args.quiet and (args.progress or sys.stderr.isatty())
     with _StopOnInterrupt() as stop, _ProgressBar(_duration_s(normalized), show_bar) as bar:
 
@@ -156,6 +159,60 @@ def _warn_truncated(result: Any) -> None:
     for cut in result.meta.get("truncated_tables") or []:
         if isinstance(cut, dict) and cut.get("why"):
             print(f"quicksim: warning: {cut['why']}", file=sys.stderr)
+
+
+#: Bytes one recorded queue sample holds in the core (t_ps 8, queue 4, packets 8, bytes 8).
+_QUEUE_SAMPLE_BYTES = 28
+
+
+def sample_limit_notes(normalized: dict[str, Any]) -> list[str]:
+    """Before the run: the queue series that `run.record.max_samples` may cut, one line per link
+    rate. A queue changes twice per packet (in, out); at full load with MTU-sized frames a link
+    of rate R passes R / (8 x MTU) packets per second, so its series reaches the limit after
+    max_samples / (2 R / (8 MTU)) seconds. In a dumbbell every packet crosses the bottleneck, so
+    no link carries more than the bottleneck's rate. An estimate: a link below full load lasts
+    longer, one of smaller packets (ACKs) fills sooner."""
+    run = normalized.get("run") or {}
+    record = run.get("record") or {}
+    limit = record.get("max_samples", 1_000_000)
+    duration = _duration_s(normalized)
+    if record.get("queues") is False or not isinstance(limit, int) or not duration:
+        return []
+    links: list[tuple[str, dict[str, Any]]] = []
+    cap: float | None = None
+    db = normalized.get("dumbbell")
+    if isinstance(db, dict):
+        for part in ("bottleneck", "access"):
+            if isinstance(db.get(part), dict):
+                links.append((f"dumbbell.{part}", {"mtu": db.get("mtu", "1500B"), **db[part]}))
+        try:
+            cap = float(bits_per_s(db["bottleneck"]["rate"]))
+        except (KeyError, TypeError, ValueError, ScenarioError):
+            cap = None
+    for i, link in enumerate(normalized.get("links") or []):
+        if isinstance(link, dict):
+            links.append((f"links[{i}] ({link.get('name', i)})", link))
+    worst: dict[float, list[str]] = {}
+    for where, link in links:
+        try:
+            rate = float(bits_per_s(link["rate"]))
+            mtu = bytes_(str(link.get("mtu", "1500B")))
+        except (KeyError, TypeError, ValueError, ScenarioError):
+            continue  # a trace's rate varies; no estimate
+        rate = min(rate, cap) if cap else rate
+        per_s = 2 * rate / (8 * mtu)
+        cut = limit / per_s
+        if cut < duration:
+            worst.setdefault(cut, []).append(where)
+    notes = []
+    for cut, wheres in sorted(worst.items()):
+        need = int(limit * duration / cut * 1.1) + 1  # 10 % over the estimate
+        notes.append(
+            f"the queue series of {', '.join(wheres)} may be cut near t = {cut:.3g} s of {duration:g} s "
+            f"at full load (run.record.max_samples = {limit}); to keep them whole, "
+            f"--set run.record.max_samples={need} (about {need * _QUEUE_SAMPLE_BYTES / 1e6:.0f} MB per queue)"
+        )
+    return notes
 
 
 def default_out(scenario: Path, sets: list[str], seed: int | None) -> Path:

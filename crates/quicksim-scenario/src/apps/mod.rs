@@ -48,18 +48,11 @@ pub(crate) struct App {
 }
 
 pub(crate) fn draw_size(d: &SizeDist, rng: &mut Rng) -> u64 {
-    match *d {
-        SizeDist::Const(v) => v,
-        SizeDist::Uniform(a, b) => rng.range_u64(a, b),
-    }
+    d.draw(rng)
 }
 
 pub(crate) fn draw_time(d: &TimeDist, rng: &mut Rng) -> SimDuration {
-    match *d {
-        TimeDist::Const(v) => v,
-        TimeDist::Uniform(a, b) => SimDuration(rng.range_u64(a.0, b.0)),
-        TimeDist::Exponential(m) => SimDuration::from_secs_f64(rng.exponential(m.as_secs_f64())),
-    }
+    d.draw(rng)
 }
 
 impl App {
@@ -71,6 +64,7 @@ impl App {
         path: &str,
         transport: &str,
         rng: Rng,
+        bytes: Option<u64>,
     ) -> Result<App, ScenarioError> {
         let err = |field: &str, msg: String| ScenarioError::new(format!("{path}.{field}"), msg);
         let kind = f.app.unwrap_or(DEFAULT_APP);
@@ -97,8 +91,8 @@ impl App {
                 None
             }
         };
-        let bulk = match (kind, f.bytes) {
-            (AppKind::Bulk, Some(b)) if b.0 > 0 => b.0,
+        let bulk = match (kind, bytes) {
+            (AppKind::Bulk, Some(b)) if b > 0 => b,
             (AppKind::Bulk, _) => {
                 return Err(err("bytes", "missing or 0: a bulk transfer needs `bytes`, e.g. \"10MB\"".into()))
             }
@@ -221,37 +215,17 @@ impl App {
 /// the encoded state: the scenario types' own serde form is the scenario file's.
 mod message_code {
     use crate::schema::{SizeDist, TimeDist};
-    use quicksim_engine::SimDuration;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     type Code = Option<((u8, u64, u64), (u8, u64, u64))>;
 
     pub fn serialize<S: Serializer>(m: &Option<(SizeDist, TimeDist)>, s: S) -> Result<S::Ok, S::Error> {
-        let code: Code = m.as_ref().map(|(size, time)| {
-            let size = match *size {
-                SizeDist::Const(v) => (0, v, 0),
-                SizeDist::Uniform(a, b) => (1, a, b),
-            };
-            let time = match *time {
-                TimeDist::Const(v) => (0, v.0, 0),
-                TimeDist::Uniform(a, b) => (1, a.0, b.0),
-                TimeDist::Exponential(m) => (2, m.0, 0),
-            };
-            (size, time)
-        });
+        let code: Code = m.as_ref().map(|(size, time)| (size.code(), time.code()));
         code.serialize(s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(SizeDist, TimeDist)>, D::Error> {
         let code = Code::deserialize(d)?;
-        Ok(code.map(|((sk, sa, sb), (tk, ta, tb))| {
-            let size = if sk == 0 { SizeDist::Const(sa) } else { SizeDist::Uniform(sa, sb) };
-            let time = match tk {
-                0 => TimeDist::Const(SimDuration(ta)),
-                1 => TimeDist::Uniform(SimDuration(ta), SimDuration(tb)),
-                _ => TimeDist::Exponential(SimDuration(ta)),
-            };
-            (size, time)
-        }))
+        Ok(code.map(|(size, time)| (SizeDist::from_code(size), TimeDist::from_code(time))))
     }
 }

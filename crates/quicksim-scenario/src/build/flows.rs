@@ -17,6 +17,54 @@ pub(super) struct Flows {
     pub names: Vec<String>,
     /// The `rfc9000` connection id length of each QUIC flow, for a capture's headers.
     pub dcid_len: Vec<Option<u8>>,
+    /// What was drawn for the flows with random values (summary.json's `meta.drawn`).
+    pub drawn: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The values drawn once per flow, from the flow's own stream ("flow", keyed by its name):
+/// adding, removing or reordering flows never changes another flow's draws. Drawn in this
+/// order, each only if random: start, stop, bulk bytes.
+struct Draws {
+    start: SimTime,
+    stop: SimTime,
+    bytes: Option<u64>,
+    /// The random ones, for `meta.drawn`.
+    shown: serde_json::Map<String, serde_json::Value>,
+}
+
+fn draw(f: &FlowCfg, end: SimTime, rng: &RngStreams) -> Result<Draws, ScenarioError> {
+    let mut r = rng.stream_keyed("flow", &f.name);
+    let mut shown = serde_json::Map::new();
+    let mut time = |d: &Option<TimeDist>, key: &str, shown: &mut serde_json::Map<_, _>| {
+        d.as_ref().map(|d| {
+            let v = d.draw(&mut r);
+            if !d.is_const() {
+                shown.insert(format!("{key}_s"), v.as_secs_f64().into());
+            }
+            SimTime(v.0)
+        })
+    };
+    let offset = match &f.group {
+        Some((g, i)) => g.stagger.map_or(SimDuration::ZERO, |s| s.0.saturating_mul(*i as u64)),
+        None => SimDuration::ZERO,
+    };
+    let start = time(&f.start, "start", &mut shown).unwrap_or(SimTime::ZERO);
+    let start = SimTime(start.0.saturating_add(offset.0));
+    if offset.0 != 0 {
+        shown.insert("start_s".into(), start.as_secs_f64().into());
+    }
+    let stop = time(&f.stop, "stop", &mut shown).unwrap_or(end);
+    let bytes = match f.transport().and_then(|t| t.bytes.as_ref()) {
+        Some(d) if !d.is_const() => {
+            // A drawn size of 0 (uniform from 0, a normal's left tail) is a transfer of 1 B.
+            let v = d.draw(&mut r).max(1);
+            shown.insert("bytes".into(), v.into());
+            Some(v)
+        }
+        Some(d) => Some(d.draw(&mut r)),
+        None => None,
+    };
+    Ok(Draws { start, stop, bytes, shown })
 }
 
 pub(super) fn flows(
@@ -29,18 +77,20 @@ pub(super) fn flows(
         flows: Vec::with_capacity(sc.flows.len()),
         names: Vec::with_capacity(sc.flows.len()),
         dcid_len: vec![None; sc.flows.len()],
+        drawn: serde_json::Map::new(),
     };
     let mut seen = std::collections::HashSet::new();
     for (i, f) in sc.flows.iter().enumerate() {
-        let path = format!("flows[{i}]");
+        let path = f.path();
         if f.name.is_empty() {
             return Err(err(format!("{path}.name"), "\"\": a flow needs a name"));
         }
         if !seen.insert(f.name.as_str()) {
             return Err(err(format!("{path}.name"), format!("{:?} is used by two flows", f.name)));
         }
-        let (spec, mtu) = endpoints_and_times(f, &path, net, end)?;
-        let app = match &f.kind {
+        let d = draw(f, end, &cx.rng)?;
+        let (spec, mtu) = endpoints_and_times(f, &d, &path, net, end)?;
+        let app = match &*f.kind {
             FlowKindCfg::Udp(u) => udp(&u.size, &u.interval, &u.rate, None, &path, mtu, &cx.rng, i)?,
             FlowKindCfg::Onoff(o) => {
                 let on = o.on.clone().ok_or_else(|| {
@@ -54,20 +104,27 @@ pub(super) fn flows(
             }
             FlowKindCfg::Transport(t) => {
                 let defaults = sc.transport_table(t.kind);
-                let (app, dcid_len) = crate::flows::build_transport_flow(t, defaults, &path, i, mtu, cx)?;
+                let (app, dcid_len) =
+                    crate::flows::build_transport_flow(t, defaults, &path, i, mtu, d.bytes, cx)?;
                 out.dcid_len[i] = dcid_len;
                 app
             }
         };
+        if !d.shown.is_empty() {
+            out.drawn.insert(f.name.clone(), serde_json::Value::Object(d.shown));
+        }
         out.names.push(f.name.clone());
         out.flows.push(FlowRt { spec, app });
     }
     Ok(out)
 }
 
-/// A flow's hosts and times, checked; and the MTU of its path.
+/// A flow's hosts and times (as drawn), checked; and the MTU of its path. A constant start or
+/// stop out of order is refused; drawn ones are not (a draw is not the scenario's mistake): a
+/// drawn start at or after the end never runs, a drawn stop before the start is the start.
 fn endpoints_and_times(
     f: &FlowCfg,
+    d: &Draws,
     path: &str,
     net: &Network<Payload>,
     end: SimTime,
@@ -88,9 +145,14 @@ fn endpoints_and_times(
     if !net.reachable(src, dst) || !net.reachable(dst, src) {
         return Err(err(p("dst"), format!("{:?} is not connected to {:?}", f.dst, f.src)));
     }
-    let start = f.start.map(|d| SimTime(d.0 .0)).unwrap_or(SimTime::ZERO);
-    let stop = f.stop.map(|d| SimTime(d.0 .0)).unwrap_or(end);
-    if start >= end && f.stop.is_none() {
+    let (start, mut stop) = (d.start, d.stop);
+    let fixed = |t: &Option<TimeDist>| t.as_ref().is_none_or(TimeDist::is_const);
+    let staggered = f.group.as_ref().is_some_and(|(g, _)| g.stagger.is_some());
+    let (start_fixed, stop_fixed) = (fixed(&f.start) && !staggered, fixed(&f.stop));
+    if !(start_fixed && stop_fixed) && stop < start {
+        stop = start;
+    }
+    if start >= end && f.stop.is_none() && start_fixed {
         // With no stop of its own the flow would stop at the end, before it starts: say that
         // the start is the problem. (With a later stop it is accepted and never runs, so a
         // scenario can be cut short with run.duration.)
@@ -103,13 +165,15 @@ fn endpoints_and_times(
             format!("\"{s}\" is not before the end of the run (run.duration = \"{e}\")"),
         ));
     }
-    if stop <= start {
+    if stop <= start && start_fixed && stop_fixed {
         return Err(err(p("stop"), format!("{} is not after start {}", stop, start)));
     }
     let connect = match f.transport().and_then(|t| t.connect) {
         Some(d) => SimTime(d.0 .0),
         None => start,
     };
+    // A fixed connect time after a drawn start: the connection opens at the start.
+    let connect = if start_fixed { connect } else { connect.min(start) };
     if connect > start {
         let fmt = |t: SimTime| crate::units::format_duration(quicksim_engine::SimDuration(t.0));
         return Err(err(p("connect"), format!("{} is after start {}", fmt(connect), fmt(start))));
@@ -168,9 +232,14 @@ fn udp(
     let p = |x: &str| format!("{path}.{x}");
     let size =
         size.clone().ok_or_else(|| err(p("size"), "missing: the datagram payload size, e.g. \"1000B\""))?;
-    let max = match size {
-        SizeDist::Const(v) => v,
-        SizeDist::Uniform(_, b) => b,
+    let Some(max) = size.max() else {
+        return Err(err(
+            p("size"),
+            format!(
+                "{}: a datagram's size must be bounded by the path MTU: use a size or dist = \"uniform\"",
+                serde_json::to_string(&size).unwrap_or_default()
+            ),
+        ));
     };
     if max + UDP_IP > mtu {
         return Err(err(p("size"), format!("{max} B + 28 B of headers exceeds the path MTU {mtu} B")));

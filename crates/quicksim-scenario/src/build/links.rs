@@ -70,7 +70,13 @@ type QueueChoice = (QdiscConfig, Option<Box<dyn Qdisc<Payload>>>);
 
 /// The queue discipline of a `queue` table: built in (`kind` absent means "droptail"), or
 /// registered at run time. No table: DropTail with INET's 10000 packets.
-fn queue(q: Option<&QueueCfg>, path: &str, plugins: &Plugins) -> Result<QueueChoice, ScenarioError> {
+fn queue(
+    q: Option<&QueueCfg>,
+    path: &str,
+    plugins: &Plugins,
+    rate: quicksim_engine::Rate,
+    mtu: u64,
+) -> Result<QueueChoice, ScenarioError> {
     let Some(QueueCfg(map)) = q else { return Ok((QdiscConfig::default(), None)) };
     let kind = match map.get("kind") {
         None => "droptail",
@@ -81,6 +87,7 @@ fn queue(q: Option<&QueueCfg>, path: &str, plugins: &Plugins) -> Result<QueueCho
     };
     let mut rest = map.clone();
     rest.remove("kind");
+    super::bdp::resolve(&mut rest, path, rate, mtu)?;
     let table = serde_json::Value::Object(rest);
     if let Some(cfg) = QdiscConfig::decode(kind, &KindTable { table: &table, path }) {
         return Ok((cfg?, None));
@@ -215,6 +222,8 @@ fn direction(
         d.queue.as_ref().or(spec.queue.as_ref()),
         &format!("{}.queue", pick(d.queue.is_some())),
         plugins,
+        rate.0,
+        mtu,
     )?;
     let loss = link_cfg::loss_model(
         if d.loss.is_some() { &d.loss } else { &spec.loss },

@@ -1,6 +1,7 @@
 //! Schema -> world: semantic validation (with the field path in every error) and construction
 //! of the network (`links`), the flows (`flows`) and the outputs (`outputs`), in that order.
 
+mod bdp;
 mod flows;
 mod links;
 pub(crate) mod outputs;
@@ -37,6 +38,8 @@ pub(crate) struct Built {
     pub flow_names: Vec<String>,
     /// The run's random streams, for what flows make during the run (controller streams).
     pub rng: RngStreams,
+    /// What was drawn once per flow (start, stop, bytes), by flow, for `meta.drawn`.
+    pub drawn: serde_json::Map<String, serde_json::Value>,
 }
 
 pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built, ScenarioError> {
@@ -72,5 +75,6 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         link_events: extras.events,
         flow_names: built.names,
         rng: cx.rng,
+        drawn: built.drawn,
     })
 }

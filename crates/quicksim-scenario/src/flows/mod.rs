@@ -291,16 +291,18 @@ macro_rules! transports {
             unreachable!("{kind} is not a registered transport")
         }
 
-        /// Builds flow `index` (at `path`) over transport `t.kind` (`registry::build`).
+        /// Builds flow `index` (at `path`) over transport `t.kind` (`registry::build`); `bytes`:
+        /// a bulk transfer's size as drawn for this flow.
         pub(crate) fn build_transport_flow(
             t: &crate::schema::TransportFlowCfg,
             defaults: &serde_json::Map<String, serde_json::Value>,
             path: &str,
             index: usize,
             path_mtu: u64,
+            bytes: Option<u64>,
             cx: &mut registry::BuildCx,
         ) -> Result<(FlowApp, Option<u8>), crate::ScenarioError> {
-            $( $(#[$attr])* if t.kind == <$ty as Transport>::KIND { return registry::build::<$ty>(t, defaults, path, index, path_mtu, cx); } )*
+            $( $(#[$attr])* if t.kind == <$ty as Transport>::KIND { return registry::build::<$ty>(t, defaults, path, index, path_mtu, bytes, cx); } )*
             unreachable!("{} is not a registered transport", t.kind)
         }
 

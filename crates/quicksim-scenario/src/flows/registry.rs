@@ -34,7 +34,8 @@ impl<'p> BuildCx<'p> {
 }
 
 /// The flow at `path` over transport `T`: its configuration from `defaults` (the scenario's
-/// `[kind]` table) and the flow's own table, its application. Also the connection id length of
+/// `[kind]` table) and the flow's own table, its application (`bytes`: a bulk transfer's size
+/// as drawn). Also the connection id length of
 /// an "rfc9000" QUIC flow, for a capture's headers.
 pub(crate) fn build<T: Transport>(
     t: &TransportFlowCfg,
@@ -42,6 +43,7 @@ pub(crate) fn build<T: Transport>(
     path: &str,
     index: usize,
     path_mtu: u64,
+    bytes: Option<u64>,
     cx: &mut BuildCx,
 ) -> Result<(FlowApp, Option<u8>), ScenarioError>
 where
@@ -77,7 +79,7 @@ where
         }
     };
     let dcid_len = T::capture_dcid_len(&cfg);
-    let app = App::from_flow(t, path, T::NAME, cx.rng.stream("app", index as u64))?;
+    let app = App::from_flow(t, path, T::NAME, cx.rng.stream("app", index as u64), bytes)?;
     Ok((FlowApp::transport(TransportFlow::<T>::new(app, cfg), &mut cx.scratch), dcid_len))
 }
 

@@ -8,7 +8,7 @@ pub mod reference;
 
 use crate::schema::flows::{expected_keys, typed};
 use crate::schema::{
-    describe, FlowCfg, FlowCommon, FlowKindCfg, OnOffCfg, Scenario, TransportFlowCfg, UdpCfg,
+    describe, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, Scenario, TransportFlowCfg, UdpCfg,
 };
 use crate::ScenarioError;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -60,15 +60,21 @@ fn kind_table<T: serde::de::DeserializeOwned>(
             _ => {
                 let own: Vec<&str> =
                     if crate::flows::TRANSPORT_KINDS.contains(&kind) { vec![kind] } else { vec![] };
-                let first = ["name", "kind", "src", "dst", "start", "stop"];
+                let first = ["name", "kind", "src", "dst", "start", "stop", "count", "stagger"];
                 err(e.path, expected_keys(e.message, &first, &own))
             }
         }
     })
 }
 
-/// The flow at `path` (`flows[i]`) from its table.
-pub(crate) fn parse_flow(v: Value, path: &str) -> Result<FlowCfg, ScenarioError> {
+/// The largest flow group: beyond it the members' names and state would outgrow any machine
+/// the budget allows (a member costs ~1 kB before it runs).
+pub const MAX_GROUP: u32 = 10_000_000;
+
+/// The flow at position `pos` (`flows[pos]`) from its table, appended to `out`: one flow, or
+/// a group's `count` members (`<name>-<i>`), which share one copy of the kind's table.
+pub(crate) fn parse_flow(v: Value, pos: usize, out: &mut Vec<FlowCfg>) -> Result<(), ScenarioError> {
+    let path = &format!("flows[{pos}]");
     let Value::Object(mut m) = v else {
         return Err(err(path, format!("invalid type: {}, expected a flow table", describe(&v))));
     };
@@ -123,7 +129,43 @@ pub(crate) fn parse_flow(v: Value, path: &str) -> Result<FlowCfg, ScenarioError>
         }
     };
     let c: FlowCommon = typed(Value::Object(common), path)?;
-    Ok(FlowCfg { name: c.name, src: c.src, dst: c.dst, start: c.start, stop: c.stop, kind: own })
+    let kind = std::sync::Arc::new(own);
+    let flow = |name: String, group| FlowCfg {
+        name,
+        src: c.src.clone(),
+        dst: c.dst.clone(),
+        start: c.start.clone(),
+        stop: c.stop.clone(),
+        kind: kind.clone(),
+        pos,
+        group,
+    };
+    match c.count {
+        None => {
+            if let Some(s) = c.stagger {
+                let s = crate::units::format_duration(s.0);
+                return Err(err(
+                    format!("{path}.stagger"),
+                    format!("\"{s}\": only a flow group (`count`) has a stagger"),
+                ));
+            }
+            out.push(flow(c.name.clone(), None));
+        }
+        Some(n) if n == 0 || n > MAX_GROUP => {
+            return Err(err(
+                format!("{path}.count"),
+                format!("{n}: a flow group has 1 to {MAX_GROUP} members"),
+            ))
+        }
+        Some(n) => {
+            let g = std::sync::Arc::new(FlowGroup { name: c.name.clone(), count: n, stagger: c.stagger });
+            out.reserve(n as usize);
+            for i in 0..n {
+                out.push(flow(format!("{}-{i}", c.name), Some((g.clone(), i))));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The schema of a flow table: one alternative per kind.
@@ -294,9 +336,10 @@ impl<'de> Visitor<'de> for FlowsSeed {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut flows = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut pos = 0;
         while let Some(v) = seq.next_element::<Value>()? {
-            match parse_flow(v, &format!("flows[{}]", flows.len())) {
-                Ok(f) => flows.push(f),
+            match parse_flow(v, pos, &mut flows) {
+                Ok(()) => pos += 1,
                 Err(e) => {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     return Ok(Err(e));

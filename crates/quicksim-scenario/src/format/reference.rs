@@ -67,8 +67,8 @@ pub fn markdown() -> String {
          | duration | a number with a unit: `\"25ms\"`, `\"1.5s\"`, `\"2e3us\"` (ps, ns, us, ms, s, min, h) |\n\
          | rate | `\"10Mbps\"` (bps, kbps, Mbps, Gbps, Tbps; also b/s, bit/s forms) |\n\
          | size | `\"1500B\"` (B, kB, MB, GB, TB, KiB, MiB, GiB; b, kb, Mb, Gb for bits, which must come out in whole bytes); transport settings also take a bare number of bytes |\n\
-         | duration or distribution | a duration, or `{ dist = \"constant\", value = .. }`, `{ dist = \"uniform\", min = .., max = .. }`, `{ dist = \"exponential\", mean = .. }` |\n\
-         | size or distribution | a size, or `{ dist = \"constant\", value = .. }`, `{ dist = \"uniform\", min = .., max = .. }` |\n\
+         | duration or distribution | a duration, or a distribution of durations: `{ dist = \"constant\", value = .. }`, `{ dist = \"uniform\", min = .., max = .. }`, `{ dist = \"exponential\", mean = .. }`, `{ dist = \"normal\", mean = .., stddev = .. }` (a negative draw is drawn again: OMNeT++'s `truncnormal`), `{ dist = \"lognormal\", median = .., sigma = 0.5 }` (ns-3's Mu/Sigma with Mu = ln median), `{ dist = \"pareto\", scale = .., shape = 1.5 }` or `{ dist = \"pareto\", mean = .., shape = 1.5 }` (ns-3's Scale/Shape; a mean needs shape > 1). A flow's `start`, `stop` and bulk `bytes` are drawn once per flow from the flow's own stream (keyed by its name; `meta.drawn` in summary.json lists them); message sizes, intervals and ON/OFF periods once per message or period |\n\
+         | size or distribution | a size, or a distribution of sizes (the same tables as durations; draws rounded to whole bytes). A datagram's `size` must be bounded by the path MTU: a size or `uniform` |\n\
          | controller | a registry name (`\"cubic\"`; the built-ins: `none`, `newreno`, `cubic`, `bbr1`, `bbr`) or a plugin's, or a table `{ algo = \"cubic\", beta = 0.7 }` with the controller's settings |\n",
     );
     w.out
@@ -191,6 +191,15 @@ impl Writer {
         }
         if let Some(c) = p.get("const") {
             return format!("`{}`", compact(c));
+        }
+        // A queue limit that may be given in bandwidth-delay products (`build/bdp.rs`): its
+        // plain type, and the table's two keys in words (its description says what they mean).
+        if let Some(alts) = p.get("anyOf").and_then(Value::as_array) {
+            let is_bdp = |a: &Value| a.pointer("/properties/bdp").is_some();
+            if alts.iter().any(is_bdp) {
+                let plain = alts.iter().find(|a| !is_bdp(a)).cloned().unwrap_or(Value::Null);
+                return format!("{} or `{{ bdp, rtt }}`", self.type_name(&plain, nested, path));
+            }
         }
         if let Some(e) = p.get("enum").and_then(Value::as_array) {
             return e.iter().map(|v| format!("`{}`", compact(v))).collect::<Vec<_>>().join(" \\| ");

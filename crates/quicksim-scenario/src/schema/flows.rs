@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 /// What every flow has besides its `kind`.
 #[derive(Serialize, Deserialize, Debug, Clone, JsonSchema)]
@@ -25,18 +26,36 @@ pub struct FlowCommon {
     pub src: String,
     /// The receiving host.
     pub dst: String,
-    /// When the flow starts sending (default 0 s).
+    /// When the flow starts sending (default 0 s): a time or a distribution, drawn once per
+    /// flow from the flow's own stream (`meta.drawn` in summary.json shows the value drawn).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<Dur>,
-    /// When the flow stops (default: the end of the run). A transport flow's application stops
-    /// handing over data then.
+    pub start: Option<TimeDist>,
+    /// When the flow stops (default: the end of the run; a time or a distribution, drawn once).
+    /// A transport flow's application stops handing over data then. A drawn stop before the
+    /// drawn start ends the flow at its start: it sends nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop: Option<Dur>,
+    pub stop: Option<TimeDist>,
+    /// A flow group: this table makes `count` flows named `<name>-0` .. `<name>-<count-1>`,
+    /// each drawing its random values (start, stop, sizes) from its own stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// A group's member `i` starts `i` × `stagger` after its (drawn) `start` (default 0 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stagger: Option<Dur>,
 }
 
 impl FlowCommon {
     /// The keys of a flow table that are `FlowCommon`'s (checked against its schema in a test).
-    pub(crate) const FIELDS: [&'static str; 5] = ["name", "src", "dst", "start", "stop"];
+    pub(crate) const FIELDS: [&'static str; 7] = ["name", "src", "dst", "start", "stop", "count", "stagger"];
+}
+
+/// A flow group as written: the name its members' names derive from, the member count and
+/// the members' start offsets. One per group, shared by its members.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowGroup {
+    pub name: String,
+    pub count: u32,
+    pub stagger: Option<Dur>,
 }
 
 /// The settings of a datagram source, written once for both kinds that have them.
@@ -122,9 +141,9 @@ pub struct TransportFlowCfg {
     /// Messages: the time between messages (a duration or a distribution).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<TimeDist>,
-    /// Bulk: the bytes to transfer.
+    /// Bulk: the bytes to transfer (a size or a distribution, drawn once per flow).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<Bytes>,
+    pub bytes: Option<SizeDist>,
     /// Streams the application spreads its data over, round robin (default 1; a TCP connection
     /// is one stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,21 +158,26 @@ pub enum FlowKindCfg {
     Transport(TransportFlowCfg),
 }
 
-/// One flow of the scenario (`[[flows]]`).
+/// One flow of the scenario (`[[flows]]`), or one member of a flow group.
 #[derive(Debug, Clone)]
 pub struct FlowCfg {
     pub name: String,
     pub src: String,
     pub dst: String,
-    pub start: Option<Dur>,
-    pub stop: Option<Dur>,
-    pub kind: FlowKindCfg,
+    pub start: Option<TimeDist>,
+    pub stop: Option<TimeDist>,
+    /// The kind's table, shared by the members of a group (10 000 members hold one copy).
+    pub kind: Arc<FlowKindCfg>,
+    /// Its position in the scenario's `flows` as written (errors name `flows[pos]`).
+    pub pos: usize,
+    /// The group it belongs to, and its index in it.
+    pub group: Option<(Arc<FlowGroup>, u32)>,
 }
 
 impl FlowCfg {
     /// The kind as scenario files write it ("udp", "onoff", "quic", ...).
     pub fn kind_name(&self) -> &'static str {
-        match &self.kind {
+        match &*self.kind {
             FlowKindCfg::Udp(_) => "udp",
             FlowKindCfg::Onoff(_) => "onoff",
             FlowKindCfg::Transport(t) => t.kind,
@@ -162,26 +186,40 @@ impl FlowCfg {
 
     /// The transport part, for a flow over a transport.
     pub fn transport(&self) -> Option<&TransportFlowCfg> {
-        match &self.kind {
+        match &*self.kind {
             FlowKindCfg::Transport(t) => Some(t),
             _ => None,
         }
     }
 
-    /// The flow as a table of the scenario format (absent options left out).
+    /// Whether it is written in `scenario.json` (the first member stands for its group).
+    pub fn is_written(&self) -> bool {
+        self.group.as_ref().is_none_or(|(_, i)| *i == 0)
+    }
+
+    /// The path of its table in errors (`flows[3]`; a group's members share their table's).
+    pub fn path(&self) -> String {
+        format!("flows[{}]", self.pos)
+    }
+
+    /// The flow as a table of the scenario format (absent options left out); a group's member
+    /// as its group's table (the caller writes one member per group).
     pub fn to_json(&self) -> Result<Value, serde_json::Error> {
+        let g = self.group.as_ref().map(|(g, _)| g);
         let common = FlowCommon {
-            name: self.name.clone(),
+            name: g.map_or_else(|| self.name.clone(), |g| g.name.clone()),
             src: self.src.clone(),
             dst: self.dst.clone(),
-            start: self.start,
-            stop: self.stop,
+            start: self.start.clone(),
+            stop: self.stop.clone(),
+            count: g.map(|g| g.count),
+            stagger: g.and_then(|g| g.stagger),
         };
         let mut m = match serde_json::to_value(common)? {
             Value::Object(m) => m,
             _ => unreachable!("a struct serializes as a table"),
         };
-        let own = match &self.kind {
+        let own = match &*self.kind {
             FlowKindCfg::Udp(u) => serde_json::to_value(u)?,
             FlowKindCfg::Onoff(o) => serde_json::to_value(o)?,
             FlowKindCfg::Transport(t) => {

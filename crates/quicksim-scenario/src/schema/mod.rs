@@ -11,8 +11,10 @@ pub mod dist;
 pub mod flows;
 pub mod net;
 
-pub use dist::{SizeDist, TimeDist};
-pub use flows::{CcCfg, FlowCfg, FlowCommon, FlowKindCfg, OnOffCfg, QuicApp, TransportFlowCfg, UdpCfg};
+pub use dist::{Dist, Quantity, SizeDist, TimeDist};
+pub use flows::{
+    CcCfg, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, QuicApp, TransportFlowCfg, UdpCfg,
+};
 pub use net::{
     DirCfg, DownCfg, DropCfg, Dumbbell, JitterCfg, LinkSpec, LossCfg, ModelCfg, QueueCfg, RateStep, SpikesCfg,
 };
@@ -78,7 +80,12 @@ impl Scenario {
                 top.insert(kind.to_string(), Value::Object(table.clone()));
             }
         }
-        let flows = self.flows.iter().map(FlowCfg::to_json).collect::<Result<Vec<_>, _>>()?;
+        let flows = self
+            .flows
+            .iter()
+            .filter(|f| f.is_written())
+            .map(FlowCfg::to_json)
+            .collect::<Result<Vec<_>, _>>()?;
         top.insert("flows".into(), Value::Array(flows));
         Ok(v)
     }

@@ -293,6 +293,26 @@ fn queue_schema(gen: &mut SchemaGenerator) -> Schema {
                     kind_doc["description"] = "The discipline (\"droptail\" when left out).".into();
                 }
                 props.insert("kind".into(), kind_doc);
+                // A limit may be given in bandwidth-delay products (`build/bdp.rs`).
+                for key in ["packets", "bytes"] {
+                    if let Some(p) = props.get_mut(key) {
+                        let doc = p.get("description").and_then(Value::as_str).unwrap_or_default().to_string();
+                        let mut plain = p.clone();
+                        if let Some(o) = plain.as_object_mut() {
+                            o.remove("description");
+                        }
+                        *p = serde_json::json!({
+                            "description": format!("{doc} Or in bandwidth-delay products of this link direction's rate: {{ bdp = 1.5, rtt = \"100ms\" }} (rounded up; packets: the bytes over the MTU, at least 1)."),
+                            "anyOf": [plain, {
+                                "type": "object", "additionalProperties": false, "required": ["bdp", "rtt"],
+                                "properties": {
+                                    "bdp": {"type": "number", "exclusiveMinimum": 0, "description": "How many bandwidth-delay products."},
+                                    "rtt": {"type": "string", "description": "The round-trip time the product is of, e.g. \"100ms\"."},
+                                },
+                            }],
+                        });
+                    }
+                }
             }
             if kind != "droptail" {
                 let req =

@@ -49,6 +49,8 @@ pub struct World {
     pub(crate) rested: u64,
     /// The encoding buffer of `rest`.
     scratch: Vec<u8>,
+    /// What was drawn once per flow, for `meta.drawn`.
+    pub(crate) drawn: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Why a run ended.
@@ -76,6 +78,7 @@ impl World {
             rest_quiet_flows: true,
             rested: 0,
             scratch: Vec::new(),
+            drawn: b.drawn,
         };
         w.cx.out.rec.tables.set_horizon(w.end);
         for (i, f) in w.flows.iter().enumerate() {

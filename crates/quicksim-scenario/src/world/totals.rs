@@ -159,6 +159,11 @@ pub(crate) fn finish(
     if !unfinished.is_empty() {
         meta["unfinished_flows"] = serde_json::Value::Object(unfinished);
     }
+    // The values drawn for flows with random start, stop or size (only then: the summaries of
+    // scenarios without them stay as they were).
+    if !w.drawn.is_empty() {
+        meta["drawn"] = serde_json::Value::Object(std::mem::take(&mut w.drawn));
+    }
     // Move the maps in: `json!` would serialize a deep copy of them first, which doubled the
     // peak memory of runs with many flows.
     let mut totals = serde_json::Map::new();

@@ -18,6 +18,7 @@ mod quic;
 mod quinn;
 #[cfg(feature = "quinn-qlog")]
 mod quinn_qlog;
+mod randvars;
 mod registries;
 mod rto;
 mod support;

@@ -1,0 +1,197 @@
+//! Random flow values (start, stop, bulk bytes drawn once per flow from its own stream), flow
+//! groups and queue limits in bandwidth-delay products, through whole scenarios: what was drawn
+//! (`meta.drawn`), that it repeats with the seed and stays put when flows are added, each kind
+//! in a group, and each bad input refused naming its field and value.
+
+use super::*;
+use serde_json::{json, Value};
+
+/// `flows` (tables without src/dst: sender1 -> receiver1 added) over a one-pair dumbbell.
+fn sc(flows: Value) -> Value {
+    let flows: Vec<Value> = flows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f["src"] = "sender1".into();
+            f["dst"] = "receiver1".into();
+            f
+        })
+        .collect();
+    json!({
+        "run": {"duration": "2s"},
+        "dumbbell": {"pairs": 1, "bottleneck": {"rate": "10Mbps", "delay": "10ms"}},
+        "flows": flows
+    })
+}
+
+fn udp(name: &str, extra: Value) -> Value {
+    let mut f = json!({"name": name, "kind": "udp", "size": "100B", "interval": "10ms"});
+    for (k, v) in extra.as_object().unwrap() {
+        f[k] = v.clone();
+    }
+    f
+}
+
+fn drawn(o: &RunOutput, flow: &str, key: &str) -> f64 {
+    o.meta["drawn"][flow][key].as_f64().unwrap_or_else(|| panic!("meta.drawn.{flow}.{key}: {}", o.meta))
+}
+
+#[test]
+fn a_random_start_is_drawn_within_its_bounds_and_used() {
+    let start = json!({"dist": "uniform", "min": "100ms", "max": "900ms"});
+    let o = go(&sc(json!([udp("a", json!({"start": start}))])), Some(1));
+    let s = drawn(&o, "a", "start_s");
+    assert!((0.1..=0.9).contains(&s), "{s}");
+    // The flow's totals say the same start, and it did send.
+    assert_eq!(o.totals["flows"]["a"]["start_s"].as_f64().unwrap(), s);
+    assert!(o.totals["flows"]["a"]["packets_sent"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn draws_repeat_with_the_seed_differ_across_seeds_and_ignore_other_flows() {
+    let start = json!({"dist": "exponential", "mean": "300ms"});
+    let bytes = json!({"dist": "pareto", "mean": "100kB", "shape": 1.5});
+    let one = json!([{"name": "t", "kind": "tcp", "app": "bulk", "bytes": bytes, "start": start}]);
+    let draws = |flows: &Value, seed| {
+        let o = go(&sc(flows.clone()), Some(seed));
+        (drawn(&o, "t", "start_s"), drawn(&o, "t", "bytes"))
+    };
+    let a = draws(&one, 7);
+    assert_eq!(a, draws(&one, 7));
+    let others: Vec<(f64, f64)> = (8..12).map(|s| draws(&one, s)).collect();
+    assert!(others.iter().all(|&b| b != a), "{a:?} {others:?}");
+    // Flows added before and after it (also random) leave its draws as they were.
+    let more = json!([udp("first", json!({"start": start})),
+                      {"name": "t", "kind": "tcp", "app": "bulk", "bytes": bytes, "start": start},
+                      udp("last", json!({"start": start}))]);
+    assert_eq!(draws(&more, 7), a);
+}
+
+#[test]
+fn constant_flows_draw_nothing_and_show_nothing() {
+    let o = go(&sc(json!([udp("a", json!({"start": "0.5s"}))])), None);
+    assert!(o.meta.get("drawn").is_none(), "{}", o.meta);
+}
+
+#[test]
+fn a_group_makes_its_members_for_every_kind() {
+    let kinds = [
+        udp("g", json!({})),
+        json!({"name": "g", "kind": "onoff", "size": "100B", "interval": "10ms",
+               "on": {"dist": "exponential", "mean": "100ms"}, "off": "100ms"}),
+        json!({"name": "g", "kind": "quic"}),
+        json!({"name": "g", "kind": "tcp", "app": "bulk", "bytes": "20kB"}),
+        json!({"name": "g", "kind": "quinn", "app": "bulk", "bytes": "20kB"}),
+    ];
+    for mut f in kinds {
+        f["count"] = 3.into();
+        f["stagger"] = "100ms".into();
+        let o = go(&sc(json!([f])), None);
+        let flows = o.totals["flows"].as_object().unwrap();
+        let names: Vec<&String> = flows.keys().collect();
+        assert_eq!(names, ["g-0", "g-1", "g-2"], "{}", f["kind"]);
+        for i in 0..3 {
+            let m = &flows[&format!("g-{i}")];
+            // Member i starts i × stagger after the group's start.
+            assert!((m["start_s"].as_f64().unwrap() - 0.1 * i as f64).abs() < 1e-12, "{m}");
+            assert!(m["delivered_bytes"].as_u64().unwrap() > 0, "{} g-{i}: {m}", f["kind"]);
+        }
+    }
+}
+
+#[test]
+fn group_members_draw_each_from_their_own_stream() {
+    let f = udp("g", json!({"count": 4, "start": {"dist": "uniform", "min": "0s", "max": "1s"}}));
+    let o = go(&sc(json!([f])), Some(3));
+    let s: Vec<f64> = (0..4).map(|i| drawn(&o, &format!("g-{i}"), "start_s")).collect();
+    for i in 0..4 {
+        for j in 0..i {
+            assert_ne!(s[i], s[j], "{s:?}");
+        }
+    }
+    // A member draws what a lone flow of its name draws.
+    let lone = udp("g-2", json!({"start": {"dist": "uniform", "min": "0s", "max": "1s"}}));
+    assert_eq!(drawn(&go(&sc(json!([lone])), Some(3)), "g-2", "start_s"), s[2]);
+}
+
+#[test]
+fn the_scenario_is_written_back_as_written() {
+    let f = udp(
+        "g",
+        json!({"count": 100, "stagger": "1ms", "start": {"dist": "normal", "mean": "1s", "stddev": "100ms"}}),
+    );
+    let n = quicksim_scenario::normalize(&sc(json!([f, udp("h", json!({}))])).to_string()).unwrap();
+    let flows = n["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2, "{n}");
+    assert_eq!(flows[0]["name"], "g");
+    assert_eq!(flows[0]["count"], 100);
+    assert_eq!(flows[0]["stagger"], "1ms");
+    assert_eq!(flows[0]["start"], json!({"dist": "normal", "mean": "1s", "stddev": "100ms"}));
+    assert_eq!(flows[1]["name"], "h");
+}
+
+#[test]
+fn errors_name_the_field_and_value() {
+    let bad = |f: Value| err_of(sc(json!([f])));
+    let cases = [
+        (
+            udp("a", json!({"start": {"dist": "uniform", "min": "2s", "max": "1s"}})),
+            "flows[0].start",
+            "\"2s\"",
+        ),
+        (udp("a", json!({"start": {"dist": "gauss", "mean": "1s"}})), "flows[0].start", "\"gauss\""),
+        (udp("a", json!({"start": {"dist": "normal", "mean": "1s"}})), "flows[0].start", "stddev"),
+        (
+            udp("a", json!({"start": {"dist": "uniform", "min": "0s", "max": "1s", "mean": "1s"}})),
+            "flows[0].start",
+            "`mean`",
+        ),
+        (udp("a", json!({"stop": {"dist": "exponential", "mean": "0s"}})), "flows[0].stop", "\"0s\""),
+        (
+            udp("a", json!({"start": {"dist": "pareto", "mean": "1s", "shape": 1.0}})),
+            "flows[0].start",
+            "shape = 1",
+        ),
+        (
+            udp("a", json!({"start": {"dist": "lognormal", "median": "1s", "sigma": -1}})),
+            "flows[0].start",
+            "sigma = -1",
+        ),
+        (udp("a", json!({"size": {"dist": "exponential", "mean": "100B"}})), "flows[0].size", "exponential"),
+        (udp("a", json!({"count": 0})), "flows[0].count", "0"),
+        (udp("a", json!({"stagger": "1ms"})), "flows[0].stagger", "\"1ms\""),
+        (
+            json!({"name": "a", "kind": "tcp", "app": "bulk", "bytes": {"dist": "uniform", "min": "1kB"}}),
+            "flows[0].bytes",
+            "max",
+        ),
+    ];
+    for (f, path, value) in cases {
+        let e = bad(f.clone());
+        assert!(e.starts_with(path), "{f}: {e}");
+        assert!(e.contains(value), "{f}: {e}");
+    }
+    // Two members clashing with a flow of the same name.
+    let e = err_of(sc(json!([udp("g", json!({"count": 2})), udp("g-1", json!({}))])));
+    assert!(e.starts_with("flows[1].name") && e.contains("\"g-1\""), "{e}");
+}
+
+#[test]
+fn a_queue_in_bdp_is_the_rate_times_the_rtt_rounded_up_to_packets() {
+    // 10 Mbit/s × 100 ms = 125 000 B; 1.5 BDP = 187 500 B = 125 packets of 1500 B exactly.
+    let mut s = sc(json!([udp("a", json!({}))]));
+    s["dumbbell"]["bottleneck"]["queue"] =
+        json!({"kind": "droptail", "packets": {"bdp": 1.5, "rtt": "100ms"}});
+    let o = go(&s, None);
+    let links = o.meta["network"]["links"].as_object().unwrap();
+    let bn: Vec<&Value> = links.iter().filter(|(n, _)| n.starts_with("bottleneck")).map(|(_, l)| l).collect();
+    assert_eq!(bn.len(), 2, "{links:?}");
+    for l in bn {
+        assert_eq!(l["queue"]["packets"], 125, "{l}");
+    }
+    s["dumbbell"]["bottleneck"]["queue"]["packets"] = json!({"bdp": "lots", "rtt": "100ms"});
+    let e = err_of(s);
+    assert!(e.starts_with("dumbbell.bottleneck.queue.packets.bdp") && e.contains("lots"), "{e}");
+}

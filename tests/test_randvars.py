@@ -1,0 +1,135 @@
+"""Random flow values, flow groups and queue limits in BDPs, through the CLI and the API: the
+`--set` of a distribution from the issue (#35), what was drawn (`meta.drawn`), its repetition
+with the seed, group members in the outputs, and bad input refused naming the field and value."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import quicksim
+from conftest import REPO
+
+pytestmark = pytest.mark.core
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+SCENARIO = REPO / "scenarios" / "udp-bottleneck.toml"
+UNIFORM = 'flows.cbr.start={dist="uniform",min="0s",max="1s"}'
+
+
+def _drawn_start(cli: Cli, out: Path, seed: int) -> float:
+    p = cli(
+        "run",
+        str(SCENARIO),
+        "--no-plots",
+        "--seed",
+        str(seed),
+        "--out",
+        str(out),
+        "--set",
+        "run.duration=2s",
+        "--set",
+        UNIFORM,
+    )
+    assert p.returncode == 0, p.stderr
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    start = summary["meta"]["drawn"]["cbr"]["start_s"]
+    assert summary["totals"]["flows"]["cbr"]["start_s"] == start
+    # The scenario is saved as written: the distribution, not the value drawn.
+    scenario = json.loads((out / "scenario.json").read_text(encoding="utf-8"))
+    cbr = next(f for f in scenario["flows"] if f["name"] == "cbr")
+    assert cbr["start"] == {"dist": "uniform", "min": "0s", "max": "1s"}
+    return float(start)
+
+
+def test_a_start_time_drawn_from_the_cli(cli: Cli, tmp_path: Path) -> None:
+    a = _drawn_start(cli, tmp_path / "a", 1)
+    assert 0.0 <= a <= 1.0
+    assert _drawn_start(cli, tmp_path / "b", 1) == a
+    assert _drawn_start(cli, tmp_path / "c", 2) != a
+
+
+def test_a_group_lists_its_members_in_every_output() -> None:
+    doc = quicksim.load_scenario(SCENARIO)
+    doc["run"]["duration"] = "1s"
+    doc["flows"] = [
+        {
+            "name": "g",
+            "kind": "tcp",
+            "src": "sender1",
+            "dst": "receiver1",
+            "count": 3,
+            "app": "bulk",
+            "bytes": {"dist": "exponential", "mean": "30kB"},
+            "stagger": "10ms",
+        },
+    ]
+    doc["dumbbell"]["bottleneck"]["queue"] = {"packets": {"bdp": 1.0, "rtt": "24ms"}}
+    r = quicksim.run(doc, seed=4)
+    members = ["g-0", "g-1", "g-2"]
+    assert sorted(r.totals["flows"]) == members
+    assert sorted(set(r.flows["flow"].astype(str))) == members
+    # Member i starts i x stagger after the group's start (which is 0 s).
+    assert [r.totals["flows"][m]["start_s"] for m in members] == pytest.approx([0.0, 0.01, 0.02])
+    for m in members:
+        assert r.totals["flows"][m]["delivered_bytes"] == r.meta["drawn"][m]["bytes"]
+    # 10 Mbit/s x 24 ms = 30 000 B = 20 packets of 1500 B.
+    queue = next(v["queue"] for k, v in r.meta["network"]["links"].items() if k.startswith("bottleneck"))
+    assert queue["packets"] == 20
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ('{dist="uniform",min="2s",max="1s"}', ["flows[0].start", '"2s"', '"1s"']),
+        ('{dist="normal",mean="1s"}', ["flows[0].start", "stddev"]),
+        ('{dist="pareto",mean="1s",shape=0.9}', ["flows[0].start", "shape = 0.9"]),
+    ],
+)
+def test_a_bad_distribution_is_one_line_naming_field_and_value(
+    cli: Cli, tmp_path: Path, value: str, words: list[str]
+) -> None:
+    p = cli(
+        "run", str(SCENARIO), "--no-plots", "--out", str(tmp_path / "x"), "--set", f"flows.cbr.start={value}"
+    )
+    assert p.returncode == 2, p.stderr
+    line = p.stderr.strip()
+    assert "\n" not in line, line
+    for w in words:
+        assert w in line, line
+
+
+def test_the_sample_limit_is_announced_before_a_run_that_would_cut_it(cli: Cli, tmp_path: Path) -> None:
+    from quicksim.cli.run import sample_limit_notes
+
+    doc = quicksim.load_scenario(SCENARIO)
+    doc["dumbbell"]["bottleneck"]["rate"] = "1Gbps"
+    doc["run"]["duration"] = "30s"
+    notes = sample_limit_notes(quicksim.validate(doc))
+    # 1 Gbit/s of 1500 B frames: 83 333 packets/s, 2 samples each: 1e6 samples after 6 s.
+    assert len(notes) == 1, notes
+    assert "dumbbell.bottleneck, dumbbell.access" in notes[0]
+    assert "t = 6 s of 30 s" in notes[0]
+    assert "--set run.record.max_samples=5500001" in notes[0]
+    # At 10 Mbit/s the default holds 600 s: nothing to say.
+    assert sample_limit_notes(quicksim.validate(quicksim.load_scenario(SCENARIO))) == []
+    # The CLI says it before the run.
+    p = cli(
+        "run",
+        str(SCENARIO),
+        "--no-plots",
+        "--out",
+        str(tmp_path / "x"),
+        "--set",
+        "dumbbell.bottleneck.rate=1Gbps",
+        "--set",
+        "run.duration=0.1s",
+        "--set",
+        "run.record.max_samples=10000",
+    )
+    assert p.returncode == 0, p.stderr
+    assert "note: the queue series of dumbbell.bottleneck" in p.stderr
