@@ -133,3 +133,22 @@ def test_the_sample_limit_is_announced_before_a_run_that_would_cut_it(cli: Cli, 
     )
     assert p.returncode == 0, p.stderr
     assert "note: the queue series of dumbbell.bottleneck" in p.stderr
+
+
+def test_the_summary_lists_a_groups_members_not_the_group(cli: Cli, tmp_path: Path) -> None:
+    p = cli(
+        "run",
+        str(SCENARIO),
+        "--no-plots",
+        "--out",
+        str(tmp_path / "x"),
+        "--set",
+        "run.duration=1s",
+        "--set",
+        "flows.cbr.count=2",
+        "--set",
+        "flows.cbr.stagger=100ms",
+    )
+    assert p.returncode == 0, p.stderr
+    rows = [line.split()[0] for line in p.stdout.splitlines() if line.startswith(("cbr", "poisson"))]
+    assert rows[:3] == ["cbr-0", "cbr-1", "poisson"], p.stdout
