@@ -16,7 +16,7 @@
 
 mod limits;
 
-use crate::schema::{FlowKindCfg, Scenario, SizeDist};
+use crate::schema::{Dist, FlowKindCfg, Scenario, SizeDist};
 use crate::units::format_duration;
 use crate::ScenarioError;
 pub(crate) use limits::{memory_limit, Limit};
@@ -252,7 +252,7 @@ pub(crate) fn estimate(
         .sum::<u64>();
     let flow_series = if rc.flows { sc.flows.len() as u64 } else { 0 };
     let delays_on = rc.delays != crate::schema::Select::All(false);
-    let is_transport = |f: &&crate::schema::FlowCfg| matches!(f.kind, FlowKindCfg::Transport(_));
+    let is_transport = |f: &&crate::schema::FlowCfg| matches!(*f.kind, FlowKindCfg::Transport(_));
     let growing = [
         rc.drops,
         rc.queues != crate::schema::Select::All(false),
@@ -299,10 +299,14 @@ pub(crate) fn estimate(
 /// Datagrams a constant-rate UDP source of constant size sends before `end` (0 for any other
 /// flow: what they send is not known before the run).
 fn sends(f: &crate::schema::FlowCfg, end: SimTime) -> u64 {
-    let FlowKindCfg::Udp(u) = &f.kind else { return 0 };
+    let FlowKindCfg::Udp(u) = &*f.kind else { return 0 };
     let (Some(r), Some(SizeDist::Const(size))) = (u.rate, &u.size) else { return 0 };
-    let start = f.start.map_or(0, |d| d.0 .0);
-    let stop = f.stop.map_or(end.0, |d| d.0 .0).min(end.0);
+    // A drawn start or stop: the longest it can be active (an upper bound, as the budget is).
+    let start = match f.start {
+        Some(Dist::Const(d) | Dist::Uniform(d, _)) => d.0,
+        _ => 0,
+    };
+    let stop = f.stop.as_ref().map_or(Some(end.0), |d| d.max().map(|d| d.0)).unwrap_or(end.0).min(end.0);
     let active = stop.saturating_sub(start) as u128;
     let per_datagram = (*size as u128 * 8 * 1_000_000_000_000).max(1);
     (active * r.0.bits_per_s as u128 / per_datagram).min(u64::MAX as u128) as u64

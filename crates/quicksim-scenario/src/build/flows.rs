@@ -192,9 +192,12 @@ const MIN_INTERVAL_PS: u64 = 1_000;
 /// The datagram interval of `rate` with the smallest datagram of `size` is at least
 /// `MIN_INTERVAL_PS`.
 fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Result<(), ScenarioError> {
+    // The smallest datagram it can draw: an unbounded distribution's draws come down to 0 B
+    // (a Pareto's to its scale).
     let min = match *size {
-        SizeDist::Const(v) => v,
-        SizeDist::Uniform(a, _) => a,
+        SizeDist::Const(v) | SizeDist::Uniform(v, _) => v,
+        SizeDist::Pareto { scale, .. } => scale,
+        SizeDist::Exponential(_) | SizeDist::Normal { .. } | SizeDist::LogNormal { .. } => 0,
     }
     .max(1);
     let gap = rate.0.tx_time(min);
