@@ -152,3 +152,22 @@ def test_the_summary_lists_a_groups_members_not_the_group(cli: Cli, tmp_path: Pa
     assert p.returncode == 0, p.stderr
     rows = [line.split()[0] for line in p.stdout.splitlines() if line.startswith(("cbr", "poisson"))]
     assert rows[:3] == ["cbr-0", "cbr-1", "poisson"], p.stdout
+
+
+def test_the_json_schema_takes_the_new_forms_and_refuses_a_bad_one() -> None:
+    import jsonschema
+
+    from quicksim._native import load_core
+
+    validator = jsonschema.Draft202012Validator(json.loads(load_core().scenario_schema()))
+    doc = quicksim.load_scenario(SCENARIO)
+    doc["flows"][0].update(
+        count=10,
+        stagger="1ms",
+        start={"dist": "lognormal", "median": "1s", "sigma": 0.5},
+        stop={"dist": "pareto", "mean": "5s", "shape": 1.5},
+    )
+    doc["dumbbell"]["bottleneck"]["queue"] = {"packets": {"bdp": 1.5, "rtt": "100ms"}}
+    assert not list(validator.iter_errors(doc))
+    doc["flows"][0]["start"] = {"dist": "normal", "mean": "1s"}
+    assert list(validator.iter_errors(doc))

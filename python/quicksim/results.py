@@ -210,18 +210,13 @@ class Result:
 
     @property
     def flow_names(self) -> list[str]:
-        """Flow names in scenario order (a group's members in its place), then any others found
-        in the results (computed once)."""
+        """Flow names in scenario order (groups as members), then others in the results (computed once)."""
         if self._flow_names is None:
             names: list[str] = []
             for item in self._scenario.get("flows") or []:
                 if isinstance(item, Mapping) and isinstance(item.get("name"), str):
-                    count = item.get("count")
-                    if isinstance(count, int) and not isinstance(count, bool):
-                        # A flow group: its members, `<name>-0` .. `<name>-<count-1>`.
-                        names += [f"{item['name']}-{i}" for i in range(count)]
-                    else:
-                        names.append(item["name"])
+                    n = item.get("count")  # a flow group: its members <name>-0 .. <name>-<n-1>
+                    names += [f"{item['name']}-{i}" for i in range(n)] if type(n) is int else [item["name"]]
             seen = set(names)
             extra = [n for n in (self._totals.get("flows") or {}) if n not in seen]
             names += extra

@@ -31,8 +31,11 @@ pub struct FlowCommon {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<TimeDist>,
     /// When the flow stops (default: the end of the run; a time or a distribution, drawn once).
-    /// A transport flow's application stops handing over data then. A drawn stop before the
-    /// drawn start ends the flow at its start: it sends nothing.
+    /// What stops differs by kind today: udp and onoff stop sending; quic and quinn close the
+    /// connection (CONNECTION_CLOSE: unsent data is dropped, so they stop sending too); tcp
+    /// stops writing and queues a FIN behind the data already in its send buffer (which it
+    /// still sends, up to `send_buffer`). A drawn stop before the drawn start ends the flow at
+    /// its start: it sends nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<TimeDist>,
     /// A flow group: this table makes `count` flows named `<name>-0` .. `<name>-<count-1>`,
