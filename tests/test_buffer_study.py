@@ -18,8 +18,6 @@ import pytest
 
 from conftest import REPO
 
-pytestmark = [pytest.mark.slow, pytest.mark.core]
-
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 SWEEP = "sweep examples/buffer-study-sweep.toml --out out/buffer-study"
@@ -63,6 +61,8 @@ def _check_summary(summary: pd.DataFrame, runs: pd.DataFrame, metrics: list[str]
             assert lo <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= hi, row.to_dict()
 
 
+@pytest.mark.slow
+@pytest.mark.core
 def test_the_buffer_study_as_the_readme_gives_it(cli: Cli, tmp_path: Path) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for command in (SWEEP, LATER, REPORT):
@@ -91,6 +91,12 @@ def test_the_buffer_study_as_the_readme_gives_it(cli: Cli, tmp_path: Path) -> No
         packets = run["queue_delay_p95_s"] * RATE_BPS / 8 / PACKET
         assert packets == pytest.approx(round(packets), abs=1e-9) and limit - 1 <= round(packets) <= limit
         assert run["queue_delay_mean_s"] < run["queue_delay_p95_s"]
+    # The same queue length gives the same delay, to the bit: repetitions whose p95 is the same
+    # number of packets are reported identical, not given a zero-width interval.
+    for bdp, group in runs.groupby(BDP):
+        counts = {round(v * RATE_BPS / 8 / PACKET) for v in group["queue_delay_p95_s"]}
+        if len(counts) == 1:
+            assert group["queue_delay_p95_s"].nunique() == 1, bdp
     starts = [
         tuple(
             d["start_s"]
@@ -129,3 +135,33 @@ def test_the_buffer_study_as_the_readme_gives_it(cli: Cli, tmp_path: Path) -> No
     assert "<th>method</th>" in page and "<td>identical</td>" in page and "<td>bootstrap</td>" in page
     assert not re.findall(r"""(?:src|href)\s*=\s*["'](?!data:)""", page)  # self-contained
     assert "no throughput per flow to compare" in proc.stdout
+
+
+def test_a_metric_plot_says_what_its_points_are_and_marks_identical_ones() -> None:
+    """Without the ring, a point whose repetitions were identical reads as one whose band or bar
+    is missing; the caption says what the points and intervals are."""
+    from quicksim.sweep_plots import interval_caption, plot_metric
+
+    summary = pd.DataFrame(
+        {
+            "b": [0.5, 1.0, 2.0],
+            "metric": ["u"] * 3,
+            "n": [5, 5, 5],
+            "mean": [0.99, 0.995, 0.999999],
+            "std": [0.01, 0.004, math.nan],
+            "sem": [0.004, 0.002, math.nan],
+            "ci_low": [0.98, 0.99, math.nan],
+            "ci_high": [0.995, 0.999, math.nan],
+            "method": ["bootstrap", "bootstrap", "identical"],
+            "identical": [False, False, True],
+        }
+    )
+    assert interval_caption(summary, ["u"]) == "mean of 5 repetitions, 95 % interval: bootstrap"
+    assert interval_caption(summary[summary["method"] == "identical"], ["u"]) == "mean of 5 repetitions"
+    for style in ("band", "bars"):
+        fig = plot_metric(summary, "u", "b", style=style)  # type: ignore[arg-type]
+        ax = fig.axes[0]
+        _, labels = ax.get_legend_handles_labels()
+        assert labels == ["identical in every repetition: no interval"], labels
+        (ring,) = [c for c in ax.collections if c.get_label() == labels[0]]
+        assert ring.get_offsets().tolist() == [[2.0, 0.999999]]
