@@ -60,6 +60,17 @@ HOW: dict[str, tuple[str, str]] = {
         "after:quicksim sweep examples/cc-report-sweep.toml --out out/cc-sweep",
         "slow",
     ),
+    "quicksim sweep examples/buffer-study-sweep.toml --out out/buffer-study": (AS_WRITTEN, "slow"),
+    # Both read the sweep's output (tests/test_buffer_study.py runs the three in order and checks
+    # what they print and write).
+    "quicksim sweep examples/buffer-study-sweep.toml --out out/buffer-study --metrics jain": (
+        "after:quicksim sweep examples/buffer-study-sweep.toml --out out/buffer-study",
+        "slow",
+    ),
+    "quicksim report out/buffer-study --html out/buffer-study/report.html": (
+        "after:quicksim sweep examples/buffer-study-sweep.toml --out out/buffer-study",
+        "slow",
+    ),
     "quicksim reproduce --list": (AS_WRITTEN, ""),
     # Real time: as written where root, namespaces, TUN and iperf3 exist (CI), else skipped saying so.
     "quicksim run examples/emulate-iperf3.toml --out out/emulate": ("emulate", ""),
@@ -214,7 +225,7 @@ def test_readme_command_runs(command: str, how: str, workdir: Path) -> None:
     if "run.capture" in command:
         assert (workdir / "out" / "capture" / "capture.pcapng").stat().st_size > 10_000
     if argv[2:3] == ["report"]:
-        assert (workdir / "out" / "cc-sweep" / "report.html").is_file()
+        assert (workdir / argv[argv.index("--html") + 1]).is_file()
     if argv[2:4] == ["run", "scenarios/buffer-sizing.toml"]:
         assert (workdir / "out" / "bs-qlog" / "quic.client.sqlog").is_file()
     if argv[2:4] == ["run", "scenarios/linksharing.toml"]:

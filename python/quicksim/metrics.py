@@ -346,19 +346,25 @@ def _pick(stats: Mapping[str, float], stat: str) -> float:
 
 
 def _link_rate_bps(result: Result, name: str) -> float:
-    """A channel's rate, recovered from the core's totals (utilization = bytes*8 / (rate*end))."""
+    """A channel's rate, recovered from the core's totals (utilization = bytes*8 / (rate*end)).
+
+    Rounded to whole bit/s, as rates are given: the division's last-bit error otherwise differs
+    between runs that carried different byte counts, so the same queue length gave delays one ulp
+    apart and repetitions at a full buffer looked varied instead of identical."""
     info = (result.totals.get("links") or {}).get(name) or {}
     end = result.sim_end_s or 0.0
     util = info.get("utilization") or 0.0
     if util > 0 and end > 0:
-        return float(info["bytes"]) * 8.0 / (util * end)
+        return float(round(float(info["bytes"]) * 8.0 / (util * end)))
     links = result.links
     rows = links[(links["link"].astype(str) == name) & (links["utilization"] > 0)]
     if len(rows):
-        return (
-            float(rows["bytes"].iloc[0])
-            * 8.0
-            / (float(rows["utilization"].iloc[0]) * result.record_interval_s)
+        return float(
+            round(
+                float(rows["bytes"].iloc[0])
+                * 8.0
+                / (float(rows["utilization"].iloc[0]) * result.record_interval_s)
+            )
         )
     return math.nan
 

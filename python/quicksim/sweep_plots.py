@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from .sweep import SweepResult
 
-__all__ = ["axis_values", "plot_metric", "plot_series", "series_mean"]
+__all__ = ["axis_values", "interval_caption", "plot_metric", "plot_series", "series_mean"]
 
 Theory: TypeAlias = Callable[[np.ndarray], Any] | pd.DataFrame | Mapping[str, Any]
 """A function of the x values, a DataFrame with columns x, y, or {label: either of those}."""
@@ -52,6 +52,21 @@ def axis_values(values: pd.Series) -> tuple[np.ndarray, str | None]:
         return np.array([p[0] for p in parsed if p]), units.pop()
     categories = list(dict.fromkeys(str(v) for v in values))
     return np.array([categories.index(str(v)) for v in values], dtype=float), None
+
+
+def interval_caption(summary: pd.DataFrame, metrics: Sequence[str]) -> str:
+    """What a metric plot's points and intervals are: "mean of 5 repetitions, 95 % interval:
+    bootstrap", from the summary rows of `metrics` (their run counts and interval methods)."""
+    rows = summary[summary["metric"].isin(list(metrics))]
+    counts = sorted({int(n) for n in rows["n"]}) if len(rows) else [0]
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    methods = [
+        str(m)
+        for m in dict.fromkeys(rows.get("method", pd.Series(dtype=str)))
+        if str(m) not in ("identical", "none")
+    ]
+    what = f"mean of {n} repetitions"
+    return f"{what}, 95 % interval: {', '.join(methods)}" if methods else what
 
 
 def plot_metric(
@@ -93,6 +108,10 @@ def plot_metric(
     df = summary[summary["metric"].isin(metrics)].copy()
     xs, unit = axis_values(df[x])
     df["_x"] = xs
+    if "method" in df.columns:
+        df["_identical"] = df["method"].astype(str) == "identical"
+    else:
+        df["_identical"] = False
     groups: list[tuple[str, pd.DataFrame]] = []
     for m in metrics:
         part = df[df["metric"] == m]
@@ -101,11 +120,17 @@ def plot_metric(
         else:
             for value, sub in part.groupby(hue, sort=False):
                 groups.append((f"{m}, {hue}={value}" if len(metrics) > 1 else f"{hue}={value}", sub))
+    marked = False
     for label, part in groups:
         # Parameters on neither x nor hue are averaged into each point; pass hue to separate one.
         part = (
             part.groupby("_x", sort=True)
-            .agg(mean=("mean", "mean"), lo=("ci_low", "mean"), hi=("ci_high", "mean"))
+            .agg(
+                mean=("mean", "mean"),
+                lo=("ci_low", "mean"),
+                hi=("ci_high", "mean"),
+                same=("_identical", "all"),
+            )
             .reset_index()
         )
         xv, mean = part["_x"].to_numpy(), part["mean"].to_numpy(dtype=float)
@@ -115,10 +140,24 @@ def plot_metric(
             # interval holds its mean, so the clip only absorbs the rounding of averaging points.
             err = np.vstack([mean - lo, hi - mean])
             err = np.clip(np.where(np.isfinite(err), err, 0.0), 0.0, None)
-            ax.errorbar(xv, mean, yerr=err, marker="o", capsize=3, label=label or None)
+            (line, *_) = ax.errorbar(xv, mean, yerr=err, marker="o", capsize=3, label=label or None)
         else:
             (line,) = ax.plot(xv, mean, marker="o", label=label or None)
             ax.fill_between(xv, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
+        same = part["same"].to_numpy(dtype=bool)
+        if same.any():
+            # Without this a point with no band or bar reads as one whose interval is missing.
+            ax.scatter(
+                xv[same],
+                mean[same],
+                s=110,
+                facecolors="none",
+                edgecolors="black",
+                linewidths=1.2,
+                zorder=4,
+                label=None if marked else "identical in every repetition: no interval",
+            )
+            marked = True
     if theory is not None:
         _overlay(ax, theory, np.unique(xs))
     if unit is None:

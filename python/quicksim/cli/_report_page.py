@@ -71,7 +71,8 @@ def build_page(dirs: Sequence[Path], names: Sequence[str], rows: Sequence[Row]) 
                 [[r.source, r.flow, r.throughput_mbps, r.owd_p95_ms, 100 * r.loss_rate] for r in rows],
             )
         )
-    sections.append(compare)
+    if rows:  # nothing to compare (sweeps of other metrics only): no section about it
+        sections.append(compare)
     for d, name in zip(dirs, names, strict=True):
         if _is_sweep(d):
             with _damaged(d / "plan.json", "a sweep's output"):
@@ -87,9 +88,12 @@ def build_page(dirs: Sequence[Path], names: Sequence[str], rows: Sequence[Row]) 
     intro = [
         "Sources: "
         + ", ".join(f"<b>{_esc(n)}</b> ({_esc(str(d))})" for d, n in zip(dirs, names, strict=True)),
-        "Throughput is the flow's average over its active time, delay the 95th percentile of its "
-        "packets' one-way delays, loss the packets sent and not delivered.",
     ]
+    if rows:
+        intro.append(
+            "Throughput is the flow's average over its active time, delay the 95th percentile of its "
+            "packets' one-way delays, loss the packets sent and not delivered."
+        )
     return page("quicksim report", intro, [s for s in sections if not s.empty() or s.notes])
 
 
@@ -196,15 +200,18 @@ def _sweep_sections(d: Path, name: str) -> list[Section]:
         s.notes.append("No plan.json beside runs.parquet: its points are compared above only.")
         return [s]
     from ..sweep import load_sweep
-    from ..sweep_plots import plot_metric
+    from ..sweep_plots import interval_caption, plot_metric
 
     sweep = load_sweep(d)
     summary = sweep.summary
     varying = [p for p in sweep.params if p in summary and summary[p].astype(str).nunique() > 1]
+    plan = sweep.plan
     s.notes.append(
+        f"plan {plan.get('name', '?')}, seed {plan.get('seed', '?')}: "
         f"{len(sweep.runs)} runs, {summary['n'].max() if len(summary) else 0} repetitions per point; "
-        "each point is the mean of its repetitions, the bars its confidence interval (the sweep's "
-        "summary table)."
+        "each point is the mean of its repetitions, the bars its 95 % confidence interval (the "
+        'sweep\'s summary table; its method column says how each was computed, "identical": the '
+        "repetitions gave one value, no interval)."
     )
     if varying:
         x, hue = varying[0], (varying[1] if len(varying) > 1 else None)
@@ -212,9 +219,11 @@ def _sweep_sections(d: Path, name: str) -> list[Section]:
             part = summary[summary["metric"].astype(str) == metric]
             if not part["mean"].notna().any():
                 continue
-            fig = plot_metric(summary, metric, x=x, hue=hue, style="bars", title=f"{metric} ({name})")
+            title = f"{metric} ({name})\n{interval_caption(summary, [metric])}"
+            fig = plot_metric(summary, metric, x=x, hue=hue, style="bars", title=title)
             s.figures.append((f"{name}: {metric} against {x}", png_data(fig)))
     shown = [*varying, "metric", "n", "mean", "ci_low", "ci_high"]
+    shown += ["method"] if "method" in summary.columns else []
     s.tables.append(
         table(shown, [[_plain(v) for v in row] for row in summary[shown].itertuples(index=False)])
     )

@@ -179,7 +179,9 @@ def format_summary(result: SweepResult) -> str:
             f"note: {int(bare.sum())} metric value(s) were bit-identical in every repetition"
             + (f" ({every} point(s) identical in every metric)" if every else "")
             + ": the seeds changed nothing the metric sees (a scenario without a random element, e.g. "
-            "no jitter or random start times, runs the same for every seed); no interval is given"
+            "no jitter or random start times, runs the same for every seed; so does a metric at a limit "
+            "every run reaches, e.g. a link busy throughout or a delay quantile at a full buffer's); "
+            "no interval is given"
         )
     used = [m for m in dict.fromkeys(s.get("method", [])) if m in ("t", "t-clipped", "bootstrap", "wilson")]
     if used:
@@ -203,7 +205,7 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
     the second; `goodput_mbps.a`, `.b` share a plot when there is no second), and each
     time-series metric averaged over repetitions, one plot per point."""
     from .._io import atomic_write, file_name
-    from ..sweep_plots import plot_metric, plot_series
+    from ..sweep_plots import interval_caption, plot_metric, plot_series
 
     varied = _varied(result)
     jobs: list[tuple[str, Callable[[], Figure]]] = []
@@ -213,8 +215,12 @@ def save_plots(result: SweepResult, out: Path) -> list[Path]:
         families: dict[str, list[str]] = {}
         for metric in result.metrics:
             families.setdefault(metric.split(".", 1)[0] if hue is None else metric, []).append(metric)
+        # Every figure names its sweep, seed and what its points and intervals are.
+        plan = result.plan
+        origin = f"{plan.get('name', '')}, plan seed {plan.get('seed', '?')}".lstrip(", ")
         for family, members in families.items():
-            draw = partial(plot_metric, result, members, x, hue=hue, ylabel=family, title=family)
+            title = f"{family}\n{origin}: {interval_caption(result.summary, members)}"
+            draw = partial(plot_metric, result, members, x, hue=hue, ylabel=family, title=title)
             jobs.append((family, draw))
     if not result.series.empty:
         points = result.series.drop_duplicates("point")
