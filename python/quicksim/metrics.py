@@ -312,15 +312,9 @@ def _time_weighted(
         return {"mean": math.nan, "min": math.nan, "max": math.nan}
     order = np.argsort(t, kind="stable")
     t, v = t[order], v[order]
-    # The value holding at t0 is the last sample at or before it (the first sample if none).
-    start = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
-    t, v = t[start:], v[start:]
-    keep = t < t1
-    t, v = t[keep], v[keep]
-    if len(t) == 0:
+    v, widths = _q.held_steps(t, v, t0, t1)
+    if len(v) == 0:
         return {"mean": math.nan, "min": math.nan, "max": math.nan}
-    edges = np.clip(np.append(t, t1), t0, t1)
-    widths = np.diff(edges)
     if widths.sum() <= 0:
         out = {"mean": float(v[-1]), "min": float(v.min()), "max": float(v.max())}
         if stat is not None and stat not in out:

@@ -55,6 +55,21 @@ def parse_stat(stat: Any, allowed: Sequence[str] = ("mean", "min", "max")) -> tu
     raise ValueError(f"stat must be one of {', '.join(allowed)}, median or pNN (0 < NN < 100), not {stat!r}")
 
 
+def held_steps(t: Any, v: Any, t0: float, t1: float) -> tuple[Any, Any]:
+    """A sample-and-hold series (value `v[i]` set at time `t[i]`, `t` sorted) over [t0, t1): the
+    values that held there and for how long each held. The value holding at t0 is the last
+    sample at or before it (the first sample if none)."""
+    import numpy as np
+
+    t = np.asarray(t, dtype=float)
+    v = np.asarray(v, dtype=float)
+    start = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
+    t, v = t[start:], v[start:]
+    keep = t < t1
+    t, v = t[keep], v[keep]
+    return v, np.diff(np.clip(np.append(t, t1), t0, t1))
+
+
 def weighted_stat(values: Any, weights: Any, stat: str) -> float:
     """`stat` of values held for `weights` (durations): the time-weighted mean, min, max or
     quantile (the smallest value v such that the signal is <= v for at least that fraction of the

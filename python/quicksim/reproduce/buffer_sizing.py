@@ -9,6 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import validation
+from ..metrics_quantiles import held_steps
 from .common import Context, Report, save_csv, save_figure
 
 if TYPE_CHECKING:
@@ -55,21 +56,14 @@ def sawtooth(buffer_pkts: float, bdp: float = BDP, extra: float = 1.0) -> tuple[
 
 def buffer_metrics(result: Result) -> dict[str, float]:
     """Sweep metric: bottleneck utilization and time-weighted mean queue (packets) over WINDOW_S."""
-    import numpy as np
-
     t0, t1 = WINDOW_S
     links = result.links
     bn = links[(links["link"].astype(str) == BOTTLENECK) & (links["t_s"] >= t0) & (links["t_s"] < t1)]
     util = float(bn["bytes"].sum()) * 8 / (t1 - t0) / RATE_BPS
     q = result.queues
     q = q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
-    t = q["t_s"].to_numpy(dtype=float)
-    v = q["packets"].to_numpy(dtype=float)
-    start = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
-    t, v = t[start:], v[start:]
-    keep = t < t1
-    edges = np.clip(np.append(t[keep], t1), t0, t1)
-    mean_q = float((v[keep] * np.diff(edges)).sum() / (t1 - t0))
+    v, dt = held_steps(q["t_s"], q["packets"], t0, t1)
+    mean_q = float((v * dt).sum() / (t1 - t0))
     return {"utilization": util, "mean_queue_packets": mean_q, "mean_queue_delay_ms": mean_q / C_PPS * 1e3}
 
 

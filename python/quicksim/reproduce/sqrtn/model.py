@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...metrics_quantiles import held_steps
+
 #: Frame bytes on the bottleneck (1500 B IP packets; the dumbbell's links add no framing).
 PACKET_B = 1500
 #: TCP payload per packet: 20 B IP, 20 B TCP, 12 B timestamps.
@@ -292,14 +294,7 @@ def queue_ccdf(result: Any, t0: float, t1: float, levels: Any) -> Any:
 
     q = result.queues
     q = q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
-    t = q["t_s"].to_numpy(dtype=float)
-    v = q["packets"].to_numpy(dtype=float)
-    start = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
-    t, v = t[start:], v[start:]
-    keep = t < t1
-    edges = np.clip(np.append(t[keep], t1), t0, t1)
-    dt = np.diff(edges)
-    v = v[keep]
+    v, dt = held_steps(q["t_s"], q["packets"], t0, t1)
     levels = np.asarray(levels, dtype=float)
     return np.array([dt[v >= b].sum() for b in levels]) / (t1 - t0)
 
