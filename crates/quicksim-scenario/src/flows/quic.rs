@@ -65,6 +65,17 @@ impl Transport for Connection {
         (cfg.header == HeaderKind::Rfc9000).then(|| cfg.dcid_len.unwrap_or(DEFAULT_DCID_LEN))
     }
 
+    #[inline(always)]
+    fn packet_path(p: &Self::Packet) -> u8 {
+        p.path
+    }
+
+    fn extra_paths(cfg: &Arc<QuicConfig>) -> super::transport::ExtraPaths {
+        cfg.multipath
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.paths.iter().map(|p| (p.src.clone(), p.dst.clone())).collect())
+    }
+
     fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {
         crate::payload::Contents::Quic(p)
     }

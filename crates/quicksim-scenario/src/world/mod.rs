@@ -71,6 +71,7 @@ impl World {
                 out: NetObs { rec: b.rec, pools: Pools::default() },
                 flow_names: b.flow_names,
                 rng: b.rng,
+                paths: b.paths,
             },
             flows: b.flows,
             end: b.end,

@@ -86,3 +86,30 @@ fn a_link_down_stops_only_its_interface() {
     let b = |f: &str| o.totals["flows"][f].clone();
     assert!(d("a") < d("b"), "{} {}", b("a"), b("b"));
 }
+
+/// A bulk QUIC flow from the client to the server over both interfaces (path 0 on wifi,
+/// path 1 on lte), with `mp` as the `multipath` table over `{ paths = [{ src = "client.lte" }] }`.
+fn mp_bulk(secs: u64, d1: &str, d2: &str, mp: Value) -> Value {
+    let mut sc = two_paths("10Mbps", d1, d2);
+    sc["run"]["duration"] = json!(format!("{secs}s"));
+    sc["links"][0]["queue"] = json!({"packets": 50});
+    sc["links"][1]["queue"] = json!({"packets": 50});
+    let mut m = json!({"paths": [{"src": "client.lte"}]});
+    for (k, v) in mp.as_object().unwrap() {
+        m[k] = v.clone();
+    }
+    sc["flows"] = json!([{"name": "q", "kind": "quic", "src": "client", "dst": "server",
+                          "quic": {"multipath": m}}]);
+    sc
+}
+
+#[test]
+fn two_paths_aggregate_their_rates() {
+    let o = go(&mp_bulk(10, "10ms", "25ms", json!({})), None);
+    let g = super::goodput_bps(&o, "q", 3.0, 10.0);
+    let links = &o.totals["links"];
+    let b = |k: &str| links[k]["bytes"].as_u64().unwrap();
+    eprintln!("goodput {g} wifi {} lte {}", b("wifi:client.wifi->r1"), b("lte:client.lte->r2"));
+    eprintln!("{}", o.totals["flows"]["q"]);
+    assert!(g > 0.95 * 20e6, "goodput {g}");
+}

@@ -170,7 +170,15 @@ impl Connection {
                     }
                 }
                 // draft §5: a lost IMMEDIATE_ACK is not re-sent (the window reopens anyway).
+                Frame::PathAbandon { .. } | Frame::PathStatus { .. } => {
+                    if let Some(mp) = self.mp_mut() {
+                        mp.control.push(f);
+                    }
+                }
                 Frame::ImmediateAck
+                | Frame::PathAck(_)
+                | Frame::PathChallenge(_)
+                | Frame::PathResponse(_)
                 | Frame::Ping
                 | Frame::Padding(_)
                 | Frame::Ack(_)
