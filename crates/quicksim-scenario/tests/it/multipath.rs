@@ -113,3 +113,79 @@ fn two_paths_aggregate_their_rates() {
     eprintln!("{}", o.totals["flows"]["q"]);
     assert!(g > 0.95 * 20e6, "goodput {g}");
 }
+
+/// The longest time without a delivery to the application in [t0, t1) s, from the `flows`
+/// table's bins (their width).
+fn longest_stall(o: &quicksim_scenario::RunOutput, t0: f64, t1: f64) -> f64 {
+    let (t, d) = (super::col_f64(o, "flows", "t_s"), super::col_i64(o, "flows", "delivered_bytes"));
+    let mut last = t0;
+    let mut worst: f64 = 0.0;
+    for (&t, &d) in t.iter().zip(d) {
+        if t >= t0 && t < t1 && d > 0 {
+            worst = worst.max(t - last);
+            last = t;
+        }
+    }
+    worst.max(t1 - last)
+}
+
+/// The primary path (wifi) fails at 3 s: the data in flight on it goes again on lte after its
+/// PTO, so delivery stalls for at most one PTO of wifi plus one RTT of lte. Bounds: wifi's RTT
+/// is 20 ms plus at most its 50-packet queue (50 x 0.82 ms = 41 ms at 10 Mbit/s), so its PTO
+/// (srtt + 4 rttvar + max_ack_delay 25 ms, RFC 9002 §6.2.1) is at most 61 + 4 x 41 + 25 =
+/// 250 ms; lte's RTT at most 50 + 41 = 91 ms. Nothing is lost: the transfer completes.
+#[test]
+fn failover_continues_on_the_other_path_within_a_pto_and_an_rtt() {
+    for (mode, bound) in [("minrtt", 0.341), ("backup", 0.341)] {
+        let mut sc = mp_bulk(14, "10ms", "25ms", json!({"scheduler": mode}));
+        sc["run"]["record_interval"] = json!("10ms");
+        sc["links"][0]["down"] = json!([{"from": "3s", "to": "14s"}]);
+        sc["flows"][0]["app"] = json!("bulk");
+        sc["flows"][0]["bytes"] = json!("12MB");
+        let o = go(&sc, None);
+        let stall = longest_stall(&o, 3.0, 4.0);
+        let f = &o.totals["flows"]["q"];
+        assert!(stall <= bound, "{mode}: delivery stalled {stall} s after the failure");
+        assert_eq!(f["delivered_bytes"], 12_000_000, "{mode}: {f}");
+        assert!(f["completion_time_s"].as_f64().unwrap() > 4.0, "{mode}: done before the failure: {f}");
+        eprintln!("{mode}: longest stall after the failure {stall:.2} s (bound {bound} s)");
+    }
+}
+
+#[test]
+fn a_backup_path_carries_data_only_while_the_other_fails() {
+    let mut sc = mp_bulk(8, "10ms", "25ms", json!({"paths": [{"src": "client.lte", "backup": true}]}));
+    sc["links"][0]["down"] = json!([{"from": "5s", "to": "8s"}]);
+    sc["run"]["record_interval"] = json!("100ms");
+    let o = go(&sc, None);
+    let (t, l, b) = (
+        super::col_f64(&o, "links", "t_s"),
+        super::col_str(&o, "links", "link"),
+        super::col_i64(&o, "links", "bytes"),
+    );
+    let lte = |t0: f64, t1: f64| -> i64 {
+        (0..t.len()).filter(|&i| l[i] == "lte:client.lte->r2" && t[i] >= t0 && t[i] < t1).map(|i| b[i]).sum()
+    };
+    // Before the failure lte carries the validation and its ACK (under 2 kB); after it, about
+    // its 10 Mbit/s (3 s at 1.25 MB/s less the failover).
+    assert!(lte(0.0, 5.0) < 2_000, "lte before: {}", lte(0.0, 5.0));
+    assert!(lte(5.5, 8.0) > 2_500_000, "lte after: {}", lte(5.5, 8.0));
+}
+
+#[test]
+fn migration_moves_a_single_path_connection_to_the_other_interface() {
+    let mut sc = mp_bulk(8, "10ms", "25ms", json!({"mode": "migrate"}));
+    sc["links"][0]["down"] = json!([{"from": "5s", "to": "8s"}]);
+    sc["run"]["record_interval"] = json!("10ms");
+    let o = go(&sc, None);
+    let links = &o.totals["links"];
+    let bytes = |k: &str| links[k]["bytes"].as_u64().unwrap();
+    // Single path before (all on wifi at ~10 Mbit/s), then a probe of lte after wifi's first
+    // PTO, its validation (one lte round trip) and the move; the controller starts over on lte.
+    let stall = longest_stall(&o, 5.0, 7.0);
+    assert!(stall < 0.5, "stalled {stall} s");
+    assert!(bytes("lte:client.lte->r2") > 3_000_000, "lte carried {}", bytes("lte:client.lte->r2"));
+    let before = super::goodput_bps(&o, "q", 1.0, 5.0);
+    let after = super::goodput_bps(&o, "q", 6.0, 8.0);
+    assert!(before > 9e6 && after > 9e6, "{before} {after}");
+}

@@ -135,6 +135,14 @@ impl Connection {
             }
         }
         for f in p.frames {
+            self.requeue_frame(space, f);
+        }
+    }
+
+    /// What losing frame `f` of a packet of `space` means: its content is queued again (or
+    /// regenerated) if still needed (RFC 9000 §13.3).
+    pub(super) fn requeue_frame(&mut self, space: SpaceId, f: Frame) {
+        {
             match f {
                 Frame::Stream(sf) => {
                     if let Some(s) = self.streams.send.get_mut(&sf.id) {

@@ -444,19 +444,14 @@ impl Connection {
         self.select_path(if back == p { 0 } else { back });
     }
 
-    /// Queues the STREAM data of the selected path's packets in flight again, so other paths
-    /// send it (the packets stay in flight here: an ACK that still comes releases them).
+    /// Queues what the selected path's packets in flight carry again (STREAM data, MAX_DATA and
+    /// the other control frames), so other paths send it; the packets stay in flight here (an
+    /// ACK that still comes releases them).
     fn requeue_outstanding(&mut self) {
-        let frames: Vec<StreamFrame> = self
-            .recovery
-            .outstanding(SpaceId::Data)
-            .flat_map(|p| p.frames.iter())
-            .filter_map(|f| if let Frame::Stream(s) = f { Some(*s) } else { None })
-            .collect();
-        for sf in frames {
-            if let Some(s) = self.streams.send.get_mut(&sf.id) {
-                s.on_lost(sf.offset, sf.len);
-            }
+        let frames: Vec<Frame> =
+            self.recovery.outstanding(SpaceId::Data).flat_map(|p| p.frames.iter().cloned()).collect();
+        for f in frames {
+            self.requeue_frame(SpaceId::Data, f);
         }
     }
 
