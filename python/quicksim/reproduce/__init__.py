@@ -45,6 +45,7 @@ REPRODUCTIONS: dict[str, str] = {
     "bbr": "bbr",
     "buffer-sizing-sqrt-n": "sqrtn",
     "l4s": "l4s",
+    "multipath": "multipath",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

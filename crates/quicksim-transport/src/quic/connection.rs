@@ -714,6 +714,10 @@ impl Connection {
             }
         }
         let (dup, deliver) = rs.on_data(off, len);
+        if let Some(mp) = self.rare.existing().and_then(|r| r.mp.as_deref_mut()) {
+            // Received above the in-order prefix (holes included), after this delivery.
+            mp.max_held_bytes = mp.max_held_bytes.max(rs.highest.saturating_sub(rs.delivered));
+        }
         if dup > 0 {
             self.rare.get_mut().stats.duplicate_stream_bytes += dup;
         }

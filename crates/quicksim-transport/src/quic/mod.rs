@@ -23,6 +23,7 @@ pub mod niche;
 pub mod packet;
 mod park;
 pub mod path_sched;
+mod path_state;
 mod paths;
 mod per_space;
 /// Moved to the crate root (shared with TCP); kept here so existing paths still work.

@@ -3,43 +3,12 @@
 //! frames as values; the encoding is what a capture writes and what the unit tests check
 //! against the draft's formats byte for byte.
 
-use super::packet::{varint_len, AckFrame, EcnCounts, Frame};
-use serde::{Deserialize, Serialize};
-
-/// PATH_ACK (draft-21 §4.1); PATH_ACK_ECN is `PATH_ACK_TYPE + 1`. One-byte varints.
-pub const PATH_ACK_TYPE: u64 = 0x3e;
-pub const PATH_ACK_ECN_TYPE: u64 = 0x3f;
-/// PATH_ABANDON (§4.2), a two-byte varint.
-pub const PATH_ABANDON_TYPE: u64 = 0x3e75;
-/// PATH_STATUS_BACKUP and PATH_STATUS_AVAILABLE (§4.3).
-pub const PATH_STATUS_BACKUP_TYPE: u64 = 0x3e76;
-pub const PATH_STATUS_AVAILABLE_TYPE: u64 = 0x3e77;
-/// PATH_CHALLENGE and PATH_RESPONSE (RFC 9000 §19.17, §19.18).
-pub const PATH_CHALLENGE_TYPE: u64 = 0x1a;
-pub const PATH_RESPONSE_TYPE: u64 = 0x1b;
-/// Transport parameter initial_max_path_id (draft-21 §2.1).
-pub const INITIAL_MAX_PATH_ID_PARAM: u64 = 0x3e;
-/// PATH_ABANDON error codes (draft-21 §7): the application stopped using the path, and the
-/// path is unusable (unanswered probes).
-pub const APPLICATION_ABANDON_PATH: u64 = 0x3e75;
-pub const PATH_UNSTABLE_OR_POOR: u64 = 0x3e77;
-
-/// A PATH_ACK frame: an ACK frame's ranges and delay for the packet number space of `path`,
-/// with ECN counts for PATH_ACK_ECN.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PathAckFrame {
-    pub path: u64,
-    pub ack: AckFrame,
-    pub ecn: Option<EcnCounts>,
-}
-
-impl PathAckFrame {
-    /// type (1 B) + v(path) + the ACK frame's fields (its `size()` counts its own 1 B type) +
-    /// the ECN counts.
-    pub fn size(&self) -> u64 {
-        varint_len(self.path) + self.ack.size() + self.ecn.map_or(0, |c| c.size())
-    }
-}
+use super::packet::{varint_len, AckFrame, Frame};
+pub use super::packet::{
+    PathAckFrame, APPLICATION_ABANDON_PATH, INITIAL_MAX_PATH_ID_PARAM, PATH_ABANDON_TYPE, PATH_ACK_ECN_TYPE,
+    PATH_ACK_TYPE, PATH_CHALLENGE_TYPE, PATH_RESPONSE_TYPE, PATH_STATUS_AVAILABLE_TYPE,
+    PATH_STATUS_BACKUP_TYPE, PATH_UNSTABLE_OR_POOR,
+};
 
 /// Appends `v` as a variable-length integer of the shortest encoding (RFC 9000 §16).
 pub fn put_varint(out: &mut Vec<u8>, v: u64) {
@@ -105,6 +74,7 @@ pub fn encode_path_frame(out: &mut Vec<u8>, f: &Frame) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quic::packet::EcnCounts;
     use smallvec::smallvec;
 
     fn enc(f: &Frame) -> Vec<u8> {

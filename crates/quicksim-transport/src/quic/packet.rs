@@ -327,6 +327,43 @@ pub const FLOW_CONTROL_ERROR: u64 = 0x03;
 /// Transport error code NO_ERROR.
 pub const NO_ERROR: u64 = 0x00;
 
+// ----- the multipath extension's frames (draft-ietf-quic-multipath-21 §4; encoded in `mp_frames`)
+
+/// PATH_ACK (draft-21 §4.1); PATH_ACK_ECN is `PATH_ACK_TYPE + 1`. One-byte varints.
+pub const PATH_ACK_TYPE: u64 = 0x3e;
+pub const PATH_ACK_ECN_TYPE: u64 = 0x3f;
+/// PATH_ABANDON (§4.2), a two-byte varint.
+pub const PATH_ABANDON_TYPE: u64 = 0x3e75;
+/// PATH_STATUS_BACKUP and PATH_STATUS_AVAILABLE (§4.3).
+pub const PATH_STATUS_BACKUP_TYPE: u64 = 0x3e76;
+pub const PATH_STATUS_AVAILABLE_TYPE: u64 = 0x3e77;
+/// PATH_CHALLENGE and PATH_RESPONSE (RFC 9000 §19.17, §19.18).
+pub const PATH_CHALLENGE_TYPE: u64 = 0x1a;
+pub const PATH_RESPONSE_TYPE: u64 = 0x1b;
+/// Transport parameter initial_max_path_id (draft-21 §2.1).
+pub const INITIAL_MAX_PATH_ID_PARAM: u64 = 0x3e;
+/// PATH_ABANDON error codes (draft-21 §7): the application stopped using the path, and the
+/// path is unusable (unanswered probes).
+pub const APPLICATION_ABANDON_PATH: u64 = 0x3e75;
+pub const PATH_UNSTABLE_OR_POOR: u64 = 0x3e77;
+
+/// A PATH_ACK frame: an ACK frame's ranges and delay for the packet number space of `path`,
+/// with ECN counts for PATH_ACK_ECN.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathAckFrame {
+    pub path: u64,
+    pub ack: AckFrame,
+    pub ecn: Option<EcnCounts>,
+}
+
+impl PathAckFrame {
+    /// type (1 B) + v(path) + the ACK frame's fields (its `size()` counts its own 1 B type) +
+    /// the ECN counts.
+    pub fn size(&self) -> u64 {
+        varint_len(self.path) + self.ack.size() + self.ecn.map_or(0, |c| c.size())
+    }
+}
+
 /// A QUIC frame (only the types the model implements).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Frame {
@@ -363,7 +400,7 @@ pub enum Frame {
     ImmediateAck,
     /// PATH_ACK / PATH_ACK_ECN (draft-ietf-quic-multipath-21 §4.1): an ACK of another path's
     /// packet number space. Boxed: rare, and it keeps `Frame` at 40 B.
-    PathAck(Box<super::mp_frames::PathAckFrame>),
+    PathAck(Box<PathAckFrame>),
     /// PATH_ABANDON (§4.2): the sender stops using the path.
     PathAbandon {
         path: u64,
@@ -401,10 +438,10 @@ impl Frame {
             Frame::ImmediateAck => varint_len(IMMEDIATE_ACK_TYPE),
             Frame::PathAck(a) => a.size(),
             Frame::PathAbandon { path, error_code } => {
-                varint_len(super::mp_frames::PATH_ABANDON_TYPE) + varint_len(*path) + varint_len(*error_code)
+                varint_len(PATH_ABANDON_TYPE) + varint_len(*path) + varint_len(*error_code)
             }
             Frame::PathStatus { path, seq, .. } => {
-                varint_len(super::mp_frames::PATH_STATUS_BACKUP_TYPE) + varint_len(*path) + varint_len(*seq)
+                varint_len(PATH_STATUS_BACKUP_TYPE) + varint_len(*path) + varint_len(*seq)
             }
             Frame::PathChallenge(_) | Frame::PathResponse(_) => 1 + 8,
         }

@@ -11,211 +11,17 @@
 //! picks. A single-path connection has no `Multipath` (it lives in the rare state, so the
 //! connection's size is unchanged) and never swaps.
 
-use std::collections::{BTreeSet, VecDeque};
+use quicksim_engine::{Rng, SimTime};
 
-use quicksim_cc::InitCtx;
-use quicksim_engine::{Rng, SimDuration, SimTime};
-
-use super::ack::AckManager;
 use super::config::MultipathMode;
 use super::connection::Connection;
-use super::mp_frames::{PathAckFrame, APPLICATION_ABANDON_PATH, PATH_UNSTABLE_OR_POOR};
-use super::packet::{AckFrame, EcnCounts, Frame, Frames, QuicPacket, SpaceId, StreamFrame};
-use super::path_sched::{self, PathScheduler, PathView};
-use super::recovery::{Recovery, WINDOW_RULES};
-use super::QuicConfig;
+use super::mp_frames::{APPLICATION_ABANDON_PATH, PATH_UNSTABLE_OR_POOR};
+use super::packet::{AckFrame, EcnCounts, Frame, Frames, PathAckFrame, QuicPacket, SpaceId, StreamFrame};
+use super::path_sched::PathView;
+pub use super::path_state::PathMetrics;
+use super::path_state::{Multipath, Phase};
+use super::recovery::Recovery;
 use super::Role;
-
-/// The per-path part of a connection, swapped with the connection's fields (`select_path`).
-#[derive(Debug)]
-pub(super) struct PathSlots {
-    pub acks: AckManager,
-    pub recovery: Recovery,
-    pub next_pn: u64,
-    pub probes: u8,
-    pub lost_pns: BTreeSet<u64>,
-    pub app_limited: bool,
-    pub allow_one: bool,
-    pub next_send_time: SimTime,
-    pub pacing_blocked: bool,
-}
-
-impl PathSlots {
-    /// A new path's state: a fresh controller and RTT estimator (RFC 9000 §9.4: a new path
-    /// starts from the initial window and RTT), the handshake spaces already gone.
-    fn new(cfg: &QuicConfig, now: SimTime, rng: &Rng) -> PathSlots {
-        let rules = cfg.initial_window.map_or(WINDOW_RULES, |n| WINDOW_RULES.with_initial_segments(n));
-        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &rules, rng });
-        let mut recovery = Recovery::new(cc, cfg.initial_rtt, cfg.max_packet_size, cfg.max_ack_delay);
-        let ctx = super::recovery::TimerCtx {
-            handshake_confirmed: true,
-            peer_validated: true,
-            has_handshake_keys: false,
-        };
-        recovery.discard_space(SpaceId::Initial, now, ctx);
-        recovery.discard_space(SpaceId::Handshake, now, ctx);
-        if cfg.ecn {
-            recovery.enable_ecn();
-        }
-        PathSlots {
-            acks: AckManager::new(cfg.max_ack_ranges),
-            recovery,
-            next_pn: 0,
-            probes: 0,
-            lost_pns: BTreeSet::new(),
-            app_limited: true,
-            allow_one: false,
-            next_send_time: now,
-            pacing_blocked: false,
-        }
-    }
-}
-
-/// Where a path is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Phase {
-    /// Configured, not opened yet.
-    Idle,
-    /// Opened: our PATH_CHALLENGE is out (or owed), no PATH_RESPONSE yet.
-    Validating,
-    /// Validated: may carry data.
-    Active,
-    /// Abandoned (PATH_ABANDON sent or received): never used again.
-    Abandoned,
-}
-
-/// One path of a connection.
-#[derive(Debug)]
-pub(super) struct Path {
-    /// The path's state while another path's is in the connection; a spare while its own is.
-    pub slots: PathSlots,
-    pub phase: Phase,
-    /// The token of our PATH_CHALLENGE awaiting its response, and whether it is still to be sent.
-    pub challenge: Option<u64>,
-    pub challenge_pending: bool,
-    /// A PATH_RESPONSE owed on this path.
-    pub response: Option<u64>,
-    /// We (`backup`) or the peer (`peer_backup`, PATH_STATUS_BACKUP) want it used only while no
-    /// other path is usable.
-    pub backup: bool,
-    pub peer_backup: bool,
-    /// Its PTO fired while another path is usable: no new data on it until it answers again
-    /// (its outstanding data was queued again for the other paths).
-    pub suspect: bool,
-    /// Copies of other paths' STREAM frames to send (the redundant scheduler).
-    pub copies: VecDeque<StreamFrame>,
-    /// When it was validated (the failover and migration checks read it).
-    pub validated_at: Option<SimTime>,
-    /// Counters of this path: packets and bytes sent, STREAM bytes sent.
-    pub packets_sent: u64,
-    pub bytes_sent: u64,
-    pub stream_bytes_sent: u64,
-}
-
-impl Path {
-    fn new(slots: PathSlots, phase: Phase, backup: bool) -> Path {
-        Path {
-            slots,
-            phase,
-            challenge: None,
-            challenge_pending: false,
-            response: None,
-            backup,
-            peer_backup: false,
-            suspect: false,
-            copies: VecDeque::new(),
-            validated_at: None,
-            packets_sent: 0,
-            bytes_sent: 0,
-            stream_bytes_sent: 0,
-        }
-    }
-}
-
-/// The paths of a connection and how data is spread over them.
-#[derive(Debug)]
-pub(crate) struct Multipath {
-    pub(super) paths: Vec<Path>,
-    /// The path whose state is in the connection's fields.
-    pub(super) active: u8,
-    pub(super) mode: MultipathMode,
-    /// Migration: the path in use.
-    pub(super) current: u8,
-    /// Whether the peer takes part (its initial_max_path_id; always with migration). None
-    /// until its transport parameters are known.
-    pub(super) negotiated: Option<bool>,
-    pub(super) scheduler: Box<dyn PathScheduler>,
-    pub(super) abandon_after: u32,
-    /// PATH_ABANDON and PATH_STATUS frames to send (on any usable path).
-    pub(super) control: Vec<Frame>,
-    status_seq: u64,
-    /// Each new path's controller stream.
-    rng: Rng,
-    next_token: u64,
-    /// Reused buffer of the scheduler's order.
-    order: Vec<u8>,
-}
-
-/// A path's state as outputs and a connection-level (coupled) controller see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PathMetrics {
-    pub path: u8,
-    /// Validated, not abandoned, not suspected of failure.
-    pub usable: bool,
-    pub backup: bool,
-    pub abandoned: bool,
-    pub cwnd_bytes: u64,
-    pub ssthresh_bytes: u64,
-    pub bytes_in_flight: u64,
-    pub smoothed_rtt: SimDuration,
-    pub latest_rtt: SimDuration,
-    pub min_rtt: SimDuration,
-    pub pto_count: u32,
-    pub packets_sent: u64,
-    pub bytes_sent: u64,
-    pub stream_bytes_sent: u64,
-    pub validated_at: Option<SimTime>,
-}
-
-impl Multipath {
-    /// The multipath state of a new connection with `cfg.multipath`; path 0 is in use.
-    pub(super) fn new(cfg: &QuicConfig, now: SimTime, mut rng: Rng) -> Multipath {
-        let m = cfg.multipath.as_ref().expect("a multipath configuration");
-        let spare = PathSlots::new(cfg, now, &rng.split());
-        let mut paths = vec![Path::new(spare, Phase::Active, false)];
-        paths[0].validated_at = Some(now);
-        for p in &m.paths {
-            paths.push(Path::new(PathSlots::new(cfg, now, &rng.split()), Phase::Idle, p.backup));
-        }
-        Multipath {
-            paths,
-            active: 0,
-            mode: m.mode,
-            current: 0,
-            negotiated: None,
-            scheduler: path_sched::scheduler(&m.scheduler).expect("validated scheduler name"),
-            abandon_after: m.abandon_after_ptos,
-            control: Vec::new(),
-            status_seq: 0,
-            rng,
-            next_token: 0x5a5a_0000_0000_0000,
-            order: Vec::new(),
-        }
-    }
-
-    /// May carry new data: validated, not abandoned, not suspect (and, migrating, in use).
-    fn usable(&self, p: usize) -> bool {
-        let x = &self.paths[p];
-        x.phase == Phase::Active
-            && !x.suspect
-            && (self.mode == MultipathMode::Multipath || p == self.current as usize)
-    }
-
-    fn token(&mut self) -> u64 {
-        self.next_token += 1;
-        self.next_token ^ self.rng.next_u64() >> 8
-    }
-}
 
 impl Connection {
     /// The multipath state, on a connection configured with `multipath`.
@@ -243,8 +49,8 @@ impl Connection {
     /// Puts path `p`'s state into the connection's fields (the path being worked on).
     pub(super) fn select_path(&mut self, p: u8) {
         let Some(r) = self.rare.existing() else { return };
-        let super::rare::Rare { mp, lost_pns, .. } = r;
-        let Some(mp) = mp.as_deref_mut() else { return };
+        let lost_pns = &mut r.lost_pns;
+        let Some(mp) = r.mp.as_deref_mut() else { return };
         if mp.active == p {
             return;
         }
@@ -273,6 +79,11 @@ impl Connection {
         } else {
             &mp.paths[p].slots.recovery
         }
+    }
+
+    /// Most stream bytes this end held out of order as a receiver (multipath connections).
+    pub fn max_out_of_order_bytes(&self) -> u64 {
+        self.mp().map_or(0, |mp| mp.max_held_bytes)
     }
 
     /// Every path's state (outputs; the connection-level controller's view).

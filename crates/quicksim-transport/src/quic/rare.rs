@@ -48,7 +48,7 @@ pub(in crate::quic) struct Rare {
     /// The paths of a multipath (or migrating) connection; None on a single-path one, which so
     /// pays nothing for it. Not encoded: such a connection is never stored encoded (`can_park`).
     #[serde(skip)]
-    pub mp: Option<Box<super::paths::Multipath>>,
+    pub mp: Option<Box<super::path_state::Multipath>>,
 }
 
 /// The [`Rare`] state of a connection, `None` until first needed.
