@@ -189,3 +189,29 @@ fn migration_moves_a_single_path_connection_to_the_other_interface() {
     let after = super::goodput_bps(&o, "q", 6.0, 8.0);
     assert!(before > 9e6 && after > 9e6, "{before} {after}");
 }
+
+#[test]
+fn schedulers_spread_the_data_as_they_say() {
+    let run = |sched: &str| {
+        let mut sc = mp_bulk(6, "10ms", "25ms", json!({"scheduler": sched}));
+        sc["flows"][0]["app"] = json!("bulk");
+        sc["flows"][0]["bytes"] = json!("3MB");
+        let o = go(&sc, None);
+        let q = o.totals["flows"]["q"]["quic"].clone();
+        assert_eq!(o.totals["flows"]["q"]["delivered_bytes"], 3_000_000, "{sched}: {q}");
+        let s = |p: usize| q["paths"][p]["stream_bytes_sent"].as_f64().unwrap();
+        (s(0), s(1))
+    };
+    // Redundant: every STREAM byte on both paths (copies of what has not been acknowledged
+    // yet; the slower path's copies of data the faster one got acknowledged are skipped).
+    let (a, b) = run("redundant");
+    assert!(a >= 3e6 && b > 0.5 * a, "redundant: {a} {b}");
+    // Backup-only: path 1 carries nothing while path 0 works.
+    let (a, b) = run("backup");
+    assert!(a >= 3e6 && b == 0.0, "backup: {a} {b}");
+    // Round robin and minRTT: both carry a share.
+    for sched in ["roundrobin", "minrtt"] {
+        let (a, b) = run(sched);
+        assert!(a > 0.2 * (a + b) && b > 0.2 * (a + b), "{sched}: {a} {b}");
+    }
+}

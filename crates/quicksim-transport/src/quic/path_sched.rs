@@ -103,8 +103,11 @@ impl PathScheduler for BackupOnly {
     }
 }
 
+/// Makes a scheduler.
+pub type MakeScheduler = fn() -> Box<dyn PathScheduler>;
+
 /// The registry: name, one line of documentation, constructor. The first is the default.
-pub const SCHEDULERS: &[(&str, &str, fn() -> Box<dyn PathScheduler>)] = &[
+pub const SCHEDULERS: &[(&str, &str, MakeScheduler)] = &[
     ("minrtt", "lowest smoothed RTT first, the next path when its window is full", || Box::new(MinRtt)),
     ("roundrobin", "each packet on the next usable path in turn", || Box::<RoundRobin>::default()),
     ("redundant", "every packet on every usable path", || Box::new(Redundant)),

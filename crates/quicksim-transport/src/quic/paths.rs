@@ -487,8 +487,7 @@ impl Connection {
         let mut avail = budget.saturating_sub(self.header_len_data(pn));
         let mut frames = Frames::new();
         let p = self.mp().expect("multipath").active as usize;
-        loop {
-            let Some(sf) = self.mp_mut().expect("multipath").paths[p].copies.pop_front() else { break };
+        while let Some(sf) = self.mp_mut().expect("multipath").paths[p].copies.pop_front() {
             let acked = self
                 .streams
                 .send
