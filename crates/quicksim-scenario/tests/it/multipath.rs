@@ -215,3 +215,22 @@ fn schedulers_spread_the_data_as_they_say() {
         assert!(a > 0.2 * (a + b) && b > 0.2 * (a + b), "{sched}: {a} {b}");
     }
 }
+
+#[test]
+fn multipath_errors_name_the_field_and_the_value() {
+    let mut sc = mp_bulk(1, "10ms", "25ms", json!({"scheduler": "fastest"}));
+    let e = err_of(sc.clone());
+    assert!(
+        e.starts_with("flows[0].quic.multipath.scheduler: \"fastest\" is not a path scheduler; use one of"),
+        "{e}"
+    );
+    sc["flows"][0]["quic"]["multipath"] = json!({"paths": [{"src": "client.5g"}]});
+    assert_eq!(err_of(sc.clone()), "flows[0].quic.multipath.paths[0].src: \"client.5g\" is not a node");
+    sc["flows"][0]["quic"]["multipath"] = json!({"paths": [{"src": "r1"}]});
+    assert_eq!(
+        err_of(sc.clone()),
+        "flows[0].quic.multipath.paths[0].src: \"r1\" is a router; paths run between hosts"
+    );
+    sc["flows"][0]["quic"]["multipath"] = json!({"paths": []});
+    assert!(err_of(sc).starts_with("flows[0].quic.multipath.paths: 0 paths"));
+}
