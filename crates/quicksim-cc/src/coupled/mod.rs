@@ -8,10 +8,9 @@
 //! - `Lia` (RFC 6356), `Olia` (Khalili et al., CoNEXT 2012 / IEEE/ACM ToN 2013) and `Balia`
 //!   (Peng, Walid, Hwang, Low, IEEE/ACM ToN 2016; draft-walid-mptcp-congestion-control): each
 //!   path is NewReno (RFC 9002 §7 with the RFC 9002 Appendix B.5 per-byte increase) for slow
-//!   start, recovery periods, timeouts and persistent congestion, as RFC 6356 §3 asks ("the
-//!   slow start, fast retransmit, and fast recovery algorithms, as well as the multiplicative
-//!   decrease of the congestion avoidance state are the same as in standard TCP"); only the
-//!   congestion-avoidance increase is coupled, and for BALIA also the decrease ([`rules`]).
+//!   start, recovery periods, timeouts and persistent congestion: RFC 6356 §3 couples only the
+//!   congestion-avoidance increase and leaves slow start, fast retransmit/recovery and the
+//!   multiplicative decrease as in standard TCP. BALIA also couples the decrease ([`rules`]).
 //!
 //! A connection makes its coupling from its congestion-control spec ([`Coupling::new`]): the
 //! names `lia`, `olia`, `balia` select the coupled rules, any other name is uncoupled. On a
@@ -34,11 +33,11 @@ use crate::algos::newreno::{self, NewReno};
 use crate::algos::{AnyController, BuiltinConfig};
 use crate::api::EcnResponse;
 use crate::{
-    AckEvent, AckSummary, CcCtx, CcMetrics, CcSpec, CongestionCause, CongestionController, CongestionEvent, InitCtx,
-    Phase, SentPacket,
+    AckEvent, AckSummary, CcCtx, CcMetrics, CcSpec, CongestionCause, CongestionController, CongestionEvent,
+    InitCtx, Phase, SentPacket,
 };
-use quicksim_engine::Rate;
 pub use one_path::{Flavor, OnePath};
+use quicksim_engine::Rate;
 pub use rules::PathSample;
 
 /// How the paths of a connection are coupled.
@@ -277,7 +276,7 @@ impl Coupling {
     }
 
     /// A loss, ECN mark or timeout on path `p`. LIA and OLIA halve the path's own window, as
-    /// TCP (RFC 6356 §3; Khalili et al. §V: "for each loss on path r, decrease w_r by w_r/2");
+    /// TCP (RFC 6356 §3; OLIA likewise halves w_r on a loss of path r);
     /// BALIA takes w_r·min(α_r, 1.5)/2 off it. A timeout or persistent congestion collapses
     /// the window as NewReno does (none of the three changes that).
     pub fn on_congestion_event(&mut self, p: PathIdx, cx: &mut CcCtx, ev: &CongestionEvent) {

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use super::{Coupling, PathIdx, Rule};
 use crate::api::EcnResponse;
 use crate::registry::Algorithm;
-use crate::{AckEvent, AckSummary, CcCtx, CcMetrics, CongestionController, CongestionEvent, InitCtx, SentPacket};
+use crate::{
+    AckEvent, AckSummary, CcCtx, CcMetrics, CongestionController, CongestionEvent, InitCtx, SentPacket,
+};
 
 /// What distinguishes the coupled registry entries: their name, settings and rule.
 pub trait Flavor: 'static {
@@ -80,8 +82,8 @@ mod tests {
     use crate::algos::{balia::Balia, lia::Lia, olia::Olia};
     use crate::registry::Algorithm;
     use crate::{
-        AckEvent, AckSummary, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx,
-        RttEstimator, WindowRules,
+        AckEvent, AckSummary, CcCtx, CcMetrics, CongestionCause, CongestionController, CongestionEvent,
+        InitCtx, RttEstimator, WindowRules,
     };
     use proptest::prelude::*;
     use quicksim_engine::{Rng, SimDuration, SimTime};
@@ -122,7 +124,8 @@ mod tests {
             match *s {
                 Step::Ack { bytes, age_ms, app_limited, rtt_ms } => {
                     rtt.update(SimDuration::from_millis(rtt_ms), SimDuration::ZERO, SimDuration::ZERO, true);
-                    let a = AckEvent { sent_time: now - SimDuration::from_millis(age_ms), bytes, app_limited };
+                    let a =
+                        AckEvent { sent_time: now - SimDuration::from_millis(age_ms), bytes, app_limited };
                     let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: flight, window: w };
                     cc.on_ack(&mut cx, &a);
                 }

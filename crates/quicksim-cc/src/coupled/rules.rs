@@ -7,6 +7,13 @@
 //! increase is exactly `MDS·acked`, NewReno's numerator, and its decrease exactly NewReno's
 //! halving: RFC 6356 goal 1 with n = 1, bit for bit.
 //!
+//! Sources: RFC 6356 for LIA; for OLIA and BALIA the rules as their papers state them (Khalili,
+//! Gast, Popovic, Le Boudec, "MPTCP is not Pareto-optimal", CoNEXT 2012 / IEEE/ACM ToN 2013;
+//! Peng, Walid, Hwang, Low, "Multipath TCP: analysis, design, and implementation", IEEE/ACM
+//! ToN 2016, and draft-walid-mptcp-congestion-control), cross-checked against the authors'
+//! own Linux code (multipath-tcp.org's `net/mptcp/mptcp_olia.c`, `mptcp_balia.c`). The papers'
+//! full text was not at hand when this was written, so no equation numbers are cited for them.
+//!
 //! Arithmetic is in u128/i128 with windows in bytes and RTTs in nanoseconds: windows below 2^40
 //! bytes and RTTs below 2^34 ns (17 s) keep every product below 2^127.
 
@@ -20,7 +27,7 @@ pub struct PathSample {
     /// TCP"), at least 1.
     pub srtt_ns: u64,
     /// OLIA's ℓ_r = max(ℓ1_r, ℓ2_r): bytes acknowledged between the last two losses, or since
-    /// the last loss if more (Khalili et al., ToN 2013, §V).
+    /// the last loss if more (Khalili et al.; Linux `mptcp_olia.c`'s loss1/loss2/loss3).
     pub interloss_bytes: u64,
 }
 
@@ -79,8 +86,8 @@ pub fn lia_increase(paths: &[PathSample], r: usize, alpha_scale: u64, acked_mss:
     coupled.min(tcp) as i128
 }
 
-/// OLIA's α_r as a signed fraction (num, den), Khalili et al. (ToN 2013 §V, CoNEXT 2012 §5),
-/// over the paths R_u in `paths`:
+/// OLIA's α_r as a signed fraction (num, den) (Khalili et al.; `mptcp_get_epsilon` in Linux's
+/// `mptcp_olia.c`), over the paths R_u in `paths`:
 /// - M: the paths with the largest window; B: the paths with the largest ℓ_p/rtt_p² (the
 ///   presumed best paths: TCP's rate there goes as √ℓ/rtt);
 /// - B\M non-empty: α_r = 1/(|R_u|·|B\M|) for r in B\M, −1/(|R_u|·|M|) for r in M;
@@ -92,7 +99,8 @@ pub fn olia_alpha(paths: &[PathSample], r: usize) -> (i64, u64) {
     let max_cwnd = paths.iter().map(|p| p.cwnd).max().unwrap_or(0);
     // ℓ_a / rtt_a² compared with ℓ_b / rtt_b², cross-multiplied.
     let better = |a: &PathSample, b: &PathSample| {
-        (u(a.interloss_bytes) * u(b.srtt_ns) * u(b.srtt_ns)).cmp(&(u(b.interloss_bytes) * u(a.srtt_ns) * u(a.srtt_ns)))
+        (u(a.interloss_bytes) * u(b.srtt_ns) * u(b.srtt_ns))
+            .cmp(&(u(b.interloss_bytes) * u(a.srtt_ns) * u(a.srtt_ns)))
     };
     let Some(best) = paths.iter().max_by(|a, b| better(a, b)) else {
         return (0, 1);
@@ -114,16 +122,16 @@ pub fn olia_alpha(paths: &[PathSample], r: usize) -> (i64, u64) {
 }
 
 /// OLIA's increase on path `r` per ACK, in units of 1/cwnd_r bytes. The paper's rule, in
-/// packets per ACKed packet (ToN 2013 eq. 6):
+/// packets per ACKed packet (Khalili et al., the OLIA algorithm):
 ///
 /// ```text
 ///   w_r += (w_r/rtt_r²) / (Σ_p w_p/rtt_p)²  +  α_r / w_r
 /// ```
 ///
 /// In bytes, per `bytes_acked` with w = cwnd/MSS: cwnd_r += bytes_acked·MSS·(cwnd_r/s_r² +
-/// α_r/cwnd_r) with s_r = Σ_p cwnd_p·rtt_r/rtt_p; times cwnd_r that is acked_mss·(cwnd_r²/s_r²
-/// + α_r). Negative when α_r < 0 outweighs the first term: the window then shrinks (as the
-/// Linux implementation's `mptcp_snd_cwnd_cnt` going below zero).
+/// α_r/cwnd_r) with s_r = Σ_p cwnd_p·rtt_r/rtt_p; times cwnd_r, that is
+/// acked_mss·(cwnd_r²/s_r² + α_r). Negative when α_r < 0 outweighs the first term: the window
+/// then shrinks (as the Linux implementation's `mptcp_snd_cwnd_cnt` going below zero).
 pub fn olia_increase(paths: &[PathSample], r: usize, acked_mss: u64) -> i128 {
     let c = u(paths[r].cwnd);
     let s = rate_sum(paths, paths[r].srtt_ns).max(1);
@@ -134,8 +142,8 @@ pub fn olia_increase(paths: &[PathSample], r: usize, acked_mss: u64) -> i128 {
 }
 
 /// BALIA's α_r = max_k x_k / x_r with x_k = cwnd_k/rtt_k, as (max_k cwnd_k·rtt_r/rtt_k,
-/// cwnd_r): both in bytes per rtt_r (Peng, Walid, Hwang, Low, ToN 2016, §VI;
-/// draft-walid-mptcp-congestion-control-04 §3). At least 1.
+/// cwnd_r): both in bytes per rtt_r (Peng et al.; draft-walid-mptcp-congestion-control). At
+/// least 1.
 fn balia_alpha(paths: &[PathSample], r: usize) -> (u128, u128) {
     let rr = paths[r].srtt_ns;
     let m = paths.iter().map(|p| u(p.cwnd) * u(rr) / u(p.srtt_ns)).max().unwrap_or(0);
@@ -143,7 +151,8 @@ fn balia_alpha(paths: &[PathSample], r: usize) -> (u128, u128) {
 }
 
 /// BALIA's increase on path `r` per ACK, in units of 1/cwnd_r bytes. The rule in packets per
-/// ACKed packet (draft-walid-mptcp-congestion-control §3; ToN 2016 eq. 10):
+/// ACKed packet (Peng et al.; draft-walid-mptcp-congestion-control; Linux `mptcp_balia.c`'s
+/// `ai` is its inverse):
 ///
 /// ```text
 ///   w_r += x_r / (τ_r·(Σ_k x_k)²) · (1 + α_r)/2 · (4 + α_r)/5
@@ -159,8 +168,8 @@ pub fn balia_increase(paths: &[PathSample], r: usize, acked_mss: u64) -> i128 {
     (u(acked_mss) * (c + m) * (4 * c + m) / (10 * s * s)) as i128
 }
 
-/// BALIA's window after a loss on path `r` (draft-walid-mptcp-congestion-control §3; ToN 2016
-/// eq. 10): w_r −= (w_r/2)·min(α_r, 1.5), i.e. w_r·(2 − min(α_r, 3/2))/2, truncated. α_r ≥ 1,
+/// BALIA's window after a loss on path `r` (Peng et al.; draft-walid-mptcp-congestion-control;
+/// Linux `mptcp_balia.c`'s `md`): w_r −= (w_r/2)·min(α_r, 1.5), i.e. w_r·(2 − min(α_r, 3/2))/2, truncated. α_r ≥ 1,
 /// so a path halves when it is the fastest and goes to a quarter when another path is at
 /// least 1.5 times as fast. One path: ⌊w/2⌋, NewReno's halving.
 pub fn balia_reduced_window(paths: &[PathSample], r: usize) -> u64 {
@@ -221,10 +230,10 @@ mod tests {
         let paths = [p(10_000, 20, 0), p(30_000, 20, 0)];
         assert_eq!(lia_alpha_scaled(&paths, 512), 384);
         assert_eq!(lia_increase(&paths, 0, 512, 1_000_000), 187_500); // 18.75 B · 10^4
-        // 10 kB at 100 ms next to 1 kB at 10 ms: cwnd/rtt² = 1 and 10 (path 2 is max);
-        // s = 10·10000/100 + 1000 = 2000; alpha = 11000·1000/2000² = 2.75 (1408/512).
-        // Coupled term 2.75·10^6/11000 = 250 B. Path 1's TCP term 10^6/10000 = 100 B caps it
-        // (goal 2: never more than TCP); path 2's is 1000 B, so it adds the coupled 250 B.
+                                                                      // 10 kB at 100 ms next to 1 kB at 10 ms: cwnd/rtt² = 1 and 10 (path 2 is max);
+                                                                      // s = 10·10000/100 + 1000 = 2000; alpha = 11000·1000/2000² = 2.75 (1408/512).
+                                                                      // Coupled term 2.75·10^6/11000 = 250 B. Path 1's TCP term 10^6/10000 = 100 B caps it
+                                                                      // (goal 2: never more than TCP); path 2's is 1000 B, so it adds the coupled 250 B.
         let paths = [p(10_000, 100, 0), p(1_000, 10, 0)];
         assert_eq!(lia_alpha_scaled(&paths, 512), 1408); // 2.75 · 512
         assert_eq!(lia_increase(&paths, 0, 512, 1_000_000), 1_000_000); // TCP term, ·cwnd

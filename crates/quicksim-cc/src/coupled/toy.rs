@@ -82,7 +82,9 @@ impl Toy {
                     let ev = CongestionEvent { cause: CongestionCause::Loss, sent_time: t, lost_bytes: MDS };
                     match s {
                         Sender::Path(i) => self.mp.on_congestion_event(*i, &mut cx, &ev),
-                        Sender::Single => crate::CongestionController::on_congestion_event(&mut self.single, &mut cx, &ev),
+                        Sender::Single => {
+                            crate::CongestionController::on_congestion_event(&mut self.single, &mut cx, &ev)
+                        }
                     }
                     signalled = true;
                 }
@@ -206,4 +208,3 @@ fn coupled_algorithms_move_traffic_to_the_free_path() {
     let olia = share[2].1;
     assert!(olia >= share[1].1, "OLIA {olia:.3} below LIA {:.3}", share[1].1);
 }
-
