@@ -25,6 +25,8 @@
 pub mod one_path;
 pub mod rules;
 #[cfg(test)]
+mod tests;
+#[cfg(test)]
 mod toy;
 
 use serde::{Deserialize, Serialize};
