@@ -36,21 +36,22 @@ fn u(x: u64) -> u128 {
 }
 
 /// Σ_i cwnd_i · rtt_ref / rtt_i: the sum of the paths' rates measured in bytes per `rtt_ref`
-/// (RFC 6356 §4.2 eq. 4's denominator before squaring). The term of a path whose RTT is
-/// `rtt_ref` is its window exactly, so one path gives its own window.
+/// (the denominator of RFC 6356 §4's alpha for packet-based stacks, before squaring). The
+/// term of a path whose RTT is `rtt_ref` is its window exactly, so one path gives its own.
 fn rate_sum(paths: &[PathSample], rtt_ref_ns: u64) -> u128 {
     paths.iter().map(|p| u(p.cwnd) * u(rtt_ref_ns) / u(p.srtt_ns)).sum()
 }
 
-/// LIA's alpha scaled by `alpha_scale`, RFC 6356 §4.2 eq. (4):
+/// LIA's alpha scaled by `alpha_scale`, in RFC 6356 §4's form for packet-based stacks:
 ///
 /// ```text
 ///   alpha·alpha_scale = alpha_scale · cwnd_total · cwnd_max / (Σ_i rtt_max·cwnd_i/rtt_i)²
 /// ```
 ///
 /// where `max` is the path with the largest cwnd_i/rtt_i² (the numerator of §3 eq. 2; moving
-/// rtt_max into the denominator is §4.2's remedy for the rounding of small terms). Truncated,
-/// as §4.1's integer arithmetic. One path: exactly `alpha_scale` (alpha = 1).
+/// rtt_max into the denominator is the RFC's remedy for the rounding of small terms, and the
+/// RFC notes the formula serves byte-based stacks alike). Truncated, as §4.1's integer
+/// arithmetic. One path: exactly `alpha_scale` (alpha = 1).
 pub fn lia_alpha_scaled(paths: &[PathSample], alpha_scale: u64) -> u128 {
     let Some(best) = paths.iter().copied().reduce(|a, b| {
         // cwnd_b / rtt_b² > cwnd_a / rtt_a², cross-multiplied; ties keep the first.
