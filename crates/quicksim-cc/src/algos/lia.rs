@@ -10,8 +10,8 @@ use crate::coupled::{Flavor, OnePath, Rule};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// RFC 6356 §4.1: alpha is computed as an integer scaled by `alpha_scale` ("alpha_scale=512
-    /// works well in a wide range of scenarios"). At least 1; larger keeps more digits.
+    /// RFC 6356 §4.1: alpha is computed as an integer scaled by `alpha_scale`, "the precision we
+    /// want for computing alpha"; the RFC proposes 512. At least 1; larger keeps more digits.
     #[serde(deserialize_with = "alpha_scale")]
     pub alpha_scale: u64,
 }
