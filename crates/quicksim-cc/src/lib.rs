@@ -7,6 +7,7 @@
 
 pub mod algos;
 pub mod api;
+pub mod coupled;
 pub mod hystart;
 pub mod minmax;
 pub mod rate;

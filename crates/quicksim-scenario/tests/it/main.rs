@@ -3,6 +3,7 @@
 mod aqm;
 mod bbr;
 mod capture;
+mod coupled;
 mod cubic_rfc9438;
 mod delays;
 mod ecn;
