@@ -93,6 +93,19 @@ def test_upgrade_olia_pools_when_the_shared_link_is_better() -> None:
     assert e.losses["Y"] == pytest.approx(2 / 15**2, rel=1e-4)
 
 
+@pytest.mark.parametrize(("c1", "n1", "n2"), [(100.0, 10, 10), (400.0, 5, 5), (800.0, 10, 2)])
+def test_upgrade_olia_boundary_and_wide_ties(c1: float, n1: int, n2: int) -> None:
+    # c2 = 100. At c1 = c2 the tie sits on the boundary: both paths lose alike at everyone's
+    # TCP rate, and type 2 sends nothing on X (the solver's split must leave X geometrically,
+    # not as 1/n). Wider ratios: every user gets the mean (n1*c1 + n2*100)/(n1 + n2) as long
+    # as that leaves type 2 at most its own link's 100 on Y, which it fills.
+    e = p1("olia", c1, 100.0, n1, n2)
+    mean = (n1 * c1 + n2 * 100.0) / (n1 + n2)
+    assert e.user_rate("type1") == pytest.approx(mean, rel=REL)
+    assert e.user_rate("type2") == pytest.approx(mean, rel=REL)
+    assert e.rates_pps["type2"][0] == pytest.approx(100.0, rel=REL)
+
+
 def test_upgrade_olia_with_a_probing_floor() -> None:
     # Every path keeps one packet per RTT (w_min = 1, 10 pkt/s at 0.1 s): type 2 sends 10 on
     # X, so type 1 gets (1000 - 10*10)/10 = 90; OLIA's total is TCP's on the best path, Y
