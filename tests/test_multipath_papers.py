@@ -12,6 +12,7 @@ one, so rel=1e-5 leaves a margin of ten.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,7 @@ from quicksim.reproduce.multipath_papers import (
     shared_scenario,
     upgrade_prediction,
     upgrade_scenario,
+    upgrade_uncoupled_stand_in,
 )
 
 RTT = 0.1
@@ -232,3 +234,29 @@ def test_single_path_variant_runs_on_main_and_fills_both_links() -> None:
     t2 = sum(r.mean_throughput(f"t2_{i}", 10.0, 30.0) for i in range(2))
     assert 0.90 * 2 * s.c1_bps < t1 <= 2 * s.c1_bps
     assert 0.90 * 2 * s.c2_bps < t2 <= 2 * s.c2_bps
+
+
+def test_uncoupled_upgrade_measured_beside_the_model() -> None:
+    # The P1 comparison's uncoupled column, measured on main: an uncoupled two-path user is two
+    # independent NewReno connections (upgrade_uncoupled_stand_in). Normalized by the same
+    # scenario before the upgrade (every user alone on its access point's share: c1 or c2 of
+    # goodput, headers included), the model says type 1 keeps 0.5 and type 2 gets 1.25 (n1 =
+    # n2, c2 = 2*c1). Measured over 10-60 s: 0.489 and 1.256 when this was written. The band
+    # is 10 %, the threshold for a gap that needs explaining: equal-RTT NewReno flows
+    # through one drop-tail queue share it within a few percent over 50 s, but their losses
+    # synchronize and one run of four flows is not an average.
+    quicksim = pytest.importorskip("quicksim")
+    s = UpgradeSetup(n1=2, n2=2, duration_s=60.0)
+    before = quicksim.run(upgrade_scenario(s, "uncoupled", upgraded=False))
+    after = quicksim.run(upgrade_uncoupled_stand_in(s))
+
+    def per_user(r: Any, flows: list[str]) -> float:
+        return sum(r.mean_throughput(f, 10.0, 60.0) for f in flows) / 2
+
+    t1 = [f"t1_{i}" for i in range(2)]
+    t2 = [f"t2_{i}" for i in range(2)]
+    norm1 = per_user(after, t1) / per_user(before, t1)
+    norm2 = per_user(after, t2 + [f"t2_{i}_ap1" for i in range(2)]) / per_user(before, t2)
+    want = upgrade_prediction(s, "uncoupled")
+    assert norm1 == pytest.approx(want["norm_type1"], rel=0.10)
+    assert norm2 == pytest.approx(want["norm_type2"], rel=0.10)

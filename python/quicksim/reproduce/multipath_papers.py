@@ -44,6 +44,7 @@ __all__ = [
     "shared_scenario",
     "upgrade_prediction",
     "upgrade_scenario",
+    "upgrade_uncoupled_stand_in",
 ]
 
 #: The reference TCP of every scenario: NewReno with RFC 9002 Appendix B.5's increase, the
@@ -159,6 +160,27 @@ def upgrade_scenario(setup: UpgradeSetup, algo: str, *, upgraded: bool = True) -
         links,
         flows,
     )
+
+
+def upgrade_uncoupled_stand_in(setup: UpgradeSetup) -> dict[str, Any]:
+    """The upgraded scenario with uncoupled NewReno, built without the multipath syntax: an
+    uncoupled two-path user is two independent TCP connections, so each type-2 user becomes two
+    single-path users, `t2_<i>` through ap2 and `t2_<i>_ap1` through ap1, with the same links
+    and delays. It runs on main today: the one column of the P1 comparison that can be
+    measured before the `mp` branch merges."""
+    sc = upgrade_scenario(setup, "uncoupled", upgraded=False)
+    access = max(setup.c1_bps, setup.c2_bps) * 10
+    quarter = _ms(setup.rtt_s / 4)
+    for i in range(setup.n2):
+        host, srv = f"t2_{i}_ap1", f"srv2_{i}_ap1"
+        sc["nodes"][host] = {"kind": "host"}
+        sc["nodes"][srv] = {"kind": "host"}
+        sc["links"].append({"name": host, "a": host, "b": "ap1", "rate": _rate(access), "delay": quarter})
+        sc["links"].append({"name": srv, "a": "core", "b": srv, "rate": _rate(access * 10)})
+        sc["flows"].append(_flow(host, host, srv, _TCP_CC, None))
+    sc["name"] = "multipath-upgrade-uncoupled-stand-in"
+    sc["description"] = f"{setup.n1} TCP users on ap1, {setup.n2} users each with a TCP on ap2 and one on ap1"
+    return sc
 
 
 def upgrade_prediction(
