@@ -196,6 +196,8 @@ def test_upgrade_scenario_shape() -> None:
     # Every path: access + uplink, a quarter of the RTT each, each way: 4 * 25 ms = 0.1 s.
     assert links["t2_0_ap1"]["delay"] == links["ap1"]["delay"] == "25ms"
     assert sc["flows"][0]["quic"]["cc"] == {"algo": "newreno", "exact_increase": False}
+    assert sc["flows"][0]["start"] == {"dist": "uniform", "min": "0s", "max": "100ms"}
+    assert "start" not in upgrade_scenario(UpgradeSetup(start_spread_s=0.0), "lia")["flows"][0]
     with pytest.raises(ValueError, match=r"algo: 'reno' is not one of"):
         upgrade_scenario(s, "reno")
     with pytest.raises(ValueError, match=r"c1_bps: 0.0 is not positive"):
@@ -239,24 +241,27 @@ def test_single_path_variant_runs_on_main_and_fills_both_links() -> None:
 def test_uncoupled_upgrade_measured_beside_the_model() -> None:
     # The P1 comparison's uncoupled column, measured on main: an uncoupled two-path user is two
     # independent NewReno connections (upgrade_uncoupled_stand_in). Normalized by the same
-    # scenario before the upgrade (every user alone on its access point's share: c1 or c2 of
-    # goodput, headers included), the model says type 1 keeps 0.5 and type 2 gets 1.25 (n1 =
-    # n2, c2 = 2*c1). Measured over 10-60 s: 0.489 and 1.256 when this was written. The band
-    # is 10 %, the threshold for a gap that needs explaining: equal-RTT NewReno flows
-    # through one drop-tail queue share it within a few percent over 50 s, but their losses
-    # synchronize and one run of four flows is not an average.
+    # scenario and seed before the upgrade (every user alone on its access point's share: c1 or
+    # c2 of goodput, headers included), the model says type 1 keeps 0.5 and type 2 gets 1.25
+    # (n1 = n2, c2 = 2*c1). Flows start at uniform times in the first RTT, so seeds differ.
+    # When this was written, seeds 1-5 at c1/c2 = 1/4, 1/2, 1 and 2 gave means within 4.6 % of
+    # the model and single seeds within 11 % (c1 = c2 the widest: four equal-RTT NewReno flows
+    # through one drop-tail queue share it unevenly over 50 s); here at 1/2 seeds 1-3 gave
+    # 0.506-0.518 and 1.241-1.247. The band on the mean of three seeds is 5 %.
     quicksim = pytest.importorskip("quicksim")
     s = UpgradeSetup(n1=2, n2=2, duration_s=60.0)
-    before = quicksim.run(upgrade_scenario(s, "uncoupled", upgraded=False))
-    after = quicksim.run(upgrade_uncoupled_stand_in(s))
 
     def per_user(r: Any, flows: list[str]) -> float:
         return sum(r.mean_throughput(f, 10.0, 60.0) for f in flows) / 2
 
     t1 = [f"t1_{i}" for i in range(2)]
     t2 = [f"t2_{i}" for i in range(2)]
-    norm1 = per_user(after, t1) / per_user(before, t1)
-    norm2 = per_user(after, t2 + [f"t2_{i}_ap1" for i in range(2)]) / per_user(before, t2)
+    norm1, norm2 = [], []
+    for seed in (1, 2, 3):
+        before = quicksim.run(upgrade_scenario(s, "uncoupled", upgraded=False), seed=seed)
+        after = quicksim.run(upgrade_uncoupled_stand_in(s), seed=seed)
+        norm1.append(per_user(after, t1) / per_user(before, t1))
+        norm2.append(per_user(after, t2 + [f"t2_{i}_ap1" for i in range(2)]) / per_user(before, t2))
     want = upgrade_prediction(s, "uncoupled")
-    assert norm1 == pytest.approx(want["norm_type1"], rel=0.10)
-    assert norm2 == pytest.approx(want["norm_type2"], rel=0.10)
+    assert sum(norm1) / 3 == pytest.approx(want["norm_type1"], rel=0.05)
+    assert sum(norm2) / 3 == pytest.approx(want["norm_type2"], rel=0.05)

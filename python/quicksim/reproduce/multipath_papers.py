@@ -96,6 +96,10 @@ class UpgradeSetup:
     buffer_bdp: float = 1.0
     packet_bytes: int = 1280
     duration_s: float = 120.0
+    #: Every flow starts at a time drawn uniformly from [0, start_spread_s) (its own stream, so
+    #: each seed draws anew): without it equal-RTT flows through a drop-tail queue keep the
+    #: shares their start order gave them (phase effects), the same in every seed.
+    start_spread_s: float = 0.1
 
     def check(self) -> None:
         if self.n1 < 1 or self.n2 < 1:
@@ -108,6 +112,8 @@ class UpgradeSetup:
             packet_bytes=self.packet_bytes,
             duration_s=self.duration_s,
         )
+        if not 0 <= self.start_spread_s < self.duration_s:
+            raise ValueError(f"start_spread_s: {self.start_spread_s} is not in [0, duration_s)")
 
 
 def upgrade_scenario(setup: UpgradeSetup, algo: str, *, upgraded: bool = True) -> dict[str, Any]:
@@ -126,7 +132,7 @@ def upgrade_scenario(setup: UpgradeSetup, algo: str, *, upgraded: bool = True) -
         host = f"t1_{i}"
         nodes[host] = {"kind": "host"}
         links.append({"name": f"{host}_ap1", "a": host, "b": "ap1", "rate": _rate(access), "delay": quarter})
-        flows.append(_flow(host, host, f"srv1_{i}", _TCP_CC, None))
+        flows.append(_flow(host, host, f"srv1_{i}", _TCP_CC, None, setup.start_spread_s))
     for i in range(setup.n2):
         host = f"t2_{i}"
         own = f"{host}.own" if upgraded else host
@@ -143,7 +149,7 @@ def upgrade_scenario(setup: UpgradeSetup, algo: str, *, upgraded: bool = True) -
                 }
             )
         extra = {"paths": [{"src": f"{host}.shared"}]} if upgraded else None
-        flows.append(_flow(host, own, f"srv2_{i}", cc if upgraded else _TCP_CC, extra))
+        flows.append(_flow(host, own, f"srv2_{i}", cc if upgraded else _TCP_CC, extra, setup.start_spread_s))
     for ap, rate in (("ap1", setup.n1 * setup.c1_bps), ("ap2", setup.n2 * setup.c2_bps)):
         q = _queue(rate, setup.rtt_s, setup.buffer_bdp, setup.packet_bytes)
         links.append({"name": ap, "a": ap, "b": "core", "rate": _rate(rate), "delay": quarter, "queue": q})
@@ -177,7 +183,7 @@ def upgrade_uncoupled_stand_in(setup: UpgradeSetup) -> dict[str, Any]:
         sc["nodes"][srv] = {"kind": "host"}
         sc["links"].append({"name": host, "a": host, "b": "ap1", "rate": _rate(access), "delay": quarter})
         sc["links"].append({"name": srv, "a": "core", "b": srv, "rate": _rate(access * 10)})
-        sc["flows"].append(_flow(host, host, srv, _TCP_CC, None))
+        sc["flows"].append(_flow(host, host, srv, _TCP_CC, None, setup.start_spread_s))
     sc["name"] = "multipath-upgrade-uncoupled-stand-in"
     sc["description"] = f"{setup.n1} TCP users on ap1, {setup.n2} users each with a TCP on ap2 and one on ap1"
     return sc
@@ -227,6 +233,8 @@ class SharedSetup:
     buffer_bdp: float = 1.0
     packet_bytes: int = 1280
     duration_s: float = 120.0
+    #: As `UpgradeSetup.start_spread_s`.
+    start_spread_s: float = 0.04
 
     def check(self) -> None:
         if self.n_tcp < 0 or self.n_mp < 1:
@@ -238,6 +246,8 @@ class SharedSetup:
             packet_bytes=self.packet_bytes,
             duration_s=self.duration_s,
         )
+        if not 0 <= self.start_spread_s < self.duration_s:
+            raise ValueError(f"start_spread_s: {self.start_spread_s} is not in [0, duration_s)")
 
 
 def shared_scenario(setup: SharedSetup, algo: str) -> dict[str, Any]:
@@ -254,7 +264,7 @@ def shared_scenario(setup: SharedSetup, algo: str) -> dict[str, Any]:
         host = f"tcp_{i}"
         nodes[host] = {"kind": "host"}
         links.append({"name": host, "a": host, "b": "ra", "rate": _rate(access), "delay": quarter})
-        flows.append(_flow(host, host, f"srv_{host}", _TCP_CC, None))
+        flows.append(_flow(host, host, f"srv_{host}", _TCP_CC, None, setup.start_spread_s))
     for i in range(setup.n_mp):
         host = f"mp_{i}"
         nodes[host] = {"kind": "host", "interfaces": ["wifi", "lte"]}
@@ -268,7 +278,16 @@ def shared_scenario(setup: SharedSetup, algo: str) -> dict[str, Any]:
                     "delay": quarter,
                 }
             )
-        flows.append(_flow(host, f"{host}.wifi", f"srv_{host}", cc, {"paths": [{"src": f"{host}.lte"}]}))
+        flows.append(
+            _flow(
+                host,
+                f"{host}.wifi",
+                f"srv_{host}",
+                cc,
+                {"paths": [{"src": f"{host}.lte"}]},
+                setup.start_spread_s,
+            )
+        )
     q = _queue(setup.rate_bps, setup.rtt_s, setup.buffer_bdp, setup.packet_bytes)
     links.append(
         {
@@ -315,11 +334,16 @@ def _algo(algo: str) -> str:
     return algo
 
 
-def _flow(name: str, src: str, dst: str, cc: Any, multipath: dict[str, Any] | None) -> dict[str, Any]:
+def _flow(
+    name: str, src: str, dst: str, cc: Any, multipath: dict[str, Any] | None, spread_s: float
+) -> dict[str, Any]:
     quic: dict[str, Any] = {"cc": cc}
     if multipath is not None:
         quic["multipath"] = multipath
-    return {"name": name, "kind": "quic", "src": src, "dst": dst, "quic": quic}
+    flow = {"name": name, "kind": "quic", "src": src, "dst": dst, "quic": quic}
+    if spread_s > 0:
+        flow["start"] = {"dist": "uniform", "min": "0s", "max": _ms(spread_s)}
+    return flow
 
 
 def _scenario(
