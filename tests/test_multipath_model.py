@@ -102,3 +102,13 @@ def test_bad_input_names_the_field() -> None:
         equilibrium("cubic", [PathCond(P, 0.1)])
     with pytest.raises(ValueError, match="paths: empty"):
         equilibrium("olia", [])
+
+
+def test_warm_start_reaches_the_same_equilibrium() -> None:
+    # The congested-and-free case (hand-solved above: LIA 8 and 2 packets) started from far
+    # away windows, and from a zero window (taken as TCP's, as log space cannot move a zero).
+    paths = [PathCond(P, 0.1), PathCond(4 * P, 0.1)]
+    for w0 in ((1.0, 30.0), (0.0, 3.0)):
+        assert equilibrium("lia", paths, w0_pkts=w0).windows_pkts == pytest.approx((8.0, 2.0), rel=1e-6)
+    with pytest.raises(ValueError, match=r"w0_pkts: 1 windows for 2 paths"):
+        equilibrium("lia", paths, w0_pkts=(1.0,))

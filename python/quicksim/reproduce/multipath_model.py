@@ -139,10 +139,20 @@ def _drift(algo: str, w: Sequence[float], paths: Sequence[PathCond], r: int) -> 
     return inc - p * w[r] / 2.0 * min(a, 1.5)
 
 
-def _integrate(algo: str, paths: Sequence[PathCond], w_min: float, tol: float, max_steps: int) -> list[float]:
-    """Integrates the fluid model in log-window space from TCP's windows until every path's
-    window changes by less than `tol` per RTT (or sits at the floor `w_min` and is pushed down)."""
+def _integrate(
+    algo: str,
+    paths: Sequence[PathCond],
+    w_min: float,
+    tol: float,
+    max_steps: int,
+    w0: Sequence[float] | None = None,
+) -> list[float]:
+    """Integrates the fluid model in log-window space from `w0` (default TCP's windows) until
+    every path's window changes by less than `tol` per RTT (or sits at the floor `w_min` and is
+    pushed down)."""
     w = [tcp_window(p.loss) for p in paths]
+    if w0 is not None:  # a non-positive start cannot move in log space: TCP's window instead
+        w = [max(w_min, x) if x > 0 else t for x, t in zip(w0, w, strict=True)]
     for _ in range(max_steps):
         # d ln w_r / dt = drift_r / rtt_r
         g = [_drift(algo, w, paths, r) / paths[r].rtt_s for r in range(len(w))]
@@ -164,11 +174,16 @@ def equilibrium(
     w_min_pkts: float = 0.0,
     tol: float = 1e-10,
     max_steps: int = 2_000_000,
+    w0_pkts: Sequence[float] | None = None,
 ) -> Equilibrium:
-    """The fluid equilibrium of `algo` over `paths` (see the module doc)."""
+    """The fluid equilibrium of `algo` over `paths` (see the module doc). `w0_pkts` starts the
+    integration from other windows than TCP's (a nearby equilibrium, to settle faster); it does
+    not change the equilibrium reached where that is unique."""
     _check(algo, paths)
     if w_min_pkts < 0:
         raise ValueError(f"w_min_pkts: {w_min_pkts} is negative")
+    if w0_pkts is not None and len(w0_pkts) != len(paths):
+        raise ValueError(f"w0_pkts: {len(w0_pkts)} windows for {len(paths)} paths")
     if algo == "uncoupled":
         w = [max(w_min_pkts, tcp_window(p.loss)) for p in paths]
     elif algo == "olia" and w_min_pkts == 0.0:
@@ -179,7 +194,7 @@ def equilibrium(
         for i, wi in zip(best, sub, strict=True):
             w[i] = wi
     else:
-        w = _integrate(algo, paths, w_min_pkts, tol, max_steps)
+        w = _integrate(algo, paths, w_min_pkts, tol, max_steps, w0_pkts)
     rates = tuple(wi / p.rtt_s for wi, p in zip(w, paths, strict=True))
     return Equilibrium(algo, tuple(w), rates)
 
