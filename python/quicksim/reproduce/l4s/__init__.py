@@ -295,11 +295,14 @@ def rtt_part(ctx: Context, cfg: dict[str, Any], checks: list[Check], rows: list[
 
 NS3_NOTE = (
     "The same dumbbell as tools/ns3/dctcp.cc (quicksim/scenarios/dctcp-ns3.toml: 100 Mbit/s, "
-    "RTT 12 ms, two flows, K = 20), through the RED step marker that file maps ns-3's onto and "
-    "through `step` with k = 19 (the same marking rule). Goodput and the queue's mean are checked "
-    "within 5 %; the spread p95 - p5 is reported, not checked (as tests/test_dctcp_ns3.py does): it "
-    "is narrower here, not traced to its cause in this session; one structural difference is that "
-    "ns-3's RED sees only its own queue, with one more packet waiting in the device queue under it."
+    "RTT 12 ms, K = 20) with 2 and 10 flows, through the RED step marker that file maps ns-3's "
+    "onto and (2 flows) through `step` with k = 19 (the same marking rule). Goodput, the queue's "
+    "mean and its standard deviation (the oscillation's amplitude, as a continuous measure) are "
+    "checked within 5 %; p95 - p5, counted as dctcp.cc counts it, is integer-valued (one packet "
+    "is 4-9 % of it) and is reported. Both sides count the packets waiting in the marking queue: "
+    "ns-3's RED sees only its own queue, with one more packet in the device queue under it, so "
+    "each side's count is measured from its own marking threshold. See the DCTCP paragraph below "
+    "for the mechanism of the remaining differences."
 )
 
 
