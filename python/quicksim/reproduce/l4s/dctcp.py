@@ -157,7 +157,8 @@ def ns3_doc(n: int) -> dict[str, Any]:
     doc = load_scenario(scenario_path("dctcp-ns3"))
     doc["dumbbell"]["pairs"] = n
     doc["flows"] = [
-        {"name": f"d{i + 1}", "kind": "tcp", "src": f"sender{i + 1}", "dst": f"receiver{i + 1}"} for i in range(n)
+        {"name": f"d{i + 1}", "kind": "tcp", "src": f"sender{i + 1}", "dst": f"receiver{i + 1}"}
+        for i in range(n)
     ]
     return doc
 
@@ -210,13 +211,22 @@ def ns3_part(ctx: Context, checks: list[Check], rows: list[dict[str, Any]]) -> N
             # Per flow with 2 flows; with 10 how they split the link is not a property of the
             # model (ns-3's own 10 range 8.8-10.7 Mbit/s).
             if n > 2:
-                checks.append(Check(f"{tag}: total goodput", sum(ours) / 1e6, sum(theirs) / 1e6, NS3_TOL, "Mbit/s"))
+                checks.append(
+                    Check(f"{tag}: total goodput", sum(ours) / 1e6, sum(theirs) / 1e6, NS3_TOL, "Mbit/s")
+                )
             else:
                 for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
                     checks.append(Check(f"{tag}: flow {k + 1} goodput", a / 1e6, b / 1e6, NS3_TOL, "Mbit/s"))
             note = f"sampled every 0.1 ms after the warm-up; ns-3: tools/ns3/dctcp.cc, {n} flows, K = 20"
             checks += [
-                Check(f"{tag}: queue mean", float(x.mean()), float(ref["queue_mean"]), NS3_TOL, "packets", note=note),
+                Check(
+                    f"{tag}: queue mean",
+                    float(x.mean()),
+                    float(ref["queue_mean"]),
+                    NS3_TOL,
+                    "packets",
+                    note=note,
+                ),
                 Check(
                     f"{tag}: queue amplitude (standard deviation)",
                     float(x.std()),
