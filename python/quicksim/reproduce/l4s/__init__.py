@@ -513,7 +513,8 @@ as the draft intends), and 10 : 80 ms gives 7.17, the law (80/25)^1.74 = 7.53 pr
 the rule cannot equalize a flow above R'. Linux's 500 rounds before the rule applies
 (`rtt_transition_rounds`) are set to 0: at 80 ms they would outlast the run. Over QUIC the same
 pair (goodput over 5-20 s from the flows table, not checked) gives 5.6 with the rule and 37
-without; TCP measured the same way gives 7.6 and 36. Prague's pacing (draft section 2.5) is what makes the rule work: with `pacing =
+without; TCP measured the same way gives 7.6 and 36.
+Prague's pacing (draft section 2.5) is what makes the rule work: with `pacing =
 false` the 10 : 80 ms ratio is 44 over TCP and 13 over QUIC, worse than without the rule,
 because the 80 ms flow's unpaced bursts overrun the 1 ms step (3.3 packets at 40 Mbit/s) and
 28 % of its packets are marked (TCP; 13 % over QUIC, whose ACKs are spread more evenly)
