@@ -253,6 +253,12 @@ macro_rules! controllers {
                     AnyController::Dyn(d) => d.cc.ecn_response(),
                 }
             }
+            fn spreads_ecn_reduction(&self) -> bool {
+                match self {
+                    $(AnyController::$ty(c) => c.spreads_ecn_reduction(),)+
+                    AnyController::Dyn(d) => d.cc.spreads_ecn_reduction(),
+                }
+            }
             #[inline]
             fn metrics(&self) -> $crate::CcMetrics {
                 match self {
