@@ -84,15 +84,18 @@ def _step(at: int) -> Callable[[int], m.Probe]:
 
 def test_ladder_brackets_every_target() -> None:
     # From 20 with factor 2: 20 misses 0.98, so up: 40 reaches it (and 0.985).
-    probes = m.ladder(_step(37), (0.98, 0.985), 20, 2.0)
+    probes = m.ladder(_step(37), (0.98, 0.985), 20, 2.0, 1000)
     assert [p.buffer_pkts for p in probes] == [20, 40]
     # From 100: reaches, so down until a buffer misses: 50, 25.
-    probes = m.ladder(_step(37), (0.98,), 100, 2.0)
+    probes = m.ladder(_step(37), (0.98,), 100, 2.0, 1000)
     assert [p.buffer_pkts for p in probes] == [100, 50, 25]
     # Always reached: down to one packet and no further. Factor 1.1 at 3: a packet less each step.
-    assert [p.buffer_pkts for p in m.ladder(lambda b: _probe(b, 1.0), (0.98,), 3, 1.1)] == [3, 2, 1]
+    assert [p.buffer_pkts for p in m.ladder(lambda b: _probe(b, 1.0), (0.98,), 3, 1.1, 1000)] == [3, 2, 1]
     with pytest.raises(ValueError, match="factor"):
-        m.ladder(_step(37), (0.98,), 20, 1.0)
+        m.ladder(_step(37), (0.98,), 20, 1.0, 1000)
+    # Never reached: an error once the next step would pass the limit (20, 40, 80; 160 > 100).
+    with pytest.raises(ValueError, match="not reached with 80 packets"):
+        m.ladder(_step(10**6), (0.98,), 20, 2.0, 100)
 
 
 def test_threshold_interpolates_the_log_deficit() -> None:
@@ -118,7 +121,9 @@ def test_windows_take_seconds_or_cycles() -> None:
     # 2.5 Gbit/s, n = 200: W = (20833.3 + 1473.1) / 200 = 111.5 packets; a cycle 2/3 W RTTs.
     c = m.cycle_s(2.5e9, 200)
     assert c == pytest.approx(2 / 3 * (2.5e9 * 0.1 / 12000 * (1 + 1 / math.sqrt(200))) / 200 * 0.1)
-    assert m.windows(2.5e9, 200, (5.0, 1.0), (10.0, 4.0)) == pytest.approx((c, 4 * c))
+    assert c == pytest.approx(7.4355, abs=1e-4)
+    # Rounded up to whole 0.5 s bins: 7.43 -> 7.5, 4 x 7.43 = 29.74 -> 30.
+    assert m.windows(2.5e9, 200, (5.0, 1.0), (10.0, 4.0)) == (7.5, 30.0)
     assert m.windows(155e6, 1600, (5.0, 1.0), (10.0, 4.0)) == (5.0, 10.0)
 
 

@@ -137,7 +137,10 @@ def _chain(task: tuple[dict[str, Any], str, int, tuple[float, ...]]) -> list[dic
             over *= max(0.25, min(1.0, (r1 / r0) ** (math.log(n / n1) / math.log(n1 / n0))))
         warm, meas = m.windows(rate, n, st["warmup"], st["measure"])
         probe = functools.partial(_probe, n, rate, cc, rep + 1, warm, meas)
-        probes = m.ladder(probe, targets, max(1, round(over * rule)), st["ladder"])
+        # A DropTail buffer of RTT x C keeps a NewReno link busy (the rule of thumb); four times
+        # that and a target still missed is a broken run, not a search to go on with.
+        limit = max(100, round(4 * m.bdp_packets(rate, m.mean_rtt())))
+        probes = m.ladder(probe, targets, max(1, round(over * rule)), st["ladder"], limit)
         found = {t: m.threshold(probes, t) for t in targets}
         seen.append((n, found[min(targets)] / rule))
         for p in probes:

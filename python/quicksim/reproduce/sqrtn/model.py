@@ -25,6 +25,9 @@ BOTTLENECK_DELAY_S = 0.005
 BOTTLENECK = "bottleneck:router1->router2"
 #: Every long flow starts at a time uniform over [0, START_SPREAD_S].
 START_SPREAD_S = 2.0
+#: The bin of the links table (the run's `record_interval`): `utilization` sums whole bins, so
+#: warm-up and measurement windows are whole bins (`windows`).
+RECORD_BIN_S = 0.5
 
 
 def class_rtts(classes: int = RTT_CLASSES, lo: float = RTT_MIN_S, hi: float = RTT_MAX_S) -> list[float]:
@@ -87,6 +90,7 @@ def long_flows_doc(
         "run": {
             "duration": f"{duration_s:g}s",
             "seed": seed,
+            "record_interval": f"{RECORD_BIN_S:g}s",
             "record": {
                 "queues": ["bottleneck"] if record_queue else False,
                 "links": ["bottleneck"],
@@ -158,7 +162,12 @@ def windows(
     gives the larger of the two, so slow links and many flows get whole seconds and few flows
     on a fast link get whole sawtooth cycles (`cycle_s`)."""
     c = cycle_s(rate_bps, n)
-    return max(warm[0], warm[1] * c), max(measure[0], measure[1] * c)
+
+    def bins(x: float) -> float:
+        # Whole bins of the links table, so that the window's edges are bin edges.
+        return math.ceil(x / RECORD_BIN_S - 1e-9) * RECORD_BIN_S
+
+    return bins(max(warm[0], warm[1] * c)), bins(max(measure[0], measure[1] * c))
 
 
 @dataclass
@@ -176,12 +185,13 @@ class Probe:
 
 
 def ladder(
-    measure: Callable[[int], Probe], targets: Sequence[float], start: int, factor: float
+    measure: Callable[[int], Probe], targets: Sequence[float], start: int, factor: float, limit: int
 ) -> list[Probe]:
     """Probe buffers (packets) on a geometric ladder from `start` until it brackets every
     target: down (/ factor, at least one packet less) until a buffer misses the lowest target or
-    one packet is reached, up (x factor, at least one more) until one reaches the highest.
-    Returns the probes in the order run. One ladder serves all targets (`threshold`)."""
+    one packet is reached, up (x factor, at least one more) until one reaches the highest; a
+    step beyond `limit` packets is an error. Returns the probes in the order run. One ladder
+    serves all targets (`threshold`)."""
     if factor <= 1:
         raise ValueError(f"ladder factor: {factor} is not above 1")
     lo = hi = measure(max(1, start))
@@ -191,7 +201,7 @@ def ladder(
         probes.append(lo)
     while hi.utilization < max(targets):
         b = max(hi.buffer_pkts + 1, round(hi.buffer_pkts * factor))
-        if b > 1_000_000:
+        if b > limit:
             raise ValueError(f"targets: utilization {max(targets)} not reached with {hi.buffer_pkts} packets")
         hi = measure(b)
         probes.append(hi)
