@@ -23,8 +23,8 @@ TITLE = "router buffers with n flows: minimum buffer vs RTT x C / sqrt(n), synch
 #: One grid per mode. Long flows: `sets`, each (rate, n values, ccs, repetitions, ladder factor,
 #: warm-up, measurement window); each (set, cc, repetition) is one chain of ladders over its n
 #: values in ascending order (`_chain`). Windows are (seconds, sawtooth cycles) pairs, the larger
-#: applies (`model.windows`). Why FULL is shaped so (the 30 minutes of the issue with -j 2, and
-#: what each window measures): the report's "Grid and cost".
+#: applies (`model.windows`). Why FULL is shaped so (the issue's 30 minutes with -j 2, and what
+#: each window measures): docs/reproductions/buffer-sizing-sqrt-n/README.md, "Grid and cost".
 QUICK: dict[str, Any] = {
     "rate_bps": 100e6,
     "ns": (50, 200),
@@ -54,7 +54,7 @@ FULL: dict[str, Any] = {
             "rate_bps": 2.5e9,
             "ns": (200, 400, 800, 1600),
             "ccs": ("tcp newreno", "tcp cubic"),
-            "reps": 1,
+            "reps": 2,
             "ladder": 2.0,
             "warmup": (5.0, 1.0),
             "measure": (5.0, 2.0),
@@ -458,10 +458,10 @@ it holds. Warm-up and measurement are each the larger of a time and a number of 
 Quick mode: 100 Mbit/s, n = 50 and 200, NewReno, 98 %, 5 s warm-up + 10 s measured, f = sqrt 2,
 one repetition. Full mode (the grid `FULL`): 155 Mbit/s, n = 50 ... 1600, TCP NewReno and CUBIC,
 three repetitions, QUIC NewReno and CUBIC at n <= 400, one repetition, warm-up max(5 s, 1
-period), measured max(10 s, 4 periods) (100-170 RTTs); 2.5 Gbit/s, n = 200 ... 1600, TCP NewReno
-and CUBIC, one repetition, warm-up max(5 s, 1 period), measured max(5 s, 2 periods) (2 periods =
-15 s = 150 RTTs at n = 200, 5 s = 5.6 periods at n = 1600, each flow losing about once a period:
-400 to 9 000 loss events a window); 98 / 99.5 / 99.9 %.
+period), measured max(10 s, 4 periods) (10 s = 100 RTTs, 5 periods or more); 2.5 Gbit/s,
+n = 200 ... 1600, TCP NewReno and CUBIC, two repetitions, warm-up max(5 s, 1 period), measured
+max(5 s, 2 periods) (2 periods = 15 s = 150 RTTs at n = 200, 5 s = 5.6 periods at n = 1600, each
+flow losing about once a period: 400 to 9 000 loss events a window); 98 / 99.5 / 99.9 %.
 
 *Checks.* The minimum buffer for 98 % lies within {band} x RTT C / sqrt(n) and below a quarter
 of RTT x C. The band is wide on purpose: the sqrt(n) rule is an order-of-magnitude law (the paper
