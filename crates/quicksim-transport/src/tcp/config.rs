@@ -31,10 +31,49 @@ pub enum TlsVersion {
     Tls13,
 }
 
+/// A preset of the settings that name it: each such setting left unset takes the profile's
+/// value, and one set explicitly wins (so a profile's option can be switched off alone).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum TcpProfile {
+    /// This model's own defaults, as each setting documents them (what the ns-3 and INET
+    /// validations pin).
+    #[default]
+    #[serde(rename = "default")]
+    Default,
+    /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
+    /// source): `rto_estimator` "linux".
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+impl TcpProfile {
+    fn is_default(&self) -> bool {
+        *self == TcpProfile::Default
+    }
+}
+
+/// How the retransmission timeout follows the RTT samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum RtoEstimator {
+    /// RFC 6298 §2: SRTT + max(G, 4·RTTVAR), then at least `min_rto` (the floor on the sum).
+    #[serde(rename = "rfc6298")]
+    Rfc6298,
+    /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto` (net/ipv4/tcp_input.c, include/net/tcp.h):
+    /// SRTT + RTTVAR where RTTVAR is the largest 4·mdev of the last round trip, at least
+    /// `min_rto` (the floor on the variance term), decaying by a quarter per round trip; mdev
+    /// falls with a gain of 1/32 instead of 1/4 when a sample is below SRTT.
+    #[serde(rename = "linux")]
+    Linux,
+}
+
 /// Everything a TCP connection can be configured with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
+    /// A preset for the settings that name it: "default" (the model as documented) or "linux"
+    /// (Linux 6.x; docs/tcp.md). A setting given explicitly wins over the profile.
+    #[serde(skip_serializing_if = "TcpProfile::is_default")]
+    pub profile: TcpProfile,
     /// IP MTU of the path in bytes; the simulator sets it from the path. Default 1500 (Ethernet).
     #[serde(with = "units::bytes")]
     #[schemars(with = "units::schema::Size")]
@@ -89,6 +128,12 @@ pub struct TcpConfig {
     #[serde(with = "units::duration")]
     #[schemars(with = "units::schema::Duration")]
     pub max_rto: SimDuration,
+    /// How the RTO follows the RTT samples: "rfc6298" (RFC 6298 §2, `min_rto` floors the
+    /// whole timeout) or "linux" (`tcp_rtt_estimator`/`__tcp_set_rto`: `min_rto` floors the
+    /// variance term, so the RTO is at least SRTT + `min_rto`). Default None = the profile's:
+    /// "rfc6298", or "linux" with profile "linux".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_estimator: Option<RtoEstimator>,
     /// Clock granularity G of RFC 6298 §2.3 (RTO = SRTT + max(G, 4·RTTVAR)). Default 1 ms.
     #[serde(with = "units::duration")]
     #[schemars(with = "units::schema::Duration")]
@@ -170,6 +215,7 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
+            profile: TcpProfile::Default,
             mtu: 1500,
             mss: None,
             timestamps: true,
@@ -184,6 +230,7 @@ impl Default for TcpConfig {
             initial_rto: SimDuration::from_secs(1),
             min_rto: SimDuration::from_millis(200),
             max_rto: SimDuration::from_secs(120),
+            rto_estimator: None,
             clock_granularity: SimDuration::from_millis(1),
             syn_retries: 6,
             max_retries: 15,
@@ -219,6 +266,14 @@ pub const MIN_MSS: u64 = 88;
 const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
 
 impl TcpConfig {
+    /// The RTO estimator in force: the setting, else the profile's.
+    pub fn rto_estimator(&self) -> RtoEstimator {
+        self.rto_estimator.unwrap_or(match self.profile {
+            TcpProfile::Default => RtoEstimator::Rfc6298,
+            TcpProfile::Linux => RtoEstimator::Linux,
+        })
+    }
+
     /// The MSS this end advertises.
     pub fn local_mss(&self) -> u64 {
         self.mss.unwrap_or(self.mtu.saturating_sub(IP_TCP_HEADERS))

@@ -484,10 +484,13 @@ impl Connection {
         self.rto_at = None;
         // RTT of the handshake: from the timestamp echo, else only if the SYN was sent once
         // (Karn). RFC 6298 §5.7 if the SYN timed out.
-        match ecr.filter(|_| self.ts_on) {
-            Some(t) => self.rto.on_sample(now - t),
-            None if self.syns_sent == 1 => self.rto.on_sample(now - self.syn_time),
-            None => {}
+        let sample = match ecr.filter(|_| self.ts_on) {
+            Some(t) => Some(now - t),
+            None if self.syns_sent == 1 => Some(now - self.syn_time),
+            None => None,
+        };
+        if let Some(r) = sample {
+            self.rto.on_sample(&self.cfg, r, self.tx.snd_una, self.tx.snd_nxt);
         }
         if self.syns_sent > 1 {
             self.rto.syn_timed_out = true;
@@ -560,7 +563,7 @@ impl Connection {
                 None => o.karn_sample,
             };
             if let Some(r) = sample {
-                self.rto.on_sample(r);
+                self.rto.on_sample(&self.cfg, r, self.tx.snd_una, self.tx.snd_nxt);
             }
             // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
             self.rto_at = if self.tx.board.is_empty() { None } else { Some(now + self.rto_value()) };

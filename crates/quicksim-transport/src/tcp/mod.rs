@@ -36,7 +36,7 @@ use quicksim_engine::{Rng, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub use config::placeholder_config;
-pub use config::{TcpConfig, TlsVersion};
+pub use config::{RtoEstimator, TcpConfig, TcpProfile, TlsVersion};
 pub use connection::Connection;
 pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
 pub use sender::CaState;
