@@ -41,7 +41,7 @@ pub enum TcpProfile {
     #[serde(rename = "default")]
     Default,
     /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
-    /// source): `rto_estimator` "linux".
+    /// source): `initial_window` 10, `rto_estimator` "linux".
     #[serde(rename = "linux")]
     Linux,
 }
@@ -110,7 +110,9 @@ pub struct TcpConfig {
     #[serde(skip, default = "default_cc")]
     pub cc: CcSpec,
     /// Initial congestion window in segments (SMSS). Default None = RFC 6928's
-    /// min(10·SMSS, max(2·SMSS, 14600)); Some(n) = exactly n segments (at least 1).
+    /// min(10·SMSS, max(2·SMSS, 14600)); Some(n) = exactly n segments (at least 1). Profile
+    /// "linux": 10 segments whatever the MSS (`TCP_INIT_CWND`, include/net/tcp.h, read by
+    /// `tcp_init_cwnd`; the same as RFC 6928's up to an SMSS of 1460 B).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_window: Option<u64>,
     /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
@@ -265,7 +267,20 @@ pub const MIN_MSS: u64 = 88;
 /// Largest receive buffer with window scaling: 65535 · 2^14 (RFC 7323 §2.3).
 const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
 
+/// Linux's initial window in segments (`TCP_INIT_CWND`, include/net/tcp.h; RFC 6928).
+pub const LINUX_INIT_CWND: u64 = 10;
+
 impl TcpConfig {
+    /// The initial window in segments in force: the setting, else the profile's (None: RFC
+    /// 6928's formula of the SMSS).
+    pub fn initial_window_segments(&self) -> Option<u64> {
+        match (self.initial_window, self.profile) {
+            (Some(n), _) => Some(n),
+            (None, TcpProfile::Linux) => Some(LINUX_INIT_CWND),
+            (None, TcpProfile::Default) => None,
+        }
+    }
+
     /// The RTO estimator in force: the setting, else the profile's.
     pub fn rto_estimator(&self) -> RtoEstimator {
         self.rto_estimator.unwrap_or(match self.profile {
@@ -405,6 +420,24 @@ mod tests {
         assert!(c.validate().unwrap_err().starts_with("recv_buffer: 6291456 B"));
         let c = TcpConfig { min_rto: SimDuration::from_secs(200), ..Default::default() };
         assert!(c.validate().unwrap_err().starts_with("min_rto"));
+    }
+
+    #[test]
+    fn linux_initial_window_is_ten_segments_whatever_the_mss() {
+        let rng = quicksim_engine::Rng::from_seed(1);
+        use quicksim_cc::CongestionController;
+        let iw = |cfg: &TcpConfig, smss| crate::tcp::cc_for(cfg, smss, &rng).unwrap().cwnd_bytes();
+        let linux = TcpConfig { profile: TcpProfile::Linux, ..Default::default() };
+        let model = TcpConfig::default();
+        // SMSS 1448 (MTU 1500 with timestamps): RFC 6928 min(14 480, max(2896, 14 600)) =
+        // 14 480 = 10 segments, as Linux's TCP_INIT_CWND.
+        assert_eq!((iw(&model, 1448), iw(&linux, 1448)), (14_480, 14_480));
+        // SMSS 8948 (a 9000 B MTU): RFC 6928 max(2·8948, 14 600) = 17 896 B, two segments;
+        // Linux ten segments, 89 480 B.
+        assert_eq!((iw(&model, 8948), iw(&linux, 8948)), (17_896, 89_480));
+        // An explicit setting wins over the profile.
+        let four = TcpConfig { initial_window: Some(4), ..linux };
+        assert_eq!(iw(&four, 1448), 4 * 1448);
     }
 
     #[test]

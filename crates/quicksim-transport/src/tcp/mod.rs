@@ -49,8 +49,9 @@ pub fn cc_for(cfg: &TcpConfig, smss: u64, rng: &Rng) -> Result<AnyController, St
         return Err("cc: the MSS must be positive".to_string());
     }
     // A configured initial window replaces RFC 6928's; the controller reads it only here.
-    let rules =
-        cfg.initial_window.map_or(sender::WINDOW_RULES, |n| sender::WINDOW_RULES.with_initial_segments(n));
+    let rules = cfg
+        .initial_window_segments()
+        .map_or(sender::WINDOW_RULES, |n| sender::WINDOW_RULES.with_initial_segments(n));
     Ok(cfg.cc.build(&InitCtx { mds: smss, window: &rules, rng }))
 }
 
