@@ -41,7 +41,7 @@ pub enum TcpProfile {
     #[serde(rename = "default")]
     Default,
     /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
-    /// source): `initial_window` 10, `rto_estimator` "linux".
+    /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux".
     #[serde(rename = "linux")]
     Linux,
 }
@@ -62,6 +62,23 @@ pub enum RtoEstimator {
     /// SRTT + RTTVAR where RTTVAR is the largest 4·mdev of the last round trip, at least
     /// `min_rto` (the floor on the variance term), decaying by a quarter per round trip; mdev
     /// falls with a gain of 1/32 instead of 1/4 when a sample is below SRTT.
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+/// When the receiver acknowledges data that does not need an ACK at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum DelayedAck {
+    /// Every `ack_every`-th segment, else after `delack_timeout` (RFC 5681 §4.2).
+    #[serde(rename = "fixed")]
+    Fixed,
+    /// Linux's (net/ipv4/tcp_input.c `tcp_event_data_recv`, `__tcp_ack_snd_check`,
+    /// net/ipv4/tcp_output.c `tcp_send_delayed_ack`, net/ipv4/tcp_timer.c
+    /// `tcp_delack_timer_handler`): quick-ACK mode (every segment acknowledged) for the first
+    /// min(16, max(2, window / 2·MSS)) ACKs of the connection and after an idle gap longer than
+    /// the RTO or a duplicate segment; then every `ack_every`-th segment, else after the ATO,
+    /// which starts at `delack_timeout` (`TCP_ATO_MIN`), follows the arrival gaps, doubles when
+    /// the timer fires, and is capped by max(SRTT, `delack_timeout`) and 500 ms.
     #[serde(rename = "linux")]
     Linux,
 }
@@ -151,6 +168,11 @@ pub struct TcpConfig {
     /// ACK at once after this many data segments (RFC 5681 §4.2: every second full-sized
     /// segment). Default 2; 1 turns delayed ACKs off.
     pub ack_every: u64,
+    /// The delayed-ACK policy: "fixed" (`ack_every`, `delack_timeout`) or "linux" (quick-ACK
+    /// mode at the start, an adaptive ACK timeout from `delack_timeout` up). Default None = the
+    /// profile's: "fixed", or "linux" with profile "linux".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<DelayedAck>,
     /// Receive buffer in bytes: the advertised window is its free space. Default 6 MiB
     /// (6291456 B), Linux's `net.ipv4.tcp_rmem` maximum ("4096 131072 6291456" on a machine
     /// with enough memory; `Documentation/networking/ip-sysctl.rst` up to Linux 6.15, which
@@ -238,6 +260,7 @@ impl Default for TcpConfig {
             max_retries: 15,
             delack_timeout: SimDuration::from_millis(40),
             ack_every: 2,
+            delayed_ack: None,
             recv_buffer: LINUX_TCP_RMEM_MAX,
             send_buffer: LINUX_TCP_WMEM_MAX,
             send_buffer_low_water: 0.4,
@@ -286,6 +309,14 @@ impl TcpConfig {
         self.rto_estimator.unwrap_or(match self.profile {
             TcpProfile::Default => RtoEstimator::Rfc6298,
             TcpProfile::Linux => RtoEstimator::Linux,
+        })
+    }
+
+    /// The delayed-ACK policy in force: the setting, else the profile's.
+    pub fn delayed_ack(&self) -> DelayedAck {
+        self.delayed_ack.unwrap_or(match self.profile {
+            TcpProfile::Default => DelayedAck::Fixed,
+            TcpProfile::Linux => DelayedAck::Linux,
         })
     }
 

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::accecn::{self, AccEcn, Agreed, EcnMode};
 use super::config::placeholder_config;
-use super::config::{TcpConfig, TlsVersion};
+use super::config::{DelayedAck, TcpConfig, TlsVersion};
+use super::quickack::LinuxAck;
 use super::receiver::Receiver;
 use super::rto::Rto;
 use super::segment::{TcpSegment, CWR, ECE, TS_OPTION};
@@ -421,6 +422,9 @@ impl Connection {
         let rcv_shift = if scaling { self.local_wscale() } else { 0 };
         self.peer_mss = u64::from(o.mss);
         self.rx = Receiver::new(seg.seq, self.cfg.recv_buffer, rcv_shift);
+        if self.cfg.delayed_ack() == DelayedAck::Linux {
+            self.rx.linux = Some(LinuxAck::new(self.cfg.delack_timeout));
+        }
         if let (true, Some(ts)) = (self.ts_on, seg.ts) {
             self.rx.ts_recent = ts.val;
         }
@@ -609,6 +613,14 @@ impl Connection {
         if !seg.records.is_empty() {
             self.tls_rx.on_marks(&seg.records);
         }
+        if self.rx.linux.is_some() {
+            // Linux's ATO is bounded by this end's RTO and SRTT (`quickack.rs`).
+            let (rto, rtt) = (self.rto_value(), &self.rto.rtt);
+            let srtt = rtt.has_sample().then(|| rtt.smoothed());
+            if let Some(l) = self.rx.linux.as_mut() {
+                (l.rto, l.srtt) = (rto, srtt);
+            }
+        }
         let cfg = &self.cfg;
         let a =
             self.rx.on_data(seg.seq, seg.len as u64, seg.is_fin(), now, cfg.ack_every, cfg.delack_timeout);
@@ -729,6 +741,9 @@ impl Connection {
             self.rx.delack_at = None;
             self.rx.ack_now = true;
             self.stats.delack_timer_fires += 1;
+            if let Some(l) = self.rx.linux.as_mut() {
+                l.on_timer();
+            }
         }
     }
 
