@@ -298,8 +298,10 @@ mod tests {
             beta: 0.5,
             c: 0.8,
             hystart: true,
+            hystart_linux: false,
         }));
         v.push(BuiltinConfig::NewReno(newreno::Config { hystart: true, ..Default::default() }));
+        v.push(BuiltinConfig::Cubic(cubic::Config { hystart_linux: true, ..Default::default() }));
         v
     }
 

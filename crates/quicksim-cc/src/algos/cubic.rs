@@ -1,7 +1,8 @@
 //! CUBIC (RFC 9438) on the transport's window rules.
 //!
 //! Slow start, the recovery period and persistent congestion are those of RFC 9002 §7 (HyStart++,
-//! RFC 9406, with `hystart = true`: [`crate::hystart`]); the initial, minimum and loss windows come from the transport
+//! RFC 9406, with `hystart = true`: [`crate::hystart`]; Linux's HyStart with `hystart_linux =
+//! true`: [`crate::hystart_linux`]); the initial, minimum and loss windows come from the transport
 //! ([`crate::WindowRules`]). The recovery test is RFC 9002's `sent_time <= recovery_start`
 //! (NewReno here uses INET's `<` to match that model). An ECN-CE mark is a congestion event like
 //! a loss (RFC 9438 §4.6); after an RTO the window collapses to the loss window and the next
@@ -20,6 +21,7 @@
 use quicksim_engine::{SimDuration, SimTime, PS_PER_US};
 use serde::{Deserialize, Serialize};
 
+use crate::hystart_linux::LinuxHyStart;
 use crate::registry::{check, ratio, Algorithm};
 use crate::{
     AckEvent, AckSummary, CcCtx, HyStart, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
@@ -31,7 +33,7 @@ const US3_PER_S3: i128 = 1_000_000_000_000_000_000;
 /// CUBIC settings (`cc = { algo = "cubic", beta = 0.7, c = 0.4 }`). `Config::default()` is
 /// RFC 9438's recommendation.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(try_from = "RawConfig")]
 pub struct Config {
     /// RFC 9438 §4.7 fast convergence (default on): release bandwidth when W_max shrinks.
     pub fast_convergence: bool,
@@ -47,11 +49,53 @@ pub struct Config {
     pub c: f64,
     /// HyStart++ (RFC 9406, RFC 9438 §4.10) in slow start (default off).
     pub hystart: bool,
+    /// Linux's HyStart (net/ipv4/tcp_cubic.c: ACK-train and delay detection,
+    /// [`crate::hystart_linux`]) in slow start (default off; not with `hystart`).
+    pub hystart_linux: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { fast_convergence: true, reno_friendly: true, beta: 0.7, c: 0.4, hystart: false }
+        Config {
+            fast_convergence: true,
+            reno_friendly: true,
+            beta: 0.7,
+            c: 0.4,
+            hystart: false,
+            hystart_linux: false,
+        }
+    }
+}
+
+/// `Config` as read, before the check across its fields.
+#[derive(Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct RawConfig {
+    fast_convergence: bool,
+    reno_friendly: bool,
+    #[serde(deserialize_with = "check::open_unit")]
+    beta: f64,
+    #[serde(deserialize_with = "check::positive_up_to_1000")]
+    c: f64,
+    hystart: bool,
+    hystart_linux: bool,
+}
+
+impl Default for RawConfig {
+    fn default() -> Self {
+        let Config { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux } = Config::default();
+        RawConfig { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux }
+    }
+}
+
+impl TryFrom<RawConfig> for Config {
+    type Error = String;
+    fn try_from(r: RawConfig) -> Result<Config, String> {
+        if r.hystart && r.hystart_linux {
+            return Err("hystart and hystart_linux are two slow-start exits; choose one".into());
+        }
+        let RawConfig { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux } = r;
+        Ok(Config { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux })
     }
 }
 
@@ -150,6 +194,8 @@ pub struct Cubic {
     phase: Phase,
     /// HyStart++ state while `config.hystart` (boxed: 8 bytes when off).
     hystart: Option<Box<HyStart>>,
+    /// Linux HyStart state while `config.hystart_linux`.
+    hystart_linux: Option<Box<LinuxHyStart>>,
 }
 
 impl Algorithm for Cubic {
@@ -169,6 +215,7 @@ impl Algorithm for Cubic {
             recovery_start: None,
             phase: Phase::Open,
             hystart: config.hystart.then(Box::default),
+            hystart_linux: config.hystart_linux.then(Box::default),
         }
     }
 }
@@ -283,6 +330,13 @@ impl CongestionController for Cubic {
     }
 
     fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
+        if let Some(h) = self.hystart_linux.as_mut() {
+            // `cubictcp_acked`: every ACK with a sample; ssthresh = cwnd once an exit is found.
+            let slow_start = self.cwnd < self.ssthresh;
+            if h.on_ack(cx.now, ack.largest_acked_sent_time, self.cwnd / cx.mds, slow_start).is_some() {
+                self.ssthresh = self.cwnd;
+            }
+        }
         // An ACK counts once the path has an RTT sample (latest() is zero before).
         let open = self.phase == Phase::Open && !ack.app_limited && cx.rtt.has_sample();
         let in_slow_start = self.cwnd < self.ssthresh && !self.sent_in_recovery(ack.largest_acked_sent_time);
@@ -298,6 +352,11 @@ impl CongestionController for Cubic {
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
         if let Some(h) = self.hystart.as_mut() {
             h.on_congestion();
+        }
+        if let (Some(h), CongestionCause::Rto | CongestionCause::PersistentCongestion) =
+            (self.hystart_linux.as_mut(), ev.cause)
+        {
+            h.on_timeout(); // `cubictcp_state(TCP_CA_Loss)`: `bictcp_reset`, `bictcp_hystart_reset`
         }
         let min_window = cx.window.minimum_window(cx.mds);
         // RFC 9002 §7.3.2: one reduction per recovery period.

@@ -393,3 +393,50 @@ fn hystart_leaves_slow_start_through_css() {
         }
     }
 }
+
+/// One ACK of one MDS-sized packet sent at `sent_ms`, acked `rtt_ms` later (Linux HyStart's
+/// sample is the newest acknowledged packet's RTT).
+fn linux_ack(cc: &mut Cubic, sent_us: u64, rtt_us: u64) {
+    let sent = SimTime::ZERO + SimDuration::from_micros(sent_us);
+    let now = sent + SimDuration::from_micros(rtt_us);
+    crate::hystart::testing::one_ack(cc, MDS, 50_000, rtt_us / 1000, sent, now);
+}
+
+#[test]
+fn linux_hystart_ends_slow_start_on_a_delay_increase() {
+    let mut cc = new_cc(Config { hystart_linux: true, ..Config::default() });
+    // Round 1: 10 ACKs 5 ms apart (no ACK train), RTT 100 ms: slow start 10 000 -> 20 000 B.
+    for i in 0..10 {
+        linux_ack(&mut cc, i * 5_000, 100_000);
+    }
+    assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (20_000, u64::MAX));
+    // Round 2, RTT 120 ms > 100 + clamp(100/8, 4, 16) = 112.5 ms: 8 samples, the ninth tests
+    // and ends slow start after its own growth: ssthresh = cwnd = 20 000 + 9 000.
+    for i in 0..9 {
+        linux_ack(&mut cc, 100_000 + i * 5_000, 120_000);
+    }
+    let m = cc.metrics();
+    assert_eq!((m.cwnd_bytes, m.ssthresh_bytes), (29_000, 29_000));
+    assert_eq!(m.state, CcState::CongestionAvoidance);
+    // Without it, slow start goes on.
+    let mut plain = new_cc(Config::default());
+    for i in 0..10 {
+        linux_ack(&mut plain, i * 5_000, 100_000);
+    }
+    for i in 0..9 {
+        linux_ack(&mut plain, 100_000 + i * 5_000, 120_000);
+    }
+    assert_eq!(plain.metrics().ssthresh_bytes, u64::MAX);
+    // A timeout starts HyStart again.
+    event(&mut cc, CongestionCause::Rto, at(200), at(1_000), MDS);
+    assert_eq!(cc.hystart_linux.as_deref(), Some(&LinuxHyStart::default()));
+}
+
+#[test]
+fn both_slow_start_exits_are_refused() {
+    let e = serde_json::from_value::<Config>(serde_json::json!({"hystart": true, "hystart_linux": true}));
+    assert!(e.unwrap_err().to_string().contains("choose one"));
+    let c: Config = serde_json::from_value(serde_json::json!({"hystart_linux": true})).unwrap();
+    assert!(c.hystart_linux && c.beta == 0.7);
+    assert!(serde_json::from_value::<Config>(serde_json::json!({"hystrat": true})).is_err());
+}

@@ -41,7 +41,8 @@ pub enum TcpProfile {
     #[serde(rename = "default")]
     Default,
     /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
-    /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux".
+    /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux", and
+    /// without `cc`, CUBIC with `hystart_linux` ([`linux_cc`]).
     #[serde(rename = "linux")]
     Linux,
 }
@@ -121,7 +122,8 @@ pub struct TcpConfig {
     /// Proportional Rate Reduction (RFC 6937) during SACK recovery, else RFC 6675's
     /// `cwnd = ssthresh` at once. Default true (Linux since 3.2; ns-3's default recovery).
     pub prr: bool,
-    /// The congestion controller (quicksim-cc) and its settings. Default CUBIC (Linux). Not read
+    /// The congestion controller (quicksim-cc) and its settings. Default CUBIC (Linux); with
+    /// profile "linux" and no `cc` in the table, [`linux_cc`]. Not read
     /// from the `[tcp]` table by serde: the scenario resolves `cc = "name"` or
     /// `cc = { algo = "name", ... }` against the registry and the run's plugins, as for QUIC.
     #[serde(skip, default = "default_cc")]
@@ -290,10 +292,23 @@ pub const MIN_MSS: u64 = 88;
 /// Largest receive buffer with window scaling: 65535 · 2^14 (RFC 7323 §2.3).
 const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
 
+/// The controller of profile "linux" for a connection whose `cc` is not set: CUBIC with
+/// Linux's HyStart (`hystart_linux`, net/ipv4/tcp_cubic.c).
+pub fn linux_cc() -> CcSpec {
+    use quicksim_cc::{algos::cubic, BuiltinConfig};
+    CcSpec::Builtin(BuiltinConfig::Cubic(cubic::Config { hystart_linux: true, ..Default::default() }))
+}
+
 /// Linux's initial window in segments (`TCP_INIT_CWND`, include/net/tcp.h; RFC 6928).
 pub const LINUX_INIT_CWND: u64 = 10;
 
 impl TcpConfig {
+    /// Profile "linux" with its controller ([`linux_cc`]), as a scenario's `profile = "linux"`
+    /// without `cc` gives.
+    pub fn linux() -> TcpConfig {
+        TcpConfig { profile: TcpProfile::Linux, cc: linux_cc(), ..Default::default() }
+    }
+
     /// The initial window in segments in force: the setting, else the profile's (None: RFC
     /// 6928's formula of the SMSS).
     pub fn initial_window_segments(&self) -> Option<u64> {

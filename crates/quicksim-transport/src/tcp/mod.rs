@@ -2,9 +2,9 @@
 //! Linux stack, optionally with TLS on top, driven through the same [`Endpoint`] calls as QUIC.
 //!
 //! Split by concern: [`config`] (every knob, Linux defaults, and `profile = "linux"` for the
-//! options where Linux differs from the model's defaults: docs/tcp.md), [`segment`] (segments as data
-//! with exact header sizes), [`sack`] (the retransmission queue and SACK scoreboard, RFC 6675),
-//! [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
+//! options where Linux differs from the model's defaults: docs/tcp.md), [`segment`] (segments
+//! as data with exact header sizes), [`sack`] (the retransmission queue and SACK scoreboard,
+//! RFC 6675), [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
 //! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`quickack`]
 //! (Linux's quick-ACK mode and ACK timeout), [`rto`] (RFC 6298, and Linux's estimator),
 //! [`tls`] (handshake flights and records), and the [`Connection`] that ties them together
@@ -13,9 +13,9 @@
 //!
 //! Left out (a current Linux has them): RACK-TLP loss detection (RFC 8985) and tail loss
 //! probes, D-SACK (RFC 2883) and undo of spurious retransmissions, F-RTO (RFC 5682), the
-//! quick-ACK mode at connection start (unless `delayed_ack = "linux"`), buffer autotuning (the buffers are fixed at their size:
-//! `config`), AccECN (RFC 9768: ECN here is RFC 3168's one signal per round trip), TIME-WAIT.
-//! An abort sends a RST (`reset.rs`).
+//! quick-ACK mode at connection start (unless `delayed_ack = "linux"`), buffer autotuning (the
+//! buffers are fixed at their size: `config`), AccECN (RFC 9768: ECN here is RFC 3168's one
+//! signal per round trip), TIME-WAIT. An abort sends a RST (`reset.rs`).
 //!
 //! [`Endpoint`]: crate::Endpoint
 

@@ -239,10 +239,11 @@ mod tests {
     fn linux_rttvar_rises_at_once_and_decays_per_round_trip() {
         let cfg = TcpConfig { rto_estimator: Some(RtoEstimator::Linux), ..Default::default() };
         let mut r = Rto::new(&cfg);
-        r.on_sample(&cfg, ms(100), 1, 1); // mdev 200, rttvar 200, rtt_seq 1
-                                          // 300 ms, SND.UNA 2 > rtt_seq: err 200, mdev = 200 + 200 − 50 = 350 > mdev_max: rttvar
-                                          // 350; the round ends (mdev_max 350 is not below rttvar): rtt_seq 20, mdev_max 200.
-                                          // SRTT = 7/8·100 + 1/8·300 = 125: RTO = 125 + 350 = 475 ms.
+        // First sample 100 ms: mdev 200, rttvar 200, rtt_seq 1.
+        r.on_sample(&cfg, ms(100), 1, 1);
+        // 300 ms, SND.UNA 2 > rtt_seq: err 200, mdev = 200 + 200 − 50 = 350 > mdev_max: rttvar
+        // 350; the round ends (mdev_max 350 is not below rttvar): rtt_seq 20, mdev_max 200.
+        // SRTT = 7/8·100 + 1/8·300 = 125: RTO = 125 + 350 = 475 ms.
         r.on_sample(&cfg, ms(300), 2, 20);
         assert_eq!(r.current(&cfg, true), ms(475));
         // 125 ms in the same round: err 0, mdev = 350 − 87.5 = 262.5 > mdev_max 200: mdev_max
