@@ -52,6 +52,16 @@ pub struct Config {
     /// Linux's HyStart (net/ipv4/tcp_cubic.c: ACK-train and delay detection,
     /// [`crate::hystart_linux`]) in slow start (default off; not with `hystart`).
     pub hystart_linux: bool,
+    /// Congestion avoidance as Linux's `bictcp_update` (net/ipv4/tcp_cubic.c) where it differs
+    /// from RFC 9438 (default off): the curve's target one minimum RTT ahead (`delay_min`, not
+    /// SRTT); at least one segment per 20 acknowledged while no W_max is known
+    /// (`last_max_cwnd == 0`: after a timeout, or slow start left without a loss); the
+    /// Reno-friendly estimate growing 8/`beta_scale` segments per window acknowledged
+    /// (`beta_scale` = 8 (1 + beta) / 3 / (1 - beta) in Linux's integers: 15 for both 717/1024
+    /// and 0.7), never RFC 9438's 1 once it passes the window before the last reduction.
+    /// Linux's own constants are beta 717/1024 and C 410/1024 (`beta`, `bic_scale`), set
+    /// with `beta` and `c`.
+    pub linux: bool,
 }
 
 impl Default for Config {
@@ -63,6 +73,7 @@ impl Default for Config {
             c: 0.4,
             hystart: false,
             hystart_linux: false,
+            linux: false,
         }
     }
 }
@@ -79,12 +90,13 @@ struct RawConfig {
     c: f64,
     hystart: bool,
     hystart_linux: bool,
+    linux: bool,
 }
 
 impl Default for RawConfig {
     fn default() -> Self {
-        let Config { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux } = Config::default();
-        RawConfig { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux }
+        let Config { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux, linux } = Config::default();
+        RawConfig { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux, linux }
     }
 }
 
@@ -94,8 +106,8 @@ impl TryFrom<RawConfig> for Config {
         if r.hystart && r.hystart_linux {
             return Err("hystart and hystart_linux are two slow-start exits; choose one".into());
         }
-        let RawConfig { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux } = r;
-        Ok(Config { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux })
+        let RawConfig { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux, linux } = r;
+        Ok(Config { fast_convergence, reno_friendly, beta, c, hystart, hystart_linux, linux })
     }
 }
 
@@ -105,6 +117,7 @@ impl TryFrom<RawConfig> for Config {
 struct Params {
     fast_convergence: bool,
     reno_friendly: bool,
+    linux: bool,
     beta_num: u32,
     beta_den: u32,
     c_num: u32,
@@ -119,12 +132,27 @@ impl Params {
     fn new(c: &Config) -> Params {
         let ((beta_num, beta_den), (c_num, c_den)) = (ratio(c.beta), ratio(c.c));
         assert!(beta_num < beta_den, "CUBIC beta {} is not below 1", c.beta);
-        Params { fast_convergence: c.fast_convergence, reno_friendly: c.reno_friendly, beta_num, beta_den, c_num, c_den }
+        Params {
+            fast_convergence: c.fast_convergence,
+            reno_friendly: c.reno_friendly,
+            linux: c.linux,
+            beta_num,
+            beta_den,
+            c_num,
+            c_den,
+        }
     }
 
     /// RFC 9438 §4.3: alpha_cubic = 3 (1 - beta) / (1 + beta), as (num, den) (9/17 for 0.7).
     fn alpha(&self) -> (u64, u64) {
         (3 * u64::from(self.beta_den - self.beta_num), u64::from(self.beta_den + self.beta_num))
+    }
+
+    /// Linux's Reno-friendly growth per window acknowledged, 8 / `beta_scale` (`cubictcp_register`:
+    /// `beta_scale = 8 * (BICTCP_BETA_SCALE + beta) / 3 / (BICTCP_BETA_SCALE - beta)`, integers).
+    fn linux_alpha(&self) -> (u64, u64) {
+        let (n, d) = (u64::from(self.beta_num), u64::from(self.beta_den));
+        (8, (8 * (d + n) / 3 / (d - n)).max(1))
     }
 
     /// `v * beta`, floored.
@@ -135,7 +163,8 @@ impl Params {
 
 impl Serialize for Params {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let flags = u8::from(self.fast_convergence) | u8::from(self.reno_friendly) << 1;
+        let flags =
+            u8::from(self.fast_convergence) | u8::from(self.reno_friendly) << 1 | u8::from(self.linux) << 2;
         let ratios = [self.beta_num, self.beta_den, self.c_num, self.c_den];
         if ratios == [RFC_BETA.0, RFC_BETA.1, RFC_C.0, RFC_C.1] {
             (flags, None::<[u32; 4]>).serialize(s)
@@ -153,6 +182,7 @@ impl<'de> Deserialize<'de> for Params {
         Ok(Params {
             fast_convergence: flags & 1 != 0,
             reno_friendly: flags & 2 != 0,
+            linux: flags & 4 != 0,
             beta_num,
             beta_den,
             c_num,
@@ -306,7 +336,12 @@ impl CongestionController for Cubic {
 
         // RFC 9438 §4.2: target = W_cubic(t + RTT) bounded to [cwnd, 1.5 cwnd]; every ACK
         // adds (target - cwnd) / cwnd segments per segment acked (here: bytes, with carry).
-        let target = self.curve(t + cx.rtt.smoothed(), &e, mds).clamp(cwnd, cwnd + cwnd / 2);
+        let ahead = if self.params.linux { cx.rtt.min() } else { cx.rtt.smoothed() };
+        let mut target = self.curve(t + ahead, &e, mds).clamp(cwnd, cwnd + cwnd / 2);
+        if self.params.linux && self.w_max == 0 {
+            // `bictcp_update` caps its ACKs-per-segment count at 20 while `last_max_cwnd` is 0.
+            target = target.max(cwnd + cwnd / 20);
+        }
         let n = (target - cwnd) as u128 * ack.bytes as u128 + e.cubic_rem;
         e.cubic_rem = n % cwnd as u128;
         let mut new_cwnd = cwnd + (n / cwnd as u128) as u64;
@@ -314,7 +349,13 @@ impl CongestionController for Cubic {
         if self.params.reno_friendly {
             // RFC 9438 §4.3: W_est += alpha * segments_acked / cwnd; alpha = 1 once W_est has
             // reached cwnd_prior.
-            let (a_num, a_den) = if e.w_est >= self.cwnd_prior { (1, 1) } else { self.params.alpha() };
+            let (a_num, a_den) = if self.params.linux {
+                self.params.linux_alpha()
+            } else if e.w_est >= self.cwnd_prior {
+                (1, 1)
+            } else {
+                self.params.alpha()
+            };
             let n = a_num as u128 * mds as u128 * ack.bytes as u128 + e.est_rem;
             let d = a_den as u128 * cwnd as u128;
             e.est_rem = n % d;

@@ -440,3 +440,52 @@ fn both_slow_start_exits_are_refused() {
     assert!(c.hystart_linux && c.beta == 0.7);
     assert!(serde_json::from_value::<Config>(serde_json::json!({"hystrat": true})).is_err());
 }
+
+#[test]
+fn linux_constants_and_reno_friendly_growth() {
+    // beta 717/1024 and C 410/1024 exactly (`ratio` keeps multiples of 1/1024).
+    let cfg = Config { beta: 717.0 / 1024.0, c: 410.0 / 1024.0, linux: true, ..Config::default() };
+    let p = Params::new(&cfg);
+    assert_eq!((p.beta_num, p.beta_den, p.c_num, p.c_den), (717, 1024, 205, 512));
+    // beta_scale = 8 · 1741 / 3 / 307 = 4642 / 307 = 15: W_est grows 8/15 per window; the
+    // same for 0.7 (8 · 17 / 3 / 3 = 15).
+    assert_eq!(p.linux_alpha(), (8, 15));
+    assert_eq!(Params::new(&Config::default()).linux_alpha(), (8, 15));
+    // A loss at 40 000 B: ssthresh = 40 000 · 717/1024 = 28 007 B (floored).
+    let mut cc = new_cc(cfg);
+    cc.cwnd = 40_000;
+    lose(&mut cc, at(900), at(1_000));
+    assert_eq!(cc.cwnd_bytes(), 28_007);
+}
+
+#[test]
+fn linux_grows_a_twentieth_per_ack_without_w_max() {
+    // Congestion avoidance at 20 000 B with no W_max (as after HyStart), Reno-friendly off:
+    // RFC 9438's curve starts flat (W(0 + 100 ms) = 20 000 + 0.4 B): no growth from one
+    // 1000 B ACK; Linux's at least 1/20 segment per segment: 1000 · 1000 / 20 000 = 50 B.
+    for (linux, grown) in [(false, 20_000), (true, 20_050)] {
+        let mut cc = new_cc(Config { linux, reno_friendly: false, ..Config::default() });
+        (cc.cwnd, cc.ssthresh) = (20_000, 20_000);
+        ack(&mut cc, ms(100), MDS, at(0), at(100));
+        assert_eq!(cc.cwnd_bytes(), grown, "linux {linux}");
+    }
+}
+
+#[test]
+fn linux_aims_one_minimum_rtt_ahead() {
+    // After the loss of `after_first_loss` (cwnd 25 200 B, K = 3 s, W_max 36 000 B), the first
+    // ACK at t = 0 of the epoch with SRTT 30 ms and minimum RTT 20 ms (samples 20, 100 ms):
+    // RFC 9438 aims at W(0.03 s) = 36 000 − 400 · 2.97³ = 25 520 B, +320 · 1000 / 25 200 = 12 B;
+    // Linux at W(0.02 s) = 36 000 − 400 · 2.98³ = 25 414 B, +214 · 1000 / 25 200 = 8 B.
+    for (linux, grown) in [(false, 25_212), (true, 25_208)] {
+        let mut cc = after_first_loss(Config { linux, reno_friendly: false, ..Config::default() });
+        let mut rtt = RttEstimator::new(ms(100));
+        rtt.update(ms(20), SimDuration::ZERO, SimDuration::ZERO, true);
+        rtt.update(ms(100), SimDuration::ZERO, SimDuration::ZERO, true);
+        assert_eq!((rtt.smoothed(), rtt.min()), (ms(30), ms(20)));
+        let mut cx =
+            CcCtx { now: at(1_200), mds: MDS, rtt: &rtt, bytes_in_flight: 50_000, window: &WindowRules::RFC9002 };
+        cc.on_ack(&mut cx, &AckEvent { sent_time: at(1_100), bytes: MDS, app_limited: false });
+        assert_eq!(cc.cwnd_bytes(), grown, "linux {linux}");
+    }
+}

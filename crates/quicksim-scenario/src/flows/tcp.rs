@@ -26,8 +26,8 @@ impl Transport for Connection {
     const CLOSE_DELIVERS: bool = true;
 
     /// The table over `TcpConfig::default()`, the MTU of the path unless the table sets one,
-    /// `cc` resolved like QUIC's (default CUBIC, Linux's; with `profile = "linux"`, CUBIC with
-    /// Linux's HyStart).
+    /// `cc` resolved like QUIC's (default CUBIC, Linux's; with `profile = "linux"`, CUBIC as
+    /// Linux runs it: `linux_cc`).
     fn configure(t: &SettingsTable, cx: &mut ConfigureCx) -> Result<Arc<TcpConfig>, ScenarioError> {
         let mut table = t.table.clone();
         let cc = table.remove("cc");

@@ -42,7 +42,7 @@ pub enum TcpProfile {
     Default,
     /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
     /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux", and
-    /// without `cc`, CUBIC with `hystart_linux` ([`linux_cc`]).
+    /// without `cc`, Linux's CUBIC ([`linux_cc`]).
     #[serde(rename = "linux")]
     Linux,
 }
@@ -123,7 +123,7 @@ pub struct TcpConfig {
     /// `cwnd = ssthresh` at once. Default true (Linux since 3.2; ns-3's default recovery).
     pub prr: bool,
     /// The congestion controller (quicksim-cc) and its settings. Default CUBIC (Linux); with
-    /// profile "linux" and no `cc` in the table, [`linux_cc`]. Not read
+    /// profile "linux" and no `cc` in the table, Linux's CUBIC ([`linux_cc`]). Not read
     /// from the `[tcp]` table by serde: the scenario resolves `cc = "name"` or
     /// `cc = { algo = "name", ... }` against the registry and the run's plugins, as for QUIC.
     #[serde(skip, default = "default_cc")]
@@ -292,12 +292,26 @@ pub const MIN_MSS: u64 = 88;
 /// Largest receive buffer with window scaling: 65535 · 2^14 (RFC 7323 §2.3).
 const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
 
-/// The controller of profile "linux" for a connection whose `cc` is not set: CUBIC with
-/// Linux's HyStart (`hystart_linux`, net/ipv4/tcp_cubic.c).
+/// The controller of profile "linux" for a connection whose `cc` is not set: CUBIC as Linux's
+/// net/ipv4/tcp_cubic.c runs it, `cc = { algo = "cubic", hystart_linux = true, linux = true,
+/// beta = 0.7001953125, c = 0.400390625 }` (its HyStart, its congestion avoidance, beta
+/// 717/1024 and C = `bic_scale` 41 · 10 / 1024; fast convergence and TCP friendliness on, as
+/// Linux's module defaults).
 pub fn linux_cc() -> CcSpec {
     use quicksim_cc::{algos::cubic, BuiltinConfig};
-    CcSpec::Builtin(BuiltinConfig::Cubic(cubic::Config { hystart_linux: true, ..Default::default() }))
+    CcSpec::Builtin(BuiltinConfig::Cubic(cubic::Config {
+        hystart_linux: true,
+        linux: true,
+        beta: LINUX_CUBIC_BETA,
+        c: LINUX_CUBIC_C,
+        ..Default::default()
+    }))
 }
+
+/// Linux CUBIC's beta (`beta` = 717 of `BICTCP_BETA_SCALE` 1024) and C (`bic_scale` 41,
+/// `cube_rtt_scale` = 41 · 10, over 1024), net/ipv4/tcp_cubic.c.
+pub const LINUX_CUBIC_BETA: f64 = 717.0 / 1024.0;
+pub const LINUX_CUBIC_C: f64 = 410.0 / 1024.0;
 
 /// Linux's initial window in segments (`TCP_INIT_CWND`, include/net/tcp.h; RFC 6928).
 pub const LINUX_INIT_CWND: u64 = 10;
