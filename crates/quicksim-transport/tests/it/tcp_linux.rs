@@ -91,3 +91,26 @@ fn linux_rto_is_srtt_plus_the_floor() {
     n.run_until(SimTime::from_millis(500));
     assert_eq!(n.eps[0].rto_value(), ms(200));
 }
+
+#[test]
+fn linux_hystart_leaves_slow_start_on_the_delay_increase() {
+    // 10 Mbit/s each way, 20 ms base RTT, an unbounded queue (no loss ever). delay_min is the
+    // first data ACK's RTT, 21.24 ms (20 ms + serializations), so the threshold is 21.24 +
+    // clamp(21.24/8, 4, 16) = 25.24 ms. Slow start's bursts let the queue drain between rounds
+    // until the window passes the BDP: round 3's smallest RTT is 25.2 ms (just below), round
+    // 4's 48 ms, and its ninth ACK (8 samples, then the test) ends slow start at 82 + 16 = 98
+    // segments: ssthresh = 98 · 1448 = 141 904 B. Without HyStart slow start never ends here.
+    let run = |c: TcpConfig| {
+        let c = Arc::new(c);
+        let a =
+            Connection::new(Role::Client, Arc::clone(&c), SimTime::ZERO, crate::harness::cc_rng(0)).unwrap();
+        let b = Connection::new(Role::Server, c, SimTime::ZERO, crate::harness::cc_rng(1)).unwrap();
+        let rate = Some(quicksim_engine::Rate::bps(10_000_000));
+        let mut n = Net::with_drop(a, b, ms(10), rate, Box::new(|_, _, _| false));
+        n.write(0, 2000 * SMSS);
+        n.run_until(SimTime::from_millis(400));
+        n.eps[0].metrics().ssthresh_bytes
+    };
+    assert_eq!(run(TcpConfig::linux()), 98 * SMSS);
+    assert_eq!(run(TcpConfig::default()), u64::MAX);
+}
