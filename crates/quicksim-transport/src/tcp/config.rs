@@ -79,7 +79,8 @@ pub enum DelayedAck {
     /// min(16, max(2, window / 2·MSS)) ACKs of the connection and after an idle gap longer than
     /// the RTO or a duplicate segment; then every `ack_every`-th segment, else after the ATO,
     /// which starts at `delack_timeout` (`TCP_ATO_MIN`), follows the arrival gaps, doubles when
-    /// the timer fires, and is capped by max(SRTT, `delack_timeout`) and 500 ms.
+    /// the timer fires, and is capped by max(SRTT, `delack_timeout`), 500 ms and 200 ms
+    /// (`TCP_DELACK_MAX`).
     #[serde(rename = "linux")]
     Linux,
 }
