@@ -58,7 +58,8 @@ def _spread(kernel: list[dict[str, Any]], point: Point) -> float:
 def run_point(
     ctx: Context, point: Point, duration_s: float, build: str
 ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-    """The point's repetitions: each a kernel run and the model's run paired with it."""
+    """The point's repetitions: each a kernel run and the model's run paired with it. In full
+    mode each run's capture and tables are removed once measured (`runner.trim`)."""
     base = ctx.out / "runs" / point.id
     reps: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
     most = 1 if ctx.quick else REPS_MAX
@@ -78,6 +79,9 @@ def run_point(
         else:
             _say(f"{point.id} rep {k}: {kernel['error']}")
         reps.append((kernel, model))
+        if not ctx.quick:
+            runner.trim(base / f"kernel-{k}")
+            runner.trim(base / f"model-{k}")
     return reps
 
 

@@ -182,6 +182,15 @@ def kernel_metrics(point: Point, duration_s: float, folder: Path, totals: dict[s
     return m
 
 
+def trim(folder: Path) -> None:
+    """Remove a measured run's capture and tables (the full grid's would take ~10 GB); its
+    metrics, summary, programs' output, `ss` samples and cwnd series stay."""
+    if _read(folder) is None:
+        return
+    for f in [folder / "capture.pcapng", *folder.glob("*.parquet")]:
+        f.unlink(missing_ok=True)
+
+
 def timelines(kernel: dict[str, Any], point: Point) -> list[Timeline]:
     """Each flow's data-connection SYN and first data segment in the kernel run."""
     return [Timeline(kernel[f]["syn_s"], kernel[f]["data_s"]) for f in point.flows]
