@@ -179,6 +179,14 @@ def test_model_scenario_starts_when_the_kernel_did() -> None:
         grid.model_scenario(p, 30.0, [Timeline(1.0, 0.9), Timeline(0.9, 1.0)])
 
 
+def test_the_linux_profile_keeps_its_own_cubic(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert grid.model_tcp("cubic") == {**grid.MODEL_TCP, "cc": "cubic"}
+    monkeypatch.setattr(grid, "MODEL_TCP", {"profile": "linux"})
+    assert grid.model_tcp("cubic") == {"profile": "linux"}
+    assert grid.model_tcp("reno") == {"profile": "linux", "cc": "newreno"}
+    assert grid.model_tcp("bbr") == {"profile": "linux", "cc": "bbr1"}
+
+
 def test_kernel_scenario_runs_iperf3_under_the_sampler(tmp_path: Path) -> None:
     p = Point(Case("pair", ("bbr", "cubic"), (1.0, 1.0)), 10, 20, 2)
     doc = grid.kernel_scenario(p, 8.0, tmp_path)

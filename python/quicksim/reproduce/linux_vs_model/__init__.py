@@ -69,7 +69,13 @@ def run_point(
         kernel = runner.kernel_rep(point, duration_s, base / f"kernel-{k}")
         model = None
         if "error" not in kernel:
-            model = runner.model_rep(point, duration_s, kernel, base / f"model-{k}", build)
+            try:
+                model = runner.model_rep(point, duration_s, kernel, base / f"model-{k}", build)
+            except (ValueError, RuntimeError) as e:  # ScenarioError, SimulationError, tshark's
+                model = {"error": f"model run: {e}"}
+                _say(f"{point.id} rep {k}: {model['error']}")
+                reps.append((kernel, model))
+                continue
             flows = ", ".join(
                 f"{f} {kernel[f]['mbps']:.2f}/{model[f]['mbps']:.2f} Mbit/s" for f in point.flows
             )

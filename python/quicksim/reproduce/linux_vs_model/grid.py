@@ -22,6 +22,16 @@ ALGOS: dict[str, str] = {"reno": "newreno", "cubic": "cubic", "bbr": "bbr1"}
 #: TCP once the `profile = "linux"` option exists: `MODEL_TCP = {"profile": "linux"}`.
 MODEL_TCP: dict[str, Any] = {}
 
+
+def model_tcp(algo: str) -> dict[str, Any]:
+    """A model flow's `tcp` table for the kernel's `algo`: MODEL_TCP and the controller. Under
+    `profile = "linux"` a CUBIC flow names no `cc`: the profile's own is Linux's CUBIC (its
+    HyStart and constants), which a plain `cc = "cubic"` would replace with the model's."""
+    if MODEL_TCP.get("profile") == "linux" and algo == "cubic":
+        return dict(MODEL_TCP)
+    return {**MODEL_TCP, "cc": ALGOS[algo]}
+
+
 MTU = 1500
 BOTTLENECK = "bottleneck:router1->router2"
 #: The flows' first start: the iperf3 servers (started with the run) listen by then.
@@ -212,7 +222,7 @@ def model_scenario(
                 "start": f"{tl.data_s:.6f}s",
                 "stop": f"{tl.data_s + duration_s:.6f}s",
                 "stop_mode": "send",
-                "tcp": {**MODEL_TCP, "cc": ALGOS[algo]},
+                "tcp": model_tcp(algo),
             }
         )
     end = max(tl.data_s for tl in timelines) + duration_s + 1.0
