@@ -8,6 +8,7 @@
 pub mod algos;
 pub mod api;
 pub mod hystart;
+pub mod hystart_linux;
 pub mod minmax;
 pub mod rate;
 pub mod registry;

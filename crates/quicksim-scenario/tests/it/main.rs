@@ -25,6 +25,7 @@ mod rto;
 mod stop_mode;
 mod support;
 mod tcp;
+mod tcp_linux;
 mod toy_cc;
 mod toy_qdisc;
 mod toy_sink;
