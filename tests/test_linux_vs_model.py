@@ -172,7 +172,7 @@ def test_model_scenario_starts_when_the_kernel_did() -> None:
     assert doc["dumbbell"]["bottleneck"]["queue"] == {"packets": 42}
     f2 = doc["flows"][1]
     assert (f2["connect"], f2["start"], f2["stop"]) == ("0.900000s", "1.000000s", "31.000000s")
-    assert f2["tcp"]["cc"] == "bbr1" and f2["kind"] == "tcp" and f2["stop_mode"] == "send"
+    assert f2["tcp"] == {**grid.MODEL_TCP, "cc": "bbr1"} and f2["kind"] == "tcp" and f2["stop_mode"] == "send"
     assert doc["run"]["duration"] == "32.000s"
     assert quicksim.validate(doc) is not None
     with pytest.raises(ValueError, match=r"timelines\[0\]"):
@@ -180,7 +180,8 @@ def test_model_scenario_starts_when_the_kernel_did() -> None:
 
 
 def test_the_linux_profile_keeps_its_own_cubic(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert grid.model_tcp("cubic") == {**grid.MODEL_TCP, "cc": "cubic"}
+    monkeypatch.setattr(grid, "MODEL_TCP", {})
+    assert grid.model_tcp("cubic") == {"cc": "cubic"}
     monkeypatch.setattr(grid, "MODEL_TCP", {"profile": "linux"})
     assert grid.model_tcp("cubic") == {"profile": "linux"}
     assert grid.model_tcp("reno") == {"profile": "linux", "cc": "newreno"}

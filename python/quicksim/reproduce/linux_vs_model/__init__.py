@@ -56,7 +56,7 @@ def _spread(kernel: list[dict[str, Any]], point: Point) -> float:
 
 
 def run_point(
-    ctx: Context, point: Point, duration_s: float, build: str
+    ctx: Context, point: Point, duration_s: float, build: str, resumed: list[str]
 ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     """The point's repetitions: each a kernel run and the model's run paired with it. In full
     mode each run's capture and tables are removed once measured (`runner.trim`)."""
@@ -66,6 +66,8 @@ def run_point(
     for k in range(1, most + 1):
         if not ctx.quick and k > REPS_MIN and _spread([r for r, _ in reps], point) <= SPREAD:
             break
+        if (base / f"kernel-{k}" / "metrics.json").is_file():
+            resumed.append(f"{point.id} rep {k}")  # measured by an earlier invocation
         kernel = runner.kernel_rep(point, duration_s, base / f"kernel-{k}")
         model = None
         if "error" not in kernel:
@@ -135,9 +137,10 @@ def run(ctx: Context) -> Report:
     from ..common import _core_build
 
     build = _core_build()
+    resumed: list[str] = []
     rows, runs = [], []
     for p in points:
-        reps = run_point(ctx, p, duration, build)
+        reps = run_point(ctx, p, duration, build, resumed)
         rows.append(summary.point_row(p, reps))
         runs += _run_rows(p, reps)
     table = pd.DataFrame(rows)
@@ -157,7 +160,7 @@ def run(ctx: Context) -> Report:
         ],
         explanation=EXPLANATION,
         sections=[
-            _setup(ctx, points, duration, chosen, notes),
+            _setup(ctx, points, duration, chosen, notes, resumed),
             _goal_section(g, ctx.quick),
             "## Per point\n\n" + summary.points_table(table),
             "## Per flow\n\n" + summary.flows_table(table, points),
@@ -263,7 +266,14 @@ def _checks(ctx: Context, table: Any, runs: Any, g: dict[str, Any]) -> list[Chec
     return checks
 
 
-def _setup(ctx: Context, points: list[Point], duration: float, chosen: str | None, notes: list[str]) -> str:
+def _setup(
+    ctx: Context,
+    points: list[Point],
+    duration: float,
+    chosen: str | None,
+    notes: list[str],
+    resumed: list[str],
+) -> str:
     tcp = grid.MODEL_TCP or "the defaults (no `profile`)"
     lines = [
         "## Setup",
@@ -282,6 +292,11 @@ def _setup(ctx: Context, points: list[Point], duration: float, chosen: str | Non
         f"{runner.TRUST_P99_US:.0f} µs; the points without a trusted run are shown, not graded.",
         *[f"- {n}" for n in notes],
     ]
+    if resumed:
+        lines.append(
+            f"- Resumed: {len(resumed)} kernel runs were measured by an earlier invocation into the "
+            "same folder (their metrics reused); the wall time above is this invocation's."
+        )
     return "\n".join(lines)
 
 

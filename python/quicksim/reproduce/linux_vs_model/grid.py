@@ -18,9 +18,10 @@ from typing import Any
 #: `bbr` is BBRv1 (`net/ipv4/tcp_bbr.c`: the model's `bbr1`, not its draft-BBRv3 `bbr`).
 ALGOS: dict[str, str] = {"reno": "newreno", "cubic": "cubic", "bbr": "bbr1"}
 
-#: The model's TCP settings on every flow. The one line to change to run the model as Linux's
-#: TCP once the `profile = "linux"` option exists: `MODEL_TCP = {"profile": "linux"}`.
-MODEL_TCP: dict[str, Any] = {}
+#: The model's TCP settings on every flow: Linux's profile (docs/tcp.md: initial window 10,
+#: Linux's RTO estimator and delayed ACKs, the HyStart and constants of tcp_cubic.c). The one
+#: line to change to compare the model's own defaults instead: `MODEL_TCP = {}`.
+MODEL_TCP: dict[str, Any] = {"profile": "linux"}
 
 
 def model_tcp(algo: str) -> dict[str, Any]:
