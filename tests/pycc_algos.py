@@ -220,6 +220,47 @@ class PyCubic(Controller):
             self.epoch = False
 
 
+class PyDctcp(PyNewReno):
+    """quicksim's DCTCP (crates/quicksim-cc/src/algos/dctcp.rs, RFC 8257) on PyNewReno, in the
+    same integer arithmetic: alpha in units of 2^-20, g = 1/16, alpha 1 at the start; marks come
+    as `ack.ce_packets` (a scalable ECN response), and TCP spreads the cut as it does for Rust's."""
+
+    ecn_response = "scalable"
+    spreads_ecn_reduction = True
+    ONE = 1 << 20
+
+    def __init__(self, init: Any) -> None:
+        super().__init__(init)
+        self.alpha = self.ONE
+        self.acked = 0
+        self.marked = 0
+        self.window_end = 0
+
+    def on_ack_end(self, cx: Any, ack: Any) -> None:
+        super().on_ack_end(cx, ack)
+        self.acked += ack.acked_packets
+        self.marked += ack.ce_packets
+        if ack.largest_acked_sent_time_ps >= self.window_end:
+            f = min(self.marked, self.acked) * self.ONE // self.acked if self.acked else 0
+            self.alpha = (self.alpha * 15 + f) // 16
+            self.acked = self.marked = 0
+            self.window_end = cx.now_ps
+        if ack.ce_packets > 0 and not ack.largest_acked_sent_time_ps < self.recovery_start:
+            cwnd = self.cwnd
+            cwnd = max(cwnd - cwnd * self.alpha // (2 * self.ONE), cx.minimum_window)
+            self.cwnd = self.ss = self.ssthresh = cwnd
+            self.recovery_start = cx.now_ps
+            if self.exact:
+                self.carry = 0
+            self.state = "recovery"
+
+
+class BadEcn(PyNewReno):
+    """Declares an ECN response that does not exist."""
+
+    ecn_response = "scalable-ish"
+
+
 class Fixed(Controller):
     """A fixed window of `segments` packets: the cheapest controller (measures the bare cost)."""
 

@@ -1,9 +1,9 @@
 """DCTCP beside ns-3.44's TcpDctcp (tools/ns3/dctcp.cc, numbers committed in
 python/quicksim/reproduce/data/ns3_dctcp.csv): the same dumbbell (scenarios/dctcp-ns3.toml),
-two flows through a step marker at K = 20 packets. Per-flow goodput and the queue's time mean
-agree within 5 %; the queue's oscillation (p95 - p5 of the length sampled every 0.1 ms) is
-narrower here (10 against 11 packets, 15 % at 10 flows) and is reported, not checked: see
-docs/conformance/README.md's note and the l4s-cc branch report for what was ruled out."""
+two flows through a step marker at K = 20 packets. Per-flow goodput, the queue's time mean and
+its standard deviation (the oscillation's amplitude) agree within 5 %. The amplitude matches
+since DCTCP's cut is spread over a round by PRR in TCP's CWR state, as Linux and ns-3 do it
+(with the cut at once the standard deviation was 12 % narrower)."""
 
 from __future__ import annotations
 
@@ -51,10 +51,11 @@ def test_dctcp_matches_ns3_tcpdctcp_two_flows() -> None:
     amp = np.percentile(n, 95, method="lower") - np.percentile(n, 5, method="lower")
     print(
         f"goodput {ours} vs ns-3 {theirs}; queue mean {n.mean():.3f} vs {ref['queue_mean']:.3f}, "
-        f"p95-p5 {amp} vs {ref['queue_p95'] - ref['queue_p5']}"
+        f"std {n.std():.3f} vs {ref['queue_std']:.3f}, p95-p5 {amp} vs {ref['queue_p95'] - ref['queue_p5']}"
     )
     # Flows in name order on both sides (d1, d2 / sink 0, 1): the same start, the same path.
     assert ours == pytest.approx(theirs, rel=0.05)
     assert n.mean() == pytest.approx(ref["queue_mean"], rel=0.05)
+    assert n.std() == pytest.approx(ref["queue_std"], rel=0.05)
     # The queue stays near K and never empties at steady state, on both sides.
     assert ref["queue_min"] > 0 and n.min() > 0

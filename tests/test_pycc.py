@@ -312,3 +312,29 @@ def test_sweep_on_a_dask_cluster_imports_the_class_by_path(tmp_path: Path, dask_
     g = _goodputs(tmp_path / "dask")
     for delay in ("10ms", "20ms"):
         assert g[("cubic", delay)] == g[("py:pycc_algos:PyCubic", delay)] > 1.0
+
+
+DCTCP_NS3 = REPO / "scenarios" / "dctcp-ns3.toml"
+
+
+def test_python_dctcp_declares_a_scalable_ecn_response_and_matches_rust() -> None:
+    """A Python controller with `ecn_response = "scalable"` gets the CE counts (TCP AccECN) in
+    `ack.ce_packets`, no "ecn" events, and TCP spreads its cut as for the built-in: DCTCP written
+    in Python (pycc_algos.PyDctcp) gives the Rust one's run bit for bit on the ns-3 dumbbell."""
+    a = quicksim.run(DCTCP_NS3, sets=["run.duration=4s", "run.record.conn=true"])
+    b = quicksim.run(
+        DCTCP_NS3,
+        sets=['tcp.cc="py:pycc_algos:PyDctcp"', "run.duration=4s", "run.record.conn=true"],
+        allow_python=True,
+    )
+    _same(a, b)
+    # Not vacuous: marks arrived as counts and cut the windows (no classic ECN events).
+    assert a.conn["ce_marks"].max() > 100 and a.conn["ecn_events"].max() == 0
+    assert a.conn["ssthresh_bytes"].nunique() > 10
+
+
+def test_a_bad_ecn_response_stops_the_run_naming_it() -> None:
+    with pytest.raises(
+        quicksim.ControllerError, match=r"__init__ at t = 0\.000000 s: ecn_response = 'scalable-ish'"
+    ):
+        quicksim.run(DCTCP_NS3, sets=['tcp.cc="py:pycc_algos:BadEcn"', "run.duration=1s"], allow_python=True)

@@ -82,20 +82,64 @@ def test_a_group_lists_its_members_in_every_output() -> None:
     assert queue["packets"] == 20
 
 
+def test_a_rate_and_an_extra_delay_drawn_from_the_cli(cli: Cli, tmp_path: Path) -> None:
+    def draws(out: Path, seed: int) -> tuple[float, float]:
+        p = cli(
+            "run",
+            str(SCENARIO),
+            "--no-plots",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            "--set",
+            "run.duration=1s",
+            "--set",
+            'flows.cbr.rate={dist="uniform",min="1Mbps",max="3Mbps"}',
+            "--set",
+            'flows.cbr.extra_delay={dist="exponential",mean="10ms"}',
+        )
+        assert p.returncode == 0, p.stderr
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        drawn = summary["meta"]["drawn"]["cbr"]
+        return float(drawn["rate_bps"]), float(drawn["extra_delay_s"])
+
+    rate, delay = draws(tmp_path / "a", 1)
+    assert 1e6 <= rate <= 3e6 and delay >= 0.0
+    assert draws(tmp_path / "b", 1) == (rate, delay)
+    other = draws(tmp_path / "c", 2)
+    assert other[0] != rate and other[1] != delay
+
+
+def test_an_extra_delay_gives_a_flow_its_own_rtt() -> None:
+    # Two TCP flows on one dumbbell pair, one with 15 ms more each way: its smallest RTT is
+    # 30 ms larger, and so is nothing else of the other's.
+    doc = quicksim.load_scenario(SCENARIO)
+    doc["run"]["duration"] = "2s"
+    tcp = {"kind": "tcp", "src": "sender1", "dst": "receiver1", "app": "bulk", "bytes": "200kB"}
+    doc["flows"] = [dict(tcp, name="near"), dict(tcp, name="far", extra_delay="15ms")]
+    conn = quicksim.run(doc).conn
+    min_rtt = conn.groupby(conn["flow"].astype(str))["min_rtt_s"].min()
+    assert min_rtt["far"] - min_rtt["near"] == pytest.approx(0.030, abs=1e-3)
+    assert min_rtt["near"] == pytest.approx(2 * (0.001 + 0.010 + 0.001), abs=2e-3)
+
+
 @pytest.mark.parametrize(
     ("value", "words"),
     [
         ('{dist="uniform",min="2s",max="1s"}', ["flows[0].start", '"2s"', '"1s"']),
         ('{dist="normal",mean="1s"}', ["flows[0].start", "stddev"]),
         ('{dist="pareto",mean="1s",shape=0.9}', ["flows[0].start", "shape = 0.9"]),
+        ('{dist="uniform",min="3Mbps",max="1Mbps"}', ["flows[0].rate", '"3Mbps"', '"1Mbps"']),
+        ('{dist="exponential",mean="10ms"}', ["flows[0].rate", '"10ms"', "rate"]),
+        ('{dist="weibull",mean="10ms"}', ["flows[0].extra_delay", '"weibull"']),
     ],
 )
 def test_a_bad_distribution_is_one_line_naming_field_and_value(
     cli: Cli, tmp_path: Path, value: str, words: list[str]
 ) -> None:
-    p = cli(
-        "run", str(SCENARIO), "--no-plots", "--out", str(tmp_path / "x"), "--set", f"flows.cbr.start={value}"
-    )
+    setting = f"flows.cbr.{words[0].split('.')[-1]}={value}"
+    p = cli("run", str(SCENARIO), "--no-plots", "--out", str(tmp_path / "x"), "--set", setting)
     assert p.returncode == 2, p.stderr
     line = p.stderr.strip()
     assert "\n" not in line, line

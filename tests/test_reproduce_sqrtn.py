@@ -1,5 +1,5 @@
 """`quicksim reproduce buffer-sizing-sqrt-n`: its theory by hand (sqrt(n) rule, slow-start bursts,
-the M/G/1 tail, the synchronization index, the bisection) and its quick mode end to end."""
+the M/G/1 tail, the synchronization index, the buffer ladder) and its quick mode end to end."""
 
 from __future__ import annotations
 
@@ -77,21 +77,54 @@ def _probe(b: int, util: float) -> m.Probe:
     return m.Probe(b, util, 0.0, 0.0, 0, 0.0, 0.0, 0.0)
 
 
-def test_bisection_finds_the_threshold() -> None:
-    # Utilization reaches the target from 37 packets on: exactly 37 with rel = 0.
-    found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 37 else 0.9), 0.98, 5, 20, 0.0)
-    assert found == 37
-    assert len({p.buffer_pkts for p in probes}) == len(probes)  # each buffer runs once
-    # With rel = 15 %: hi within 15 % of a buffer that missed.
-    found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 37 else 0.9), 0.98, 5, 20, 0.15)
-    missed = max(p.buffer_pkts for p in probes if p.utilization < 0.98)
-    assert 37 <= found <= missed * 1.15 + 1
-    # A threshold below the starting lo: lo is run, reaches it, and the search goes lower.
-    found, probes = m.min_buffer(lambda b: _probe(b, 0.99 if b >= 3 else 0.9), 0.98, 8, 20, 0.0)
-    assert found == 3
-    # Even one packet is enough: 1.
-    found, _ = m.min_buffer(lambda b: _probe(b, 0.99), 0.98, 8, 20, 0.0)
-    assert found == 1
+def _step(at: int) -> Callable[[int], m.Probe]:
+    # Utilization 0.9 below `at` packets, 0.99 from it on (deficits 0.1 and 0.01).
+    return lambda b: _probe(b, 0.99 if b >= at else 0.9)
+
+
+def test_ladder_brackets_every_target() -> None:
+    # From 20 with factor 2: 20 misses 0.98, so up: 40 reaches it (and 0.985).
+    probes = m.ladder(_step(37), (0.98, 0.985), 20, 2.0, 1000)
+    assert [p.buffer_pkts for p in probes] == [20, 40]
+    # From 100: reaches, so down until a buffer misses: 50, 25.
+    probes = m.ladder(_step(37), (0.98,), 100, 2.0, 1000)
+    assert [p.buffer_pkts for p in probes] == [100, 50, 25]
+    # Always reached: down to one packet and no further. Factor 1.1 at 3: a packet less each step.
+    assert [p.buffer_pkts for p in m.ladder(lambda b: _probe(b, 1.0), (0.98,), 3, 1.1, 1000)] == [3, 2, 1]
+    with pytest.raises(ValueError, match="factor"):
+        m.ladder(_step(37), (0.98,), 20, 1.0, 1000)
+    # Never reached: an error once the next step would pass the limit (20, 40, 80; 160 > 100).
+    with pytest.raises(ValueError, match="not reached with 80 packets"):
+        m.ladder(_step(10**6), (0.98,), 20, 2.0, 100)
+
+
+def test_threshold_interpolates_the_log_deficit() -> None:
+    # lo = 25 (deficit 0.1), hi = 50 (deficit 0.01): log deficit linear in the buffer; the
+    # target 0.99 (deficit 0.01) is reached at hi, 0.9684 (deficit 10^-1.5) half way: 37.5 -> 38.
+    probes = [_probe(25, 0.9), _probe(50, 0.99)]
+    assert m.threshold(probes, 0.99) == 50
+    assert m.threshold(probes, 1 - 10**-1.5) == 38
+    # Just above lo's utilization: at least one packet above lo.
+    assert m.threshold(probes, 0.9000001) == 26
+    # Reached by the lowest probe: that probe. By none: an error.
+    assert m.threshold(probes, 0.5) == 25
+    with pytest.raises(ValueError, match=r"0\.995"):
+        m.threshold(probes, 0.995)
+    # A probe that steps back (noise): hi is where every larger probe holds the target.
+    noisy = [_probe(10, 0.99), _probe(20, 0.9), _probe(40, 0.99)]
+    assert m.threshold(noisy, 0.98) > 20
+    # A link busy all the window (deficit 0, floored) still interpolates.
+    assert 20 < m.threshold([_probe(20, 0.9), _probe(40, 1.0)], 0.99) <= 40
+
+
+def test_windows_take_seconds_or_cycles() -> None:
+    # 2.5 Gbit/s, n = 200: W = (20833.3 + 1473.1) / 200 = 111.5 packets; a cycle 2/3 W RTTs.
+    c = m.cycle_s(2.5e9, 200)
+    assert c == pytest.approx(2 / 3 * (2.5e9 * 0.1 / 12000 * (1 + 1 / math.sqrt(200))) / 200 * 0.1)
+    assert c == pytest.approx(7.4355, abs=1e-4)
+    # Rounded up to whole 0.5 s bins: 7.43 -> 7.5, 4 x 7.43 = 29.74 -> 30.
+    assert m.windows(2.5e9, 200, (5.0, 1.0), (10.0, 4.0)) == (7.5, 30.0)
+    assert m.windows(155e6, 1600, (5.0, 1.0), (10.0, 4.0)) == (5.0, 10.0)
 
 
 @pytest.mark.slow

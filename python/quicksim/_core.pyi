@@ -134,6 +134,7 @@ class AckSummary:
     largest_acked_sent_time_ps: int
     app_limited: bool
     rate: RateSample | None
+    ce_packets: int
 
 class CongestionEvent:
     cause: str

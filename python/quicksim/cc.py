@@ -15,7 +15,8 @@ Callbacks (override those you need; the others are never called, which costs not
 - `on_ack(cx, ack)`: one newly acknowledged packet: ack.sent_time_ps, ack.bytes, ack.app_limited
 - `on_ack_end(cx, ack)`: the end of one ACK: ack.acked_bytes, ack.acked_packets,
   ack.largest_acked_sent_time_ps, ack.app_limited, ack.rate (the delivery-rate sample, a
-  `RateSample`, or None where the transport does not provide one)
+  `RateSample`, or None where the transport does not provide one), ack.ce_packets (CE marks
+  this ACK reported, for a controller with `ecn_response = "scalable"`)
 - `on_congestion_event(cx, ev)`: ev.cause ("loss", "ecn", "rto", "persistent_congestion"),
   ev.sent_time_ps, ev.lost_bytes
 - `on_spurious_congestion(cx)`: a loss declared earlier was spurious
@@ -29,7 +30,12 @@ arithmetic reproduces the simulator's exactly. The objects are valid during the 
 
 After each callback the simulator reads `cwnd` (required: a positive int, bytes), `ssthresh`
 (int or None), `state` (None, or "slow_start", "congestion_avoidance", "recovery",
-"app_limited") and `pacing_rate` (None, or bit/s: it drives the pacer). An exception, or a
+"app_limited") and `pacing_rate` (None, or bit/s: it drives the pacer). Once, when it is made,
+it reads `ecn_response`: "classic" (default: marks arrive as "ecn" congestion events, at most one
+per round trip) or "scalable" (DCTCP, Prague: no "ecn" events, the marks counted in
+`ack.ce_packets`; over TCP this asks for AccECN), `ect1` (scalable only: packets carry ECT(1),
+the L4S identifier) and `spreads_ecn_reduction` (TCP spreads the window cut the controller makes
+on marks over a round with PRR, as Linux does for DCTCP). An exception, or a
 window that is not a positive integer, stops the run with `quicksim.ControllerError` naming the
 controller, the callback and the simulated time (the exception is its `__cause__`).
 
@@ -98,6 +104,14 @@ class Controller:
     "slow_start", "congestion_avoidance", "recovery", "app_limited" (the `in_recovery` column)."""
     pacing_rate: float | None = None
     """None (no pacing), or the pacing rate in bit/s."""
+    ecn_response: str = "classic"
+    """"classic" (CE marks are "ecn" congestion events) or "scalable" (counted in
+    `AckSummary.ce_packets`); read once, when the controller is made."""
+    ect1: bool = False
+    """With "scalable": packets carry ECT(1) (L4S) instead of ECT(0)."""
+    spreads_ecn_reduction: bool = False
+    """TCP brings the window down to the controller's cut on marks over a round with PRR (Linux's
+    CWR state, as for DCTCP) instead of at once."""
 
     def __init__(self, init: InitInfo) -> None:
         self.cwnd = init.initial_window

@@ -5,8 +5,9 @@ shares with them. `quicksim.metrics` registers these functions; this module regi
 Quantile names are `stat` strings: "mean", "min", "max", "median" or "pNN" with NN in (0, 100),
 e.g. "p95", "p99.9". Three kinds of quantile are computed, each where it is defined:
 - of a packet population (one-way delay, time in a queue): the core's DDSketch over every
-  packet of the run, within 1 % of the exact sample quantile, for p50, p95 and p99 only (the
-  core keeps no other; `run.record.delays` must be on);
+  packet of the run, within 1 % of the exact sample quantile (`run.record.delays` must be on):
+  p50, p95 and p99 as the core reports them in the totals, any other from the sketch's counts
+  it exports (`totals.delay_sketches`, `sketch_quantile`), by the same rule;
 - of a signal over time (the queue's delay from its occupancy): the time-weighted quantile, the
   value the signal stays at or below for that fraction of the window (exact);
 - of a few numbers (one per flow): the linear interpolation between order statistics
@@ -32,13 +33,15 @@ __all__ = [
     "owd_s",
     "parse_stat",
     "sample_stat",
+    "sketch_quantile",
     "sojourn_s",
     "weighted_stat",
 ]
 
 _STAT = re.compile(r"^p(\d+(?:\.\d+)?)$")
 _SKETCH = ("mean", "p50", "p95", "p99")
-"""What the core's delay sketch reports per flow and per queue (`run.record.delays`)."""
+"""What the core's totals report per flow and per queue (`run.record.delays`); any other
+quantile comes from the sketch's counts (`totals.delay_sketches`)."""
 
 
 def parse_stat(stat: Any, allowed: Sequence[str] = ("mean", "min", "max")) -> tuple[str, float | None]:
@@ -94,6 +97,24 @@ def weighted_stat(values: Any, weights: Any, stat: str) -> float:
     return float(v[order][min(at, len(v) - 1)])
 
 
+def sketch_quantile(sketch: Any, q: float) -> float:
+    """The quantile `q` (0 < q < 1) of a delay sketch as the core exports it (`{"delay_s":
+    [...], "count": [...]}`, values increasing): the value at rank floor(q (n - 1)), the rule of
+    the core's p50/p95/p99 (the `sketches-ddsketch` crate's), within 1 % of the exact sample
+    quantile; NaN for an empty sketch."""
+    values, counts = sketch["delay_s"], sketch["count"]
+    n = sum(counts)
+    if n == 0:
+        return math.nan
+    rank = math.floor(q * (n - 1))
+    seen = 0
+    for value, count in zip(values, counts, strict=True):
+        seen += count
+        if seen > rank:
+            return float(value)
+    raise AssertionError("unreachable: the counts add up to n")
+
+
 def sample_stat(values: Iterable[float], stat: str) -> float:
     """`stat` of a few numbers (NaN left out): mean, min, max or the type-7 quantile."""
     import numpy as np
@@ -143,14 +164,32 @@ def goodput(result: Result, flow: str, t0: float | None, t1: float | None, layer
     return result.mean_throughput(flow, t0, t1, layer) / 1e6
 
 
-def _sketch(stat: Any, metric: str) -> str:
-    _, q = parse_stat(stat, ("mean",))
+def _sketch(stat: Any, metric: str) -> tuple[str, float | None]:
+    """The totals key's stat ("mean", "p50", "p95", "p99") and None, or "sketch" and the
+    quantile to read from the exported counts."""
+    try:
+        _, q = parse_stat(stat, ("mean",))
+    except ValueError as e:
+        raise ValueError(f"{metric}: {e}") from None
     key = "mean" if q is None else f"p{q * 100:g}"
-    if key not in _SKETCH:
-        raise ValueError(
-            f"{metric}: stat {stat!r}: the core's delay sketch reports mean, p50, p95 and p99 only"
-        )
-    return key
+    return (key, None) if key in _SKETCH else ("sketch", q)
+
+
+def _from_sketch(result: Result, where: str, name: str, series: str, q: float, metric: str) -> float:
+    """Quantile `q` of the exported sketch `series` ("owd", "queueing") of flow or queue `name`
+    (`where`: "flows", "queues")."""
+    sketches = (result.totals.get("delay_sketches") or {}).get(where) or {}
+    sketch = (sketches.get(name) or {}).get(series)
+    if sketch is None:
+        if result.totals.get("delay_sketches") is None and any(
+            f"{series}_p95_s" in (t or {}) for t in (result.totals.get(where) or {}).values()
+        ):
+            raise ValueError(
+                f"{metric}: p{q * 100:g} needs the delay sketches (totals.delay_sketches), which runs "
+                "saved before they were exported lack; only mean, p50, p95 and p99 are in their totals"
+            )
+        raise _delays_off(metric)
+    return sketch_quantile(sketch, q)
 
 
 def _delays_off(metric: str) -> ValueError:
@@ -162,16 +201,19 @@ def _delays_off(metric: str) -> ValueError:
 
 def owd_s(result: Result, flow: str | None = None, stat: str = "p95") -> float | dict[str, float]:
     """One-way delay of a flow's data packets in s, from leaving the source host to reaching the
-    destination, over the whole run: mean, p50, p95 or p99 of every delivered packet (the core's
-    DDSketch, within 1 % of the exact quantile). Needs `run.record.delays`; NaN for a flow that
-    delivered nothing."""
-    key = f"owd_{_sketch(stat, 'owd_s')}_s"
+    destination, over the whole run: the mean, median or any pNN (p90, p99.9) of every
+    delivered packet (the core's DDSketch, within 1 % of the exact quantile). Needs
+    `run.record.delays`; NaN for a flow that delivered nothing."""
+    stat_key, q = _sketch(stat, "owd_s")
+    key = f"owd_{stat_key if q is None else 'p95'}_s"
     totals = result.totals.get("flows") or {}
     names = [n for n in flows_of(result, flow) if n in totals]
     if not any(key in (totals.get(n) or {}) for n in names):
         raise _delays_off("owd_s")
 
     def one(name: str) -> float:
+        if q is not None:
+            return _from_sketch(result, "flows", name, "owd", q, "owd_s")
         value = (totals.get(name) or {}).get(key)
         return math.nan if value is None else float(value)
 
@@ -182,18 +224,23 @@ def sojourn_s(
     result: Result, queue: str | None = None, flow: str | None = None, stat: str = "p95"
 ) -> float | dict[str, float]:
     """Time packets waited in a queue in s, per packet, from arriving at the link direction to
-    the start of their transmission: mean, p50, p95 or p99 over the run (the core's DDSketch,
-    within 1 %). Per queue (every packet that crossed it; default: each recorded queue), or with
-    `flow` the total wait of that flow's data packets over all queues on its path. Needs
-    `run.record.delays`."""
-    key = f"queueing_{_sketch(stat, 'sojourn_s')}_s"
+    the start of their transmission: the mean, median or any pNN over the run (the core's
+    DDSketch, within 1 %). Per queue (every packet that crossed it; default: each recorded
+    queue), or with `flow` the total wait of that flow's data packets over all queues on its
+    path. Needs `run.record.delays`."""
+    stat_key, q = _sketch(stat, "sojourn_s")
+    # Whether delays were recorded shows in the totals' p95 (every recorded series has one).
+    key = f"queueing_{stat_key if q is None else 'p95'}_s"
     if flow is not None:
         if queue is not None:
             raise ValueError("sojourn_s: give queue or flow, not both")
         totals = result.totals.get("flows") or {}
-        value = (totals.get(flows_of(result, flow)[0]) or {}).get(key, "off")
+        name = flows_of(result, flow)[0]
+        value = (totals.get(name) or {}).get(key, "off")
         if value == "off":
             raise _delays_off("sojourn_s")
+        if q is not None:
+            return _from_sketch(result, "flows", name, "queueing", q, "sojourn_s")
         return math.nan if value is None else float(value)
     queues = result.totals.get("queues") or {}
     recorded = [n for n, q in queues.items() if key in (q or {})]
@@ -203,6 +250,8 @@ def sojourn_s(
         raise _delays_off("sojourn_s")
 
     def one(name: str) -> float:
+        if q is not None:
+            return _from_sketch(result, "queues", name, "queueing", q, "sojourn_s")
         value = queues[name].get(key)
         return math.nan if value is None else float(value)
 

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <vector>
@@ -68,6 +69,85 @@ OnDrop(Stats* s, Ptr<const QueueDiscItem>)
     {
         s->drops++;
     }
+}
+
+/// `--trace=PREFIX`: every flow's window (PREFIX-cwnd.csv: t_s, flow, cwnd_bytes, ssthresh_bytes
+/// on every change; PREFIX-alpha.csv: t_s, flow, alpha on every update) and the queue
+/// (PREFIX-queue.csv: every sample), to set the sawtooth beside quicksim's `conn` table.
+struct Trace
+{
+    std::ofstream cwnd, alpha, queue;
+};
+
+struct FlowTrace
+{
+    Trace* t;
+    uint32_t flow;
+    uint32_t cwnd = 0;
+    uint32_t ssthresh = 0;
+    uint32_t inflight = 0;
+    int state = 0; // TcpSocketState::TcpCongState_t: 0 Open, 3 Recovery, 2 CWR
+};
+
+void
+WriteCwnd(FlowTrace* f)
+{
+    f->t->cwnd << Simulator::Now().GetSeconds() << "," << f->flow << "," << f->cwnd << ","
+               << f->ssthresh << "," << f->inflight << "," << f->state << "\n";
+}
+
+void
+OnCwnd(FlowTrace* f, uint32_t, uint32_t now)
+{
+    f->cwnd = now;
+    WriteCwnd(f);
+}
+
+void
+OnSsthresh(FlowTrace* f, uint32_t, uint32_t now)
+{
+    f->ssthresh = now;
+    WriteCwnd(f);
+}
+
+void
+OnInflight(FlowTrace* f, uint32_t, uint32_t now)
+{
+    f->inflight = now;
+    WriteCwnd(f);
+}
+
+void
+OnState(FlowTrace* f, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    f->state = now;
+    WriteCwnd(f);
+}
+
+void
+OnAlpha(FlowTrace* f, uint32_t, uint32_t, double alpha)
+{
+    f->t->alpha << Simulator::Now().GetSeconds() << "," << f->flow << "," << alpha << "\n";
+}
+
+void
+ConnectTraces(FlowTrace* f, uint32_t node)
+{
+    std::string base = "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/0/";
+    Config::ConnectWithoutContext(base + "CongestionWindow", MakeBoundCallback(&OnCwnd, f));
+    Config::ConnectWithoutContext(base + "SlowStartThreshold", MakeBoundCallback(&OnSsthresh, f));
+    Config::ConnectWithoutContext(base + "BytesInFlight", MakeBoundCallback(&OnInflight, f));
+    Config::ConnectWithoutContext(base + "CongState", MakeBoundCallback(&OnState, f));
+    Config::ConnectWithoutContext(base + "CongestionOps/$ns3::TcpDctcp/CongestionEstimate",
+                                  MakeBoundCallback(&OnAlpha, f));
+}
+
+void
+SampleTrace(Trace* t, Ptr<QueueDisc> qd, Ptr<Queue<Packet>> dev, Time every)
+{
+    t->queue << Simulator::Now().GetSeconds() << "," << qd->GetNPackets() << ","
+             << dev->GetNPackets() << "\n";
+    Simulator::Schedule(every, &SampleTrace, t, qd, dev, every);
 }
 
 struct Sink
@@ -121,6 +201,7 @@ main(int argc, char* argv[])
     std::string delay = "5ms";
     uint32_t seed = 1;
     uint32_t run = 1;
+    std::string trace;
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "number of bulk DCTCP flows", nFlows);
     cmd.AddValue("simTime", "simulated seconds", simTime);
@@ -131,6 +212,7 @@ main(int argc, char* argv[])
     cmd.AddValue("sample", "queue sampling interval (s)", sample);
     cmd.AddValue("seed", "RngSeedManager seed", seed);
     cmd.AddValue("run", "RngSeedManager run", run);
+    cmd.AddValue("trace", "write PREFIX-cwnd.csv, -alpha.csv (flow 1) and -queue.csv", trace);
     cmd.Parse(argc, argv);
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(run);
@@ -216,6 +298,28 @@ main(int argc, char* argv[])
         ba.Start(Seconds(0));
     }
     Simulator::Schedule(Seconds(warmup), &Snapshot, &sinks);
+    Trace tr;
+    std::vector<FlowTrace> flowTraces;
+    flowTraces.reserve(nFlows);
+    if (!trace.empty())
+    {
+        tr.cwnd.open(trace + "-cwnd.csv");
+        tr.alpha.open(trace + "-alpha.csv");
+        tr.queue.open(trace + "-queue.csv");
+        tr.cwnd << std::setprecision(10) << "t_s,flow,cwnd_bytes,ssthresh_bytes,inflight_bytes,state\n";
+        tr.alpha << std::setprecision(10) << "t_s,flow,alpha\n";
+        tr.queue << std::setprecision(10) << "t_s,disc_packets,device_packets\n";
+        // The bulk sender's socket exists once its application has started (at 0 s).
+        for (uint32_t i = 0; i < nFlows; ++i)
+        {
+            flowTraces.push_back({&tr, i + 1});
+        }
+        for (uint32_t i = 0; i < nFlows; ++i)
+        {
+            Simulator::Schedule(MilliSeconds(1), &ConnectTraces, &flowTraces[i], senders.Get(i)->GetId());
+        }
+        Simulator::Schedule(Seconds(0), &SampleTrace, &tr, qd, fwd->GetQueue(), Seconds(sample));
+    }
     Simulator::Stop(Seconds(simTime));
     Simulator::Run();
 

@@ -240,5 +240,14 @@ pub trait CongestionController: Send {
     fn ecn_response(&self) -> EcnResponse {
         EcnResponse::Classic
     }
+    /// A scalable controller's reduction on CE marks (its window falling in `on_ack_end`) is
+    /// spread over the next round trip by a TCP transport with PRR, as Linux does for DCTCP:
+    /// `tcp_enter_cwr` takes the controller's ssthresh and `tcp_cwnd_reduction` (RFC 6937)
+    /// brings cwnd down to it ACK by ACK in the CWR state; ns-3's `TcpSocketBase::EnterCwr` the
+    /// same. Default false: the window applies at once (Prague, whose Linux `cong_control` sets
+    /// cwnd itself; QUIC, which has no CWR state).
+    fn spreads_ecn_reduction(&self) -> bool {
+        false
+    }
     fn metrics(&self) -> CcMetrics;
 }

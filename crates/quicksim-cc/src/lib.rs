@@ -7,7 +7,9 @@
 
 pub mod algos;
 pub mod api;
+pub mod coupled;
 pub mod hystart;
+pub mod hystart_linux;
 pub mod minmax;
 pub mod rate;
 pub mod registry;

@@ -93,16 +93,24 @@ pub mod check {
 }
 
 /// `v` as a reduced fraction num/den, rounded to 6 decimals (0.7 = 7/10, 0.4 = 2/5), so that
-/// controllers can work in exact integer arithmetic. `v` must be in [1e-6, 4294].
+/// controllers can work in exact integer arithmetic; a multiple of 1/1024 exactly (Linux's
+/// fixed-point constants: CUBIC's beta 717/1024 = 0.7001953125, its C 410/1024), which gives
+/// the same fraction as 6 decimals whenever those are exact. `v` must be in [1e-6, 4294].
 pub fn ratio(v: f64) -> (u32, u32) {
     const DEN: u64 = 1_000_000;
-    let num = (v * DEN as f64).round() as u64;
+    const BINARY_DEN: u64 = 1024;
+    let k = v * BINARY_DEN as f64;
+    let (num, den) = if k.fract() == 0.0 && k >= 1.0 {
+        (k as u64, BINARY_DEN)
+    } else {
+        ((v * DEN as f64).round() as u64, DEN)
+    };
     assert!(num > 0 && num <= u64::from(u32::MAX), "ratio of {v} is out of range");
-    let (mut a, mut b) = (num, DEN);
+    let (mut a, mut b) = (num, den);
     while b != 0 {
         (a, b) = (b, a % b);
     }
-    ((num / a) as u32, (DEN / a) as u32)
+    ((num / a) as u32, (den / a) as u32)
 }
 
 /// Generates the registry from the list of built-in algorithms (`module::Type`, each in
@@ -253,6 +261,12 @@ macro_rules! controllers {
                     AnyController::Dyn(d) => d.cc.ecn_response(),
                 }
             }
+            fn spreads_ecn_reduction(&self) -> bool {
+                match self {
+                    $(AnyController::$ty(c) => c.spreads_ecn_reduction(),)+
+                    AnyController::Dyn(d) => d.cc.spreads_ecn_reduction(),
+                }
+            }
             #[inline]
             fn metrics(&self) -> $crate::CcMetrics {
                 match self {
@@ -298,8 +312,17 @@ mod tests {
             beta: 0.5,
             c: 0.8,
             hystart: true,
+            hystart_linux: false,
+            linux: false,
         }));
         v.push(BuiltinConfig::NewReno(newreno::Config { hystart: true, ..Default::default() }));
+        v.push(BuiltinConfig::Cubic(cubic::Config {
+            hystart_linux: true,
+            linux: true,
+            beta: 717.0 / 1024.0,
+            c: 410.0 / 1024.0,
+            ..Default::default()
+        }));
         v
     }
 
@@ -388,6 +411,12 @@ mod tests {
         assert_eq!(ratio(1000.0), (1000, 1));
         // Rounded to 6 decimals.
         assert_eq!(ratio(0.7000004), (7, 10));
+        // Multiples of 1/1024 exactly: Linux CUBIC's beta and C; the same as 6 decimals when
+        // those are exact (0.0625 = 1/16 either way).
+        assert_eq!(ratio(717.0 / 1024.0), (717, 1024));
+        assert_eq!(ratio(410.0 / 1024.0), (205, 512));
+        assert_eq!(ratio(0.0625), (1, 16));
+        assert_eq!(ratio(1000.0), (1000, 1));
     }
 
     /// A toy run-time controller: a fixed window of 4 MDS.

@@ -196,6 +196,17 @@ impl<P> Network<P> {
         self.forward(now, p.src, p, sched, obs);
     }
 
+    /// Puts packet `p` on the network at its source now, its sending already reported to the
+    /// observer (`sent`) earlier: a flow whose packets enter the network later than they are
+    /// sent (an extra delay of its own).
+    pub fn inject<S, O>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S, obs: &mut O)
+    where
+        S: FnMut(SimTime, NetEvent<P>),
+        O: NetObserver<P>,
+    {
+        self.forward(now, p.src, p, sched, obs);
+    }
+
     /// Not inlined: a host's send and a router's forward share one copy of the channel's
     /// enqueue path (the driver passes one scheduling type to both), which was inlined at both
     /// and, with the transports' paths, overflowed the instruction cache (callgrind, scale3:

@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyTuple};
 use quicksim_cc::{
     AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
-    ControllerFactory, InitCtx, SentPacket,
+    ControllerFactory, EcnResponse, InitCtx, SentPacket,
 };
 use quicksim_engine::{Rate, SimTime};
 
@@ -143,6 +143,9 @@ pub struct PySummary {
     app_limited: bool,
     /// The delivery-rate sample, where the transport provides one (else None).
     rate: Option<Py<PyRate>>,
+    /// CE-marked packets this ACK newly reported, for a controller whose `ecn_response` is
+    /// "scalable" (QUIC ACK_ECN counts, TCP AccECN); 0 for a classic one.
+    ce_packets: u64,
 }
 
 /// A loss, an ECN-CE mark or a timeout.
@@ -176,6 +179,9 @@ pub struct PyController {
     ssthresh: u64,
     state: CcState,
     pacing: Option<Rate>,
+    /// The class's `ecn_response`, `ect1` and `spreads_ecn_reduction`, read once at creation.
+    ecn: EcnResponse,
+    spreads_ecn: bool,
     failed: bool,
     slot: FailureSlot,
 }
@@ -225,6 +231,8 @@ impl ControllerFactory for PyFactory {
                 ssthresh: u64::MAX,
                 state: CcState::SlowStart,
                 pacing: None,
+                ecn: EcnResponse::Classic,
+                spreads_ecn: false,
                 failed: false,
                 slot: Arc::clone(&self.slot),
             };
@@ -240,6 +248,10 @@ impl ControllerFactory for PyFactory {
                 Ok((obj, hooks)) => {
                     c.obj = obj;
                     c.hooks = hooks;
+                    match read_ecn(c.obj.bind(py)) {
+                        Ok((ecn, spreads)) => (c.ecn, c.spreads_ecn) = (ecn, spreads),
+                        Err(what) => c.fail(py, "__init__", SimTime::ZERO, what, None),
+                    }
                     c.refresh(py, "__init__", SimTime::ZERO);
                 }
                 Err(e) => c.fail(py, "__init__", SimTime::ZERO, describe(py, &e), Some(e)),
@@ -397,6 +409,32 @@ fn read_state<'py>(obj: &Bound<'py, PyAny>) -> Result<State, String> {
     Ok((cwnd, ssthresh, state, pacing))
 }
 
+/// The ECN response a Python class declares: `ecn_response` "classic" (default) or "scalable"
+/// (it counts CE marks itself from `AckSummary.ce_packets`, as DCTCP and Prague), `ect1`
+/// (scalable only: send ECT(1), the L4S identifier) and `spreads_ecn_reduction` (TCP spreads its
+/// window cut on marks over a round with PRR, as Linux does for DCTCP).
+fn read_ecn<'py>(obj: &Bound<'py, PyAny>) -> Result<(EcnResponse, bool), String> {
+    let py = obj.py();
+    let get = |name: &Bound<'py, pyo3::types::PyString>| obj.getattr(name).map_err(|e| describe(py, &e));
+    let flag = |v: Bound<'py, PyAny>, what: &str| -> Result<bool, String> {
+        if v.is_instance_of::<PyBool>() {
+            Ok(v.extract().expect("a bool"))
+        } else {
+            Err(format!("{what} = {} is not True or False", short(&v)))
+        }
+    };
+    let ect1 = flag(get(pyo3::intern!(py, "ect1"))?, "ect1")?;
+    let spreads = flag(get(pyo3::intern!(py, "spreads_ecn_reduction"))?, "spreads_ecn_reduction")?;
+    let r = get(pyo3::intern!(py, "ecn_response"))?;
+    let response = match r.extract::<String>().as_deref() {
+        Ok("classic") if ect1 => return Err("ect1 = True needs ecn_response = \"scalable\"".into()),
+        Ok("classic") => EcnResponse::Classic,
+        Ok("scalable") => EcnResponse::Scalable { ect1 },
+        _ => return Err(format!("ecn_response = {} is not \"classic\" or \"scalable\"", short(&r))),
+    };
+    Ok((response, spreads))
+}
+
 /// A window attribute: a positive integer number of bytes below 2**64.
 fn bytes(v: &Bound<'_, PyAny>, what: &str) -> Result<u64, String> {
     let shown = short(v);
@@ -509,6 +547,7 @@ impl CongestionController for PyController {
                     largest_acked_sent_time_ps: ack.largest_acked_sent_time.0,
                     app_limited: ack.app_limited,
                     rate,
+                    ce_packets: ack.ce_packets,
                 };
                 let Ok(ev) = Py::new(py, ev) else { return };
                 if !self.call(py, "on_ack_end", &hook, cx.now, Some(ev.into_any())) {
@@ -563,6 +602,14 @@ impl CongestionController for PyController {
 
     fn pacing_rate(&self, _cx: &CcCtx) -> Option<Rate> {
         self.pacing
+    }
+
+    fn ecn_response(&self) -> EcnResponse {
+        self.ecn
+    }
+
+    fn spreads_ecn_reduction(&self) -> bool {
+        self.spreads_ecn
     }
 
     fn metrics(&self) -> CcMetrics {

@@ -24,6 +24,9 @@ pub(crate) struct Ctx<Pl> {
     /// The further paths of multipath flows (path 1 onwards): (client, server) addresses, by
     /// flow. Empty in a run without such flows.
     pub paths: std::collections::BTreeMap<u32, Box<[(NodeId, NodeId)]>>,
+    /// Per flow: how much later its packets enter the network (ps; `FlowSpec::extra_delay`);
+    /// empty when no flow has one.
+    pub extra_delay_ps: Vec<u64>,
 }
 
 impl<Pl: PoolSet> Ctx<Pl> {
@@ -55,7 +58,19 @@ impl<Pl: PoolSet> Ctx<Pl> {
         if ecn != Ecn::NotEct {
             p.set_ecn(ecn);
         }
-        self.net.send(now, p, &mut net_sched(&mut self.q), &mut self.out);
+        match self.extra_delay_ps.get(flow as usize) {
+            Some(&d) if d > 0 => self.hold(now, p, d),
+            _ => self.net.send(now, p, &mut net_sched(&mut self.q), &mut self.out),
+        }
+    }
+
+    /// A packet of a flow with an extra delay: sent now (its one-way delay counts from now), on
+    /// the network `d` ps later (`Ev::Held`). Every packet of the flow is held as long, so
+    /// they keep their order.
+    #[cold]
+    fn hold(&mut self, now: SimTime, p: Packet<Payload>, d: u64) {
+        self.out.sent(now, p.src, &p);
+        self.q.push(SimTime(now.0 + d), crate::event::Ev::Held(p));
     }
 }
 

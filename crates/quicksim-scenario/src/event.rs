@@ -25,6 +25,9 @@ pub enum Ev {
     FlowTimer(u32, u8),
     /// The next message of a flow's message application.
     AppMessage(u32),
+    /// A packet of a flow with an extra delay (`FlowSpec::extra_delay`), put on the network
+    /// now: it was sent (and counted as sent) that much earlier.
+    Held(Packet<Payload>),
 }
 
 impl Ev {
@@ -46,6 +49,7 @@ impl Ev {
             Ev::FlowTimer(f, s) => 9 + ((*f as u64) << 8) + ((*s as u64) << 40),
             Ev::AppMessage(f) => 10 + ((*f as u64) << 8),
             Ev::FlowConnect(f) => 12 + ((*f as u64) << 8),
+            Ev::Held(p) => 13 + (p.uid() << 8),
         }
     }
 }

@@ -66,10 +66,28 @@ class PlotWorker:
                 os._exit(status)
         child.close()
         self._done = False
+        self._sender: Any = None
 
     def submit(self, result: Any, out: Path) -> None:
-        """Send the Result to draw into `out` (its tables are pickled as numpy arrays)."""
-        self._conn.send((result, str(out)))
+        """Send the Result to draw into `out` (its tables are pickled as numpy arrays).
+
+        The Result is pickled here, before the caller goes on using it, and written by a thread:
+        the worker reads it only once matplotlib is imported, and the pipe holds 64 kB of its
+        ~5 MB, so a plain send kept the caller from saving and printing until then (0.5 s on
+        the showcase, issue 35)."""
+        import threading
+        from multiprocessing.reduction import ForkingPickler
+
+        data = ForkingPickler.dumps((result, str(out)))
+        self._sender = threading.Thread(target=self._send, args=(data,), name="quicksim-plot-submit")
+        self._sender.start()
+
+    def _send(self, data: Any) -> None:
+        import contextlib
+
+        # OSError: the worker ended (killed as the caller aborts); `wait` reports a lost answer.
+        with contextlib.suppress(OSError):
+            self._conn.send_bytes(data)
 
     def wait(self) -> list[Path]:
         """The files written, once both drawing processes are done; a worker's error is raised
@@ -89,14 +107,18 @@ class PlotWorker:
         if self._done:
             return
         self._done = True
-        self._conn.close()  # a worker waiting for its Result sees end of file and exits
+        if self._sender is None:
+            self._conn.close()  # a worker waiting for its Result sees end of file and exits
         try:
             pid, _ = os.waitpid(self._pid, os.WNOHANG)
-            if pid == 0:  # still drawing: the parent is aborting
+            if pid == 0:  # still drawing, or still reading the Result: the parent is aborting
                 os.kill(self._pid, signal.SIGTERM)
                 os.waitpid(self._pid, 0)
         except ChildProcessError:
             pass
+        if self._sender is not None:  # its write ends: done, or broken by the worker's end
+            self._sender.join()
+            self._conn.close()
 
     def __enter__(self) -> PlotWorker:
         return self

@@ -45,6 +45,7 @@ REPRODUCTIONS: dict[str, str] = {
     "bbr": "bbr",
     "buffer-sizing-sqrt-n": "sqrtn",
     "l4s": "l4s",
+    "linux-vs-model": "linux_vs_model",
     "multipath": "multipath",
 }
 

@@ -8,6 +8,9 @@
 //! `delivered_ce / delivered`) and as QUIC's ACK_ECN counts and TCP's AccECN ACE field give
 //! them; RFC 8257 counts bytes, the same with full-sized segments.
 //!
+//! The window this controller sets on marks is a target: a TCP transport with PRR reaches it
+//! over the next round trip, as Linux does (`spreads_ecn_reduction`, the CWR state).
+//!
 //! The transport reports marks through [`AckSummary::ce_packets`] ([`EcnResponse::Scalable`]).
 //! Over TCP it needs Accurate ECN feedback; over a peer that negotiated only RFC 3168 ECN the
 //! transport reports one `Ecn` event per round trip, which DCTCP answers as NewReno (halving).
@@ -153,6 +156,11 @@ impl CongestionController for Dctcp {
 
     fn ecn_response(&self) -> EcnResponse {
         EcnResponse::Scalable { ect1: self.ect1 }
+    }
+
+    /// Linux's DCTCP reduces through the CWR state and PRR (`dctcp_ssthresh` is the target).
+    fn spreads_ecn_reduction(&self) -> bool {
+        true
     }
 
     fn cwnd_bytes(&self) -> u64 {

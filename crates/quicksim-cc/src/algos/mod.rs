@@ -8,4 +8,4 @@
 
 mod bbr_common;
 
-crate::registry::controllers! { none::NoCc, newreno::NewReno, cubic::Cubic, bbr1::Bbr1, bbr::Bbr, dctcp::Dctcp, prague::Prague }
+crate::registry::controllers! { none::NoCc, newreno::NewReno, cubic::Cubic, bbr1::Bbr1, bbr::Bbr, dctcp::Dctcp, prague::Prague, lia::Lia, olia::Olia, balia::Balia }

@@ -84,18 +84,18 @@ impl Default for Config {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NewReno {
     pub(super) config: Config,
-    pub(super) cwnd: u64,
+    pub(crate) cwnd: u64,
     /// `u64::MAX` until the first congestion event (INET: UINT32_MAX).
     #[serde(with = "crate::serde_max_u64")]
-    pub(super) ssthresh: u64,
+    pub(crate) ssthresh: u64,
     /// Exact mode: RFC 5681 §3.1 partial_bytes_acked. Approximate mode: the carry of the
     /// increase (INET keeps it in a function-level `static`, shared by every connection of the
     /// process; we keep one per controller so runs stay independent). One field for the two, as
     /// each mode uses only its own: the controller then fits a 48-byte allocation, not 64.
-    pub(super) carry: u64,
+    pub(crate) carry: u64,
     /// Packets sent strictly before this time belong to the recovery period. `ZERO` = none.
     pub(super) recovery_start: SimTime,
-    pub(super) phase: Phase,
+    pub(crate) phase: Phase,
     /// HyStart++ state while `config.hystart` (boxed: 8 bytes when off).
     hystart: Option<Box<HyStart>>,
 }

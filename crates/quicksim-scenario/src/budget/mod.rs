@@ -296,11 +296,13 @@ pub(crate) fn estimate(
     Ok(e)
 }
 
-/// Datagrams a constant-rate UDP source of constant size sends before `end` (0 for any other
-/// flow: what they send is not known before the run).
+/// Datagrams a constant-rate UDP source of constant size sends before `end` (a drawn rate
+/// counts as its largest; 0 for any other flow: what they send is not known before the run).
 fn sends(f: &crate::schema::FlowCfg, end: SimTime) -> u64 {
     let FlowKindCfg::Udp(u) = &*f.kind else { return 0 };
-    let (Some(r), Some(SizeDist::Const(size))) = (u.rate, &u.size) else { return 0 };
+    let (Some(r), Some(SizeDist::Const(size))) = (u.rate.as_ref().and_then(|d| d.max()), &u.size) else {
+        return 0;
+    };
     // A drawn start or stop counts as the longest activity it allows: start 0, stop at the end.
     let fixed = |d: &Option<crate::schema::TimeDist>| match d {
         Some(crate::schema::Dist::Const(t)) => Some(t.0),
@@ -310,7 +312,7 @@ fn sends(f: &crate::schema::FlowCfg, end: SimTime) -> u64 {
     let stop = fixed(&f.stop).unwrap_or(end.0).min(end.0);
     let active = stop.saturating_sub(start) as u128;
     let per_datagram = (*size as u128 * 8 * 1_000_000_000_000).max(1);
-    (active * r.0.bits_per_s as u128 / per_datagram).min(u64::MAX as u128) as u64
+    (active * r.bits_per_s as u128 / per_datagram).min(u64::MAX as u128) as u64
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use crate::flows::{FlowApp, FlowRt, FlowSpec};
 use crate::payload::Payload;
 use crate::schema::*;
 use crate::ScenarioError;
-use quicksim_engine::{RngStreams, SimDuration, SimTime};
+use quicksim_engine::{Rate, RngStreams, SimDuration, SimTime};
 use quicksim_net::{Network, NodeId, NodeKind};
 
 /// The flows as built, and what the outputs need of them.
@@ -25,11 +25,15 @@ pub(super) struct Flows {
 
 /// The values drawn once per flow, from the flow's own stream ("flow", keyed by its name):
 /// adding, removing or reordering flows never changes another flow's draws. Drawn in this
-/// order, each only if random: start, stop, bulk bytes.
+/// order, each only if random: start, stop, bulk bytes, a datagram source's rate, the extra
+/// delay (the later ones were added later: a scenario without them draws as before).
 struct Draws {
     start: SimTime,
     stop: SimTime,
     bytes: Option<u64>,
+    /// A udp or onoff source's rate, if it has one.
+    rate: Option<Rate>,
+    extra_delay: SimDuration,
     /// The random ones, for `meta.drawn`.
     shown: serde_json::Map<String, serde_json::Value>,
 }
@@ -66,7 +70,30 @@ fn draw(f: &FlowCfg, end: SimTime, rng: &RngStreams) -> Result<Draws, ScenarioEr
         Some(d) => Some(d.draw(&mut r)),
         None => None,
     };
-    Ok(Draws { start, stop, bytes, shown })
+    let rate = match &*f.kind {
+        FlowKindCfg::Udp(UdpCfg { rate, .. }) | FlowKindCfg::Onoff(OnOffCfg { rate, .. }) => rate.as_ref(),
+        _ => None,
+    };
+    let rate = rate.map(|d| {
+        if d.is_const() {
+            return d.draw(&mut r);
+        }
+        // A drawn rate of 0 (an exponential's or a normal's smallest draws) is 1 bit/s.
+        let v = Rate { bits_per_s: d.draw(&mut r).bits_per_s.max(1) };
+        shown.insert("rate_bps".into(), v.bits_per_s.into());
+        v
+    });
+    let extra_delay = match &f.extra_delay {
+        Some(d) => {
+            let v = d.draw(&mut r);
+            if !d.is_const() {
+                shown.insert("extra_delay_s".into(), v.as_secs_f64().into());
+            }
+            v
+        }
+        None => SimDuration::ZERO,
+    };
+    Ok(Draws { start, stop, bytes, rate, extra_delay, shown })
 }
 
 pub(super) fn flows(
@@ -94,7 +121,9 @@ pub(super) fn flows(
         let d = draw(f, end, &cx.rng)?;
         let (spec, mtu) = endpoints_and_times(f, &d, &path, net, end)?;
         let app = match &*f.kind {
-            FlowKindCfg::Udp(u) => udp(&u.size, &u.interval, &u.rate, u.ecn, None, &path, mtu, &cx.rng, i)?,
+            FlowKindCfg::Udp(u) => {
+                udp(&u.size, &u.interval, (&u.rate, d.rate), u.ecn, None, &path, mtu, &cx.rng, i)?
+            }
             FlowKindCfg::Onoff(o) => {
                 let on = o.on.clone().ok_or_else(|| {
                     err(
@@ -103,9 +132,17 @@ pub(super) fn flows(
                     )
                 })?;
                 let off = o.off.clone().ok_or_else(|| err(format!("{path}.off"), "missing: OFF period"))?;
-                udp(&o.size, &o.interval, &o.rate, o.ecn, Some((on, off)), &path, mtu, &cx.rng, i)?
+                udp(&o.size, &o.interval, (&o.rate, d.rate), o.ecn, Some((on, off)), &path, mtu, &cx.rng, i)?
             }
             FlowKindCfg::Program(pc) => {
+                if f.extra_delay.is_some() {
+                    // Its packets come from the real program through a TUN device, not from a
+                    // flow of the model that could hold them.
+                    return Err(err(
+                        format!("{path}.extra_delay"),
+                        "a program flow's packets come from a real program: give its hosts' links a delay",
+                    ));
+                }
                 if sc.run.clock != Some(Clock::Real) {
                     return Err(err(
                         format!("{path}.kind"),
@@ -268,7 +305,8 @@ fn endpoints_and_times(
         ));
     }
     let mtu = net.path_mtu(src, dst).expect("reachable") as u64;
-    Ok((FlowSpec { kind: f.kind_name(), src, dst, connect, start, stop, stop_mode }, mtu))
+    let extra_delay = d.extra_delay;
+    Ok((FlowSpec { kind: f.kind_name(), src, dst, connect, start, stop, stop_mode, extra_delay }, mtu))
 }
 
 /// Shortest time between a constant-rate source's datagrams: simulated time counts whole
@@ -280,7 +318,7 @@ const MIN_INTERVAL_PS: u64 = 1_000;
 
 /// The datagram interval of `rate` with the smallest datagram of `size` is at least
 /// `MIN_INTERVAL_PS`.
-fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Result<(), ScenarioError> {
+fn check_rate(rate: Rate, drawn: bool, size: &SizeDist, field: &str) -> Result<(), ScenarioError> {
     // Datagram sizes are constant or uniform (the MTU bounds them); any other form is checked
     // as its smallest possible datagram.
     let min = match *size {
@@ -289,7 +327,7 @@ fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Res
         _ => 1,
     }
     .max(1);
-    let gap = rate.0.tx_time(min);
+    let gap = rate.tx_time(min);
     if gap.0 >= MIN_INTERVAL_PS {
         return Ok(());
     }
@@ -298,10 +336,11 @@ fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Res
     Err(err(
         field,
         format!(
-            "{:?} sends a {min} B datagram every {} ps; simulated time counts whole picoseconds, which \
+            "{}{:?} sends a {min} B datagram every {} ps; simulated time counts whole picoseconds, which \
              would change the rate by more than 0.1 % (and make ~{:.0e} events per simulated second): \
              at most {:?} for {min} B datagrams",
-            crate::units::format_rate(rate.0),
+            if drawn { "drawn " } else { "" },
+            crate::units::format_rate(rate),
             gap.0,
             1e12 / gap.0.max(1) as f64,
             crate::units::format_rate(fastest)
@@ -314,7 +353,7 @@ fn check_rate(rate: &crate::units::RateVal, size: &SizeDist, field: &str) -> Res
 fn udp(
     size: &Option<SizeDist>,
     interval: &Option<TimeDist>,
-    rate: &Option<crate::units::RateVal>,
+    (rate_dist, rate): (&Option<RateDist>, Option<Rate>),
     ecn: Option<crate::schema::DatagramEcn>,
     onoff: Option<(TimeDist, TimeDist)>,
     path: &str,
@@ -344,7 +383,8 @@ fn udp(
         return Err(err(p("interval"), "give exactly one of `interval` and `rate`"));
     }
     if let Some(r) = rate {
-        check_rate(r, &size, &p("rate"))?;
+        let drawn = rate_dist.as_ref().is_some_and(|d| !d.is_const());
+        check_rate(r, drawn, &size, &p("rate"))?;
     }
     if let Some(TimeDist::Const(d)) = interval {
         if d.0 == 0 {
@@ -355,7 +395,7 @@ fn udp(
         spec: UdpSpec {
             size,
             interval: interval.clone(),
-            rate: rate.map(|r| r.0),
+            rate,
             onoff,
             ecn: ecn.map_or(quicksim_net::Ecn::NotEct, |e| e.codepoint()),
         },

@@ -45,6 +45,8 @@ pub struct FlowSpec {
     pub stop: SimTime,
     /// What `stop` stops: sending, or the application's writing.
     pub stop_mode: crate::schema::StopMode,
+    /// How much later each of its packets enters the network (`extra_delay`, as drawn).
+    pub extra_delay: quicksim_engine::SimDuration,
 }
 
 pub(crate) struct FlowRt {

@@ -7,7 +7,8 @@ use super::transport::Transport;
 use crate::schema::CcCfg;
 use crate::ScenarioError;
 use quicksim_engine::{Rng, SimTime};
-use quicksim_transport::tcp::{Connection, TcpConfig};
+use quicksim_transport::tcp::config::linux_cc;
+use quicksim_transport::tcp::{Connection, TcpConfig, TcpProfile};
 use quicksim_transport::Role;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -25,7 +26,8 @@ impl Transport for Connection {
     const CLOSE_DELIVERS: bool = true;
 
     /// The table over `TcpConfig::default()`, the MTU of the path unless the table sets one,
-    /// `cc` resolved like QUIC's (default CUBIC, Linux's).
+    /// `cc` resolved like QUIC's (default CUBIC, Linux's; with `profile = "linux"`, CUBIC as
+    /// Linux runs it: `linux_cc`).
     fn configure(t: &SettingsTable, cx: &mut ConfigureCx) -> Result<Arc<TcpConfig>, ScenarioError> {
         let mut table = t.table.clone();
         let cc = table.remove("cc");
@@ -35,6 +37,9 @@ impl Transport for Connection {
             let cc: CcCfg =
                 serde_json::from_value(cc).map_err(|e| ScenarioError::new(t.at("cc"), e.to_string()))?;
             cfg.cc = cx.ccs.resolve(cc, &t.at("cc"))?;
+        } else if cfg.profile == TcpProfile::Linux {
+            // The profile's controller when the tables name none (an explicit `cc` wins).
+            cfg.cc = linux_cc();
         }
         cfg.validate().map_err(|e| t.invalid(e))?;
         Ok(Arc::new(cfg))

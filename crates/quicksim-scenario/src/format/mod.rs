@@ -144,6 +144,7 @@ pub(crate) fn parse_flow(v: Value, pos: usize, out: &mut Vec<FlowCfg>) -> Result
         start: c.start.clone(),
         stop: c.stop.clone(),
         stop_mode: c.stop_mode,
+        extra_delay: c.extra_delay.clone(),
         kind: kind.clone(),
         pos,
         group,

@@ -67,9 +67,10 @@ pub fn markdown() -> String {
          | duration | a number with a unit: `\"25ms\"`, `\"1.5s\"`, `\"2e3us\"` (ps, ns, us, ms, s, min, h) |\n\
          | rate | `\"10Mbps\"` (bps, kbps, Mbps, Gbps, Tbps; also b/s, bit/s forms) |\n\
          | size | `\"1500B\"` (B, kB, MB, GB, TB, KiB, MiB, GiB; b, kb, Mb, Gb for bits, which must come out in whole bytes); transport settings also take a bare number of bytes |\n\
-         | duration or distribution | a duration, or a distribution of durations: `{ dist = \"constant\", value = .. }`, `{ dist = \"uniform\", min = .., max = .. }`, `{ dist = \"exponential\", mean = .. }`, `{ dist = \"normal\", mean = .., stddev = .. }` (a negative draw is drawn again: OMNeT++'s `truncnormal`), `{ dist = \"lognormal\", median = .., sigma = 0.5 }` (ns-3's Mu/Sigma with Mu = ln median), `{ dist = \"pareto\", scale = .., shape = 1.5 }` or `{ dist = \"pareto\", mean = .., shape = 1.5 }` (ns-3's Scale/Shape; a mean needs shape > 1). A flow's `start`, `stop` and bulk `bytes` are drawn once per flow from the flow's own stream (keyed by its name; `meta.drawn` in summary.json lists them); message sizes, intervals and ON/OFF periods once per message or period |\n\
+         | duration or distribution | a duration, or a distribution of durations: `{ dist = \"constant\", value = .. }`, `{ dist = \"uniform\", min = .., max = .. }`, `{ dist = \"exponential\", mean = .. }`, `{ dist = \"normal\", mean = .., stddev = .. }` (a negative draw is drawn again: OMNeT++'s `truncnormal`), `{ dist = \"lognormal\", median = .., sigma = 0.5 }` (ns-3's Mu/Sigma with Mu = ln median), `{ dist = \"pareto\", scale = .., shape = 1.5 }` or `{ dist = \"pareto\", mean = .., shape = 1.5 }` (ns-3's Scale/Shape; a mean needs shape > 1). A flow's `start`, `stop`, bulk `bytes`, datagram `rate` and `extra_delay` are drawn once per flow from the flow's own stream (keyed by its name; `meta.drawn` in summary.json lists them); message sizes, intervals and ON/OFF periods once per message or period |\n\
          | size or distribution | a size, or a distribution of sizes (the same tables as durations; draws rounded to whole bytes). A datagram's `size` must be bounded by the path MTU: a size or `uniform` |\n\
-         | controller | a registry name (`\"cubic\"`; the built-ins: `none`, `newreno`, `cubic`, `bbr1`, `bbr`, `dctcp`, `prague`) or a plugin's, or a table `{ algo = \"cubic\", beta = 0.7 }` with the controller's settings |\n",
+         | rate or distribution | a rate, or a distribution of rates (the same tables as durations; draws rounded to whole bit/s, at least 1 bit/s) |\n\
+         | controller | a registry name (`\"cubic\"`; the built-ins: `none`, `newreno`, `cubic`, `bbr1`, `bbr`, `dctcp`, `prague`, `lia`, `olia`, `balia`) or a plugin's, or a table `{ algo = \"cubic\", beta = 0.7 }` with the controller's settings |\n",
     );
     w.out
 }
@@ -167,6 +168,7 @@ impl Writer {
                 "Bytes" | "Size" => Some("size"),
                 "SizeDist" => Some("size or distribution"),
                 "TimeDist" => Some("duration or distribution"),
+                "RateDist" => Some("rate or distribution"),
                 "Controller" => Some("controller"),
                 _ => None,
             };

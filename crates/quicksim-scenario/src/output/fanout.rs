@@ -155,6 +155,15 @@ impl Sinks {
         each_extra_packet!(self, p, info, s => s.packet_sent(now, node, &info));
     }
 
+    /// A packet held by its flow's extra delay enters the network now: its wait in a queue
+    /// counts from here, not from its sending (which its one-way delay counts from).
+    #[cold]
+    pub(crate) fn packet_released(&mut self, now: SimTime, p: &Packet<Payload>) {
+        if self.delays.on {
+            self.delays.link_delivered(now, p.uid(), p.payload.forward());
+        }
+    }
+
     /// Always inlined: `World::deliver` keeps it inline now that the real-time loop calls it too.
     #[inline(always)]
     pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {

@@ -8,7 +8,7 @@
 //! Scale/Shape, or the mean as ns-3's older `ParetoVariable (mean, shape)`). Every bound is
 //! checked when the scenario is read, the error naming the value.
 
-use quicksim_engine::{exp_portable, Rng, SimDuration};
+use quicksim_engine::{exp_portable, Rate, Rng, SimDuration};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -92,6 +92,34 @@ impl Quantity for SimDuration {
     }
 }
 
+impl Quantity for Rate {
+    const WHAT: &'static str = "rate";
+    fn unit_schema(gen: &mut SchemaGenerator) -> Schema {
+        gen.subschema_for::<crate::units::RateVal>()
+    }
+    fn parse(s: &str) -> Result<Rate, String> {
+        crate::units::parse_rate(s)
+    }
+    fn format(self) -> String {
+        crate::units::format_rate(self)
+    }
+    fn to_f64(self) -> f64 {
+        self.bits_per_s as f64
+    }
+    fn from_f64(x: f64) -> Rate {
+        Rate { bits_per_s: x.round().max(0.0) as u64 }
+    }
+    fn is_zero(self) -> bool {
+        self.bits_per_s == 0
+    }
+    fn to_base(self) -> u64 {
+        self.bits_per_s
+    }
+    fn from_base(v: u64) -> Rate {
+        Rate { bits_per_s: v }
+    }
+}
+
 /// A constant quantity, or a distribution of it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dist<Q> {
@@ -116,6 +144,8 @@ pub enum Dist<Q> {
 pub type SizeDist = Dist<u64>;
 /// A constant time, or a distribution of times.
 pub type TimeDist = Dist<SimDuration>;
+/// A constant rate, or a distribution of rates (bit/s).
+pub type RateDist = Dist<Rate>;
 
 impl<Q: Quantity> Dist<Q> {
     /// Always the same value (nothing random to draw).
@@ -376,10 +406,10 @@ impl<Q: Quantity> Serialize for Dist<Q> {
 
 impl<Q: Quantity> JsonSchema for Dist<Q> {
     fn schema_name() -> Cow<'static, str> {
-        if Q::WHAT == "size" {
-            "SizeDist".into()
-        } else {
-            "TimeDist".into()
+        match Q::WHAT {
+            "size" => "SizeDist".into(),
+            "rate" => "RateDist".into(),
+            _ => "TimeDist".into(),
         }
     }
     fn json_schema(gen: &mut SchemaGenerator) -> Schema {

@@ -5,8 +5,8 @@
 //! Each kind's table denies unknown keys, so a field of another kind ("a `tcp` table on a QUIC
 //! flow") is an error by construction, not by a list of checks.
 
-use super::dist::{SizeDist, TimeDist};
-use crate::units::{Bytes, Dur, RateVal};
+use super::dist::{RateDist, SizeDist, TimeDist};
+use crate::units::{Bytes, Dur};
 use crate::ScenarioError;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -52,12 +52,19 @@ pub struct FlowCommon {
     /// A group's member `i` starts `i` × `stagger` after its (drawn) `start` (default 0 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stagger: Option<Dur>,
+    /// Extra one-way delay of this flow's packets (default 0 s; a time or a distribution, drawn
+    /// once per flow): each packet it sends, in either direction, enters the network this much
+    /// later, as over an access link of its own, so the flow's base RTT is its route's
+    /// (`meta.network`, shared by the flows between two hosts) plus twice this: flows with
+    /// different RTTs on one dumbbell pair. Counted in the flow's one-way delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_delay: Option<TimeDist>,
 }
 
 impl FlowCommon {
     /// The keys of a flow table that are `FlowCommon`'s (checked against its schema in a test).
-    pub(crate) const FIELDS: [&'static str; 8] =
-        ["name", "src", "dst", "start", "stop", "stop_mode", "count", "stagger"];
+    pub(crate) const FIELDS: [&'static str; 9] =
+        ["name", "src", "dst", "start", "stop", "stop_mode", "count", "stagger", "extra_delay"];
 }
 
 /// What a flow's `stop` stops (`FlowCommon::stop_mode`).
@@ -101,9 +108,10 @@ macro_rules! with_datagram_settings {
             /// Time between datagrams (a duration or a distribution); or give `rate`.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub interval: Option<TimeDist>,
-            /// Constant payload bit rate, instead of `interval`.
+            /// Payload bit rate, instead of `interval`: a rate, or a distribution drawn once
+            /// per flow (the source then sends at that constant rate).
             #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub rate: Option<RateVal>,
+            pub rate: Option<RateDist>,
             /// The ECN field of every datagram: "not-ect" (default), "ect0" or "ect1" (an
             /// unresponsive source that claims to be L4S, RFC 9331). The source never reacts.
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,6 +249,7 @@ pub struct FlowCfg {
     pub start: Option<TimeDist>,
     pub stop: Option<TimeDist>,
     pub stop_mode: Option<StopMode>,
+    pub extra_delay: Option<TimeDist>,
     /// The kind's table, shared by the members of a group (10 000 members hold one copy).
     pub kind: Arc<FlowKindCfg>,
     /// Its position in the scenario's `flows` as written (errors name `flows[pos]`).
@@ -291,6 +300,7 @@ impl FlowCfg {
             stop_mode: self.stop_mode,
             count: g.map(|g| g.count),
             stagger: g.and_then(|g| g.stagger),
+            extra_delay: self.extra_delay.clone(),
         };
         let mut m = match serde_json::to_value(common)? {
             Value::Object(m) => m,

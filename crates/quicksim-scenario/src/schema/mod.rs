@@ -11,7 +11,7 @@ pub mod dist;
 pub mod flows;
 pub mod net;
 
-pub use dist::{Dist, Quantity, SizeDist, TimeDist};
+pub use dist::{Dist, Quantity, RateDist, SizeDist, TimeDist};
 pub use flows::{
     CcCfg, DatagramEcn, FlowCfg, FlowCommon, FlowGroup, FlowKindCfg, OnOffCfg, ProgramCfg, QuicApp, StopMode,
     TransportFlowCfg, UdpCfg,

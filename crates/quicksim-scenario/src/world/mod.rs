@@ -72,6 +72,11 @@ impl World {
                 flow_names: b.flow_names,
                 rng: b.rng,
                 paths: b.paths,
+                extra_delay_ps: if b.flows.iter().any(|f| f.spec.extra_delay.0 > 0) {
+                    b.flows.iter().map(|f| f.spec.extra_delay.0).collect()
+                } else {
+                    Vec::new()
+                },
             },
             flows: b.flows,
             end: b.end,
@@ -219,6 +224,10 @@ impl World {
                 fl.app.make_live();
                 fl.app.on_message(cx, now, f, &fl.spec);
                 self.rest(f);
+            }
+            Ev::Held(p) => {
+                cx.out.rec.packet_released(now, &p);
+                cx.net.inject(now, p, &mut net_sched(&mut cx.q), &mut cx.out);
             }
             _ => unreachable!("not a flow's timer, message or UDP event: {ev:?}"),
         }

@@ -174,6 +174,11 @@ pub(crate) fn finish(
     if let Some(d) = w.cx.out.rec.delays.all_flows_totals() {
         totals.insert("delays".into(), d);
     }
+    // Their counts, for any other quantile (a sweep metric's `owd_s:p90`); beside the flows'
+    // and queues' totals, whose contents the determinism pins fix.
+    if let Some(s) = w.cx.out.rec.delays.sketches(&w.cx.flow_names, &w.cx.net.chan_names) {
+        totals.insert("delay_sketches".into(), s);
+    }
     RunOutput { meta, tables, totals: serde_json::Value::Object(totals) }
 }
 

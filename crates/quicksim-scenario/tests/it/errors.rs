@@ -107,7 +107,7 @@ fn congestion_control_settings() {
     let e = err_of(quic_with(json!({"cc": "vegas"})));
     assert_eq!(
         e,
-        "quic.cc: \"vegas\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\", \"bbr1\", \"bbr\", \"dctcp\", \"prague\"]"
+        "quic.cc: \"vegas\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\", \"bbr1\", \"bbr\", \"dctcp\", \"prague\", \"lia\", \"olia\", \"balia\"]"
     );
     // A flow's own table is reported with its path.
     let mut sc = quic_with(json!({}));

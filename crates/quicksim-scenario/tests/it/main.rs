@@ -3,6 +3,7 @@
 mod aqm;
 mod bbr;
 mod capture;
+mod coupled;
 mod cubic_rfc9438;
 mod delays;
 mod ecn;
@@ -26,6 +27,7 @@ mod rto;
 mod stop_mode;
 mod support;
 mod tcp;
+mod tcp_linux;
 mod toy_cc;
 mod toy_qdisc;
 mod toy_sink;

@@ -195,3 +195,102 @@ fn a_queue_in_bdp_is_the_rate_times_the_rtt_rounded_up_to_packets() {
     let e = err_of(s);
     assert!(e.starts_with("dumbbell.bottleneck.queue.packets.bdp") && e.contains("lots"), "{e}");
 }
+
+/// A udp source's payload rate at `rate`, 1000 B datagrams.
+fn cbr(name: &str, rate: Value, extra: Value) -> Value {
+    let mut f = udp(name, extra);
+    f.as_object_mut().unwrap().remove("interval");
+    f["size"] = "1000B".into();
+    f["rate"] = rate;
+    f
+}
+
+#[test]
+fn a_random_rate_is_drawn_once_within_its_bounds_and_sent_at() {
+    let rate = json!({"dist": "uniform", "min": "1Mbps", "max": "3Mbps"});
+    let o = go(&sc(json!([cbr("a", rate.clone(), json!({}))])), Some(3));
+    let r = drawn(&o, "a", "rate_bps");
+    assert!((1e6..=3e6).contains(&r), "{r}");
+    // 2 s at the drawn rate, one datagram at t = 0 and then one per 8000 bits / r.
+    let sent = o.totals["flows"]["a"]["app_sent_bytes"].as_f64().unwrap();
+    let want = (2.0 * r / 8000.0).ceil() * 1000.0;
+    assert!((sent - want).abs() <= 1000.0, "sent {sent} B, at {r} bit/s {want} B");
+    // An ON-OFF source's rate is drawn too, from its own stream.
+    let onoff = json!({"name": "b", "kind": "onoff", "size": "1000B", "rate": rate,
+                       "on": {"dist": "exponential", "mean": "100ms"}, "off": "50ms"});
+    let o = go(&sc(json!([onoff])), Some(3));
+    assert!((1e6..=3e6).contains(&drawn(&o, "b", "rate_bps")));
+}
+
+#[test]
+fn rates_and_extra_delays_repeat_with_the_seed_and_leave_earlier_draws_alone() {
+    let rate = json!({"dist": "lognormal", "median": "2Mbps", "sigma": 0.5});
+    let delay = json!({"dist": "uniform", "min": "5ms", "max": "50ms"});
+    let start = json!({"dist": "uniform", "min": "0s", "max": "500ms"});
+    let flows = json!([cbr("a", rate, json!({"extra_delay": delay, "start": start}))]);
+    let draws = |seed| {
+        let o = go(&sc(flows.clone()), Some(seed));
+        (drawn(&o, "a", "start_s"), drawn(&o, "a", "rate_bps"), drawn(&o, "a", "extra_delay_s"))
+    };
+    let a = draws(5);
+    assert_eq!(a, draws(5));
+    assert!((0.005..=0.05).contains(&a.2), "{a:?}");
+    assert!((6..10).map(draws).all(|b| b.1 != a.1 && b.2 != a.2), "{a:?}");
+    // The start is drawn first, as it was before rates and delays could be drawn.
+    let plain = go(&sc(json!([cbr("a", "2Mbps".into(), json!({"start": start}))])), Some(5));
+    assert_eq!(drawn(&plain, "a", "start_s"), a.0);
+    assert!(plain.meta["drawn"]["a"].get("rate_bps").is_none(), "a constant rate is not a draw");
+}
+
+#[test]
+fn an_extra_delay_adds_to_every_packets_one_way_delay() {
+    // 1 Mbit/s through an idle 10 Mbit/s dumbbell: no packet waits, so every one-way delay is
+    // the same, and 20 ms more with the extra delay.
+    let owd = |extra: Value| {
+        let mut s = sc(json!([cbr("a", "1Mbps".into(), extra)]));
+        s["run"]["record"] = json!({"delays": true});
+        let o = go(&s, None);
+        let t = &o.totals["flows"]["a"];
+        assert_eq!(t["queueing_p99_s"].as_f64(), Some(0.0), "{t}");
+        (t["owd_mean_s"].as_f64().unwrap(), t["packets_delivered"].as_u64().unwrap())
+    };
+    let (base, n) = owd(json!({}));
+    let (held, m) = owd(json!({"extra_delay": "20ms"}));
+    assert!((held - base - 0.020).abs() < 1e-12, "{base} -> {held}");
+    // Packets still in the 20 ms at the end are not delivered: at 1 Mbit/s, 1000 B every 8 ms.
+    assert!(n - m <= 3 && m > 0, "{n} vs {m}");
+}
+
+#[test]
+fn bad_rates_and_delays_name_the_field_and_value() {
+    let cases = [
+        (
+            cbr("a", json!({"dist": "uniform", "min": "2Mbps", "max": "1Mbps"}), json!({})),
+            "flows[0].rate",
+            "uniform min \"2Mbps\" is larger than max \"1Mbps\"",
+        ),
+        (cbr("a", json!({"dist": "exponential", "mean": "0Mbps"}), json!({})), "flows[0].rate", "\"0Mbps\""),
+        (cbr("a", json!({"dist": "poisson", "mean": "1Mbps"}), json!({})), "flows[0].rate", "\"poisson\""),
+        (
+            cbr("a", json!({"dist": "uniform", "min": "1Mbps", "max": "2ms"}), json!({})),
+            "flows[0].rate",
+            "\"2ms\"",
+        ),
+        (
+            cbr("a", json!({"dist": "uniform", "min": "1000Tbps", "max": "2000Tbps"}), json!({})),
+            "flows[0].rate",
+            "drawn",
+        ),
+        (
+            udp("a", json!({"extra_delay": {"dist": "normal", "mean": "1ms"}})),
+            "flows[0].extra_delay",
+            "stddev",
+        ),
+        (udp("a", json!({"extra_delay": "-1ms"})), "flows[0].extra_delay", "\"-1ms\""),
+    ];
+    for (f, path, value) in cases {
+        let e = err_of(sc(json!([f])));
+        assert!(e.starts_with(path), "{f}: {e}");
+        assert!(e.contains(value), "{f}: {e}");
+    }
+}

@@ -107,7 +107,7 @@ fn plugin_settings_are_checked_and_names_listed() {
     let e = run(&scenario(json!({"algo": "fixed", "pakets": 8}))).unwrap_err();
     assert!(e.starts_with("quic.cc.pakets: unknown field `pakets`, expected `packets`"), "{e}");
     let e = run(&scenario(json!("fixd"))).unwrap_err();
-    assert_eq!(e, "quic.cc: \"fixd\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\", \"bbr1\", \"bbr\", \"dctcp\", \"prague\", \"fixed\"]");
+    assert_eq!(e, "quic.cc: \"fixd\" is not a congestion controller; use one of [\"none\", \"newreno\", \"cubic\", \"bbr1\", \"bbr\", \"dctcp\", \"prague\", \"lia\", \"olia\", \"balia\", \"fixed\"]");
     // The short form takes the defaults.
     let o = run(&scenario(json!("fixed"))).unwrap();
     assert_eq!(super::col_i64(&o, "conn", "cwnd_bytes")[0], 10 * 1252);

@@ -31,10 +31,68 @@ pub enum TlsVersion {
     Tls13,
 }
 
+/// A preset of the settings that name it: each such setting left unset takes the profile's
+/// value, and one set explicitly wins (so a profile's option can be switched off alone).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum TcpProfile {
+    /// This model's own defaults, as each setting documents them (what the ns-3 and INET
+    /// validations pin).
+    #[default]
+    #[serde(rename = "default")]
+    Default,
+    /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
+    /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux", and
+    /// without `cc`, Linux's CUBIC ([`linux_cc`]).
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+impl TcpProfile {
+    fn is_default(&self) -> bool {
+        *self == TcpProfile::Default
+    }
+}
+
+/// How the retransmission timeout follows the RTT samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum RtoEstimator {
+    /// RFC 6298 §2: SRTT + max(G, 4·RTTVAR), then at least `min_rto` (the floor on the sum).
+    #[serde(rename = "rfc6298")]
+    Rfc6298,
+    /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto` (net/ipv4/tcp_input.c, include/net/tcp.h):
+    /// SRTT + RTTVAR where RTTVAR is the largest 4·mdev of the last round trip, at least
+    /// `min_rto` (the floor on the variance term), decaying by a quarter per round trip; mdev
+    /// falls with a gain of 1/32 instead of 1/4 when a sample is below SRTT.
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+/// When the receiver acknowledges data that does not need an ACK at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum DelayedAck {
+    /// Every `ack_every`-th segment, else after `delack_timeout` (RFC 5681 §4.2).
+    #[serde(rename = "fixed")]
+    Fixed,
+    /// Linux's (net/ipv4/tcp_input.c `tcp_event_data_recv`, `__tcp_ack_snd_check`,
+    /// net/ipv4/tcp_output.c `tcp_send_delayed_ack`, net/ipv4/tcp_timer.c
+    /// `tcp_delack_timer_handler`): quick-ACK mode (every segment acknowledged) for the first
+    /// min(16, max(2, window / 2·MSS)) ACKs of the connection and after an idle gap longer than
+    /// the RTO or a duplicate segment; then every `ack_every`-th segment, else after the ATO,
+    /// which starts at `delack_timeout` (`TCP_ATO_MIN`), follows the arrival gaps, doubles when
+    /// the timer fires, and is capped by max(SRTT, `delack_timeout`), 500 ms and 200 ms
+    /// (`TCP_DELACK_MAX`).
+    #[serde(rename = "linux")]
+    Linux,
+}
+
 /// Everything a TCP connection can be configured with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
+    /// A preset for the settings that name it: "default" (the model as documented) or "linux"
+    /// (Linux 6.x; docs/tcp.md). A setting given explicitly wins over the profile.
+    #[serde(skip_serializing_if = "TcpProfile::is_default")]
+    pub profile: TcpProfile,
     /// IP MTU of the path in bytes; the simulator sets it from the path. Default 1500 (Ethernet).
     #[serde(with = "units::bytes")]
     #[schemars(with = "units::schema::Size")]
@@ -65,13 +123,16 @@ pub struct TcpConfig {
     /// Proportional Rate Reduction (RFC 6937) during SACK recovery, else RFC 6675's
     /// `cwnd = ssthresh` at once. Default true (Linux since 3.2; ns-3's default recovery).
     pub prr: bool,
-    /// The congestion controller (quicksim-cc) and its settings. Default CUBIC (Linux). Not read
+    /// The congestion controller (quicksim-cc) and its settings. Default CUBIC (Linux); with
+    /// profile "linux" and no `cc` in the table, Linux's CUBIC ([`linux_cc`]). Not read
     /// from the `[tcp]` table by serde: the scenario resolves `cc = "name"` or
     /// `cc = { algo = "name", ... }` against the registry and the run's plugins, as for QUIC.
     #[serde(skip, default = "default_cc")]
     pub cc: CcSpec,
     /// Initial congestion window in segments (SMSS). Default None = RFC 6928's
-    /// min(10·SMSS, max(2·SMSS, 14600)); Some(n) = exactly n segments (at least 1).
+    /// min(10·SMSS, max(2·SMSS, 14600)); Some(n) = exactly n segments (at least 1). Profile
+    /// "linux": 10 segments whatever the MSS (`TCP_INIT_CWND`, include/net/tcp.h, read by
+    /// `tcp_init_cwnd`; the same as RFC 6928's up to an SMSS of 1460 B).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_window: Option<u64>,
     /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
@@ -89,6 +150,12 @@ pub struct TcpConfig {
     #[serde(with = "units::duration")]
     #[schemars(with = "units::schema::Duration")]
     pub max_rto: SimDuration,
+    /// How the RTO follows the RTT samples: "rfc6298" (RFC 6298 §2, `min_rto` floors the
+    /// whole timeout) or "linux" (`tcp_rtt_estimator`/`__tcp_set_rto`: `min_rto` floors the
+    /// variance term, so the RTO is at least SRTT + `min_rto`). Default None = the profile's:
+    /// "rfc6298", or "linux" with profile "linux".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_estimator: Option<RtoEstimator>,
     /// Clock granularity G of RFC 6298 §2.3 (RTO = SRTT + max(G, 4·RTTVAR)). Default 1 ms.
     #[serde(with = "units::duration")]
     #[schemars(with = "units::schema::Duration")]
@@ -104,6 +171,11 @@ pub struct TcpConfig {
     /// ACK at once after this many data segments (RFC 5681 §4.2: every second full-sized
     /// segment). Default 2; 1 turns delayed ACKs off.
     pub ack_every: u64,
+    /// The delayed-ACK policy: "fixed" (`ack_every`, `delack_timeout`) or "linux" (quick-ACK
+    /// mode at the start, an adaptive ACK timeout from `delack_timeout` up). Default None = the
+    /// profile's: "fixed", or "linux" with profile "linux".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<DelayedAck>,
     /// Receive buffer in bytes: the advertised window is its free space. Default 6 MiB
     /// (6291456 B), Linux's `net.ipv4.tcp_rmem` maximum ("4096 131072 6291456" on a machine
     /// with enough memory; `Documentation/networking/ip-sysctl.rst` up to Linux 6.15, which
@@ -170,6 +242,7 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
+            profile: TcpProfile::Default,
             mtu: 1500,
             mss: None,
             timestamps: true,
@@ -184,11 +257,13 @@ impl Default for TcpConfig {
             initial_rto: SimDuration::from_secs(1),
             min_rto: SimDuration::from_millis(200),
             max_rto: SimDuration::from_secs(120),
+            rto_estimator: None,
             clock_granularity: SimDuration::from_millis(1),
             syn_retries: 6,
             max_retries: 15,
             delack_timeout: SimDuration::from_millis(40),
             ack_every: 2,
+            delayed_ack: None,
             recv_buffer: LINUX_TCP_RMEM_MAX,
             send_buffer: LINUX_TCP_WMEM_MAX,
             send_buffer_low_water: 0.4,
@@ -218,7 +293,63 @@ pub const MIN_MSS: u64 = 88;
 /// Largest receive buffer with window scaling: 65535 · 2^14 (RFC 7323 §2.3).
 const MAX_SCALED_WINDOW: u64 = 65_535 << 14;
 
+/// The controller of profile "linux" for a connection whose `cc` is not set: CUBIC as Linux's
+/// net/ipv4/tcp_cubic.c runs it, `cc = { algo = "cubic", hystart_linux = true, linux = true,
+/// beta = 0.7001953125, c = 0.400390625 }` (its HyStart, its congestion avoidance, beta
+/// 717/1024 and C = `bic_scale` 41 · 10 / 1024; fast convergence and TCP friendliness on, as
+/// Linux's module defaults).
+pub fn linux_cc() -> CcSpec {
+    use quicksim_cc::{algos::cubic, BuiltinConfig};
+    CcSpec::Builtin(BuiltinConfig::Cubic(cubic::Config {
+        hystart_linux: true,
+        linux: true,
+        beta: LINUX_CUBIC_BETA,
+        c: LINUX_CUBIC_C,
+        ..Default::default()
+    }))
+}
+
+/// Linux CUBIC's beta (`beta` = 717 of `BICTCP_BETA_SCALE` 1024) and C (`bic_scale` 41,
+/// `cube_rtt_scale` = 41 · 10, over 1024), net/ipv4/tcp_cubic.c.
+pub const LINUX_CUBIC_BETA: f64 = 717.0 / 1024.0;
+pub const LINUX_CUBIC_C: f64 = 410.0 / 1024.0;
+
+/// Linux's initial window in segments (`TCP_INIT_CWND`, include/net/tcp.h; RFC 6928).
+pub const LINUX_INIT_CWND: u64 = 10;
+
 impl TcpConfig {
+    /// Profile "linux" with its controller ([`linux_cc`]), as a scenario's `profile = "linux"`
+    /// without `cc` gives.
+    pub fn linux() -> TcpConfig {
+        TcpConfig { profile: TcpProfile::Linux, cc: linux_cc(), ..Default::default() }
+    }
+
+    /// The initial window in segments in force: the setting, else the profile's (None: RFC
+    /// 6928's formula of the SMSS).
+    pub fn initial_window_segments(&self) -> Option<u64> {
+        match (self.initial_window, self.profile) {
+            (Some(n), _) => Some(n),
+            (None, TcpProfile::Linux) => Some(LINUX_INIT_CWND),
+            (None, TcpProfile::Default) => None,
+        }
+    }
+
+    /// The RTO estimator in force: the setting, else the profile's.
+    pub fn rto_estimator(&self) -> RtoEstimator {
+        self.rto_estimator.unwrap_or(match self.profile {
+            TcpProfile::Default => RtoEstimator::Rfc6298,
+            TcpProfile::Linux => RtoEstimator::Linux,
+        })
+    }
+
+    /// The delayed-ACK policy in force: the setting, else the profile's.
+    pub fn delayed_ack(&self) -> DelayedAck {
+        self.delayed_ack.unwrap_or(match self.profile {
+            TcpProfile::Default => DelayedAck::Fixed,
+            TcpProfile::Linux => DelayedAck::Linux,
+        })
+    }
+
     /// The MSS this end advertises.
     pub fn local_mss(&self) -> u64 {
         self.mss.unwrap_or(self.mtu.saturating_sub(IP_TCP_HEADERS))
@@ -350,6 +481,24 @@ mod tests {
         assert!(c.validate().unwrap_err().starts_with("recv_buffer: 6291456 B"));
         let c = TcpConfig { min_rto: SimDuration::from_secs(200), ..Default::default() };
         assert!(c.validate().unwrap_err().starts_with("min_rto"));
+    }
+
+    #[test]
+    fn linux_initial_window_is_ten_segments_whatever_the_mss() {
+        let rng = quicksim_engine::Rng::from_seed(1);
+        use quicksim_cc::CongestionController;
+        let iw = |cfg: &TcpConfig, smss| crate::tcp::cc_for(cfg, smss, &rng).unwrap().cwnd_bytes();
+        let linux = TcpConfig { profile: TcpProfile::Linux, ..Default::default() };
+        let model = TcpConfig::default();
+        // SMSS 1448 (MTU 1500 with timestamps): RFC 6928 min(14 480, max(2896, 14 600)) =
+        // 14 480 = 10 segments, as Linux's TCP_INIT_CWND.
+        assert_eq!((iw(&model, 1448), iw(&linux, 1448)), (14_480, 14_480));
+        // SMSS 8948 (a 9000 B MTU): RFC 6928 max(2·8948, 14 600) = 17 896 B, two segments;
+        // Linux ten segments, 89 480 B.
+        assert_eq!((iw(&model, 8948), iw(&linux, 8948)), (17_896, 89_480));
+        // An explicit setting wins over the profile.
+        let four = TcpConfig { initial_window: Some(4), ..linux };
+        assert_eq!(iw(&four, 1448), 4 * 1448);
     }
 
     #[test]

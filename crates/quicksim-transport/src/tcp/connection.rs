@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::accecn::{self, AccEcn, Agreed, EcnMode};
 use super::config::placeholder_config;
-use super::config::{TcpConfig, TlsVersion};
+use super::config::{DelayedAck, TcpConfig, TlsVersion};
+use super::quickack::LinuxAck;
 use super::receiver::Receiver;
 use super::rto::Rto;
 use super::segment::{TcpSegment, CWR, ECE, TS_OPTION};
@@ -421,6 +422,9 @@ impl Connection {
         let rcv_shift = if scaling { self.local_wscale() } else { 0 };
         self.peer_mss = u64::from(o.mss);
         self.rx = Receiver::new(seg.seq, self.cfg.recv_buffer, rcv_shift);
+        if self.cfg.delayed_ack() == DelayedAck::Linux {
+            self.rx.linux = Some(LinuxAck::new(self.cfg.delack_timeout));
+        }
         if let (true, Some(ts)) = (self.ts_on, seg.ts) {
             self.rx.ts_recent = ts.val;
         }
@@ -484,10 +488,13 @@ impl Connection {
         self.rto_at = None;
         // RTT of the handshake: from the timestamp echo, else only if the SYN was sent once
         // (Karn). RFC 6298 §5.7 if the SYN timed out.
-        match ecr.filter(|_| self.ts_on) {
-            Some(t) => self.rto.on_sample(now - t),
-            None if self.syns_sent == 1 => self.rto.on_sample(now - self.syn_time),
-            None => {}
+        let sample = match ecr.filter(|_| self.ts_on) {
+            Some(t) => Some(now - t),
+            None if self.syns_sent == 1 => Some(now - self.syn_time),
+            None => None,
+        };
+        if let Some(r) = sample {
+            self.rto.on_sample(&self.cfg, r, self.tx.snd_una, self.tx.snd_nxt);
         }
         if self.syns_sent > 1 {
             self.rto.syn_timed_out = true;
@@ -560,7 +567,7 @@ impl Connection {
                 None => o.karn_sample,
             };
             if let Some(r) = sample {
-                self.rto.on_sample(r);
+                self.rto.on_sample(&self.cfg, r, self.tx.snd_una, self.tx.snd_nxt);
             }
             // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
             self.rto_at = if self.tx.board.is_empty() { None } else { Some(now + self.rto_value()) };
@@ -605,6 +612,14 @@ impl Connection {
     fn on_data(&mut self, now: SimTime, seg: &TcpSegment) {
         if !seg.records.is_empty() {
             self.tls_rx.on_marks(&seg.records);
+        }
+        if self.rx.linux.is_some() {
+            // Linux's ATO is bounded by this end's RTO and SRTT (`quickack.rs`).
+            let (rto, rtt) = (self.rto_value(), &self.rto.rtt);
+            let srtt = rtt.has_sample().then(|| rtt.smoothed());
+            if let Some(l) = self.rx.linux.as_mut() {
+                (l.rto, l.srtt) = (rto, srtt);
+            }
         }
         let cfg = &self.cfg;
         let a =
@@ -726,6 +741,9 @@ impl Connection {
             self.rx.delack_at = None;
             self.rx.ack_now = true;
             self.stats.delack_timer_fires += 1;
+            if let Some(l) = self.rx.linux.as_mut() {
+                l.on_timer();
+            }
         }
     }
 

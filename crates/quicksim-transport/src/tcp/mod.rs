@@ -1,19 +1,21 @@
 //! The TCP model: a sans-IO TCP (RFC 9293) with the loss recovery and timers of a current
 //! Linux stack, optionally with TLS on top, driven through the same [`Endpoint`] calls as QUIC.
 //!
-//! Split by concern: [`config`] (every knob, Linux defaults), [`segment`] (segments as data
-//! with exact header sizes), [`sack`] (the retransmission queue and SACK scoreboard, RFC 6675),
-//! [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
-//! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`rto`] (RFC 6298),
+//! Split by concern: [`config`] (every knob, Linux defaults, and `profile = "linux"` for the
+//! options where Linux differs from the model's defaults: docs/tcp.md), [`segment`] (segments
+//! as data with exact header sizes), [`sack`] (the retransmission queue and SACK scoreboard,
+//! RFC 6675), [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
+//! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`quickack`]
+//! (Linux's quick-ACK mode and ACK timeout), [`rto`] (RFC 6298, and Linux's estimator),
 //! [`tls`] (handshake flights and records), and the [`Connection`] that ties them together
 //! (`connection.rs`: handshake, input and timers; `output.rs`: what to send; `reset.rs`: abort
 //! and RST; `park.rs`: when a connection is quiet, and its compact encoding for resting flows).
 //!
 //! Left out (a current Linux has them): RACK-TLP loss detection (RFC 8985) and tail loss
 //! probes, D-SACK (RFC 2883) and undo of spurious retransmissions, F-RTO (RFC 5682), the
-//! quick-ACK mode at connection start, buffer autotuning (the buffers are fixed at their size:
-//! `config`), AccECN (RFC 9768: ECN here is RFC 3168's one signal per round trip), TIME-WAIT.
-//! An abort sends a RST (`reset.rs`).
+//! quick-ACK mode at connection start (unless `delayed_ack = "linux"`), buffer autotuning (the
+//! buffers are fixed at their size: `config`), AccECN (RFC 9768: ECN here is RFC 3168's one
+//! signal per round trip), TIME-WAIT. An abort sends a RST (`reset.rs`).
 //!
 //! [`Endpoint`]: crate::Endpoint
 
@@ -23,6 +25,7 @@ mod connection;
 mod endpoint;
 mod output;
 mod park;
+pub mod quickack;
 pub mod receiver;
 mod reset;
 pub mod rto;
@@ -36,7 +39,7 @@ use quicksim_engine::{Rng, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub use config::placeholder_config;
-pub use config::{TcpConfig, TlsVersion};
+pub use config::{DelayedAck, RtoEstimator, TcpConfig, TcpProfile, TlsVersion};
 pub use connection::Connection;
 pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
 pub use sender::CaState;
@@ -49,8 +52,9 @@ pub fn cc_for(cfg: &TcpConfig, smss: u64, rng: &Rng) -> Result<AnyController, St
         return Err("cc: the MSS must be positive".to_string());
     }
     // A configured initial window replaces RFC 6928's; the controller reads it only here.
-    let rules =
-        cfg.initial_window.map_or(sender::WINDOW_RULES, |n| sender::WINDOW_RULES.with_initial_segments(n));
+    let rules = cfg
+        .initial_window_segments()
+        .map_or(sender::WINDOW_RULES, |n| sender::WINDOW_RULES.with_initial_segments(n));
     Ok(cfg.cc.build(&InitCtx { mds: smss, window: &rules, rng }))
 }
 

@@ -11,12 +11,15 @@
 //!   left (RFC 9293 §3.8.6.2.1). It moves right only by at least min(buffer/2, MSS) at a time
 //!   (receiver silly-window avoidance, RFC 9293 §3.8.6.2.2). Scaled windows are rounded up to
 //!   the next multiple of 2^shift, as Linux does, so quantization never shrinks the window.
+//! - With `delayed_ack = "linux"`, Linux's quick-ACK mode and adaptive ACK timeout decide
+//!   instead of `delack_timeout` alone (`quickack.rs`).
 //! - TS.Recent (RFC 7323 §4.3): taken from segments at or below the last ACK sent, so a delayed
 //!   ACK echoes the earlier segment and the RTT sample includes the delay.
 
 use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
+use super::quickack::LinuxAck;
 use super::segment::SackBlocks;
 use crate::range_set::RangeSet;
 
@@ -59,6 +62,8 @@ pub struct Receiver {
     pub delack_at: Option<SimTime>,
     /// Data segments received since the last ACK.
     unacked_segs: u64,
+    /// Linux's quick-ACK and ATO state, with `delayed_ack = "linux"`.
+    pub linux: Option<LinuxAck>,
 }
 
 impl Receiver {
@@ -79,6 +84,7 @@ impl Receiver {
             ack_now: false,
             delack_at: None,
             unacked_segs: 0,
+            linux: None,
         }
     }
 
@@ -119,6 +125,11 @@ impl Receiver {
         if end <= self.rcv_nxt && !(fin && self.fin_seq == Some(self.rcv_nxt) && !self.fin_received) {
             // A duplicate (or a window probe): ACK at once (RFC 9293 §3.10.7.4, RFC 5681 §4.2).
             self.ack_now = true;
+            if let Some(l) = &mut self.linux {
+                if len > 0 {
+                    l.on_duplicate(self.adv_right.saturating_sub(self.last_ack_sent));
+                }
+            }
             return out;
         }
         if seq > self.rcv_nxt {
@@ -127,6 +138,9 @@ impl Receiver {
             let block = self.ooo.range_containing(seq).expect("just inserted");
             self.touch(block);
             self.ack_now = true;
+            if let Some(l) = &mut self.linux {
+                l.scheduled = true;
+            }
             return out;
         }
         let filled_gap = !self.ooo.is_empty();
@@ -144,6 +158,21 @@ impl Receiver {
             self.ack_now = true;
         }
         out.to = self.rcv_nxt - u64::from(out.fin);
+        if let Some(l) = &mut self.linux {
+            l.on_in_order(now, len, self.adv_right.saturating_sub(self.last_ack_sent));
+            if !filled_gap {
+                self.unacked_segs += 1;
+                if l.in_quickack_mode() || self.unacked_segs >= ack_every {
+                    self.ack_now = true;
+                } else {
+                    match l.delack_deadline(now, self.delack_at) {
+                        Some(t) => self.delack_at = Some(t),
+                        None => self.ack_now = true,
+                    }
+                }
+                return out;
+            }
+        }
         if filled_gap {
             self.ack_now = true; // RFC 5681 §4.2: fills all or part of a gap
         } else {
@@ -166,6 +195,12 @@ impl Receiver {
 
     /// The SACK blocks to send now (at most `max`), refreshed to the current ranges.
     pub fn sack_blocks(&mut self, max: usize) -> SackBlocks {
+        // Nothing out of order (nearly every call: every poll of the sender, every in-order
+        // ACK): no block survives the refresh below, so skip its lookups and copies.
+        if self.ooo.is_empty() {
+            self.recent.clear();
+            return SackBlocks::new();
+        }
         let ooo = &self.ooo;
         let mut fresh = SackBlocks::new();
         for &(s, _) in self.recent.iter() {
@@ -233,6 +268,9 @@ impl Receiver {
 
     /// A segment carrying our current ACK was sent: nothing is owed any more.
     pub fn on_ack_sent(&mut self) {
+        if let Some(l) = &mut self.linux {
+            l.on_ack_sent();
+        }
         self.ack_now = false;
         self.delack_at = None;
         self.unacked_segs = 0;

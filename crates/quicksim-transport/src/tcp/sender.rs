@@ -3,7 +3,11 @@
 //!
 //! States (Linux's names): `Open`; `Recovery` (fast retransmit / fast recovery) until the
 //! cumulative ACK reaches the recovery point (RFC 6675 §5 RecoveryPoint, RFC 6582 `recover`);
-//! `Loss` after an RTO until the same.
+//! `Loss` after an RTO until the same; `Cwr` after a scalable controller's reduction on CE marks
+//! when it asks for it (`spreads_ecn_reduction`: DCTCP) and PRR is on, until SND.NXT of the
+//! reduction is acknowledged (Linux `tcp_enter_cwr`, `high_seq`): PRR (RFC 6937, as Linux's
+//! `tcp_cwnd_reduction`) brings the window down to the controller's over that round trip
+//! instead of at once. Classic (RFC 3168) reductions still apply at once.
 //!
 //! The controller (quicksim-cc) decides the window outside recovery. TCP-specific rules:
 //! - In `Recovery` the controller gets no ACKs (no window growth during fast recovery, RFC 5681
@@ -33,12 +37,14 @@ use super::sack::{Scoreboard, SentSeg, EVER_RETRANS};
 /// (1 SMSS after an RTO) and minimum (2 SMSS).
 pub const WINDOW_RULES: WindowRules = WindowRules::RFC5681;
 
-/// Congestion state (Linux `tcp_ca_state`, without Disorder and CWR).
+/// Congestion state (Linux `tcp_ca_state`, without Disorder).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CaState {
     Open,
     Recovery,
     Loss,
+    /// A scalable controller's ECN reduction being spread by PRR (module docs).
+    Cwr,
 }
 
 /// What an ACK did on the sending side.
@@ -128,6 +134,9 @@ pub struct Sender {
     pub recovery_point: u64,
     /// SND.NXT at the last ECN reduction: ECE is answered again once it is acknowledged.
     pub ecn_recover: u64,
+    /// SND.NXT when `Cwr` began: it ends once this is acknowledged (its own point, so that a
+    /// loss during CWR still starts recovery at once).
+    cwr_point: u64,
     pub dupacks: u64,
     /// RFC 6582 window during recovery without SACK (ssthresh + inflation).
     pub reno_cwnd: u64,
@@ -155,6 +164,8 @@ pub struct Sender {
     pub delivery: DeliveryRate,
     sack: bool,
     prr: bool,
+    /// The last ACK fed to the controller reported CE marks (`AckSummary::ce_packets`).
+    ce_fed: bool,
     /// Accurate ECN state (`accecn.rs`), once agreed in the handshake; both halves live here.
     pub accecn: Option<Box<super::accecn::AccEcn>>,
 }
@@ -182,6 +193,7 @@ impl Sender {
             state: CaState::Open,
             recovery_point: 0,
             ecn_recover: 0,
+            cwr_point: 0,
             dupacks: 0,
             reno_cwnd: 0,
             prr_delivered: 0,
@@ -199,6 +211,7 @@ impl Sender {
             delivery: DeliveryRate::default(),
             sack,
             prr,
+            ce_fed: false,
             accecn: None,
         }
     }
@@ -230,12 +243,19 @@ impl Sender {
                     self.cc.cwnd_bytes()
                 }
             }
+            CaState::Cwr => self.prr_cwnd,
             _ => self.cc.cwnd_bytes(),
         }
     }
 
     fn prr_enabled(&self) -> bool {
         self.sack && self.prr
+    }
+
+    /// Whether an ECN reduction of this controller goes through `Cwr` (module docs). PRR's
+    /// counts need no SACK here: nothing is lost, so `pipe` is the flight size.
+    fn spreads_ecn(&self) -> bool {
+        self.prr && self.accecn.as_deref().is_some_and(|a| a.scalable) && self.cc.spreads_ecn_reduction()
     }
 
     /// Whether `len` more bytes fit the congestion window (`limited`: new data may use RFC 3042
@@ -250,7 +270,7 @@ impl Sender {
 
     /// A data segment was sent (new, or a retransmission when `retx`).
     pub fn on_sent(&mut self, cx: &CcCtx, now: SimTime, bytes: u64, app_limited: bool) {
-        if self.state == CaState::Recovery {
+        if matches!(self.state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += bytes;
         }
         self.force_one = false;
@@ -338,7 +358,7 @@ impl Sender {
         // RFC 6937 DeliveredData = Δ SND.UNA + Δ SACKed.
         let delivered_data = (out.acked_bytes + self.board.sacked_bytes()).saturating_sub(prior_sacked);
         match self.state {
-            CaState::Open => {
+            CaState::Open | CaState::Cwr => {
                 if out.advanced {
                     self.dupacks = 0;
                 }
@@ -353,7 +373,20 @@ impl Sender {
                     self.enter_recovery(cfg, cx, now, delivered_data);
                     out.entered_recovery = true;
                 } else {
+                    // CWR ends once data above its SND.NXT is acknowledged (Linux: `snd_una`
+                    // past `high_seq`, "for CWR bit to reach receiver"; ns-3: `m_recover`); the
+                    // controller's window is then in force, and this ACK may start the next.
+                    if self.state == CaState::Cwr && self.snd_una > self.cwr_point {
+                        self.state = CaState::Open;
+                        self.prr_cwnd = 0;
+                    }
+                    let prior_cwnd = self.cc.cwnd_bytes();
                     fed = self.feed_cc(cx, now, delivered, rate);
+                    if self.state == CaState::Cwr {
+                        self.prr_update(delivered_data);
+                    } else if self.ce_fed && self.cc.cwnd_bytes() < prior_cwnd && self.spreads_ecn() {
+                        self.enter_cwr(delivered_data, prior_cwnd);
+                    }
                 }
             }
             CaState::Recovery => {
@@ -419,6 +452,7 @@ impl Sender {
                 _ => 0,
             },
         };
+        self.ce_fed = summary.ce_packets > 0;
         self.cc.on_ack_end(&mut cx, &summary);
         true
     }
@@ -471,9 +505,24 @@ impl Sender {
         }
     }
 
+    /// A scalable controller cut its window on CE marks (the ACK that delivered
+    /// `delivered_data`): Linux's `tcp_enter_cwr` and `tcp_init_cwnd_reduction` (`high_seq` =
+    /// SND.NXT), then this ACK's share of the reduction (`tcp_cwnd_reduction` runs on the same
+    /// ACK). RecoverFS is the window before the cut, `prior_cwnd`, as Linux divides by
+    /// (`tp->prior_cwnd`), not RFC 6937 §3's flight size: a sender a packet or two short of its
+    /// window would otherwise send at almost the old rate all round and cut at the end.
+    fn enter_cwr(&mut self, delivered_data: u64, prior_cwnd: u64) {
+        self.state = CaState::Cwr;
+        self.cwr_point = self.snd_nxt;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.recover_fs = prior_cwnd.max(1);
+        self.prr_update(delivered_data);
+    }
+
     /// RFC 6937 §3 on each ACK in recovery; the window becomes pipe + sndcnt.
     fn prr_update(&mut self, delivered: u64) {
-        if !self.prr_enabled() {
+        if self.state != CaState::Cwr && !self.prr_enabled() {
             return;
         }
         self.prr_delivered += delivered;
@@ -488,6 +537,9 @@ impl Sender {
             let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.smss;
             (ssthresh - pipe).min(limit)
         };
+        // No forced first segment in CWR (Linux and ns-3 force one "for the fast retransmit",
+        // which CWR has none of): with it two equal DCTCP flows at K = 6 locked into a 57 : 43
+        // split (crates/quicksim-scenario/tests/it/l4s.rs), without it they share 48 : 52.
         self.prr_cwnd = pipe + sndcnt;
     }
 
@@ -545,8 +597,11 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn sender(sack: bool, prr: bool) -> (Sender, TcpConfig, CcCtx<'static>) {
-        let cfg =
-            TcpConfig { cc: quicksim_cc::CcSpec::named("newreno").unwrap(), sack, prr, ..Default::default() };
+        sender_with("newreno", sack, prr)
+    }
+
+    fn sender_with(cc: &str, sack: bool, prr: bool) -> (Sender, TcpConfig, CcCtx<'static>) {
+        let cfg = TcpConfig { cc: quicksim_cc::CcSpec::named(cc).unwrap(), sack, prr, ..Default::default() };
         let s = Sender::new(crate::tcp::cc_for(&cfg, MSS, &Rng::from_seed(1)).unwrap(), MSS, sack, prr);
         let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
         rtt.update(SimDuration::from_millis(100), SimDuration::ZERO, SimDuration::ZERO, true);
@@ -619,5 +674,70 @@ mod tests {
         // The ACK of everything: Open, cwnd = ssthresh.
         s.on_ack(&cfg, &cx, now, 1, seg(19).1, 0, 1 << 20, &[]);
         assert_eq!((s.state, s.cwnd()), (CaState::Open, 6_000));
+    }
+
+    /// DCTCP's cut on CE marks goes through CWR: PRR spreads it over the round trip (Linux
+    /// `tcp_cwnd_reduction`, RecoverFS = the window before the cut) and the controller's window
+    /// is in force once data sent after the cut is acknowledged.
+    #[test]
+    fn dctcp_cut_is_spread_by_prr_in_cwr() {
+        let (mut s, cfg, cx) = sender_with("dctcp", true, true);
+        s.accecn = Some(Box::new(crate::tcp::accecn::AccEcn { scalable: true, ..Default::default() }));
+        s.snd_una = 1;
+        s.snd_nxt = 1;
+        s.wnd_right = u64::MAX;
+        send(&mut s, &cx, 10, 0);
+        let at = SimTime::from_millis;
+        let ack = |s: &mut Sender, to: u64, ce: u64, t: u64| {
+            s.accecn.as_deref_mut().unwrap().ce_pending = ce;
+            s.on_ack(&cfg, &cx, at(t), 1, to, 0, 1 << 20, &[])
+        };
+        // The first window, unmarked: slow start to 20 000 B; alpha = 1 · 15/16.
+        ack(&mut s, seg(9).1, 0, 100);
+        assert_eq!((s.state, s.cwnd()), (CaState::Open, 20_000));
+        send(&mut s, &cx, 20, 100);
+        // Two segments, one marked: slow start to 22 000 first, alpha = (15/16)·(15/16) + (1/2)/16
+        // = 0.91015625, cut 22 000 · alpha / 2 = 10 011 (truncated): the target is 11 989 B.
+        ack(&mut s, seg(11).1, 1, 200);
+        assert_eq!(s.state, CaState::Cwr);
+        assert_eq!(s.cc.cwnd_bytes(), 11_989);
+        // PRR: pipe 18 000 > 11 989, sndcnt = ceil(2000 · 11 989 / 20 000) − 0 = 1199.
+        assert_eq!(s.cwnd(), 18_000 + 1_199);
+        assert!(s.window_allows(MSS, false) && !s.window_allows(2 * MSS, false));
+        send(&mut s, &cx, 1, 200);
+        // Next two segments: ceil(4000 · 11 989 / 20 000) − 1000 = 1398 over pipe 17 000.
+        ack(&mut s, seg(13).1, 0, 201);
+        assert_eq!(s.cwnd(), 17_000 + 1_398);
+        // Marks on data sent before the cut do not cut again.
+        ack(&mut s, seg(15).1, 2, 202);
+        assert_eq!((s.state, s.cc.cwnd_bytes()), (CaState::Cwr, 11_989));
+        // Everything sent before the cut acknowledged, and the segment sent after it: Open, the
+        // controller's window in force (grown by congestion avoidance on that last segment).
+        ack(&mut s, seg(30).1, 0, 300);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.cwnd(), s.cc.cwnd_bytes());
+        assert!((11_989..12_100).contains(&s.cwnd()), "{}", s.cwnd());
+    }
+
+    /// Without PRR, or for a controller that sets its window at once (Prague), the cut applies
+    /// at once.
+    #[test]
+    fn ecn_cut_at_once_without_prr_or_for_prague() {
+        for (cc, prr) in [("dctcp", false), ("prague", true)] {
+            let (mut s, cfg, cx) = sender_with(cc, true, prr);
+            s.accecn = Some(Box::new(crate::tcp::accecn::AccEcn { scalable: true, ..Default::default() }));
+            s.snd_una = 1;
+            s.snd_nxt = 1;
+            s.wnd_right = u64::MAX;
+            send(&mut s, &cx, 10, 0);
+            s.on_ack(&cfg, &cx, SimTime::from_millis(100), 1, seg(1).1, 0, 1 << 20, &[]);
+            send(&mut s, &cx, 4, 100);
+            let before = s.cc.cwnd_bytes();
+            s.accecn.as_deref_mut().unwrap().ce_pending = 2;
+            s.on_ack(&cfg, &cx, SimTime::from_millis(200), 1, seg(3).1, 0, 1 << 20, &[]);
+            assert_eq!(s.state, CaState::Open, "{cc}");
+            assert!(s.cwnd() < before, "{cc}: {} -> {}", before, s.cwnd());
+            assert_eq!(s.cwnd(), s.cc.cwnd_bytes(), "{cc}");
+        }
     }
 }

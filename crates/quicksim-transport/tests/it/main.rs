@@ -10,6 +10,7 @@ mod props;
 mod tcp;
 mod tcp_accecn;
 mod tcp_ecn;
+mod tcp_linux;
 mod tcp_park;
 mod tcp_props;
 mod tcp_reset;

@@ -27,6 +27,10 @@ SAMPLE_S = 1e-4
 #: The amplitude, period and peak within 30 % of the analysis (a fluid model of synchronized
 #: flows with alpha's small-alpha form; see the report).
 TOL = 0.30
+#: Rounds a cut adds to the period beyond eq. 10's ramp: the paper's fluid model cuts at once,
+#: Linux (and ns-3) bring cwnd down by PRR over the next round in the CWR state, during which
+#: the window does not grow (`tcp_cong_control` calls no `cong_avoid` then).
+CWR_ROUNDS = 1
 #: Why the period is checked for N = 2 only.
 PERIOD_NOTE = (
     "With N = 10 each window is about (C RTT + K) / N = 10 packets: alpha = sqrt(2 / W*) = 0.44 "
@@ -93,6 +97,7 @@ def dctcp_part(ctx: Context, checks: list[Check], rows: list[dict[str, Any]]) ->
                 "period_ms": period * 1e3,
                 "rtt_eff_ms": rtt_eff * 1e3,
                 "period_theory_ms": th.period_rtts * rtt_eff * 1e3,
+                "period_with_cwr_ms": (th.period_rtts + CWR_ROUNDS) * rtt_eff * 1e3,
                 "q_high": hi,
                 "q_max_theory": th.q_max,
                 "q_low": lo,
@@ -109,10 +114,10 @@ def dctcp_part(ctx: Context, checks: list[Check], rows: list[dict[str, Any]]) ->
                 Check(
                     f"DCTCP queue period, N = {n}",
                     period * 1e3,
-                    th.period_rtts * rtt_eff * 1e3,
+                    (th.period_rtts + CWR_ROUNDS) * rtt_eff * 1e3,
                     TOL,
                     "ms",
-                    note=note + "; eq. 10, T_C RTTs of base RTT + mean queue",
+                    note=note + "; eq. 10's T_C plus the CWR round, RTTs of base RTT + mean queue",
                 )
             )
         checks += [
@@ -132,73 +137,102 @@ def dctcp_part(ctx: Context, checks: list[Check], rows: list[dict[str, Any]]) ->
 #: quicksim/scenarios/dctcp-ns3.toml maps it: RED as a step at K = 20 packets, RTT 12 ms).
 NS3_CSV = Path(__file__).parents[1] / "data" / "ns3_dctcp.csv"
 NS3_TOL = 0.05
+#: Flow counts compared with ns-3 (the rows of NS3_CSV).
+NS3_FLOWS = (2, 10)
+
+
+def ns3_percentile(x: np.ndarray, p: float) -> float:
+    """dctcp.cc's percentile: the sorted sample at index floor(p n), so both sides count alike."""
+    import numpy as np
+
+    v = np.sort(x)
+    return float(v[min(len(v) - 1, int(p * len(v)))])
+
+
+def ns3_doc(n: int) -> dict[str, Any]:
+    """scenarios/dctcp-ns3.toml with `n` flows (dctcp.cc's --flows=n)."""
+    from ...api import load_scenario
+    from ...validation import scenario_path
+
+    doc = load_scenario(scenario_path("dctcp-ns3"))
+    doc["dumbbell"]["pairs"] = n
+    doc["flows"] = [
+        {"name": f"d{i + 1}", "kind": "tcp", "src": f"sender{i + 1}", "dst": f"receiver{i + 1}"}
+        for i in range(n)
+    ]
+    return doc
 
 
 def ns3_part(ctx: Context, checks: list[Check], rows: list[dict[str, Any]]) -> None:
-    """Two DCTCP flows on the ns-3 dumbbell, through its RED step marker and through `step` (K
-    = 19: an arrival that finds more than 19, i.e. 20 or more, is marked, as RED with min_th
-    19.5 and max_th 20): per-flow goodput and the queue's mean against ns-3's, within 5 %."""
+    """2 and 10 DCTCP flows on the ns-3 dumbbell, through its RED step marker (and, for 2, through
+    `step` with K = 19: an arrival that finds more than 19, i.e. 20 or more, is marked, as RED
+    with min_th 19.5 and max_th 20): goodput, the queue's mean and its standard deviation (the
+    oscillation's amplitude as a continuous measure) against ns-3's, within 5 %; the spread
+    p95 - p5 as dctcp.cc computes it is reported beside them."""
     import numpy as np
     import pandas as pd
 
     from ... import api
-    from ...api import load_scenario
-    from ...validation import scenario_path
 
-    ref = pd.read_csv(NS3_CSV, comment="#")
-    ref = ref[ref["flows"] == 2].iloc[0]
-    theirs = [float(g) for g in str(ref["goodput_bps"]).split(";")]
-    doc = load_scenario(scenario_path("dctcp-ns3"))
-    t0, t1 = float(ref["warmup_s"]), float(ref["sim_time_s"])
-    if ctx.quick:
-        doc["run"]["duration"] = "8s"
-        t0, t1 = 3.0, 8.0
-    for marker in ("red", "step"):
-        if marker == "step":
-            doc["dumbbell"]["bottleneck"]["queue"] = {"kind": "step", "k": 19, "packets": 2666}
-        r = api.run(doc)
-        q = r.queues
-        q = q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
-        grid = np.arange(t0, t1, SAMPLE_S)
-        i = np.searchsorted(q["t_s"].to_numpy(dtype=float), grid, side="right") - 1
-        x = np.where(i >= 0, q["packets"].to_numpy(dtype=float)[np.clip(i, 0, None)], 0.0)
-        ours = [r.mean_throughput(f, t0, t1) for f in r.flow_names]
-        spread = float(np.percentile(x, 95) - np.percentile(x, 5))
-        rows.append(
-            {
-                "marker": marker,
-                "goodput_mbps": ";".join(f"{g / 1e6:.2f}" for g in ours),
-                "ns3_goodput_mbps": ";".join(f"{g / 1e6:.2f}" for g in theirs),
-                "queue_mean": float(x.mean()),
-                "ns3_queue_mean": float(ref["queue_mean"]),
-                "queue_p95_p5": spread,
-                "ns3_queue_p95_p5": float(ref["queue_p95"] - ref["queue_p5"]),
-            }
-        )
-        if ctx.quick:  # a 5 s window: how the two flows split it is not settled, their sum is
-            checks.append(
-                Check(
-                    f"DCTCP vs ns-3 ({marker}): total goodput",
-                    sum(ours) / 1e6,
-                    sum(theirs) / 1e6,
-                    NS3_TOL,
-                    "Mbit/s",
-                )
+    ref_all = pd.read_csv(NS3_CSV, comment="#")
+    # Quick mode: 2 flows through RED only, over ns-3's own window (a shorter one would compare
+    # a different stretch of the sawtooth: its mean moves by 2-3 % between 5 s windows).
+    for n in NS3_FLOWS[:1] if ctx.quick else NS3_FLOWS:
+        ref = ref_all[ref_all["flows"] == n].iloc[0]
+        theirs = [float(g) for g in str(ref["goodput_bps"]).split(";")]
+        doc = ns3_doc(n)
+        t0, t1 = float(ref["warmup_s"]), float(ref["sim_time_s"])
+        for marker in ("red", "step") if n == 2 and not ctx.quick else ("red",):
+            if marker == "step":
+                doc["dumbbell"]["bottleneck"]["queue"] = {"kind": "step", "k": 19, "packets": 2666}
+            r = api.run(doc)
+            q = r.queues
+            q = q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
+            grid = np.arange(t0, t1, SAMPLE_S)
+            i = np.searchsorted(q["t_s"].to_numpy(dtype=float), grid, side="right") - 1
+            x = np.where(i >= 0, q["packets"].to_numpy(dtype=float)[np.clip(i, 0, None)], 0.0)
+            ours = [r.mean_throughput(f, t0, t1) for f in r.flow_names]
+            spread = ns3_percentile(x, 0.95) - ns3_percentile(x, 0.05)
+            rows.append(
+                {
+                    "flows": n,
+                    "marker": marker,
+                    "goodput_mbps": sum(ours) / 1e6,
+                    "ns3_goodput_mbps": sum(theirs) / 1e6,
+                    "queue_mean": float(x.mean()),
+                    "ns3_queue_mean": float(ref["queue_mean"]),
+                    "queue_std": float(x.std()),
+                    "ns3_queue_std": float(ref["queue_std"]),
+                    "queue_p95_p5": spread,
+                    "ns3_queue_p95_p5": float(ref["queue_p95"] - ref["queue_p5"]),
+                }
             )
-        else:
-            for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            tag = f"DCTCP vs ns-3 ({n} flows, {marker})"
+            # Per flow with 2 flows; with 10 how they split the link is not a property of the
+            # model (ns-3's own 10 range 8.8-10.7 Mbit/s).
+            if n > 2:
                 checks.append(
-                    Check(
-                        f"DCTCP vs ns-3 ({marker}): flow {k + 1} goodput", a / 1e6, b / 1e6, NS3_TOL, "Mbit/s"
-                    )
+                    Check(f"{tag}: total goodput", sum(ours) / 1e6, sum(theirs) / 1e6, NS3_TOL, "Mbit/s")
                 )
-        checks.append(
-            Check(
-                f"DCTCP vs ns-3 ({marker}): queue mean",
-                float(x.mean()),
-                float(ref["queue_mean"]),
-                NS3_TOL,
-                "packets",
-                note="sampled every 0.1 ms after the warm-up; ns-3: tools/ns3/dctcp.cc, 2 flows, K = 20",
-            )
-        )
+            else:
+                for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+                    checks.append(Check(f"{tag}: flow {k + 1} goodput", a / 1e6, b / 1e6, NS3_TOL, "Mbit/s"))
+            note = f"sampled every 0.1 ms after the warm-up; ns-3: tools/ns3/dctcp.cc, {n} flows, K = 20"
+            checks += [
+                Check(
+                    f"{tag}: queue mean",
+                    float(x.mean()),
+                    float(ref["queue_mean"]),
+                    NS3_TOL,
+                    "packets",
+                    note=note,
+                ),
+                Check(
+                    f"{tag}: queue amplitude (standard deviation)",
+                    float(x.std()),
+                    float(ref["queue_std"]),
+                    NS3_TOL,
+                    "packets",
+                    note=note,
+                ),
+            ]

@@ -5,6 +5,7 @@ against the paper's M/G/1 tail bound, at two line rates."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -19,31 +20,66 @@ from .plots import long_figure, short_figure, sync_figure
 NAME = "buffer-sizing-sqrt-n"
 TITLE = "router buffers with n flows: minimum buffer vs RTT x C / sqrt(n), synchronization, short flows"
 
-#: One grid per mode. Long flows: (cc, rate, n) points, each a bisection per target utilization.
+#: One grid per mode. Long flows: `sets`, each (rate, n values, ccs, repetitions, ladder factor,
+#: warm-up, measurement window); each (set, cc, repetition) is one chain of ladders over its n
+#: values in ascending order (`_chain`). Windows are (seconds, sawtooth cycles) pairs, the larger
+#: applies (`model.windows`). Why FULL is shaped so (the issue's 30 minutes with -j 2, and what
+#: each window measures): docs/reproductions/buffer-sizing-sqrt-n/README.md, "Grid and cost".
 QUICK: dict[str, Any] = {
     "rate_bps": 100e6,
     "ns": (50, 200),
-    "ccs": ("tcp newreno",),
+    "sets": (
+        {
+            "rate_bps": 100e6,
+            "ns": (50, 200),
+            "ccs": ("tcp newreno",),
+            "reps": 1,
+            "ladder": 2**0.5,
+            "warmup": (5.0, 0.0),
+            "measure": (10.0, 0.0),
+        },
+    ),
     "targets": (0.98,),
-    "reps": 1,
-    "warmup_s": 5.0,
-    "measure_s": 10.0,
-    "rel": 0.15,
+    "sync_s": (5.0, 10.0),
     "short_rates": (10e6, 40e6),
     "short_loads": (0.8,),
     "short_count": 1000,
 }
 FULL: dict[str, Any] = {
     "rate_bps": 155e6,
-    "fast_rate_bps": 2.5e9,
     "ns": (50, 100, 200, 400, 800, 1600),
-    "fast_ns": (200, 400, 800, 1600),
-    "ccs": ("tcp newreno", "tcp cubic", "quic newreno", "quic cubic"),
+    "sets": (
+        # The costliest chains first, so that -j 2 finishes both workers together.
+        {
+            "rate_bps": 2.5e9,
+            "ns": (200, 400, 800, 1600),
+            "ccs": ("tcp newreno", "tcp cubic"),
+            "reps": 2,
+            "ladder": 2.0,
+            "warmup": (5.0, 1.0),
+            "measure": (5.0, 2.0),
+        },
+        {
+            "rate_bps": 155e6,
+            "ns": (50, 100, 200, 400, 800, 1600),
+            "ccs": ("tcp newreno", "tcp cubic"),
+            "reps": 3,
+            "ladder": 2**0.5,
+            "warmup": (5.0, 1.0),
+            "measure": (10.0, 4.0),
+        },
+        {
+            "rate_bps": 155e6,
+            "ns": (50, 100, 200, 400),
+            "ccs": ("quic newreno", "quic cubic"),
+            "reps": 1,
+            "ladder": 2**0.5,
+            "warmup": (5.0, 1.0),
+            "measure": (10.0, 4.0),
+        },
+    ),
     "targets": (0.98, 0.995, 0.999),
-    "reps": 3,
-    "warmup_s": 10.0,
-    "measure_s": 60.0,
-    "rel": 0.03,
+    "sync_s": (10.0, 60.0),
     "short_rates": (40e6, 155e6),
     "short_loads": (0.5, 0.6, 0.7, 0.8, 0.9),
     "short_count": 20000,
@@ -61,11 +97,10 @@ SYNC_RATE_BPS = 10e6
 RULE_BAND = (0.25, 2.0)
 
 
-def _probe(args: tuple[int, float, int, str, int, float, float]) -> m.Probe:
-    """One long-flow run at one buffer (a top-level function: it runs in worker processes)."""
+def _probe(n: int, rate: float, cc: str, seed: int, warm: float, meas: float, buffer: int) -> m.Probe:
+    """One long-flow run at one buffer."""
     from ... import api
 
-    n, rate, buffer, cc, seed, warm, meas = args
     t = time.perf_counter()
     r = api.run(m.long_flows_doc(n, rate, buffer, warm + meas, cc=cc, seed=seed))
     wall = time.perf_counter() - t
@@ -83,43 +118,62 @@ def _probe(args: tuple[int, float, int, str, int, float, float]) -> m.Probe:
     )
 
 
-def _search(task: tuple[int, float, str, int, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every target's bisection for one (n, rate, cc, repetition), sharing the runs (a buffer
-    probed for one target is not run again for the next); rows of the probes each consulted."""
-    n, rate, cc, rep, g = task
-    rule = m.sqrt_rule(rate, n)
-    runs: dict[int, m.Probe] = {}
-
-    def measure(b: int) -> m.Probe:
-        if b not in runs:
-            runs[b] = _probe((n, rate, b, cc, rep + 1, g["warmup_s"], g["measure_s"]))
-        return runs[b]
-
-    rows = []
-    for target in g["targets"]:
-        found, probes = m.min_buffer(
-            measure, target, max(1, math.floor(rule / 8)), max(2, math.ceil(rule)), g["rel"]
-        )
-        rows += [
-            {
-                "n": n,
-                "rate_bps": rate,
-                "cc": cc,
-                "rep": rep,
-                "target": target,
-                "min_buffer": found,
-                **asdict(p),
-            }
-            for p in probes
-        ]
+def _chain(task: tuple[dict[str, Any], str, int, tuple[float, ...]]) -> list[dict[str, Any]]:
+    """The ladders of one (rate, cc, repetition) over its n values, ascending (a top-level
+    function: it runs in worker processes). Each ladder starts where the lowest target's
+    threshold is expected: the first at RTT C / sqrt(n), the next at the previous n's threshold
+    over the rule (times this n's rule), the rest with that ratio's fall over the last two n
+    extrapolated (power law in n; a rise, which is noise, is not, and a fall at most 4x). Rows: one
+    per probe, each with every target's threshold of its ladder."""
+    st, cc, rep, targets = task
+    rate = st["rate_bps"]
+    rows: list[dict[str, Any]] = []
+    seen: list[tuple[int, float]] = []  # (n, lowest target's threshold / rule)
+    for n in st["ns"]:
+        rule = m.sqrt_rule(rate, n)
+        over = seen[-1][1] if seen else 1.0
+        if len(seen) > 1:
+            (n0, r0), (n1, r1) = seen[-2], seen[-1]
+            over *= max(0.25, min(1.0, (r1 / r0) ** (math.log(n / n1) / math.log(n1 / n0))))
+        warm, meas = m.windows(rate, n, st["warmup"], st["measure"])
+        probe = functools.partial(_probe, n, rate, cc, rep + 1, warm, meas)
+        # A DropTail buffer of RTT x C keeps a NewReno link busy (the rule of thumb); four times
+        # that and a target still missed is a broken run, not a search to go on with.
+        limit = max(100, round(4 * m.bdp_packets(rate, m.mean_rtt())))
+        probes = m.ladder(probe, targets, max(1, round(over * rule)), st["ladder"], limit)
+        found = {t: m.threshold(probes, t) for t in targets}
+        seen.append((n, found[min(targets)] / rule))
+        for p in probes:
+            for t, b in found.items():
+                rows.append(
+                    {
+                        "n": n,
+                        "rate_bps": rate,
+                        "cc": cc,
+                        "rep": rep,
+                        "warmup_s": warm,
+                        "measure_s": meas,
+                        "target": t,
+                        "min_buffer": b,
+                        **asdict(p),
+                    }
+                )
     return rows
 
 
-def _map(ctx: Context, fn: Any, tasks: list[Any]) -> list[Any]:
-    if (ctx.jobs or 1) > 1 and len(tasks) > 1:
+def _call(job: tuple[Any, Any]) -> Any:
+    fn, arg = job
+    return fn(arg)
+
+
+def _map(ctx: Context, jobs: list[tuple[Any, Any]]) -> list[Any]:
+    """fn(arg) of every (fn, arg), in order, in one pool of ctx.jobs workers: the long-flow
+    chains, the synchronization cases and the short-flow runs share it, so no part waits for
+    another's stragglers. Jobs go to the workers in order (put the costliest first)."""
+    if (ctx.jobs or 1) > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=ctx.jobs) as pool:
-            return list(pool.map(fn, tasks))
-    return [fn(t) for t in tasks]
+            return list(pool.map(_call, jobs))
+    return [_call(j) for j in jobs]
 
 
 def run(ctx: Context) -> Report:
@@ -129,10 +183,19 @@ def run(ctx: Context) -> Report:
     t = time.perf_counter()
     g = QUICK if ctx.quick else FULL
     checks: list[Check] = []
-    points = [(n, g["rate_bps"]) for n in g["ns"]]
-    points += [(n, g["fast_rate_bps"]) for n in g.get("fast_ns", ())]
-    tasks = [(n, rate, cc, rep, g) for n, rate in points for cc in g["ccs"] for rep in range(g["reps"])]
-    probes = pd.DataFrame([row for rows in _map(ctx, _search, tasks) for row in rows])
+    chains = [
+        (_chain, (st, cc, rep, tuple(g["targets"])))
+        for st in g["sets"]
+        for cc in st["ccs"]
+        for rep in range(st["reps"])
+    ]
+    sync_cases = [(_sync_case, c) for c in _sync_cases(g)]
+    short_runs = [(_short_run, (rate, load, g)) for load in g["short_loads"] for rate in g["short_rates"]]
+    done = _map(ctx, chains + sync_cases + short_runs)
+    probes = pd.DataFrame([row for rows in done[: len(chains)] for row in rows])
+    sync = pd.DataFrame(done[len(chains) : len(chains) + len(sync_cases)])
+    short = pd.DataFrame([row for row, _ in done[len(chains) + len(sync_cases) :]])
+    curves = pd.concat([c for _, c in done[len(chains) + len(sync_cases) :]], ignore_index=True)
     save_csv(probes, ctx.out / "long_flow_probes.csv")
     found = (
         probes.groupby(["n", "rate_bps", "cc", "target", "rep"], as_index=False)["min_buffer"]
@@ -181,7 +244,6 @@ def run(ctx: Context) -> Report:
             )
         )
 
-    sync = _sync_runs(ctx, g)
     save_csv(sync, ctx.out / "synchronization.csv")
     save_figure(sync_figure(sync, probes), ctx.out / "synchronization.png")
     synced = sync[sync["case"] == "synchronized"]["sync"].iloc[0]
@@ -209,7 +271,6 @@ def run(ctx: Context) -> Report:
         )
     )
 
-    short, curves = _short_runs(ctx, g)
     save_csv(short, ctx.out / "short_flows.csv")
     save_csv(curves, ctx.out / "short_flow_queue_ccdf.csv")
     save_figure(short_figure(curves, short), ctx.out / "short_flow_queue.png")
@@ -231,7 +292,7 @@ def run(ctx: Context) -> Report:
         csvs=[
             (
                 "long_flow_probes.csv",
-                "every long-flow run of the bisections: buffer, utilization, sync, wall",
+                "every long-flow run of the ladders: buffer, utilization, sync, wall",
             ),
             (
                 "min_buffer_vs_n.csv",
@@ -253,87 +314,82 @@ def run(ctx: Context) -> Report:
     )
 
 
-def _sync_runs(ctx: Context, g: dict[str, Any]) -> Any:
+def _sync_cases(g: dict[str, Any]) -> list[tuple[str, int, float, int, float, float, dict[str, Any]]]:
     """The synchronized case (4 flows, equal 100 ms RTT, buffer = BDP, at SYNC_RATE_BPS so that
     the sawtooth has several cycles in the window) and the desynchronized one (the largest n,
-    spread RTTs, the sqrt(n) buffer, at the long flows' rate)."""
-    import pandas as pd
-
-    from ... import api
-
-    warm, meas = g["warmup_s"], g["measure_s"]
+    spread RTTs, the sqrt(n) buffer, at the long flows' rate): (case, flows, rate, buffer,
+    warm-up, window, scenario)."""
+    warm, meas = g["sync_s"]
     n, rate = g["ns"][-1], g["rate_bps"]
     bdp = round(m.bdp_packets(SYNC_RATE_BPS, 0.1))
     rule = round(m.sqrt_rule(rate, n))
-    cases = (
+    return [
         (
             "synchronized",
             4,
             SYNC_RATE_BPS,
             bdp,
+            warm,
+            meas,
             m.long_flows_doc(4, SYNC_RATE_BPS, bdp, warm + meas, classes=1, equal_rtt_s=0.1),
         ),
-        ("desynchronized", n, rate, rule, m.long_flows_doc(n, rate, rule, warm + meas)),
-    )
-    rows = []
-    for case, flows, r_bps, buffer, doc in cases:
-        r = api.run(doc)
-        s, q = m.sync_index(r.drops, flows, m.mean_rtt(), warm, warm + meas)
-        rows.append(
-            {
-                "case": case,
-                "n": flows,
-                "rate_bps": r_bps,
-                "buffer_packets": buffer,
-                "sync": s,
-                "loss_q": q,
-                "utilization": m.utilization(r, r_bps, warm, warm + meas),
-            }
-        )
-    return pd.DataFrame(rows)
+        ("desynchronized", n, rate, rule, warm, meas, m.long_flows_doc(n, rate, rule, warm + meas)),
+    ]
 
 
-def _short_runs(ctx: Context, g: dict[str, Any]) -> tuple[Any, Any]:
+def _sync_case(case: tuple[str, int, float, int, float, float, dict[str, Any]]) -> dict[str, Any]:
+    """One synchronization case's row (a top-level function: it runs in worker processes)."""
+    from ... import api
+
+    name, flows, r_bps, buffer, warm, meas, doc = case
+    r = api.run(doc)
+    s, q = m.sync_index(r.drops, flows, m.mean_rtt(), warm, warm + meas)
+    return {
+        "case": name,
+        "n": flows,
+        "rate_bps": r_bps,
+        "buffer_packets": buffer,
+        "sync": s,
+        "loss_q": q,
+        "utilization": m.utilization(r, r_bps, warm, warm + meas),
+    }
+
+
+def _short_run(args: tuple[float, float, dict[str, Any]]) -> tuple[dict[str, Any], Any]:
+    """One short-flow run at (rate, load): its row and its P(Q >= b) curve beside the bound."""
     import numpy as np
     import pandas as pd
 
     from ... import api
 
+    rate, load, g = args
     levels = np.arange(0, 121)
-    rows, curves = [], []
-    for load in g["short_loads"]:
-        for rate in g["short_rates"]:
-            doc, span = m.short_flows_doc(
-                rate,
-                load,
-                g["short_count"],
-                SHORT_MEAN_PKTS,
-                SHORT_SHAPE,
-                SHORT_IW,
-                SHORT_RTT_S,
-                SHORT_MAX_WINDOW,
-            )
-            r = api.run(doc)
-            t0, t1 = 0.1 * span, span
-            util = m.utilization(r, rate, t0, t1)
-            ex, ex2, per_flow = m.burst_moments(m.drawn_packets(r), SHORT_IW, SHORT_MAX_WINDOW)
-            ccdf = m.queue_ccdf(r, t0, t1, levels)
-            bound = m.queue_tail(levels, util, ex, ex2)
-            rows.append(
-                {
-                    "rate_bps": rate,
-                    "load": load,
-                    "utilization": util,
-                    "burst_mean": ex,
-                    "burst_m2": ex2,
-                    "bursts_per_flow": per_flow,
-                    "span_s": span,
-                }
-            )
-            curves.append(
-                pd.DataFrame({"rate_bps": rate, "load": load, "b": levels, "ccdf": ccdf, "bound": bound})
-            )
-    return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
+    doc, span = m.short_flows_doc(
+        rate,
+        load,
+        g["short_count"],
+        SHORT_MEAN_PKTS,
+        SHORT_SHAPE,
+        SHORT_IW,
+        SHORT_RTT_S,
+        SHORT_MAX_WINDOW,
+    )
+    r = api.run(doc)
+    t0, t1 = 0.1 * span, span
+    util = m.utilization(r, rate, t0, t1)
+    ex, ex2, per_flow = m.burst_moments(m.drawn_packets(r), SHORT_IW, SHORT_MAX_WINDOW)
+    ccdf = m.queue_ccdf(r, t0, t1, levels)
+    bound = m.queue_tail(levels, util, ex, ex2)
+    row = {
+        "rate_bps": rate,
+        "load": load,
+        "utilization": util,
+        "burst_mean": ex,
+        "burst_m2": ex2,
+        "bursts_per_flow": per_flow,
+        "span_s": span,
+    }
+    return row, pd.DataFrame({"rate_bps": rate, "load": load, "b": levels, "ccdf": ccdf, "bound": bound})
 
 
 def _short_checks(short: Any, curves: Any, g: dict[str, Any]) -> list[Check]:
@@ -383,17 +439,29 @@ with the formula RTT x C / sqrt(n) only, using the mean RTT). Flows start unifor
 2 s; utilization is the bottleneck's frame bytes over a measurement window after a warm-up,
 over its capacity.
 
-*Search.* For each (n, cc, rate, target) the smallest buffer reaching the target utilization is
-found by bisection over whole packets in log space: start with hi = ceil(RTT C / sqrt n) (doubled
-until it reaches the target) and lo = rule / 8 (assumed to miss it), probe the geometric mean,
-stop when hi <= lo (1 + rel) or hi = lo + 1; the result is hi. Each repetition runs with its own
-seed (different start times), the reported buffer is the median over repetitions. The
-targets of one (n, rate, cc, repetition) share their runs: a buffer probed for 98 % is not run
-again for 99.5 %. Quick mode:
-100 Mbit/s, n = 50 and 200, NewReno, 98 %, 5 s warm-up + 10 s measured, rel = 15 %, one
-repetition. Full mode: 155 Mbit/s with n = 50 ... 1600 and 2.5 Gbit/s with n = 200 ... 1600,
-TCP and QUIC, NewReno and CUBIC, 98 / 99.5 / 99.9 %, 10 s + 60 s, rel = 3 %, three
-repetitions.
+*Search.* One ladder of runs per (n, rate, cc, repetition) serves all targets: buffers a
+factor f apart (f = sqrt 2; 2 at 2.5 Gbit/s), from a start down until one misses the lowest
+target (or 1 packet) and up until one reaches the highest. Each target's minimum buffer is
+interpolated between the two probes that bracket it (hi: the smallest probe from which on every
+probe reaches it; lo: the probe below), taking log(1 - utilization) as linear in the buffer, and
+rounded up to whole packets. The n values of one (rate, cc, repetition) run in ascending order
+as one chain, and each ladder starts where the previous n puts the lowest target (its buffer over
+RTT C / sqrt n, with the fall of that ratio over the last two n extrapolated), so a ladder
+typically takes 4-6 runs. Each repetition runs with its own seed (different start times); the
+reported buffer is the median over repetitions. Utilization must grow with the buffer; a
+probe that steps back (one run's noise) moves the bracket up to where it holds.
+
+*Windows.* A NewReno flow with the mean window W = (RTT C + rule) / n packets has a sawtooth
+period of 2/3 W RTTs (`model.cycle_s`); the aggregate of n desynchronized flows is
+independent from one period to the next, so a window's statistics are set by the periods
+it holds. Warm-up and measurement are each the larger of a time and a number of periods.
+Quick mode: 100 Mbit/s, n = 50 and 200, NewReno, 98 %, 5 s warm-up + 10 s measured, f = sqrt 2,
+one repetition. Full mode (the grid `FULL`): 155 Mbit/s, n = 50 ... 1600, TCP NewReno and CUBIC,
+three repetitions, QUIC NewReno and CUBIC at n <= 400, one repetition, warm-up max(5 s, 1
+period), measured max(10 s, 4 periods) (10 s = 100 RTTs, 5 periods or more); 2.5 Gbit/s,
+n = 200 ... 1600, TCP NewReno and CUBIC, two repetitions, warm-up max(5 s, 1 period), measured
+max(5 s, 2 periods) (2 periods = 15 s = 150 RTTs at n = 200, 5 s = 5.6 periods at n = 1600, each
+flow losing about once a period: 400 to 9 000 loss events a window); 98 / 99.5 / 99.9 %.
 
 *Checks.* The minimum buffer for 98 % lies within {band} x RTT C / sqrt(n) and below a quarter
 of RTT x C. The band is wide on purpose: the sqrt(n) rule is an order-of-magnitude law (the paper
@@ -407,7 +475,7 @@ read off Var(k) = n q (1 - q) (1 + (n - 1) index): 0 when flows lose independent
 binomial), 1 when they always lose in the same bins (k is 0 or n). It is the quantity the
 sqrt(n) argument needs: the variance of a sum of n window processes with pairwise correlation
 r is n s^2 (1 + (n - 1) r), i.e. its standard deviation grows as sqrt(n) only when r n << 1.
-Every bisection probe records it (the left panel: against buffer / rule, per n); two cases are
+Every ladder probe records it (the left panel: against buffer / rule, per n); two cases are
 checked: 4 flows with equal 100 ms RTTs and one BDP of buffer at 10 Mbit/s (index >= 0.2), and
 the largest n with spread RTTs and the sqrt(n) buffer (index <= 0.1). With DropTail the 4 equal
 flows are only partly synchronized: an overflow lasts less than an RTT and hits the 2 or 3 flows

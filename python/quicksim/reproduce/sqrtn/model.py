@@ -1,5 +1,5 @@
 """The scenarios, measurements and theory of `buffer-sizing-sqrt-n`: n long-lived TCP flows over a
-dumbbell with spread RTTs, the bisection for the smallest buffer reaching a utilization, the
+dumbbell with spread RTTs, the buffer ladder and the smallest buffer reaching a utilization, the
 synchronization index of the drops, and the short-flow queue's M/G/1 tail bound."""
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ BOTTLENECK_DELAY_S = 0.005
 BOTTLENECK = "bottleneck:router1->router2"
 #: Every long flow starts at a time uniform over [0, START_SPREAD_S].
 START_SPREAD_S = 2.0
+#: The bin of the links table (the run's `record_interval`): `utilization` sums whole bins, so
+#: warm-up and measurement windows are whole bins (`windows`).
+RECORD_BIN_S = 0.5
 
 
 def class_rtts(classes: int = RTT_CLASSES, lo: float = RTT_MIN_S, hi: float = RTT_MAX_S) -> list[float]:
@@ -87,6 +90,7 @@ def long_flows_doc(
         "run": {
             "duration": f"{duration_s:g}s",
             "seed": seed,
+            "record_interval": f"{RECORD_BIN_S:g}s",
             "record": {
                 "queues": ["bottleneck"] if record_queue else False,
                 "links": ["bottleneck"],
@@ -141,6 +145,31 @@ def sync_index(drops: Any, n: int, bin_s: float, t0: float, t1: float) -> tuple[
     return (float(k.var()) / (n * q * (1 - q)) - 1) / (n - 1), q
 
 
+def cycle_s(rate_bps: float, n: int) -> float:
+    """The sawtooth period (s) of a NewReno flow with the mean window of n flows sharing
+    RTT x C plus a sqrt(n)-rule buffer: W = (BDP + rule) / n packets on average; the window goes
+    from W_max / 2 to W_max, one packet per RTT, so W = 3/4 W_max and a cycle lasts W_max / 2 =
+    2/3 W RTTs. The number of cycles in a window is the number of independent looks at the
+    aggregate window it gets (each flow loses about once a cycle)."""
+    w = (bdp_packets(rate_bps, mean_rtt()) + sqrt_rule(rate_bps, n)) / n
+    return 2 / 3 * w * mean_rtt()
+
+
+def windows(
+    rate_bps: float, n: int, warm: tuple[float, float], measure: tuple[float, float]
+) -> tuple[float, float]:
+    """(warm-up, measurement window) in s for n flows at `rate_bps`: each (seconds, cycles) pair
+    gives the larger of the two, so slow links and many flows get whole seconds and few flows
+    on a fast link get whole sawtooth cycles (`cycle_s`)."""
+    c = cycle_s(rate_bps, n)
+
+    def bins(x: float) -> float:
+        # Whole bins of the links table, so that the window's edges are bin edges.
+        return math.ceil(x / RECORD_BIN_S - 1e-9) * RECORD_BIN_S
+
+    return bins(max(warm[0], warm[1] * c)), bins(max(measure[0], measure[1] * c))
+
+
 @dataclass
 class Probe:
     """One run of the long-flow scenario at one buffer size."""
@@ -155,39 +184,59 @@ class Probe:
     bottleneck_packets: float
 
 
-def min_buffer(
-    measure: Callable[[int], Probe], target: float, lo: int, hi: int, rel: float
-) -> tuple[int, list[Probe]]:
-    """The smallest buffer (packets, at least 1) whose utilization reaches `target`, by
-    bisection in log space between `lo` and `hi`: `hi` is doubled until it reaches the target;
-    the bisection stops when hi <= lo (1 + rel) or hi = lo + 1; if `lo` was never run it is run
-    then, and if it reaches the target too the search goes on below it (lo halved). Assumes
-    utilization grows with the buffer (up to the noise of one run). Returns (buffer, every probe
-    made, in order)."""
-    probes: list[Probe] = []
-    cache: dict[int, Probe] = {}
+def ladder(
+    measure: Callable[[int], Probe], targets: Sequence[float], start: int, factor: float, limit: int
+) -> list[Probe]:
+    """Probe buffers (packets) on a geometric ladder from `start` until it brackets every
+    target: down (/ factor, at least one packet less) until a buffer misses the lowest target or
+    one packet is reached, up (x factor, at least one more) until one reaches the highest; a
+    step beyond `limit` packets is an error. Returns the probes in the order run. One ladder
+    serves all targets (`threshold`)."""
+    if factor <= 1:
+        raise ValueError(f"ladder factor: {factor} is not above 1")
+    lo = hi = measure(max(1, start))
+    probes = [lo]
+    while lo.utilization >= min(targets) and lo.buffer_pkts > 1:
+        lo = measure(max(1, min(lo.buffer_pkts - 1, round(lo.buffer_pkts / factor))))
+        probes.append(lo)
+    while hi.utilization < max(targets):
+        b = max(hi.buffer_pkts + 1, round(hi.buffer_pkts * factor))
+        if b > limit:
+            raise ValueError(f"targets: utilization {max(targets)} not reached with {hi.buffer_pkts} packets")
+        hi = measure(b)
+        probes.append(hi)
+    return probes
 
-    def util(b: int) -> float:
-        if b not in cache:
-            cache[b] = measure(b)
-            probes.append(cache[b])
-        return cache[b].utilization
 
-    lo = max(lo, 0)
-    while util(hi) < target:
-        lo, hi = hi, hi * 2
-        if hi > 1_000_000:
-            raise ValueError(f"target: utilization {target} not reached with {hi} packets")
-    while True:
-        while hi - lo > 1 and hi > lo * (1 + rel):
-            mid = max(lo + 1, min(hi - 1, round(math.sqrt(max(lo, 1) * hi))))
-            if util(mid) >= target:
-                hi = mid
-            else:
-                lo = mid
-        if lo < 1 or util(lo) < target:
-            return hi, probes
-        hi, lo = lo, lo // 2
+#: 1 - utilization is floored here before its log (a link busy all the window gives exactly 0).
+MIN_DEFICIT = 1e-6
+
+
+def threshold(probes: Sequence[Probe], target: float) -> int:
+    """The smallest buffer (packets) reaching `target` from a ladder's probes: hi is the
+    smallest probed buffer from which on every probe reaches it, lo the probe just below; in
+    between, log(1 - utilization) is taken as linear in the buffer (the exponential tail of
+    the idle probability) and the crossing rounded up, so lo < result <= hi. Without a probe
+    below hi, hi. Assumes utilization grows with the buffer; a probe that steps back (one run's
+    noise) moves hi up to where it holds."""
+    ps = sorted(probes, key=lambda p: p.buffer_pkts)
+    i = len(ps)
+    while i > 0 and ps[i - 1].utilization >= target:
+        i -= 1
+    if i == len(ps):
+        raise ValueError(f"target: no probe reaches utilization {target}")
+    hi = ps[i]
+    if i == 0:
+        return hi.buffer_pkts
+    lo = ps[i - 1]
+
+    def f(u: float) -> float:
+        return math.log(max(1 - u, MIN_DEFICIT))
+
+    span = f(hi.utilization) - f(lo.utilization)
+    x = (f(target) - f(lo.utilization)) / span if span < 0 else 1.0
+    b = lo.buffer_pkts + min(max(x, 0.0), 1.0) * (hi.buffer_pkts - lo.buffer_pkts)
+    return min(hi.buffer_pkts, max(lo.buffer_pkts + 1, math.ceil(b - 1e-9)))
 
 
 # --- short flows -------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ def long_figure(found: Any) -> Any:
                 g["n"],
                 g["min_buffer"],
                 marker=markers.get(float(target), "x"),
-                linestyle="--" if cc == "cubic" else "-",
+                linestyle="--" if "cubic" in cc else "-",
                 label=f"{cc}, {float(target):.1%} utilization",
             )
         ax.axhline(m.bdp_packets(rate, m.mean_rtt()), color="tab:red", linestyle=":", label="RTT x C")
@@ -41,7 +41,7 @@ def long_figure(found: Any) -> Any:
 
 
 def sync_figure(sync: Any, probes: Any) -> Any:
-    """Synchronization index of every bisection probe against buffer / rule, per n; the two cases."""
+    """Synchronization index of every ladder probe against buffer / rule, per n; the two cases."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(12, 5), layout="constrained")
@@ -54,7 +54,7 @@ def sync_figure(sync: Any, probes: Any) -> Any:
     ax.set_xscale("log")
     ax.set_xlabel("buffer / (RTT x C / sqrt(n))")
     ax.set_ylabel("sync index (pairwise correlation of per-RTT losses)")
-    ax.set_title("Long flows, spread RTTs: every bisection probe (0 = independent losses)")
+    ax.set_title("Long flows, spread RTTs: every ladder probe (0 = independent losses)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
     labels = [

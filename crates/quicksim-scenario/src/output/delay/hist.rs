@@ -377,6 +377,19 @@ impl Hist {
         self.quantiles(|k| cfg.value(k))
     }
 
+    /// The counts as (value in s, count) in increasing order of value: the zero bucket as 0,
+    /// every other key as the value its quantiles report (`Config::value`). Any quantile of
+    /// the samples is the value at rank `floor(q (n - 1))` of these, within 1 % of the exact
+    /// sample quantile (what `summary.json`'s `totals.delay_sketches` holds).
+    pub fn buckets(&self, cfg: &Config) -> (Vec<f64>, Vec<u64>) {
+        let (mut values, mut counts) = (Vec::new(), Vec::new());
+        self.each(|k, c| {
+            values.push(k.map_or(0.0, |k| cfg.value(k)));
+            counts.push(c);
+        });
+        (values, counts)
+    }
+
     /// [`Hist::stats`] of these samples, which are then added to `total` and forgotten (a
     /// bin's close). Dense counts are read in one pass that stops at the last sample; they go
     /// back to the inline form after a bin of at most FEW samples (a flow gone quiet).

@@ -436,6 +436,36 @@ impl DelayStats {
         Some(block(&[("queueing", q)]))
     }
 
+    /// The run's counts of every recorded flow (one-way and queueing delay) and queue, as
+    /// `{"flows": {name: {"owd": sketch, "queueing": sketch}}, "queues": {name: {"queueing":
+    /// sketch}}}` with a sketch `{"delay_s": [..], "count": [..]}` ([`Hist::buckets`]), so that
+    /// any quantile can be read afterwards, not only p50/p95/p99; None if nothing is recorded.
+    pub(crate) fn sketches(&self, flow_names: &[String], chan_names: &[String]) -> Option<serde_json::Value> {
+        if !self.on {
+            return None;
+        }
+        let cfg = self.keys.config();
+        let sketch = |h: Option<&Hist>| {
+            let (v, c) = h.map(|h| h.buckets(cfg)).unwrap_or_default();
+            serde_json::json!({ "delay_s": v, "count": c })
+        };
+        let mut flows = serde_json::Map::new();
+        for (f, name) in flow_names.iter().enumerate().filter(|&(f, _)| self.flow_sel[f]) {
+            let s = self.flows[f].as_deref();
+            let (o, q) = (s.map(|s| Self::whole(s, 0)), s.map(|s| Self::whole(s, 1)));
+            flows.insert(
+                name.clone(),
+                serde_json::json!({ "owd": sketch(o.as_deref()), "queueing": sketch(q.as_deref()) }),
+            );
+        }
+        let mut queues = serde_json::Map::new();
+        for (c, name) in chan_names.iter().enumerate().filter(|&(c, _)| self.chan_sel[c]) {
+            let q = self.chans[c].as_deref().map(|s| Self::whole(s, 0));
+            queues.insert(name.clone(), serde_json::json!({ "queueing": sketch(q.as_deref()) }));
+        }
+        Some(serde_json::json!({ "flows": flows, "queues": queues }))
+    }
+
     /// Appends the per-bin columns to the `flows` and `links` tables (`FLOW_COLUMNS`,
     /// `LINK_COLUMNS`), row for row as the recorder wrote them: per flow (per selected link)
     /// every bin up to `nbins`; NaN where nothing was measured.
@@ -541,6 +571,56 @@ mod tests {
         let c = d.chan_totals(0).unwrap();
         assert!((c["queueing_mean_s"].as_f64().unwrap() - 0.001).abs() < 1e-12);
         assert!(d.chan_totals(1).is_none());
+    }
+
+    /// The exported counts give any quantile of a hand-made distribution within the sketch's
+    /// 1 %, and the p50/p95/p99 the totals report, exactly.
+    #[test]
+    fn sketches_give_any_quantile_within_one_percent() {
+        let bin = SimDuration::from_millis(100);
+        let mut d = DelayStats::new(bin, vec![true], vec![true], true, true);
+        let us = |u: u64| SimTime(u * 1_000_000);
+        // One-way delays of 1, 2, .. 1000 us: the exact quantile q is the value at rank
+        // floor(q (n - 1)), (1 + floor(999 q)) us.
+        for uid in 1..=1000u64 {
+            d.sent(us(10 * uid), uid, 0, true);
+            d.received(us(10 * uid + uid), uid, 0, true);
+        }
+        d.close_all();
+        let names = ["f".to_string()];
+        let s = d.sketches(&names, &["q".to_string()]).unwrap();
+        let owd = &s["flows"]["f"]["owd"];
+        let values: Vec<f64> =
+            owd["delay_s"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let counts: Vec<u64> = owd["count"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        assert_eq!(counts.iter().sum::<u64>(), 1000);
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "increasing");
+        let quantile = |q: f64| {
+            let rank = (q * 999.0) as u64;
+            let mut seen = 0;
+            values
+                .iter()
+                .zip(&counts)
+                .find(|&(_, &c)| {
+                    seen += c;
+                    seen > rank
+                })
+                .map(|(&v, _)| v)
+                .unwrap()
+        };
+        for q in [0.01f64, 0.1, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999] {
+            let exact = (1.0 + (999.0 * q).floor()) * 1e-6;
+            let got = quantile(q);
+            assert!((got - exact).abs() <= 0.01 * exact, "q{q}: {got} vs {exact}");
+        }
+        let t = d.flow_totals(0).unwrap();
+        for (k, q) in [("owd_p50_s", 0.5), ("owd_p95_s", 0.95), ("owd_p99_s", 0.99)] {
+            assert_eq!(t[k].as_f64().unwrap(), quantile(q), "{k}");
+        }
+        // Nothing queued: every packet in the zero bucket of the queueing delay.
+        assert_eq!(s["flows"]["f"]["queueing"], serde_json::json!({"delay_s": [0.0], "count": [1000]}));
+        // A recorded queue no packet crossed: an empty sketch.
+        assert_eq!(s["queues"]["q"]["queueing"], serde_json::json!({"delay_s": [], "count": []}));
     }
 
     /// A flow's series is 104 B (a 112 B malloc chunk per flow with delays: its bin index is

@@ -1,0 +1,27 @@
+//! OLIA, the Opportunistic Linked Increases Algorithm (Khalili, Gast, Popovic, Le Boudec,
+//! CoNEXT 2012; IEEE/ACM ToN 2013), as a registry entry. On a multipath connection the paths share one
+//! [`crate::coupled::Coupling`] (see there for the rule); on a single path `cc = "olia"` is a
+//! coupling of one path, which is NewReno exactly.
+
+use serde::{Deserialize, Serialize};
+
+use crate::coupled::{Flavor, OnePath, Rule};
+
+/// Olia has no settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {}
+
+/// Marks the Olia registry entry.
+pub struct OliaFlavor;
+
+impl Flavor for OliaFlavor {
+    const NAME: &'static str = "olia";
+    type Config = Config;
+    fn rule(_: &Config) -> Rule {
+        Rule::Olia
+    }
+}
+
+/// Olia on one path (NewReno); multipath connections use [`crate::coupled::Coupling`].
+pub type Olia = OnePath<OliaFlavor>;
