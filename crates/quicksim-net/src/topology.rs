@@ -63,6 +63,15 @@ impl NetworkBuilder {
     pub fn find(&self, name: &str) -> Option<NodeId> {
         self.index.get(name).copied()
     }
+    /// A second name for an existing node (a host with several interfaces answers to its own
+    /// name with its first interface's address); `find` then resolves it, links never see it.
+    pub fn alias(&mut self, name: &str, to: NodeId) -> Result<(), TopologyError> {
+        if self.index.contains_key(name) {
+            return Err(TopologyError::DuplicateNode(name.into()));
+        }
+        self.index.insert(name.into(), to);
+        Ok(())
+    }
     /// Adjacency lists (neighbour, channel) in link declaration order, and which nodes forward.
     fn graph(&self) -> (Vec<Vec<(NodeId, ChanId)>>, Vec<bool>) {
         let mut adj = vec![Vec::new(); self.names.len()];

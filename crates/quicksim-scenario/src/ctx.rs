@@ -21,12 +21,26 @@ pub(crate) struct Ctx<Pl> {
     /// The run's random streams, for what a flow makes during the run (its connection's
     /// controller streams).
     pub rng: RngStreams,
+    /// The further paths of multipath flows (path 1 onwards): (client, server) addresses, by
+    /// flow. Empty in a run without such flows.
+    pub paths: std::collections::BTreeMap<u32, Box<[(NodeId, NodeId)]>>,
     /// Per flow: how much later its packets enter the network (ps; `FlowSpec::extra_delay`);
     /// empty when no flow has one.
     pub extra_delay_ps: Vec<u64>,
 }
 
 impl<Pl: PoolSet> Ctx<Pl> {
+    /// The (from, to) addresses of path `path` (1 or more) of flow `f` for endpoint `side`.
+    #[cold]
+    pub(crate) fn path_ends(&self, f: u32, path: u8, side: u8) -> (NodeId, NodeId) {
+        let (c, s) = self.paths[&f][path as usize - 1];
+        if side == 0 {
+            (c, s)
+        } else {
+            (s, c)
+        }
+    }
+
     /// Puts an IP packet of `ip_bytes` from `src` to `dst` with ECN field `ecn` on the network.
     #[inline]
     #[allow(clippy::too_many_arguments)]

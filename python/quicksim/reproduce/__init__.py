@@ -46,6 +46,7 @@ REPRODUCTIONS: dict[str, str] = {
     "buffer-sizing-sqrt-n": "sqrtn",
     "l4s": "l4s",
     "linux-vs-model": "linux_vs_model",
+    "multipath": "multipath",
 }
 
 DEFAULT_OUT = Path("out") / "reproduce"

@@ -19,6 +19,8 @@ pub(super) struct Flows {
     pub dcid_len: Vec<Option<u8>>,
     /// What was drawn for the flows with random values (summary.json's `meta.drawn`).
     pub drawn: serde_json::Map<String, serde_json::Value>,
+    /// The further paths of multipath flows, by flow: (client, server) addresses.
+    pub paths: std::collections::BTreeMap<u32, Box<[(NodeId, NodeId)]>>,
 }
 
 /// The values drawn once per flow, from the flow's own stream ("flow", keyed by its name):
@@ -105,6 +107,7 @@ pub(super) fn flows(
         names: Vec::with_capacity(sc.flows.len()),
         dcid_len: vec![None; sc.flows.len()],
         drawn: serde_json::Map::new(),
+        paths: Default::default(),
     };
     let mut seen = std::collections::HashSet::new();
     for (i, f) in sc.flows.iter().enumerate() {
@@ -172,9 +175,13 @@ pub(super) fn flows(
             }
             FlowKindCfg::Transport(t) => {
                 let defaults = sc.transport_table(t.kind);
-                let (app, dcid_len) =
+                let (app, dcid_len, extra) =
                     crate::flows::build_transport_flow(t, defaults, &path, i, mtu, d.bytes, cx)?;
                 out.dcid_len[i] = dcid_len;
+                if !extra.is_empty() {
+                    let at = format!("{path}.{}.multipath.paths", t.kind);
+                    out.paths.insert(i as u32, extra_paths(&extra, &spec, &at, net)?);
+                }
                 app
             }
         };
@@ -185,6 +192,42 @@ pub(super) fn flows(
         out.flows.push(FlowRt { spec, app });
     }
     Ok(out)
+}
+
+/// The addresses of a flow's further paths (`at`: their field), each reachable both ways; a
+/// missing one is the flow's own.
+fn extra_paths(
+    extra: &[(Option<String>, Option<String>)],
+    spec: &FlowSpec,
+    at: &str,
+    net: &Network<Payload>,
+) -> Result<Box<[(NodeId, NodeId)]>, ScenarioError> {
+    let mut out = Vec::new();
+    for (k, (s, d)) in extra.iter().enumerate() {
+        let node = |field: &str, v: &Option<String>, own: NodeId| -> Result<NodeId, ScenarioError> {
+            let Some(v) = v else { return Ok(own) };
+            let n = net
+                .find(v)
+                .ok_or_else(|| err(format!("{at}[{k}].{field}"), format!("{v:?} is not a node")))?;
+            if net.kinds[n.0 as usize] != NodeKind::Host {
+                return Err(err(
+                    format!("{at}[{k}].{field}"),
+                    format!("{v:?} is a router; paths run between hosts"),
+                ));
+            }
+            Ok(n)
+        };
+        let (src, dst) = (node("src", s, spec.src)?, node("dst", d, spec.dst)?);
+        if src == dst || !net.reachable(src, dst) || !net.reachable(dst, src) {
+            let name = |n: NodeId| net.node_name(n).to_string();
+            return Err(err(
+                format!("{at}[{k}]"),
+                format!("{:?} is not connected to {:?}", name(dst), name(src)),
+            ));
+        }
+        out.push((src, dst));
+    }
+    Ok(out.into_boxed_slice())
 }
 
 /// A flow's two hosts in name order (program flows are told apart by them).

@@ -366,7 +366,12 @@ pub(super) fn topology(
             NodeKindCfg::Host => NodeKind::Host,
             NodeKindCfg::Router => NodeKind::Router,
         };
-        b.node(name, kind).map_err(|e| err(format!("nodes.{name}"), e.to_string()))?;
+        match &n.interfaces {
+            None => {
+                b.node(name, kind).map_err(|e| err(format!("nodes.{name}"), e.to_string()))?;
+            }
+            Some(ifs) => interfaces(&mut b, name, kind, ifs)?,
+        }
     }
     for (i, l) in sc.links.iter().enumerate() {
         let path = format!("links[{i}]");
@@ -375,7 +380,7 @@ pub(super) fn topology(
         for (k, (f, v)) in [("a", &l.a), ("b", &l.b)].into_iter().enumerate() {
             let v =
                 v.as_ref().ok_or_else(|| err(format!("{path}.{f}"), "missing: name the node at this end"))?;
-            ends[k] = b.find(v).ok_or_else(|| err(format!("{path}.{f}"), format!("{v:?} is not a node")))?;
+            ends[k] = link_end(sc, &b, v).map_err(|m| err(format!("{path}.{f}"), m))?;
         }
         add_link(&mut b, l, &name, ends[0], ends[1], &path, DEFAULT_MTU, end, plugins, extras)?;
     }
@@ -388,6 +393,64 @@ pub(super) fn topology(
         }
     }
     Ok(b)
+}
+
+/// A host with several interfaces: one network node per interface, named `<host>.<interface>`
+/// (its own address, so routes towards it follow that interface's links), and the host's own
+/// name as an alias of the first.
+fn interfaces(
+    b: &mut NetworkBuilder,
+    host: &str,
+    kind: NodeKind,
+    ifs: &[String],
+) -> Result<(), ScenarioError> {
+    let path = format!("nodes.{host}.interfaces");
+    if kind != NodeKind::Host {
+        return Err(err(path, "a router forwards between all its links: only a host has interfaces"));
+    }
+    if ifs.is_empty() {
+        return Err(err(path, "[] is empty: list at least one interface, or leave the key out"));
+    }
+    let mut first = None;
+    for (i, name) in ifs.iter().enumerate() {
+        if name.is_empty() || name.contains('.') || name.contains(char::is_whitespace) {
+            return Err(err(
+                format!("{path}[{i}]"),
+                format!("{name:?} is not an interface name (no dots, no spaces)"),
+            ));
+        }
+        if ifs[..i].contains(name) {
+            return Err(err(format!("{path}[{i}]"), format!("{name:?} is listed twice")));
+        }
+        let id = b
+            .node(&format!("{host}.{name}"), kind)
+            .map_err(|e| err(format!("{path}[{i}]"), e.to_string()))?;
+        first.get_or_insert(id);
+    }
+    b.alias(host, first.expect("at least one interface"))
+        .map_err(|e| err(format!("nodes.{host}"), e.to_string()))
+}
+
+/// The node at a link's end: a node, or an interface `<host>.<interface>` of a host with
+/// several; a host with interfaces must be named with one of them.
+fn link_end(sc: &Scenario, b: &NetworkBuilder, v: &str) -> Result<NodeId, String> {
+    let listed =
+        |ifs: &[String], host: &str| ifs.iter().map(|i| format!("{host}.{i}")).collect::<Vec<_>>().join(", ");
+    if let Some(ifs) = sc.nodes.get(v).and_then(|n| n.interfaces.as_deref()) {
+        return Err(format!("{v:?} is a host with several interfaces: name one ({})", listed(ifs, v)));
+    }
+    if let Some(id) = b.find(v) {
+        return Ok(id);
+    }
+    if let Some((host, _)) = v.rsplit_once('.') {
+        if let Some(ifs) = sc.nodes.get(host).and_then(|n| n.interfaces.as_deref()) {
+            return Err(format!(
+                "{v:?} is not an interface of {host:?}; its interfaces are {}",
+                listed(ifs, host)
+            ));
+        }
+    }
+    Err(format!("{v:?} is not a node"))
 }
 
 /// A dumbbell: routers router1 and router2 joined by the bottleneck, sender i on router1's

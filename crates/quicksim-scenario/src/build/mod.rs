@@ -40,6 +40,8 @@ pub(crate) struct Built {
     pub rng: RngStreams,
     /// What was drawn once per flow (start, stop, bytes), by flow, for `meta.drawn`.
     pub drawn: serde_json::Map<String, serde_json::Value>,
+    /// The further paths of multipath flows (`Ctx::paths`).
+    pub paths: std::collections::BTreeMap<u32, Box<[(quicksim_net::NodeId, quicksim_net::NodeId)]>>,
 }
 
 pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built, ScenarioError> {
@@ -76,5 +78,6 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
         flow_names: built.names,
         rng: cx.rng,
         drawn: built.drawn,
+        paths: built.paths,
     })
 }

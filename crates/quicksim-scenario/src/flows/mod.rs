@@ -315,7 +315,7 @@ macro_rules! transports {
             path_mtu: u64,
             bytes: Option<u64>,
             cx: &mut registry::BuildCx,
-        ) -> Result<(FlowApp, Option<u8>), crate::ScenarioError> {
+        ) -> Result<(FlowApp, Option<u8>, transport::ExtraPaths), crate::ScenarioError> {
             $( $(#[$attr])* if t.kind == <$ty as Transport>::KIND { return registry::build::<$ty>(t, defaults, path, index, path_mtu, bytes, cx); } )*
             unreachable!("{} is not a registered transport", t.kind)
         }

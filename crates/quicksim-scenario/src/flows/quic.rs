@@ -65,6 +65,17 @@ impl Transport for Connection {
         (cfg.header == HeaderKind::Rfc9000).then(|| cfg.dcid_len.unwrap_or(DEFAULT_DCID_LEN))
     }
 
+    #[inline(always)]
+    fn packet_path(p: &Self::Packet) -> u8 {
+        p.path
+    }
+
+    fn extra_paths(cfg: &Arc<QuicConfig>) -> super::transport::ExtraPaths {
+        cfg.multipath
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.paths.iter().map(|p| (p.src.clone(), p.dst.clone())).collect())
+    }
+
     fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {
         crate::payload::Contents::Quic(p)
     }
@@ -80,7 +91,7 @@ impl Transport for Connection {
         let s = c[0].stats();
         let r = c[1].stats();
         let per_data = |n: u64| if s.packets_sent > 0 { n as f64 / s.packets_sent as f64 } else { 0.0 };
-        json!({
+        let mut o = json!({
             "packets_sent": s.packets_sent,
             "packets_acked": s.packets_acked,
             "packets_lost": s.packets_lost,
@@ -107,7 +118,32 @@ impl Transport for Connection {
             "congestion_events": s.congestion_events,
             "established": c[0].is_established() || c[0].is_closed(),
             "error": close_error,
-        })
+        });
+        if c[0].is_multipath() {
+            // Only for multipath flows: every other flow's totals stay as they were.
+            let paths: Vec<Value> = c[0]
+                .path_metrics()
+                .iter()
+                .map(|p| {
+                    json!({
+                        "path": p.path,
+                        "packets_sent": p.packets_sent,
+                        "bytes_sent": p.bytes_sent,
+                        "stream_bytes_sent": p.stream_bytes_sent,
+                        "usable": p.usable,
+                        "backup": p.backup,
+                        "abandoned": p.abandoned,
+                        "srtt_s": p.smoothed_rtt.as_secs_f64(),
+                        "min_rtt_s": p.min_rtt.as_secs_f64(),
+                        "cwnd_bytes": p.cwnd_bytes,
+                        "validated_s": p.validated_at.map(|t| t.as_secs_f64()),
+                    })
+                })
+                .collect();
+            o["paths"] = json!(paths);
+            o["receiver_max_out_of_order_bytes"] = json!(c[1].max_out_of_order_bytes());
+        }
+        o
     }
 
     fn park(&self, out: &mut Vec<u8>) -> bool {

@@ -36,7 +36,8 @@ impl<'p> BuildCx<'p> {
 /// The flow at `path` over transport `T`: its configuration from `defaults` (the scenario's
 /// `[kind]` table) and the flow's own table, its application (`bytes`: a bulk transfer's size
 /// as drawn). Also the connection id length of
-/// an "rfc9000" QUIC flow, for a capture's headers.
+/// an "rfc9000" QUIC flow, for a capture's headers, and the addresses of the connection's
+/// further paths (`Transport::extra_paths`).
 pub(crate) fn build<T: Transport>(
     t: &TransportFlowCfg,
     defaults: &Map<String, Value>,
@@ -45,7 +46,7 @@ pub(crate) fn build<T: Transport>(
     path_mtu: u64,
     bytes: Option<u64>,
     cx: &mut BuildCx,
-) -> Result<(FlowApp, Option<u8>), ScenarioError>
+) -> Result<(FlowApp, Option<u8>, super::transport::ExtraPaths), ScenarioError>
 where
     FlowApp: From<Box<TransportFlow<T>>> + From<Box<Parked<T>>>,
     T::Packet: 'static,
@@ -79,8 +80,9 @@ where
         }
     };
     let dcid_len = T::capture_dcid_len(&cfg);
+    let paths = T::extra_paths(&cfg);
     let app = App::from_flow(t, path, T::NAME, cx.rng.stream("app", index as u64), bytes)?;
-    Ok((FlowApp::transport(TransportFlow::<T>::new(app, cfg), &mut cx.scratch), dcid_len))
+    Ok((FlowApp::transport(TransportFlow::<T>::new(app, cfg), &mut cx.scratch), dcid_len, paths))
 }
 
 /// The table without the keys the transport reads itself, each checked for its form.

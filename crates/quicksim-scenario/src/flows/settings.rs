@@ -60,7 +60,10 @@ impl<'a> SettingsTable<'a> {
     /// scenario's.
     pub(crate) fn at(&self, key: &str) -> String {
         match self.own {
-            Some(o) if o.contains_key(key) => format!("{}.{}.{key}", self.flow_path, self.kind),
+            // A nested key (`multipath.scheduler`) belongs to the table that sets its first part.
+            Some(o) if o.contains_key(key.split('.').next().unwrap_or(key)) => {
+                format!("{}.{}.{key}", self.flow_path, self.kind)
+            }
             _ => format!("{}.{key}", self.kind),
         }
     }

@@ -15,6 +15,10 @@ use quicksim_net::Ecn;
 use quicksim_transport::{AppEvent, EcnCodepoint, EcnState, WirePacket};
 use serde::{Deserialize, Serialize};
 
+/// The addresses of a connection's paths after its first: (source, destination) as written,
+/// None standing for the flow's own `src` / `dst`.
+pub(crate) type ExtraPaths = Vec<(Option<String>, Option<String>)>;
+
 /// What the run loop needs from a transport beyond [`quicksim_transport::Endpoint`]: how to make a connection's two
 /// ends, its totals for `summary.json`, and (opt-in) a compact encoding for resting flows.
 pub(crate) trait Transport: Registered {
@@ -74,6 +78,16 @@ pub(crate) trait Transport: Registered {
     /// encrypts for real). Default: none.
     fn tls_keylog(_cfg: &Self::Shared) -> Option<std::sync::Arc<quicksim_quinn::TlsKeyLog>> {
         None
+    }
+    /// The path a packet travels (its index among the flow's paths: 0 is the flow's own `src`
+    /// to `dst`, the others `extra_paths`). Default: 0.
+    #[inline(always)]
+    fn packet_path(_p: &Self::Packet) -> u8 {
+        0
+    }
+    /// The addresses of the connection's further paths (multipath, migration). Default: none.
+    fn extra_paths(_cfg: &Self::Shared) -> ExtraPaths {
+        Vec::new()
     }
     /// The packet as a capture sees it (`Contents`); the default: only its size is known.
     fn contents(_p: &Self::Packet) -> Contents<'_> {
@@ -321,6 +335,10 @@ where
                 }
                 let ip = pkt.size_bytes() + E::ENCAP_BYTES + IPV4_BYTES;
                 let ecn = net_ecn(pkt.ecn());
+                let (from, to) = match E::packet_path(pkt) {
+                    0 => (from, to),
+                    p => cx.path_ends(f, p, side),
+                };
                 cx.send_packet(now, from, to, f, ip, Payload::transport(E::TAG, side == 0, slot), ecn);
             }
             let mut refill = false;

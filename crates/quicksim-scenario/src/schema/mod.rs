@@ -257,6 +257,11 @@ pub enum NodeKindCfg {
 pub struct NodeCfg {
     /// "host" (runs flows) or "router" (forwards; its output queues are recorded).
     pub kind: NodeKindCfg,
+    /// A host's network interfaces, each with its own address and links: `["wifi", "lte"]`
+    /// makes the link endpoints `"<host>.wifi"` and `"<host>.lte"`; the host's own name stands
+    /// for its first interface (docs/multipath.md). Default: one interface, the host's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interfaces: Option<Vec<String>>,
 }
 
 /// A value's kind and a short view of it, for type errors.

@@ -71,6 +71,7 @@ impl World {
                 out: NetObs { rec: b.rec, pools: Pools::default() },
                 flow_names: b.flow_names,
                 rng: b.rng,
+                paths: b.paths,
                 extra_delay_ps: if b.flows.iter().any(|f| f.spec.extra_delay.0 > 0) {
                     b.flows.iter().map(|f| f.spec.extra_delay.0).collect()
                 } else {

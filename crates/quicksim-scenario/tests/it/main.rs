@@ -13,6 +13,7 @@ mod fuzz;
 mod l4s;
 mod limits;
 mod links;
+mod multipath;
 mod normalize;
 mod pins;
 mod qlog;

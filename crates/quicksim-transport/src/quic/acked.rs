@@ -135,6 +135,14 @@ impl Connection {
             }
         }
         for f in p.frames {
+            self.requeue_frame(space, f);
+        }
+    }
+
+    /// What losing frame `f` of a packet of `space` means: its content is queued again (or
+    /// regenerated) if still needed (RFC 9000 §13.3).
+    pub(super) fn requeue_frame(&mut self, space: SpaceId, f: Frame) {
+        {
             match f {
                 Frame::Stream(sf) => {
                     if let Some(s) = self.streams.send.get_mut(&sf.id) {
@@ -170,7 +178,15 @@ impl Connection {
                     }
                 }
                 // draft §5: a lost IMMEDIATE_ACK is not re-sent (the window reopens anyway).
+                Frame::PathAbandon { .. } | Frame::PathStatus { .. } => {
+                    if let Some(mp) = self.mp_mut() {
+                        mp.control.push(f);
+                    }
+                }
                 Frame::ImmediateAck
+                | Frame::PathAck(_)
+                | Frame::PathChallenge(_)
+                | Frame::PathResponse(_)
                 | Frame::Ping
                 | Frame::Padding(_)
                 | Frame::Ack(_)

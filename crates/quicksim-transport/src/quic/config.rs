@@ -217,6 +217,67 @@ pub struct QuicConfig {
     /// [0, 0, 0, 0]: INET models the handshake by the TP blob and padding only.
     #[serde(skip)]
     pub crypto_sizes: [u64; 4],
+    /// Several paths per connection (draft-ietf-quic-multipath-21) or migration to another
+    /// path when the path fails (RFC 9000 §9): `{ paths = [{ src = "client.lte" }], scheduler =
+    /// "minrtt" }` (docs/multipath.md). Default: one path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multipath: Option<MultipathConfig>,
+}
+
+/// `multipath`: the paths of a connection beyond its first (the flow's own `src` to `dst`, path
+/// 0, which carries the handshake), and how they are used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultipathConfig {
+    /// The further paths, path 1 onwards: each a pair of addresses (hosts or interfaces
+    /// `<host>.<interface>`) that defaults to the flow's own `src` and `dst`.
+    pub paths: Vec<PathConfig>,
+    /// Which path new data goes on: "minrtt" (default), "roundrobin", "redundant" or "backup"
+    /// (`path_sched::SCHEDULERS`).
+    #[serde(default = "default_path_scheduler")]
+    pub scheduler: String,
+    /// "multipath" (default: all paths at once, the draft's extension negotiated by the
+    /// initial_max_path_id transport parameter) or "migrate" (one path at a time: when the
+    /// path in use fails, the connection validates the next and moves there, RFC 9000 §9).
+    #[serde(default)]
+    pub mode: MultipathMode,
+    /// Consecutive PTOs after which a failed path is abandoned (PATH_ABANDON) or, with
+    /// "migrate", left for the next. Default 2.
+    #[serde(default = "default_abandon_after")]
+    pub abandon_after_ptos: u32,
+}
+
+/// One further path of a connection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathConfig {
+    /// The client's address on this path (default: the flow's `src`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// The server's address on this path (default: the flow's `dst`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    /// A backup path (PATH_STATUS_BACKUP): carries data only while no other path is usable.
+    #[serde(default)]
+    pub backup: bool,
+}
+
+/// `multipath.mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MultipathMode {
+    /// Every path at once (the multipath extension).
+    #[default]
+    Multipath,
+    /// One path at a time; connection migration on failure (RFC 9000 §9).
+    Migrate,
+}
+
+fn default_path_scheduler() -> String {
+    super::path_sched::SCHEDULERS[0].0.to_string()
+}
+fn default_abandon_after() -> u32 {
+    2
 }
 
 impl Default for QuicConfig {
@@ -258,6 +319,7 @@ impl Default for QuicConfig {
             max_consecutive_ptos: Some(10),
             idle_timeout: None,
             crypto_sizes: [0; 4],
+            multipath: None,
         }
     }
 }
@@ -309,11 +371,31 @@ impl QuicConfig {
             max_ack_delay: self.max_ack_delay,
             ack_delay_exponent: self.ack_delay_exponent,
             min_ack_delay: self.min_ack_delay,
+            initial_max_path_id: self
+                .multipath
+                .as_ref()
+                .filter(|m| m.mode == MultipathMode::Multipath)
+                .map(|m| m.paths.len() as u32),
         }
     }
 
     /// Checks every field; the error names the field and the value.
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(m) = &self.multipath {
+            if super::path_sched::scheduler(&m.scheduler).is_none() {
+                let names: Vec<&str> = super::path_sched::SCHEDULERS.iter().map(|s| s.0).collect();
+                return Err(format!(
+                    "multipath.scheduler: {:?} is not a path scheduler; use one of {names:?}",
+                    m.scheduler
+                ));
+            }
+            if m.paths.is_empty() || m.paths.len() > 254 {
+                return Err(format!("multipath.paths: {} paths; give 1 to 254 further paths", m.paths.len()));
+            }
+            if m.abandon_after_ptos == 0 {
+                return Err("multipath.abandon_after_ptos: 0; a path needs at least 1 PTO to fail".into());
+            }
+        }
         if self.handshake && self.max_packet_size < 1200 {
             return Err(format!(
                 "max_packet_size: {} B is below 1200 B, the minimum with a handshake (RFC 9000 §14); \

@@ -188,6 +188,10 @@ impl Connection {
             rare: RareBox::default(),
             cfg,
         };
+        if c.cfg.multipath.is_some() {
+            let mut r = cc_rng;
+            c.init_paths(now, r.split());
+        }
         if let Some(p) = peer {
             c.apply_peer_params(p);
             c.discard_space(SpaceId::Initial, now);
@@ -208,6 +212,11 @@ impl Connection {
         self.advance(now);
         if !matches!(self.state, State::Handshaking | State::Established) {
             // Closing/draining: RFC 9000 §10.2 allows ignoring everything.
+            return;
+        }
+        let multipath = pkt.path != 0 || self.rare.get().is_some_and(|r| r.mp.is_some());
+        if multipath && !self.enter_path(now, pkt) {
+            self.rare.get_mut().stats.packets_dropped += 1;
             return;
         }
         let space = pkt.space;
@@ -235,8 +244,24 @@ impl Connection {
         let mut immediate_ack = false;
         for frame in &pkt.frames {
             match *frame {
+                // With several paths an ACK frame is path 0's (draft-ietf-quic-multipath-21 §4.1).
+                Frame::Ack(ref a) if pkt.path != 0 => {
+                    queue_freed |= self.on_path_ack(now, 0, pkt.path, a, None)
+                }
+                Frame::AckEcn(ref a) if pkt.path != 0 => {
+                    queue_freed |= self.on_path_ack(now, 0, pkt.path, &a.ack, Some(&a.counts))
+                }
                 Frame::Ack(ref a) => queue_freed |= self.on_ack_frame(now, space, a, None),
                 Frame::AckEcn(ref a) => queue_freed |= self.on_ack_frame(now, space, &a.ack, Some(&a.counts)),
+                Frame::PathAck(ref a) => {
+                    if let Ok(of) = u8::try_from(a.path) {
+                        queue_freed |= self.on_path_ack(now, of, pkt.path, &a.ack, a.ecn.as_ref());
+                    }
+                }
+                Frame::PathChallenge(t) => self.on_path_challenge(pkt.path, t),
+                Frame::PathResponse(t) => self.on_path_response(now, pkt.path, t),
+                Frame::PathAbandon { path, .. } => self.on_path_abandon(now, path),
+                Frame::PathStatus { path, available, .. } => self.on_path_status(path, available),
                 Frame::Stream(f) => self.on_stream_frame(now, f.id, f.offset, f.len),
                 Frame::Crypto(ref c) => self.on_crypto_frame(now, space, c.params.as_deref().copied()),
                 Frame::MaxData(m) => {
@@ -270,6 +295,9 @@ impl Connection {
             if !matches!(self.state, State::Handshaking | State::Established) {
                 return; // closed by a flow-control violation
             }
+        }
+        if multipath {
+            self.select_path(pkt.path);
         }
         if arrival == Arrival::New && !self.recovery.is_discarded(space) {
             let mut policy = AckPolicy {
@@ -320,8 +348,19 @@ impl Connection {
                 return;
             }
         }
+        if self.rare.get().is_some_and(|r| r.mp.is_some()) {
+            self.paths_handle_timeout(now);
+            return;
+        }
+        self.on_recovery_timer(now);
+    }
+
+    /// The loss-detection timer of the (selected) path: losses, or a PTO probe owed. Returns
+    /// whether it was a PTO.
+    pub(super) fn on_recovery_timer(&mut self, now: SimTime) -> bool {
         let ctx = self.timer_ctx();
-        let Some(action) = self.recovery.on_timeout(now, ctx) else { return };
+        let Some(action) = self.recovery.on_timeout(now, ctx) else { return false };
+        let pto = matches!(action, TimeoutAction::Probe { .. } | TimeoutAction::AntiDeadlock { .. });
         match action {
             TimeoutAction::Lost { space, lost, congestion, persistent_congestion } => {
                 for p in lost {
@@ -346,7 +385,10 @@ impl Connection {
             }
         }
         if let Some(max) = self.cfg.max_consecutive_ptos {
-            if self.recovery.pto_count >= max {
+            // With several paths, only when no other path can carry the connection.
+            let other = self.rare.get().is_some_and(|r| r.mp.is_some())
+                && self.other_path_usable(self.mp().map_or(0, |m| m.active));
+            if self.recovery.pto_count >= max && !other {
                 // INET kMaxProbePackets: the connection is given up without a close frame.
                 self.state = State::Closed;
                 push_event(
@@ -356,6 +398,7 @@ impl Connection {
                 );
             }
         }
+        pto
     }
 
     /// Earliest time `handle_timeout` has something to do.
@@ -364,6 +407,10 @@ impl Connection {
             State::Closing { until } | State::Draining { until } => return Some(until),
             State::Closed => return None,
             _ => {}
+        }
+        if self.rare.get().is_some_and(|r| r.mp.is_some()) {
+            let t = [self.paths_timeout(), self.idle_deadline()].into_iter().flatten().min();
+            return t.map(|t| t.max(self.last_now));
         }
         let mut t = self.recovery.timer();
         let mut take = |x: Option<SimTime>| {
@@ -439,21 +486,27 @@ impl Connection {
     }
 
     pub fn metrics(&self) -> ConnMetrics {
-        let m = self.recovery.cc.metrics();
-        let rtt = &self.recovery.rtt;
+        // With several paths: path 0's (`path_metrics` has every path's).
+        let recovery = if self.rare.get().is_some_and(|r| r.mp.is_some()) {
+            self.path_recovery(0)
+        } else {
+            &self.recovery
+        };
+        let m = recovery.cc.metrics();
+        let rtt = &recovery.rtt;
         ConnMetrics {
             cwnd_bytes: m.cwnd_bytes,
             ssthresh_bytes: m.ssthresh_bytes,
-            bytes_in_flight: self.recovery.bytes_in_flight,
+            bytes_in_flight: recovery.bytes_in_flight,
             latest_rtt: rtt.latest(),
             smoothed_rtt: rtt.smoothed(),
             min_rtt: rtt.min(),
             rttvar: Some(rtt.rttvar()),
             // The period an armed PTO would use: application data's (with max_ack_delay) once
             // the handshake is confirmed, the handshake spaces' before (RFC 9002 §6.2.1).
-            rto: Some(self.recovery.pto_duration(self.hs.confirmed)),
+            rto: Some(recovery.pto_duration(self.hs.confirmed)),
             in_recovery: m.in_recovery(),
-            pto_count: self.recovery.pto_count,
+            pto_count: recovery.pto_count,
             send_queue_bytes: self.queued_bytes,
         }
     }
@@ -661,6 +714,10 @@ impl Connection {
             }
         }
         let (dup, deliver) = rs.on_data(off, len);
+        if let Some(mp) = self.rare.existing().and_then(|r| r.mp.as_deref_mut()) {
+            // Received above the in-order prefix (holes included), after this delivery.
+            mp.max_held_bytes = mp.max_held_bytes.max(rs.highest.saturating_sub(rs.delivered));
+        }
         if dup > 0 {
             self.rare.get_mut().stats.duplicate_stream_bytes += dup;
         }

@@ -18,9 +18,13 @@ pub mod ecn;
 mod endpoint;
 pub mod flow_control;
 pub mod handshake;
+pub mod mp_frames;
 pub mod niche;
 pub mod packet;
 mod park;
+pub mod path_sched;
+mod path_state;
+mod paths;
 mod per_space;
 /// Moved to the crate root (shared with TCP); kept here so existing paths still work.
 pub use crate::range_set;
@@ -36,12 +40,16 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::endpoint::{AppEvent as ConnEvent, Role, TransportMetrics as ConnMetrics};
 pub use config::placeholder_config;
-pub use config::{AckFreqPolicy, AckPolicyKind, HeaderKind, QuicConfig, DEFAULT_DCID_LEN};
+pub use config::{
+    AckFreqPolicy, AckPolicyKind, HeaderKind, MultipathConfig, MultipathMode, PathConfig, QuicConfig,
+    DEFAULT_DCID_LEN,
+};
 pub use connection::Connection;
 pub use packet::{
     AckEcnFrame, AckFrame, AckFrequencyFrame, CryptoFrame, EcnCounts, Frame, HeaderProfile, QuicPacket,
     SpaceId, StreamFrame, TransportParams,
 };
+pub use paths::PathMetrics;
 pub use quicksim_cc::CcSpec;
 pub use quicksim_engine::compact::encode_into;
 pub use streams::{SchedulerKind, StreamScheduler};

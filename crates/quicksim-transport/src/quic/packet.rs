@@ -125,6 +125,10 @@ pub struct TransportParams {
     /// min_ack_delay (draft-ietf-quic-ack-frequency §3): Some = this endpoint accepts
     /// ACK_FREQUENCY and IMMEDIATE_ACK frames and delays ACKs by no less than this.
     pub min_ack_delay: Option<SimDuration>,
+    /// initial_max_path_id (draft-ietf-quic-multipath-21 §2.1): Some = this endpoint speaks the
+    /// multipath extension and accepts paths with ids up to this value. None: absent (not
+    /// counted in `encoded_len`), as in every single-path run.
+    pub initial_max_path_id: Option<u32>,
 }
 
 impl TransportParams {
@@ -144,7 +148,8 @@ impl TransportParams {
     /// plus the min_ack_delay value (µs) when advertised, counted the same way.
     pub fn encoded_len(&self) -> u64 {
         let mad = self.min_ack_delay.map_or(0, |d| varint_len(d.ps() / PS_PER_US));
-        varint_len(self.initial_max_data) + 3 * varint_len(self.initial_max_stream_data) + mad
+        let mp = self.initial_max_path_id.map_or(0, |m| varint_len(u64::from(m)));
+        varint_len(self.initial_max_data) + 3 * varint_len(self.initial_max_stream_data) + mad + mp
     }
 }
 
@@ -322,6 +327,43 @@ pub const FLOW_CONTROL_ERROR: u64 = 0x03;
 /// Transport error code NO_ERROR.
 pub const NO_ERROR: u64 = 0x00;
 
+// ----- the multipath extension's frames (draft-ietf-quic-multipath-21 §4; encoded in `mp_frames`)
+
+/// PATH_ACK (draft-21 §4.1); PATH_ACK_ECN is `PATH_ACK_TYPE + 1`. One-byte varints.
+pub const PATH_ACK_TYPE: u64 = 0x3e;
+pub const PATH_ACK_ECN_TYPE: u64 = 0x3f;
+/// PATH_ABANDON (§4.2), a two-byte varint.
+pub const PATH_ABANDON_TYPE: u64 = 0x3e75;
+/// PATH_STATUS_BACKUP and PATH_STATUS_AVAILABLE (§4.3).
+pub const PATH_STATUS_BACKUP_TYPE: u64 = 0x3e76;
+pub const PATH_STATUS_AVAILABLE_TYPE: u64 = 0x3e77;
+/// PATH_CHALLENGE and PATH_RESPONSE (RFC 9000 §19.17, §19.18).
+pub const PATH_CHALLENGE_TYPE: u64 = 0x1a;
+pub const PATH_RESPONSE_TYPE: u64 = 0x1b;
+/// Transport parameter initial_max_path_id (draft-21 §2.1).
+pub const INITIAL_MAX_PATH_ID_PARAM: u64 = 0x3e;
+/// PATH_ABANDON error codes (draft-21 §7): the application stopped using the path, and the
+/// path is unusable (unanswered probes).
+pub const APPLICATION_ABANDON_PATH: u64 = 0x3e75;
+pub const PATH_UNSTABLE_OR_POOR: u64 = 0x3e77;
+
+/// A PATH_ACK frame: an ACK frame's ranges and delay for the packet number space of `path`,
+/// with ECN counts for PATH_ACK_ECN.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathAckFrame {
+    pub path: u64,
+    pub ack: AckFrame,
+    pub ecn: Option<EcnCounts>,
+}
+
+impl PathAckFrame {
+    /// type (1 B) + v(path) + the ACK frame's fields (its `size()` counts its own 1 B type) +
+    /// the ECN counts.
+    pub fn size(&self) -> u64 {
+        varint_len(self.path) + self.ack.size() + self.ecn.map_or(0, |c| c.size())
+    }
+}
+
 /// A QUIC frame (only the types the model implements).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Frame {
@@ -356,6 +398,25 @@ pub enum Frame {
     AckFrequency(AckFrequencyFrame),
     /// draft-ietf-quic-ack-frequency §5: ACK the packet carrying it at once.
     ImmediateAck,
+    /// PATH_ACK / PATH_ACK_ECN (draft-ietf-quic-multipath-21 §4.1): an ACK of another path's
+    /// packet number space. Boxed: rare, and it keeps `Frame` at 40 B.
+    PathAck(Box<PathAckFrame>),
+    /// PATH_ABANDON (§4.2): the sender stops using the path.
+    PathAbandon {
+        path: u64,
+        error_code: u64,
+    },
+    /// PATH_STATUS_AVAILABLE / PATH_STATUS_BACKUP (§4.3): how the sender wants the peer to use
+    /// the path; only the highest `seq` of a path counts.
+    PathStatus {
+        path: u64,
+        seq: u64,
+        available: bool,
+    },
+    /// PATH_CHALLENGE (RFC 9000 §19.17): 8 bytes the peer echoes.
+    PathChallenge(u64),
+    /// PATH_RESPONSE (RFC 9000 §19.18).
+    PathResponse(u64),
 }
 
 impl Frame {
@@ -375,17 +436,32 @@ impl Frame {
             Frame::ConnectionClose { error_code } => 1 + varint_len(*error_code) + 1 + 1,
             Frame::AckFrequency(f) => f.size(),
             Frame::ImmediateAck => varint_len(IMMEDIATE_ACK_TYPE),
+            Frame::PathAck(a) => a.size(),
+            Frame::PathAbandon { path, error_code } => {
+                varint_len(PATH_ABANDON_TYPE) + varint_len(*path) + varint_len(*error_code)
+            }
+            Frame::PathStatus { path, seq, .. } => {
+                varint_len(PATH_STATUS_BACKUP_TYPE) + varint_len(*path) + varint_len(*seq)
+            }
+            Frame::PathChallenge(_) | Frame::PathResponse(_) => 1 + 8,
         }
     }
 
     /// Everything but ACK, PADDING and CONNECTION_CLOSE elicits an ACK (RFC 9002 §2).
     pub fn is_ack_eliciting(&self) -> bool {
-        !matches!(self, Frame::Ack(_) | Frame::AckEcn(_) | Frame::Padding(_) | Frame::ConnectionClose { .. })
+        !matches!(
+            self,
+            Frame::Ack(_)
+                | Frame::AckEcn(_)
+                | Frame::PathAck(_)
+                | Frame::Padding(_)
+                | Frame::ConnectionClose { .. }
+        )
     }
 
     /// Counts toward bytes in flight: everything but ACK and CONNECTION_CLOSE (RFC 9002 §2).
     pub fn is_in_flight(&self) -> bool {
-        !matches!(self, Frame::Ack(_) | Frame::AckEcn(_) | Frame::ConnectionClose { .. })
+        !matches!(self, Frame::Ack(_) | Frame::AckEcn(_) | Frame::PathAck(_) | Frame::ConnectionClose { .. })
     }
 }
 
@@ -407,6 +483,10 @@ pub struct QuicPacket {
     /// The ECN field of the IP header carrying the packet: what the sender set (RFC 9000
     /// §13.4), and on arrival what the network delivered.
     pub ecn: EcnCodepoint,
+    /// The path the packet travels (draft-ietf-quic-multipath-21: the path id its connection id
+    /// belongs to; in the model, a field). 0 on a single-path connection; in the byte that was
+    /// padding after `ecn`, so packets keep their size.
+    pub path: u8,
     /// Σ frame sizes, computed once: the sender, the network and the receiver all need the
     /// packet size, and an ACK frame's size walks its ranges.
     payload: u64,
@@ -415,7 +495,7 @@ pub struct QuicPacket {
 impl QuicPacket {
     pub fn new(space: SpaceId, pn: u64, header_bytes: u64, frames: Frames, i_bit: bool) -> Self {
         let payload = frames.iter().map(Frame::size).sum();
-        QuicPacket { space, pn, header_bytes, frames, i_bit, ecn: EcnCodepoint::NotEct, payload }
+        QuicPacket { space, pn, header_bytes, frames, i_bit, ecn: EcnCodepoint::NotEct, path: 0, payload }
     }
 
     /// As `new`, for a builder that already summed the frame sizes (`payload`).
@@ -427,7 +507,16 @@ impl QuicPacket {
         payload: u64,
     ) -> Self {
         debug_assert_eq!(payload, frames.iter().map(Frame::size).sum::<u64>());
-        QuicPacket { space, pn, header_bytes, frames, i_bit: false, ecn: EcnCodepoint::NotEct, payload }
+        QuicPacket {
+            space,
+            pn,
+            header_bytes,
+            frames,
+            i_bit: false,
+            ecn: EcnCodepoint::NotEct,
+            path: 0,
+            payload,
+        }
     }
 
     /// UDP payload size: the QUIC packet including its header. The simulator adds 8 B UDP
@@ -556,6 +645,7 @@ mod tests {
             max_ack_delay: SimDuration::from_millis(25),
             ack_delay_exponent: 3,
             min_ack_delay: None,
+            initial_max_path_id: None,
         };
         assert_eq!(tp.encoded_len(), 16);
         let tp = TransportParams { min_ack_delay: Some(SimDuration::from_millis(1)), ..tp };

@@ -23,7 +23,7 @@ impl Connection {
     /// at run time (a plugin), whose state serde cannot see, or while it is traced.
     #[inline]
     pub fn can_park(&self) -> bool {
-        self.recovery.cc.can_park() && self.rare.get().is_none_or(|r| r.trace.is_none())
+        self.recovery.cc.can_park() && self.rare.get().is_none_or(|r| r.trace.is_none() && r.mp.is_none())
     }
 
     /// Appends the connection's whole state to `out` in a compact encoding (postcard: integers

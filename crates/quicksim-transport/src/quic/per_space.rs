@@ -48,6 +48,11 @@ impl<T> PerSpace<T> {
         &self.data
     }
 
+    #[inline]
+    pub fn data_mut(&mut self) -> &mut T {
+        &mut self.data
+    }
+
     /// The spaces still held, in the order Initial, Handshake, Data.
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         self.early.iter().flat_map(|e| e.iter()).chain(std::iter::once(&self.data))

@@ -45,6 +45,10 @@ pub(in crate::quic) struct Rare {
     /// a traced connection is never stored encoded (`can_park`).
     #[serde(skip)]
     pub trace: Option<VecDeque<crate::endpoint::TraceEvent>>,
+    /// The paths of a multipath (or migrating) connection; None on a single-path one, which so
+    /// pays nothing for it. Not encoded: such a connection is never stored encoded (`can_park`).
+    #[serde(skip)]
+    pub mp: Option<Box<super::path_state::Multipath>>,
 }
 
 /// The [`Rare`] state of a connection, `None` until first needed.

@@ -221,6 +221,15 @@ impl Recovery {
             .find(|p| p.in_flight && p.ack_eliciting && !p.frames.is_empty())
     }
 
+    /// The in-flight packets of `space` that carry retransmittable frames, oldest first.
+    pub fn outstanding(&self, space: SpaceId) -> impl Iterator<Item = &SentPacket> {
+        self.spaces
+            .get(space)
+            .into_iter()
+            .flat_map(|s| s.sent.iter_tracked())
+            .filter(|p| p.in_flight && !p.frames.is_empty())
+    }
+
     /// The loss-detection timer (earliest loss time, else PTO).
     pub fn timer(&self) -> Option<SimTime> {
         self.timer.get()

@@ -35,6 +35,11 @@ impl Connection {
             State::Draining { .. } | State::Closed => return None,
             State::Handshaking | State::Established => {}
         }
+        let multipath = self.rare.get().is_some_and(|r| r.mp.is_some());
+        if multipath {
+            // The handshake and its spaces are path 0's.
+            self.select_path(0);
+        }
         self.recovery.prune(now);
         for space in [SpaceId::Initial, SpaceId::Handshake] {
             if self.hs.keys[space.index()] && !self.recovery.is_discarded(space) {
@@ -45,6 +50,9 @@ impl Connection {
         }
         if !self.hs.keys[SpaceId::Data.index()] || self.peer().is_none() {
             return None;
+        }
+        if multipath {
+            return self.poll_transmit_paths(now);
         }
         self.pacing_blocked = false;
         if self.probes[SpaceId::Data.index()] > 0 {
@@ -74,7 +82,7 @@ impl Connection {
     }
 
     /// Packet budget the congestion window allows now, if any.
-    fn window_budget(&self) -> Option<u64> {
+    pub(super) fn window_budget(&self) -> Option<u64> {
         let mps = self.cfg.max_packet_size;
         let cwnd = self.recovery.cc.cwnd_bytes();
         let rem = cwnd.saturating_sub(self.recovery.bytes_in_flight);
@@ -88,7 +96,7 @@ impl Connection {
     }
 
     /// Queues (STREAM_)DATA_BLOCKED frames, once per limit (RFC 9000 §4.1, INET).
-    fn queue_blocked_frames(&mut self) {
+    pub(super) fn queue_blocked_frames(&mut self) {
         let wants_new =
             self.streams.send.values().any(|s| s.has_new_data() && s.max_sent < s.max_stream_data);
         if wants_new {
@@ -102,6 +110,11 @@ impl Connection {
                 self.rare.get_mut().pending.stream_data_blocked.insert(id, s.max_stream_data);
             }
         }
+    }
+
+    /// A 1-RTT header for packet number `pn`.
+    pub(super) fn header_len_data(&self, pn: u64) -> u64 {
+        self.header_len(SpaceId::Data, pn, 0)
     }
 
     fn header_len(&self, space: SpaceId, pn: u64, payload: u64) -> u64 {
@@ -183,7 +196,7 @@ impl Connection {
 
     /// A 1-RTT packet of at most `budget` bytes: ACK, control frames, STREAM frames. A probe
     /// carries new or lost data, else a copy of the oldest outstanding data, else PING.
-    fn build_data_packet(&mut self, now: SimTime, budget: u64, probe: bool) -> QuicPacket {
+    pub(super) fn build_data_packet(&mut self, now: SimTime, budget: u64, probe: bool) -> QuicPacket {
         let space = SpaceId::Data;
         let si = space.index();
         let pn = self.next_pn[si];
@@ -330,7 +343,7 @@ impl Connection {
         }
     }
 
-    fn build_ack_only(&mut self, now: SimTime, space: SpaceId) -> Option<QuicPacket> {
+    pub(super) fn build_ack_only(&mut self, now: SimTime, space: SpaceId) -> Option<QuicPacket> {
         let si = space.index();
         let pn = self.next_pn[si];
         let avail = self.cfg.max_packet_size - self.header_budget(space, pn);
@@ -375,16 +388,29 @@ impl Connection {
     /// ACK-only packets), and the QUIC paths together no longer fitted the instruction cache
     /// (callgrind, scale3: I1 misses 10.3 M -> 3.9 M, +1 % instructions; wall -5 %).
     #[inline(never)]
-    fn build_ack(&mut self, now: SimTime, space: SpaceId, exp: u8, budget: u64) -> Option<(Frame, u64, u64)> {
+    pub(super) fn build_ack(
+        &mut self,
+        now: SimTime,
+        space: SpaceId,
+        exp: u8,
+        budget: u64,
+    ) -> Option<(Frame, u64, u64)> {
         let counts = self.recovery.ecn.as_ref().and_then(|e| e.report(space));
-        let extra = counts.map_or(0, |c| c.size());
+        // A PATH_ACK (of a path other than 0) adds its path id, a varint of at most 2 B.
+        let path_id =
+            if self.rare.get().is_some_and(|r| r.mp.as_ref().is_some_and(|m| m.active != 0)) { 2 } else { 0 };
+        let extra = counts.map_or(0, |c| c.size()) + path_id;
         let (a, largest, size) = self.acks[space].build(now, exp, budget.checked_sub(extra)?)?;
-        let n = size + extra;
+        let n = size + extra - path_id;
         self.note_ack_sent(&a, n);
         let f = match counts {
             Some(counts) => Frame::AckEcn(Box::new(AckEcnFrame { ack: a, counts })),
             None => Frame::Ack(a),
         };
+        if path_id > 0 {
+            let (f, n) = self.path_ack_wrap(f, n);
+            return Some((f, largest, n));
+        }
         Some((f, largest, n))
     }
 
@@ -393,6 +419,17 @@ impl Connection {
         count(&mut self.stats, &mut self.rare, Sum::AckFramesSent, 1);
         count(&mut self.stats, &mut self.rare, Sum::AckFrameBytesSent, size);
         self.stats.max_ack_ranges_sent = self.stats.max_ack_ranges_sent.max(a.ranges.len() as u32);
+    }
+
+    /// A 1-RTT packet of the selected path from `frames` (`finish` without pacing or I-bit).
+    pub(super) fn finish_path_packet(
+        &mut self,
+        now: SimTime,
+        pn: u64,
+        frames: Frames,
+        ack: Option<(u64, u64)>,
+    ) -> QuicPacket {
+        self.finish(now, SpaceId::Data, pn, frames, ack, false, false)
     }
 
     /// Numbers the packet, registers it with recovery and updates counters and the pacer.
@@ -417,7 +454,13 @@ impl Connection {
         let payload: u64 = match ack {
             Some((_, ack_size)) => frames
                 .iter()
-                .map(|f| if let Frame::Ack(_) | Frame::AckEcn(_) = f { ack_size } else { f.size() })
+                .map(|f| {
+                    if let Frame::Ack(_) | Frame::AckEcn(_) | Frame::PathAck(_) = f {
+                        ack_size
+                    } else {
+                        f.size()
+                    }
+                })
                 .sum(),
             None => frames.iter().map(Frame::size).sum(),
         };
@@ -456,8 +499,18 @@ impl Connection {
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
-        let keep =
-            |f: &Frame| !matches!(f, Frame::Padding(_) | Frame::Ack(_) | Frame::AckEcn(_) | Frame::Ping);
+        let keep = |f: &Frame| {
+            !matches!(
+                f,
+                Frame::Padding(_)
+                    | Frame::Ack(_)
+                    | Frame::AckEcn(_)
+                    | Frame::Ping
+                    | Frame::PathAck(_)
+                    | Frame::PathChallenge(_)
+                    | Frame::PathResponse(_)
+            )
+        };
         if in_flight {
             let kept = self.recovery.last_sent_frames(space, pn);
             for f in pkt.frames.iter() {

@@ -4,6 +4,7 @@
 mod cc_hooks;
 mod ecn;
 mod harness;
+mod multipath;
 mod net;
 mod props;
 mod tcp;

@@ -98,6 +98,14 @@ fn frame(out: &mut Vec<u8>, f: &Frame) -> u64 {
             varint(out, a.reordering_threshold);
         }
         Frame::ImmediateAck => varint(out, IMMEDIATE_ACK_TYPE),
+        // draft-ietf-quic-multipath-21 §4 and RFC 9000 §19.17-18: one encoder, the transport's.
+        Frame::PathAck(_)
+        | Frame::PathAbandon { .. }
+        | Frame::PathStatus { .. }
+        | Frame::PathChallenge(_)
+        | Frame::PathResponse(_) => {
+            quicksim_transport::quic::mp_frames::encode_path_frame(out, f);
+        }
     }
     0
 }

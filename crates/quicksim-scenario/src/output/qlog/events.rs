@@ -226,5 +226,28 @@ fn frame(f: &Frame, ack_delay_exponent: u8) -> Value {
             "reordering_threshold": a.reordering_threshold,
         }),
         Frame::ImmediateAck => json!({"frame_type": "immediate_ack"}),
+        // qlog's QUIC events define path_challenge and path_response; the multipath frames
+        // take the draft's names (draft-ietf-quic-multipath-21 §4), with its field names.
+        Frame::PathAck(p) => {
+            let mut v = ack(&p.ack, ack_delay_exponent);
+            v["frame_type"] = json!("path_ack");
+            v["path_id"] = json!(p.path);
+            if let Some(c) = p.ecn {
+                v["ect0"] = json!(c.ect0);
+                v["ect1"] = json!(c.ect1);
+                v["ce"] = json!(c.ce);
+            }
+            v
+        }
+        Frame::PathAbandon { path, error_code } => {
+            json!({"frame_type": "path_abandon", "path_id": path, "error_code": error_code})
+        }
+        Frame::PathStatus { path, seq, available } => json!({
+            "frame_type": if *available { "path_status_available" } else { "path_status_backup" },
+            "path_id": path,
+            "path_status_sequence_number": seq,
+        }),
+        Frame::PathChallenge(d) => json!({"frame_type": "path_challenge", "data": format!("{d:016x}")}),
+        Frame::PathResponse(d) => json!({"frame_type": "path_response", "data": format!("{d:016x}")}),
     }
 }

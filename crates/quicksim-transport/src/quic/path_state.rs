@@ -1,0 +1,210 @@
+//! The per-path state of a multipath connection (`paths.rs` has what the connection does with
+//! it): a path's own recovery, ACK and packet-number state, its life cycle, and the set of
+//! paths with their scheduler.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use quicksim_cc::InitCtx;
+use quicksim_engine::{Rng, SimDuration, SimTime};
+
+use super::ack::AckManager;
+use super::config::MultipathMode;
+use super::packet::{Frame, SpaceId, StreamFrame};
+use super::path_sched::{self, PathScheduler};
+use super::recovery::{Recovery, WINDOW_RULES};
+use super::QuicConfig;
+
+/// The per-path part of a connection, swapped with the connection's fields (`select_path`).
+#[derive(Debug)]
+pub(super) struct PathSlots {
+    pub acks: AckManager,
+    pub recovery: Recovery,
+    pub next_pn: u64,
+    pub probes: u8,
+    pub lost_pns: BTreeSet<u64>,
+    pub app_limited: bool,
+    pub allow_one: bool,
+    pub next_send_time: SimTime,
+    pub pacing_blocked: bool,
+}
+
+impl PathSlots {
+    /// A new path's state: a fresh controller and RTT estimator (RFC 9000 §9.4: a new path
+    /// starts from the initial window and RTT), the handshake spaces already gone.
+    pub(super) fn new(cfg: &QuicConfig, now: SimTime, rng: &Rng) -> PathSlots {
+        let rules = cfg.initial_window.map_or(WINDOW_RULES, |n| WINDOW_RULES.with_initial_segments(n));
+        let cc = cfg.cc.build(&InitCtx { mds: cfg.max_packet_size, window: &rules, rng });
+        let mut recovery = Recovery::new(cc, cfg.initial_rtt, cfg.max_packet_size, cfg.max_ack_delay);
+        let ctx = super::recovery::TimerCtx {
+            handshake_confirmed: true,
+            peer_validated: true,
+            has_handshake_keys: false,
+        };
+        recovery.discard_space(SpaceId::Initial, now, ctx);
+        recovery.discard_space(SpaceId::Handshake, now, ctx);
+        if cfg.ecn {
+            recovery.enable_ecn();
+        }
+        PathSlots {
+            acks: AckManager::new(cfg.max_ack_ranges),
+            recovery,
+            next_pn: 0,
+            probes: 0,
+            lost_pns: BTreeSet::new(),
+            app_limited: true,
+            allow_one: false,
+            next_send_time: now,
+            pacing_blocked: false,
+        }
+    }
+}
+
+/// Where a path is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Configured, not opened yet.
+    Idle,
+    /// Opened: our PATH_CHALLENGE is out (or owed), no PATH_RESPONSE yet.
+    Validating,
+    /// Validated: may carry data.
+    Active,
+    /// Abandoned (PATH_ABANDON sent or received): never used again.
+    Abandoned,
+}
+
+/// One path of a connection.
+#[derive(Debug)]
+pub(super) struct Path {
+    /// The path's state while another path's is in the connection; a spare while its own is.
+    pub slots: PathSlots,
+    pub phase: Phase,
+    /// The token of our PATH_CHALLENGE awaiting its response, and whether it is still to be sent.
+    pub challenge: Option<u64>,
+    pub challenge_pending: bool,
+    /// A PATH_RESPONSE owed on this path.
+    pub response: Option<u64>,
+    /// We (`backup`) or the peer (`peer_backup`, PATH_STATUS_BACKUP) want it used only while no
+    /// other path is usable.
+    pub backup: bool,
+    pub peer_backup: bool,
+    /// Its PTO fired while another path is usable: no new data on it until it answers again
+    /// (its outstanding data was queued again for the other paths).
+    pub suspect: bool,
+    /// Copies of other paths' STREAM frames to send (the redundant scheduler).
+    pub copies: VecDeque<StreamFrame>,
+    /// When it was validated (the failover and migration checks read it).
+    pub validated_at: Option<SimTime>,
+    /// Counters of this path: packets and bytes sent, STREAM bytes sent.
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub stream_bytes_sent: u64,
+}
+
+impl Path {
+    fn new(slots: PathSlots, phase: Phase, backup: bool) -> Path {
+        Path {
+            slots,
+            phase,
+            challenge: None,
+            challenge_pending: false,
+            response: None,
+            backup,
+            peer_backup: false,
+            suspect: false,
+            copies: VecDeque::new(),
+            validated_at: None,
+            packets_sent: 0,
+            bytes_sent: 0,
+            stream_bytes_sent: 0,
+        }
+    }
+}
+
+/// The paths of a connection and how data is spread over them.
+#[derive(Debug)]
+pub(super) struct Multipath {
+    pub(super) paths: Vec<Path>,
+    /// The path whose state is in the connection's fields.
+    pub(super) active: u8,
+    pub(super) mode: MultipathMode,
+    /// Migration: the path in use.
+    pub(super) current: u8,
+    /// Whether the peer takes part (its initial_max_path_id; always with migration). None
+    /// until its transport parameters are known.
+    pub(super) negotiated: Option<bool>,
+    pub(super) scheduler: Box<dyn PathScheduler>,
+    pub(super) abandon_after: u32,
+    /// PATH_ABANDON and PATH_STATUS frames to send (on any usable path).
+    pub(super) control: Vec<Frame>,
+    pub(super) status_seq: u64,
+    /// Each new path's controller stream.
+    rng: Rng,
+    next_token: u64,
+    /// Reused buffer of the scheduler's order.
+    pub(super) order: Vec<u8>,
+    /// Most stream bytes the receiver held out of order (above the delivered prefix, holes
+    /// included), the reordering cost of paths of different RTTs.
+    pub(super) max_held_bytes: u64,
+}
+
+/// A path's state as outputs and a connection-level (coupled) controller see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathMetrics {
+    pub path: u8,
+    /// Validated, not abandoned, not suspected of failure.
+    pub usable: bool,
+    pub backup: bool,
+    pub abandoned: bool,
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    pub bytes_in_flight: u64,
+    pub smoothed_rtt: SimDuration,
+    pub latest_rtt: SimDuration,
+    pub min_rtt: SimDuration,
+    pub pto_count: u32,
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub stream_bytes_sent: u64,
+    pub validated_at: Option<SimTime>,
+}
+
+impl Multipath {
+    /// The multipath state of a new connection with `cfg.multipath`; path 0 is in use.
+    pub(super) fn new(cfg: &QuicConfig, now: SimTime, mut rng: Rng) -> Multipath {
+        let m = cfg.multipath.as_ref().expect("a multipath configuration");
+        let spare = PathSlots::new(cfg, now, &rng.split());
+        let mut paths = vec![Path::new(spare, Phase::Active, false)];
+        paths[0].validated_at = Some(now);
+        for p in &m.paths {
+            paths.push(Path::new(PathSlots::new(cfg, now, &rng.split()), Phase::Idle, p.backup));
+        }
+        Multipath {
+            paths,
+            active: 0,
+            mode: m.mode,
+            current: 0,
+            negotiated: None,
+            scheduler: path_sched::scheduler(&m.scheduler).expect("validated scheduler name"),
+            abandon_after: m.abandon_after_ptos,
+            control: Vec::new(),
+            status_seq: 0,
+            rng,
+            next_token: 0x5a5a_0000_0000_0000,
+            order: Vec::new(),
+            max_held_bytes: 0,
+        }
+    }
+
+    /// May carry new data: validated, not abandoned, not suspect (and, migrating, in use).
+    pub(super) fn usable(&self, p: usize) -> bool {
+        let x = &self.paths[p];
+        x.phase == Phase::Active
+            && !x.suspect
+            && (self.mode == MultipathMode::Multipath || p == self.current as usize)
+    }
+
+    pub(super) fn token(&mut self) -> u64 {
+        self.next_token += 1;
+        self.next_token ^ self.rng.next_u64() >> 8
+    }
+}
