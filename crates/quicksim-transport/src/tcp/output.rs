@@ -136,7 +136,10 @@ impl Connection {
             (SackBlocks::new(), self.tx.smss)
         };
         let pick = if let Some(s) = self.tx.board.next_lost() {
-            if !(self.tx.force_one || self.tx.window_allows(s.len as u64, false)) {
+            // The FIN takes a sequence number but no room in the window, as for new data: a
+            // full segment with the FIN must fit the one-segment window after a timeout (with
+            // `s.len` it never did, and the connection stalled for good).
+            if !(self.tx.force_one || self.tx.window_allows(s.payload(), false)) {
                 self.tx.app_limited = false;
                 return false;
             }
