@@ -41,22 +41,44 @@ def long_figure(found: Any) -> Any:
 
 
 def sync_figure(sync: Any, probes: Any) -> Any:
-    """Synchronization index of every ladder probe against buffer / rule, per n; the two cases."""
-    from matplotlib.figure import Figure
+    """Synchronization index of every ladder probe against buffer / rule, one panel per line
+    rate (colour: n; marker and line: the controller), and the two cases."""
+    import math
 
-    fig = Figure(figsize=(12, 5), layout="constrained")
-    ax, bx = fig.subplots(1, 2)
-    for (n, rate, cc), g in probes.groupby(["n", "rate_bps", "cc"]):
-        rule = m.sqrt_rule(rate, int(n))
-        g = g.drop_duplicates("buffer_pkts").sort_values("buffer_pkts")
-        ax.plot(g["buffer_pkts"] / rule, g["sync"], "o-", label=f"{cc}, n = {n}, {rate / 1e6:g} Mbit/s")
-    ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("buffer / (RTT x C / sqrt(n))")
-    ax.set_ylabel("sync index (pairwise correlation of per-RTT losses)")
-    ax.set_title("Long flows, spread RTTs: every ladder probe (0 = independent losses)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    rates = sorted(probes["rate_bps"].unique())
+    fig = Figure(figsize=(6 * (len(rates) + 1), 5), layout="constrained")
+    axes = fig.subplots(1, len(rates) + 1, squeeze=False)[0]
+    ns = sorted(int(n) for n in probes["n"].unique())
+    ccs = sorted(probes["cc"].unique())
+    viridis = colormaps["viridis"]
+    lo, hi = math.log(ns[0]), math.log(ns[-1])
+
+    def colour(n: int) -> Any:
+        return viridis(0.0 if hi == lo else 0.9 * (math.log(n) - lo) / (hi - lo))
+
+    styles = dict(zip(ccs, [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-.")] * 2, strict=False))
+    for ax, rate in zip(axes, rates, strict=False):
+        for (n, cc), g in probes[probes["rate_bps"] == rate].groupby(["n", "cc"]):
+            rule = m.sqrt_rule(rate, int(n))
+            g = g.drop_duplicates("buffer_pkts").sort_values("buffer_pkts")
+            marker, line = styles[cc]
+            ax.plot(g["buffer_pkts"] / rule, g["sync"], marker=marker, linestyle=line, color=colour(int(n)))
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("buffer / (RTT x C / sqrt(n))")
+        ax.set_ylabel("sync index (pairwise correlation of per-RTT losses)")
+        ax.set_title(f"{rate / 1e6:g} Mbit/s, spread RTTs: every ladder probe")
+        ax.grid(True, which="both", alpha=0.3)
+        handles = [Line2D([], [], color=colour(n), linewidth=3, label=f"n = {n}") for n in ns]
+        for cc in ccs:
+            marker, line = styles[cc]
+            handles.append(Line2D([], [], color="grey", marker=marker, linestyle=line, label=cc))
+        ax.legend(handles=handles, fontsize="small", ncols=2, loc="upper left")
+    bx = axes[-1]
     labels = [
         f"{r.case}\nn = {r.n}, {r.rate_bps / 1e6:g} Mbit/s, B = {r.buffer_packets} pkts"
         f"\nutilization {r.utilization:.1%}"
@@ -66,7 +88,7 @@ def sync_figure(sync: Any, probes: Any) -> Any:
     for i, v in enumerate(sync["sync"]):
         bx.text(i, v, f"{v:.3f}", ha="center", va="bottom")
     bx.set_ylim(0, 1.05)
-    bx.set_ylabel("sync index")
+    bx.set_ylabel("sync index (0 = independent losses)")
     bx.set_title("Equal RTTs, few flows vs spread RTTs, many flows")
     return fig
 
@@ -76,8 +98,13 @@ def short_figure(curves: Any, short: Any) -> Any:
     from matplotlib.figure import Figure
 
     loads = sorted(curves["load"].unique())
-    fig = Figure(figsize=(6.5 * len(loads), 5), layout="constrained")
-    axes = fig.subplots(1, len(loads), squeeze=False)[0]
+    cols = min(3, len(loads))
+    rows = -(-len(loads) // cols)
+    fig = Figure(figsize=(6.5 * cols, 5 * rows), layout="constrained")
+    grid = fig.subplots(rows, cols, squeeze=False)
+    axes = [a for row in grid for a in row][: len(loads)]
+    for spare in [a for row in grid for a in row][len(loads) :]:
+        spare.set_visible(False)
     for ax, load in zip(axes, loads, strict=True):
         for rate, c in curves[curves["load"] == load].groupby("rate_bps"):
             line = ax.plot(c["b"], c["ccdf"], label=f"measured, {rate / 1e6:g} Mbit/s")[0]
