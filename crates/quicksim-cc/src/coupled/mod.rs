@@ -24,6 +24,7 @@
 
 pub mod one_path;
 pub mod rules;
+pub mod shared;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -41,6 +42,7 @@ use crate::{
 pub use one_path::{Flavor, OnePath};
 use quicksim_engine::Rate;
 pub use rules::PathSample;
+pub use shared::{SharedCoupling, SharedPath};
 
 /// How the paths of a connection are coupled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

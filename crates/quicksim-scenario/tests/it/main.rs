@@ -14,6 +14,7 @@ mod l4s;
 mod limits;
 mod links;
 mod multipath;
+mod multipath_coupled;
 mod normalize;
 mod pins;
 mod qlog;

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
+use quicksim_cc::coupled::SharedCoupling;
 use quicksim_cc::InitCtx;
 use quicksim_engine::{Rng, SimDuration, SimTime};
 
@@ -145,6 +146,9 @@ pub(super) struct Multipath {
     /// Most stream bytes the receiver held out of order (above the delivered prefix, holes
     /// included), the reordering cost of paths of different RTTs.
     pub(super) max_held_bytes: u64,
+    /// The paths' shared coupled controller (`lia`, `olia`, `balia`); None when every path
+    /// runs a controller of its own (uncoupled).
+    pub(super) coupling: Option<SharedCoupling>,
 }
 
 /// A path's state as outputs and a connection-level (coupled) controller see it.
@@ -192,6 +196,7 @@ impl Multipath {
             next_token: 0x5a5a_0000_0000_0000,
             order: Vec::new(),
             max_held_bytes: 0,
+            coupling: None,
         }
     }
 

@@ -11,6 +11,8 @@
 //! picks. A single-path connection has no `Multipath` (it lives in the rare state, so the
 //! connection's size is unchanged) and never swaps.
 
+use quicksim_cc::coupled::{PathIdx, PathState as CouplingState, SharedCoupling};
+use quicksim_cc::InitCtx;
 use quicksim_engine::{Rng, SimTime};
 
 use super::config::MultipathMode;
@@ -20,7 +22,7 @@ use super::packet::{AckFrame, EcnCounts, Frame, Frames, PathAckFrame, QuicPacket
 use super::path_sched::PathView;
 pub use super::path_state::PathMetrics;
 use super::path_state::{Multipath, Phase};
-use super::recovery::Recovery;
+use super::recovery::{Recovery, WINDOW_RULES};
 use super::Role;
 
 impl Connection {
@@ -42,8 +44,39 @@ impl Connection {
 
     /// Sets up the paths of a connection configured with `multipath` (at creation).
     pub(super) fn init_paths(&mut self, now: SimTime, rng: Rng) {
-        let mp = Multipath::new(&self.cfg, now, rng);
+        let mut mp = Multipath::new(&self.cfg, now, rng);
+        if let Some(coupling) = SharedCoupling::new(&self.cfg.cc) {
+            // One coupling for all paths (`lia`, `olia`, `balia`): path 0's controller is the
+            // connection's own recovery's, path p's sits in its slots. Path p's index in the
+            // coupling is p. Paths not validated yet are idle (`sync_coupling`).
+            let rules =
+                self.cfg.initial_window.map_or(WINDOW_RULES, |n| WINDOW_RULES.with_initial_segments(n));
+            let rng = Rng::from_seed(0); // coupled paths are NewReno, which draws nothing
+            let cx = InitCtx { mds: self.cfg.max_packet_size, window: &rules, rng: &rng };
+            self.recovery.cc = coupling.add_path(&self.cfg.cc, &cx);
+            for x in &mut mp.paths[1..] {
+                x.slots.recovery.cc = coupling.add_path(&self.cfg.cc, &cx);
+            }
+            mp.coupling = Some(coupling);
+        }
         self.rare.get_mut().mp = Some(Box::new(mp));
+        self.sync_coupling();
+    }
+
+    /// Tells the coupling which paths count in its sums (RFC 6356 couples the paths that carry
+    /// data): validated, non-backup paths are active; backup and unvalidated ones idle;
+    /// abandoned ones removed. Called after every change of a path's phase or backup flags.
+    fn sync_coupling(&mut self) {
+        let Some(mp) = self.mp() else { return };
+        let Some(coupling) = &mp.coupling else { return };
+        for (p, x) in mp.paths.iter().enumerate() {
+            let state = match x.phase {
+                Phase::Abandoned => CouplingState::Removed,
+                Phase::Active if !(x.backup || x.peer_backup) => CouplingState::Active,
+                _ => CouplingState::Idle,
+            };
+            coupling.set_state(PathIdx(p as u32), state);
+        }
     }
 
     /// Puts path `p`'s state into the connection's fields (the path being worked on).
@@ -219,6 +252,7 @@ impl Connection {
             mp.status_seq += 1;
             mp.control.push(Frame::PathStatus { path: u64::from(on), seq: mp.status_seq, available: false });
         }
+        self.sync_coupling();
     }
 
     pub(super) fn on_path_abandon(&mut self, now: SimTime, path: u64) {
@@ -234,6 +268,7 @@ impl Connection {
         if let Some(x) = self.mp_mut().and_then(|mp| mp.paths.get_mut(path as usize)) {
             x.peer_backup = !available;
         }
+        self.sync_coupling();
     }
 
     /// Stops using path `p`: its outstanding STREAM data goes back to the queue for the other
@@ -253,6 +288,7 @@ impl Connection {
             mp.control.push(Frame::PathAbandon { path: u64::from(p), error_code: PATH_UNSTABLE_OR_POOR });
         }
         self.select_path(if back == p { 0 } else { back });
+        self.sync_coupling();
     }
 
     /// Queues what the selected path's packets in flight carry again (STREAM data, MAX_DATA and
