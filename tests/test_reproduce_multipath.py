@@ -1,4 +1,5 @@
-"""`quicksim reproduce multipath --quick`: every check passes and the report's files exist."""
+"""`quicksim reproduce multipath --quick`: every check passes and the report's files exist; the
+shared-bottleneck checks judge hand-made ratios as their bands say."""
 
 from __future__ import annotations
 
@@ -14,8 +15,31 @@ def test_multipath_quick_passes_and_writes_its_files(tmp_path: Path) -> None:
     report = rp.reproduce("multipath", tmp_path, quick=True)
     out = tmp_path / "multipath"
     assert report.ok, [c.name for c in report.checks if not c.passed]
-    assert len(report.checks) == 12
+    # 12 of aggregation, failover and migration; 8 of the shared bottleneck (uncoupled, lia, olia).
+    assert len(report.checks) == 20
     for filename, _ in report.figures:
         assert (out / filename).stat().st_size > 10_000, filename
     for filename, _ in report.csvs:
         assert (out / filename).is_file(), filename
+
+
+def test_shared_bottleneck_checks_follow_their_bands() -> None:
+    """A coupled mean of 1.0 passes and one of 1.5 (above 1.2, and above 0.6x an uncoupled 2.0)
+    fails; an uncoupled mean of 1.5 fails its low bound of 1.8."""
+    import pandas as pd
+
+    from quicksim.reproduce.multipath import shared_checks
+
+    def verdicts(rows: list[tuple[str, float]]) -> dict[str, bool]:
+        rec = [{"algo": a, "seed": i, "ratio": r, "predicted": 1.0} for i, (a, r) in enumerate(rows)]
+        df = pd.DataFrame(rec)
+        return {c.name: c.passed for c in shared_checks(df)}
+
+    good = verdicts([("uncoupled", 2.0), ("uncoupled", 2.2), ("lia", 0.9), ("lia", 1.1)])
+    assert all(good.values()) and len(good) == 5, good
+    bad = verdicts([("uncoupled", 2.0), ("lia", 1.5)])
+    assert not bad["shared bottleneck, lia: multipath / single-path goodput (high)"]
+    assert not bad["shared bottleneck, lia below 0.6x uncoupled"]
+    assert bad["shared bottleneck, lia: multipath / single-path goodput (low)"]
+    low = verdicts([("uncoupled", 1.5)])
+    assert not low["shared bottleneck, uncoupled: multipath / single-path goodput (low)"]
