@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             t = time.monotonic() - t0
             ss = subprocess.run(["ss", "-tinH", "dst", a.dst], capture_output=True, text=True)
             out.write(f"# t={t:.6f}\n{ss.stdout}")
+            out.flush()  # each sample on disk as taken: a killed sampler keeps what it took
             k += 1
             # On a grid from the start, so a slow `ss` does not make the samples drift.
             pause = t0 + k * a.interval - time.monotonic()
