@@ -214,7 +214,7 @@ impl Connection {
             // Closing/draining: RFC 9000 §10.2 allows ignoring everything.
             return;
         }
-        let multipath = pkt.path != 0 || self.rare.get().is_some_and(|r| r.mp.is_some());
+        let multipath = pkt.path != 0 || self.is_multipath();
         if multipath && !self.enter_path(now, pkt) {
             self.rare.get_mut().stats.packets_dropped += 1;
             return;
@@ -348,7 +348,7 @@ impl Connection {
                 return;
             }
         }
-        if self.rare.get().is_some_and(|r| r.mp.is_some()) {
+        if self.is_multipath() {
             self.paths_handle_timeout(now);
             return;
         }
@@ -386,8 +386,7 @@ impl Connection {
         }
         if let Some(max) = self.cfg.max_consecutive_ptos {
             // With several paths, only when no other path can carry the connection.
-            let other = self.rare.get().is_some_and(|r| r.mp.is_some())
-                && self.other_path_usable(self.mp().map_or(0, |m| m.active));
+            let other = self.is_multipath() && self.other_path_usable(self.mp().map_or(0, |m| m.active));
             if self.recovery.pto_count >= max && !other {
                 // INET kMaxProbePackets: the connection is given up without a close frame.
                 self.state = State::Closed;
@@ -408,7 +407,7 @@ impl Connection {
             State::Closed => return None,
             _ => {}
         }
-        if self.rare.get().is_some_and(|r| r.mp.is_some()) {
+        if self.is_multipath() {
             let t = [self.paths_timeout(), self.idle_deadline()].into_iter().flatten().min();
             return t.map(|t| t.max(self.last_now));
         }
@@ -487,11 +486,7 @@ impl Connection {
 
     pub fn metrics(&self) -> ConnMetrics {
         // With several paths: path 0's (`path_metrics` has every path's).
-        let recovery = if self.rare.get().is_some_and(|r| r.mp.is_some()) {
-            self.path_recovery(0)
-        } else {
-            &self.recovery
-        };
+        let recovery = if self.is_multipath() { self.path_recovery(0) } else { &self.recovery };
         let m = recovery.cc.metrics();
         let rtt = &recovery.rtt;
         ConnMetrics {

@@ -38,6 +38,7 @@ impl Connection {
     }
 
     /// Whether the connection was configured with several paths (or migration).
+    #[inline]
     pub fn is_multipath(&self) -> bool {
         self.mp().is_some()
     }

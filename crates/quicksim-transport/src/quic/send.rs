@@ -35,7 +35,7 @@ impl Connection {
             State::Draining { .. } | State::Closed => return None,
             State::Handshaking | State::Established => {}
         }
-        let multipath = self.rare.get().is_some_and(|r| r.mp.is_some());
+        let multipath = self.is_multipath();
         if multipath {
             // The handshake and its spaces are path 0's.
             self.select_path(0);
@@ -397,8 +397,7 @@ impl Connection {
     ) -> Option<(Frame, u64, u64)> {
         let counts = self.recovery.ecn.as_ref().and_then(|e| e.report(space));
         // A PATH_ACK (of a path other than 0) adds its path id, a varint of at most 2 B.
-        let path_id =
-            if self.rare.get().is_some_and(|r| r.mp.as_ref().is_some_and(|m| m.active != 0)) { 2 } else { 0 };
+        let path_id = if self.mp().is_some_and(|m| m.active != 0) { 2 } else { 0 };
         let extra = counts.map_or(0, |c| c.size()) + path_id;
         let (a, largest, size) = self.acks[space].build(now, exp, budget.checked_sub(extra)?)?;
         let n = size + extra - path_id;
