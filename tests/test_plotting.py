@@ -79,3 +79,30 @@ def test_save_standard_plots_skips_empty_tables(raw_result: dict[str, Any], tmp_
     assert "packet_drop_rate.png" not in {p.name for p in written}
     assert not (tmp_path / "packet_drop_rate.png").exists()  # the stale one is gone
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_many_drop_lines_keep_what_each_pixel_column_shows() -> None:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    t = pd.Series(np.sort(rng.uniform(1.0, 3.0, 20_000)))
+    size = pd.Series(rng.choice([64.0, 600.0, 1500.0], len(t)))
+    x, h = plotting._lines_shown(t, size, 1.0, 3.0, columns=500)
+    assert len(x) <= 3 * 500 < len(t)
+    assert np.all(np.diff(x) >= 0)  # still in time order
+    # Per column: the same first and last line, and the same tallest height, as all 20 000.
+    col_all = np.minimum(((t.to_numpy() - 1.0) / 2.0 * 500).astype(int), 499)
+    col_kept = np.minimum(((x - 1.0) / 2.0 * 500).astype(int), 499)
+    for c in np.unique(col_all):
+        mine, kept = t.to_numpy()[col_all == c], x[col_kept == c]
+        assert (kept.min(), kept.max()) == (mine.min(), mine.max())
+        assert h[col_kept == c].max() == size.to_numpy()[col_all == c].max()
+    few_x, _ = plotting._lines_shown(t[:1000], size[:1000], 1.0, 3.0, columns=500)
+    assert len(few_x) == 1000  # up to 3 per column: every line drawn
+
+
+def test_the_zooms_own_drops_are_drawn_over_the_others(result: Result) -> None:
+    ax = plotting.plot_zoom(result).axes[2]
+    by_label = {c.get_label(): c.get_zorder() for c in ax.collections}
+    assert by_label["dropped, sender1 (2)"] > by_label["dropped, other flows (1)"]

@@ -114,17 +114,24 @@ def phases(
         if span <= 0:
             continue
         per = w.groupby("flow", observed=True)[["delivered_bytes", "wire_recv_bytes", "recv_packets"]].sum()
+        # Plain dicts: a pandas index intersection per flow made this quadratic in the flows
+        # (3.2 s instead of 0.024 s for 1 600 flows, issue 38).
+        wire, packets = per.wire_recv_bytes.to_dict(), per.recv_packets.to_dict()
+        delivered = per.delivered_bytes.to_dict()
 
-        def frame_mbps(names: list[str], per: pd.DataFrame = per, span: float = span) -> float:
-            sel = per.loc[per.index.intersection(names)]
-            return float(
-                (sel.wire_recv_bytes.sum() + overhead_bytes * sel.recv_packets.sum()) * 8 / span / 1e6
-            )
+        def frame_mbps(
+            names: list[str],
+            wire: dict[str, int] = wire,
+            packets: dict[str, int] = packets,
+            span: float = span,
+        ) -> float:
+            count = sum(packets.get(n, 0) for n in names)
+            return float((sum(wire.get(n, 0) for n in names) + overhead_bytes * count) * 8 / span / 1e6)
 
         bg = frame_mbps(background)
         avail = capacity_bps / 1e6 - bg
         fair = avail / len(active)
-        good = {n: float(per.delivered_bytes.get(n, 0)) * 8 / span / 1e6 for n in active}
+        good = {n: float(delivered.get(n, 0)) * 8 / span / 1e6 for n in active}
         j = jain(good.values())
         total = sum(good.values())
         phase += 1

@@ -258,7 +258,7 @@ def plot_zoom(
     flow = flow or next(iter(_groups(conn, "flow", result.flow_names)), None)
     if flow is None:
         raise ValueError("no flow has congestion state (the conn table is empty)")
-    mine = conn[conn["flow"].astype(str) == flow]
+    mine = conn[_labels(conn["flow"]) == flow]
     if t0 is None or t1 is None:
         window = result.active_window(flow)
         start = window[0] if window else (float(mine["t_s"].min()) if len(mine) else 0.0)
@@ -276,7 +276,7 @@ def plot_zoom(
     ax_cwnd.set_ylabel("kB")
 
     if queue is not None:
-        q = result.queues[result.queues["queue"].astype(str) == queue]
+        q = result.queues[_labels(result.queues["queue"]) == queue]
         cut = truncated_series(result, "queue").get(queue)
         x, y = _window_steps(q["t_s"], q["bytes"] / 1e3, t0, t1 if cut is None else min(t1, cut))
         ax_queue.step(x, y, where="post", color="tab:orange", label=f"queue {queue}")
@@ -287,14 +287,16 @@ def plot_zoom(
     drops = result.drops
     drops = drops[(drops["t_s"] >= t0) & (drops["t_s"] <= t1)]
     if queue is not None:
-        drops = drops[drops["queue"].astype(str) == queue]
-    is_mine = drops["flow"].astype(str) == flow
-    for subset, color, label in (
-        (drops[is_mine], "tab:red", f"dropped, {flow}"),
-        (drops[~is_mine], "0.6", "dropped, other flows"),
+        drops = drops[_labels(drops["queue"]) == queue]
+    is_mine = _labels(drops["flow"]) == flow
+    # The flow's own drops are drawn over the others' (zorder), which would hide them.
+    for subset, color, label, zorder in (
+        (drops[is_mine], "tab:red", f"dropped, {flow}", 2.5),
+        (drops[~is_mine], "0.6", "dropped, other flows", 2.0),
     ):
         if len(subset):
-            ax_drops.vlines(subset["t_s"], 0, subset["bytes"], color=color, label=f"{label} ({len(subset)})")
+            t, size = _lines_shown(subset["t_s"], subset["bytes"], t0, t1)
+            ax_drops.vlines(t, 0, size, color=color, label=f"{label} ({len(subset)})", zorder=zorder)
     ax_drops.set_ylabel("dropped packet (B)")
     ax_drops.set_ylim(bottom=0)
     ax_drops.set_xlim(t0, t1)
@@ -382,7 +384,6 @@ def truncated_series(result: Result, table: str) -> dict[str, float]:
     """{series name: time of its last sample} of the `table` ("queue" or "conn") series whose
     recording stopped at `run.record.max_samples` (`meta["truncated_series"]`)."""
     out: dict[str, float] = {}
-    frame = result.queues if table == "queue" else result.conn
     key = "queue" if table == "queue" else "flow"
     for entry in result.meta.get("truncated_series") or []:
         if isinstance(entry, dict):
@@ -392,8 +393,9 @@ def truncated_series(result: Result, table: str) -> dict[str, float]:
             last = None
         if kind != table:
             continue
-        if last is None:
-            rows = frame[frame[key].astype(str) == name]
+        if last is None:  # the table is built only for such old results
+            frame = result.queues if table == "queue" else result.conn
+            rows = frame[_labels(frame[key]) == name]
             if not len(rows):
                 continue
             last = float(rows["t_s"].max())
@@ -432,8 +434,8 @@ def _series(
     """
     if not len(df):
         return {}, 0, 0
-    keys = df[column].astype(str)
-    sizes = df[size].groupby(keys, sort=False).agg(agg)
+    keys = _labels(df[column])
+    sizes = df[size].groupby(keys, sort=False, observed=True).agg(agg)
     total = len(sizes)
     if keep is not None:
         sizes = sizes[[keep(float(v)) for v in sizes.to_numpy()]]
@@ -618,12 +620,27 @@ def _pick(df: pd.DataFrame, column: str, wanted: Iterable[str] | None) -> pd.Dat
     if wanted is None:
         return df
     names = set(wanted)
-    return df[df[column].astype(str).isin(names)]
+    return df[_labels(df[column]).isin(names)]
+
+
+def _labels(column: pd.Series) -> pd.Series:
+    """`column`'s values as names (str) for comparing and grouping, without a string per row: a
+    categorical column (the core's name columns) keeps its codes, its categories made strings
+    where they are not; `astype(str)` of a million-row name column took ~0.2 s per use, several
+    uses per figure (issue 38: a 1 600-flow run's plots)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        categories = column.cat.categories
+        names = [str(c) for c in categories]
+        if all(isinstance(c, str) for c in categories):
+            return column
+        if len(set(names)) == len(names):
+            return column.cat.rename_categories(names)
+    return column.astype(str)
 
 
 def _busiest_queue(result: Result, flow: str) -> str | None:
     drops = result.drops
-    mine = drops[drops["flow"].astype(str) == flow]
+    mine = drops[_labels(drops["flow"]) == flow]
     if len(mine):
         return str(mine["queue"].astype(str).value_counts().idxmax())
     queues: dict[str, Any] = result.totals.get("queues") or {}
@@ -645,6 +662,24 @@ def _round_up(x: float) -> float:
     """The smallest of 1, 2 or 5 times a power of ten that is at least `x` (> 0)."""
     power = 10.0 ** math.floor(math.log10(x))
     return next(m * power for m in (1, 2, 5, 10) if m * power >= x * (1 - 1e-9))
+
+
+def _lines_shown(
+    t: pd.Series, height: pd.Series, t0: float, t1: float, columns: int = DISPLAY_POINTS
+) -> tuple[np.ndarray, np.ndarray]:
+    """Of vertical lines from 0 at times `t` (sorted) in [t0, t1], those a plot `columns` pixels
+    wide shows: all of them up to 3 x `columns`; else, per column, the first, the last and the
+    tallest (the others lie under them), as `thin` does for a line. A loss storm drops ~10^5
+    packets in the zoom's window: one line each took 14 s to build and draw (issue 38)."""
+    x, h = t.to_numpy(dtype=float), height.to_numpy(dtype=float)
+    if len(x) <= 3 * columns:
+        return x, h
+    col = np.clip(((x - t0) / ((t1 - t0) or 1.0) * columns).astype(np.int64), 0, columns - 1)
+    starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])  # x is sorted: columns are runs
+    ends = np.r_[starts[1:], len(x)] - 1
+    by_height = np.lexsort((-h, col))  # within each column, the tallest first
+    keep = np.unique(np.concatenate([starts, ends, by_height[starts]]))
+    return x[keep], h[keep]
 
 
 def _window_steps(t: pd.Series, y: pd.Series, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
