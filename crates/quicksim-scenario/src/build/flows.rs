@@ -206,9 +206,7 @@ fn extra_paths(
     for (k, (s, d)) in extra.iter().enumerate() {
         let node = |field: &str, v: &Option<String>, own: NodeId| -> Result<NodeId, ScenarioError> {
             let Some(v) = v else { return Ok(own) };
-            let n = net
-                .find(v)
-                .ok_or_else(|| err(format!("{at}[{k}].{field}"), format!("{v:?} is not a node")))?;
+            let n = net.find(v).ok_or_else(|| err(format!("{at}[{k}].{field}"), unknown_address(v, net)))?;
             if net.kinds[n.0 as usize] != NodeKind::Host {
                 return Err(err(
                     format!("{at}[{k}].{field}"),
@@ -225,9 +223,35 @@ fn extra_paths(
                 format!("{:?} is not connected to {:?}", name(dst), name(src)),
             ));
         }
+        // A path is its pair of addresses (the draft's 4-tuple): a second path over the same
+        // pair would be the same path.
+        let same =
+            std::iter::once((spec.src, spec.dst)).chain(out.iter().copied()).position(|p| p == (src, dst));
+        if let Some(j) = same {
+            let (a, b) = (net.node_name(src), net.node_name(dst));
+            return Err(err(
+                format!("{at}[{k}]"),
+                format!("{a:?} -> {b:?} is path {j} already; each path needs its own pair of addresses"),
+            ));
+        }
         out.push((src, dst));
     }
     Ok(out.into_boxed_slice())
+}
+
+/// Why `v` names no node: for `<host>.<x>` of a host with interfaces, which ones it has.
+fn unknown_address(v: &str, net: &Network<Payload>) -> String {
+    if let Some((host, _)) = v.rsplit_once('.') {
+        let prefix = format!("{host}.");
+        let ifs: Vec<&str> = (0..net.kinds.len())
+            .map(|i| net.node_name(NodeId(i as u32)))
+            .filter(|n| n.starts_with(&prefix))
+            .collect();
+        if !ifs.is_empty() {
+            return format!("{v:?} is not an interface of {host:?}; its interfaces are {}", ifs.join(", "));
+        }
+    }
+    format!("{v:?} is not a node")
 }
 
 /// A flow's two hosts in name order (program flows are told apart by them).

@@ -225,7 +225,21 @@ fn multipath_errors_name_the_field_and_the_value() {
         "{e}"
     );
     sc["flows"][0]["quic"]["multipath"] = json!({"paths": [{"src": "client.5g"}]});
-    assert_eq!(err_of(sc.clone()), "flows[0].quic.multipath.paths[0].src: \"client.5g\" is not a node");
+    assert_eq!(
+        err_of(sc.clone()),
+        "flows[0].quic.multipath.paths[0].src: \"client.5g\" is not an interface of \"client\"; \
+         its interfaces are client.wifi, client.lte"
+    );
+    // A path is its pair of addresses: path 0's pair again, or an earlier path's, is refused.
+    sc["flows"][0]["quic"]["multipath"] = json!({"paths": [{"src": "client.wifi"}]});
+    assert_eq!(
+        err_of(sc.clone()),
+        "flows[0].quic.multipath.paths[0]: \"client.wifi\" -> \"server\" is path 0 already; \
+         each path needs its own pair of addresses"
+    );
+    sc["flows"][0]["quic"]["multipath"] = json!({"paths": [{"src": "client.lte"}, {"src": "client.lte"}]});
+    assert!(err_of(sc.clone())
+        .starts_with("flows[0].quic.multipath.paths[1]: \"client.lte\" -> \"server\" is path 1"));
     sc["flows"][0]["quic"]["multipath"] = json!({"paths": [{"src": "r1"}]});
     assert_eq!(
         err_of(sc.clone()),
