@@ -11,7 +11,7 @@
 //! loss, costs one comparison: it runs on every transmit attempt).
 
 use quicksim_cc::PacketRate;
-use quicksim_engine::SimTime;
+use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -68,7 +68,8 @@ pub struct Scoreboard {
     lost_total: u64,
     /// The SACKed sequence ranges (whole segments).
     sacked_set: RangeSet,
-    /// Every un-SACKed segment below this is marked lost.
+    /// Every un-SACKed segment below this is marked lost (with RFC 6675's `IsLost`; with RACK,
+    /// whose marks need not be contiguous, only: no lost segment lies at or above it).
     lost_high: u64,
     /// No lost, un-retransmitted segment lies below this (NextSeg resumes here).
     retx_next: u64,
@@ -366,6 +367,61 @@ impl Scoreboard {
         None
     }
 
+    /// RACK (RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`): every segment sent before the
+    /// one RACK holds (sent at `xmit_ts`, ending at `end_seq`; a later end breaks a tie) that is
+    /// neither SACKed nor waiting for its retransmission is lost once `wait` (RACK.rtt +
+    /// RACK.reo_wnd) has passed since it was sent; a retransmission that was lost again is
+    /// marked too. Returns the bytes newly marked and the longest time still to wait for one
+    /// that was not yet (the reordering timer, §6.3).
+    pub fn rack_mark_lost(
+        &mut self,
+        now: SimTime,
+        xmit_ts: SimTime,
+        end_seq: u64,
+        wait: SimDuration,
+    ) -> (u64, Option<SimDuration>) {
+        let (mut newly, mut longest) = (0, None::<SimDuration>);
+        for s in self.segs.iter_mut() {
+            if s.has(SACKED) || (s.has(LOST) && !s.has(RETRANS)) {
+                continue;
+            }
+            if !(xmit_ts > s.sent || (xmit_ts == s.sent && end_seq > s.end())) {
+                // Sent after RACK's segment. Segments never retransmitted went out in sequence
+                // order, and a later segment's retransmission after its first transmission: so
+                // everything above one never retransmitted was sent later still.
+                if s.has(EVER_RETRANS) {
+                    continue;
+                }
+                break;
+            }
+            let waited = now - s.sent;
+            if waited >= wait {
+                let len = s.len as u64;
+                if s.has(RETRANS) {
+                    s.marks &= !RETRANS;
+                    self.retrans -= len;
+                }
+                if !s.has(LOST) {
+                    s.marks |= LOST;
+                    self.lost += len;
+                }
+                // A retransmission lost again is a loss again (for the rate samples).
+                self.lost_total += len;
+                newly += len;
+                self.retx_next = self.retx_next.min(s.seq);
+                self.lost_high = self.lost_high.max(s.end());
+            } else {
+                longest = Some(longest.map_or(wait - waited, |l| l.max(wait - waited)));
+            }
+        }
+        (newly, longest)
+    }
+
+    /// The highest segment not SACKed (what a tail loss probe sends again), if any.
+    pub fn last_unsacked(&self) -> Option<SentSeg> {
+        self.segs.iter().rev().find(|s| !s.has(SACKED)).copied()
+    }
+
     /// The segment at `seq` was retransmitted at `now`.
     pub fn on_retransmit(&mut self, seq: u64, now: SimTime, rate: PacketRate) {
         let i = self.index_of(seq);
@@ -374,10 +430,15 @@ impl Scoreboard {
         if !s.has(RETRANS) {
             self.retrans += s.len as u64;
         }
+        let was_lost = s.has(LOST);
         s.marks |= RETRANS | EVER_RETRANS;
         s.sent = now;
         s.rate = rate;
-        self.retx_next = self.retx_next.max(s.end());
+        // NextSeg resumes above a lost segment resent; a tail loss probe (RFC 8985 §7.3) resends
+        // one not marked lost, which leaves the search where it was.
+        if was_lost {
+            self.retx_next = self.retx_next.max(s.end());
+        }
     }
 }
 
