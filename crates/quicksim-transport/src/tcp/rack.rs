@@ -25,6 +25,10 @@
 //! a reduction; here the ACK beyond the probe reduces). The timestamp check of §6.2 step 2 for
 //! retransmitted segments: Linux's min_RTT test alone decides (`tcp_rack_advance`).
 //!
+//! Where the model follows the RFC rather than Linux: RACK.rtt is the RTT of the most recently
+//! sent segment an ACK delivered (§6.2; Linux keeps the last one it processed), and the timers
+//! are exact (Linux rounds to jiffies and adds `TCP_TIMEOUT_MIN` to the reordering timer).
+//!
 //! The state and its rules are here; the sender's steps that use them (detection, the
 //! reordering timer, the probe's ACK) are in `rack_steps.rs`, the probe's sending in
 //! `output.rs` and its timer in `recovery.rs`.
