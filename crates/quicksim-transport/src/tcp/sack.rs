@@ -513,6 +513,36 @@ mod tests {
     }
 
     #[test]
+    fn rack_marks_by_send_time_and_finds_a_lost_retransmission() {
+        // Segment i sent at i ms; segment 5 SACKed: RACK holds it (sent 5 ms). At 60 ms with
+        // RACK.rtt + reo_wnd = 57 ms, segments 0..3 (waited 60..57 ms) are lost, segment 4
+        // (56 ms) is due in 1 ms; 6..9 were sent after RACK's segment.
+        let mut b = board();
+        b.on_sack(&[seg(5)], |_| {});
+        let ms = SimTime::from_millis;
+        let (lost, wait) = b.rack_mark_lost(ms(60), ms(5), seg(5).1, SimDuration::from_millis(57));
+        assert_eq!((lost, wait), (4000, Some(SimDuration::from_millis(1))));
+        assert_eq!((b.lost_bytes(), b.pipe()), (4000, 5000));
+        // Segment 0 resent at 70 ms; RACK later holds segment 9's delivery (sent 9 ms): the
+        // retransmission was sent after it, so it is not lost; 4, 6, 7 and 8 (sent before 9,
+        // 72-76 ms ago) now are.
+        let s = b.next_lost().unwrap();
+        b.on_retransmit(s.seq, ms(70), PacketRate::default());
+        assert_eq!(b.pipe(), 6000);
+        b.on_sack(&[seg(9)], |_| {});
+        let (lost, _) = b.rack_mark_lost(ms(80), ms(9), seg(9).1, SimDuration::from_millis(20));
+        assert_eq!(lost, 4000);
+        assert!(b.get(seg(4).0).unwrap().has(LOST) && b.get(seg(0).0).unwrap().has(RETRANS));
+        // Something sent after the retransmission is delivered (RACK at 75 ms): the
+        // retransmission, 20 ms old at 90 ms, is lost again; it was counted lost once (8000 B
+        // lost in all), leaves pipe as a retransmission, and NextSeg offers it once more.
+        let (lost, _) = b.rack_mark_lost(ms(90), ms(75), seg(9).1, SimDuration::from_millis(20));
+        assert_eq!(lost, 1000);
+        assert_eq!((b.lost_bytes(), b.retrans_bytes(), b.pipe()), (8000, 0, 0));
+        assert_eq!(b.next_lost().unwrap().seq, seg(0).0);
+    }
+
+    #[test]
     fn rto_marks_everything_unsacked_lost_and_restarts_nextseg() {
         let mut b = board();
         b.on_sack(&[seg(5)], |_| {});
