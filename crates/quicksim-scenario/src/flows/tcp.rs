@@ -87,6 +87,10 @@ impl Transport for Connection {
         });
         // Only for connections that were reset (a stop with `stop_mode = "send"`), so that the
         // totals of every other flow stay as they were.
+        // Only with RACK-TLP's probes (`loss_detection = "rack"`), as the resets below.
+        if s.loss_probes > 0 {
+            o["loss_probes"] = json!(s.loss_probes);
+        }
         if s.rsts_sent + r.rsts_received > 0 {
             o["rsts_sent"] = json!(s.rsts_sent);
             o["receiver_rsts_received"] = json!(r.rsts_received);

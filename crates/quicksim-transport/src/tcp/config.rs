@@ -41,7 +41,8 @@ pub enum TcpProfile {
     #[serde(rename = "default")]
     Default,
     /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
-    /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux", and
+    /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux",
+    /// `loss_detection` "rack", and
     /// without `cc`, Linux's CUBIC ([`linux_cc`]).
     #[serde(rename = "linux")]
     Linux,
@@ -83,6 +84,22 @@ pub enum DelayedAck {
     /// (`TCP_DELACK_MAX`).
     #[serde(rename = "linux")]
     Linux,
+}
+
+/// How the sender decides that a segment is lost (with SACK; without it RFC 6582's duplicate
+/// ACKs and partial ACKs either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum LossDetection {
+    /// RFC 6675 §4 `IsLost`: `dupthresh` segments SACKed above a hole; a lost retransmission
+    /// or a lost tail waits for the RTO.
+    #[serde(rename = "rfc6675")]
+    Rfc6675,
+    /// RACK-TLP (RFC 8985) as Linux runs it (net/ipv4/tcp_recovery.c, tcp_output.c
+    /// `tcp_schedule_loss_probe`): a segment is lost once a segment sent after it was delivered
+    /// and a reordering window has passed (`rack.rs`), so lost retransmissions are found
+    /// too; a tail loss probe two SRTTs after the last send instead of waiting for the RTO.
+    #[serde(rename = "rack")]
+    Rack,
 }
 
 /// Everything a TCP connection can be configured with.
@@ -137,6 +154,11 @@ pub struct TcpConfig {
     pub initial_window: Option<u64>,
     /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u64,
+    /// Loss detection with SACK: "rfc6675" (`dupthresh` SACKed segments above a hole) or "rack"
+    /// (RACK-TLP, RFC 8985, as Linux's `tcp_recovery = 1`). Default None = the profile's:
+    /// "rfc6675", or "rack" with profile "linux".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_detection: Option<LossDetection>,
     /// RTO before the first RTT sample, also the SYN timeout. Default 1 s (RFC 6298 §2.1).
     #[serde(with = "units::duration")]
     #[schemars(with = "units::schema::Duration")]
@@ -254,6 +276,7 @@ impl Default for TcpConfig {
             cc: default_cc(),
             initial_window: None,
             dupthresh: 3,
+            loss_detection: None,
             initial_rto: SimDuration::from_secs(1),
             min_rto: SimDuration::from_millis(200),
             max_rto: SimDuration::from_secs(120),
@@ -339,6 +362,14 @@ impl TcpConfig {
         self.rto_estimator.unwrap_or(match self.profile {
             TcpProfile::Default => RtoEstimator::Rfc6298,
             TcpProfile::Linux => RtoEstimator::Linux,
+        })
+    }
+
+    /// The loss detection in force: the setting, else the profile's.
+    pub fn loss_detection(&self) -> LossDetection {
+        self.loss_detection.unwrap_or(match self.profile {
+            TcpProfile::Default => LossDetection::Rfc6675,
+            TcpProfile::Linux => LossDetection::Rack,
         })
     }
 

@@ -1,5 +1,6 @@
-//! The TCP connection: state, the three-way handshake, segment input, timers and the
-//! application's side (writes, reads, events). What to send is in `output.rs`.
+//! The TCP connection: state, the three-way handshake, segment input and the application's
+//! side (writes, reads, events). What to send is in `output.rs`; the ACK fields of a segment
+//! and the timers in `recovery.rs`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -9,11 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use super::accecn::{self, AccEcn, Agreed, EcnMode};
 use super::config::placeholder_config;
-use super::config::{DelayedAck, TcpConfig, TlsVersion};
+use super::config::{DelayedAck, LossDetection, TcpConfig, TlsVersion};
 use super::quickack::LinuxAck;
 use super::receiver::Receiver;
 use super::rto::Rto;
-use super::segment::{TcpSegment, CWR, ECE, TS_OPTION};
+use super::segment::{TcpSegment, CWR, TS_OPTION};
 use super::sender::{CaState, Sender};
 use super::tls::{self, TlsItem, TlsRx, TlsTx};
 use super::{cc_for, TcpStats};
@@ -296,20 +297,6 @@ impl Connection {
         }
     }
 
-    /// When `handle_timeout` wants to run next.
-    pub fn poll_timeout(&self) -> Option<SimTime> {
-        // The earliest of the timers set.
-        let earlier = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let mut t = earlier(earlier(self.rto_at, self.persist_at), self.rx.delack_at);
-        if self.pacing_blocked && self.tx.next_send_time > self.last_now {
-            t = earlier(t, Some(self.tx.next_send_time));
-        }
-        t.map(|t| t.max(self.last_now))
-    }
-
     // ----- input -----
 
     /// A segment from the peer.
@@ -436,6 +423,10 @@ impl Connection {
         self.tx =
             Sender::new(cc_for(&self.cfg, smss, &rng).expect("validated"), smss, self.sack_on, self.cfg.prr);
         self.tx.snd_nxt = 1;
+        // RACK-TLP needs SACK (RFC 8985 §2); without it RFC 6582's recovery runs either way.
+        if self.sack_on && self.cfg.loss_detection() == LossDetection::Rack {
+            self.tx.rack = Some(Box::default());
+        }
         if agreed == Agreed::Accurate {
             let response = self.tx.cc.ecn_response();
             let scalable = matches!(response, EcnResponse::Scalable { .. });
@@ -516,69 +507,6 @@ impl Connection {
             self.app_ready = true;
             self.stats.established_at = Some(now);
             self.events.push_back(AppEvent::Established);
-        }
-    }
-
-    /// The ACK fields of an arriving segment.
-    fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) {
-        let cx = self.tx.cc_ctx(&self.rto.rtt, now);
-        let blocks: &[(u64, u64)] = if self.sack_on { &seg.sack } else { &[] };
-        let was_recovery = self.tx.state == CaState::Recovery;
-        let o = self.tx.on_ack(&self.cfg, &cx, now, seg.seq, seg.ack, seg.len as u64, seg.window, blocks);
-        if o.dupack {
-            self.stats.dup_acks += 1;
-        }
-        self.stats.segments_acked += o.delivered_segs;
-        // AccECN with a classic controller: marks the ACE field reported are answered as an
-        // ECE is (RFC 9768 §3.2.2.5: the sender's reaction is its controller's).
-        // Held until an ACK that delivers data (the send time the reaction is judged by).
-        if let Some(a) = self.tx.accecn.as_deref_mut() {
-            self.stats.ce_reported = a.s_cep - accecn::CEP_INIT;
-            if let (false, true, Some(sent)) = (a.scalable, a.ce_pending > 0, o.newest_sent) {
-                a.ce_pending = 0;
-                if self.tx.on_ece(&cx, now, sent) {
-                    self.stats.ecn_reductions += 1;
-                }
-            }
-        }
-        // RFC 3168 §6.1.2: ECE on an ACK is a congestion signal, answered once per window
-        // (with AccECN the bit is part of the ACE field, read by the sender above).
-        if self.ecn_on && seg.flags & ECE != 0 && self.tx.accecn.is_none() {
-            self.stats.ece_received += 1;
-            if let Some(sent) = o.newest_sent {
-                if self.tx.on_ece(&cx, now, sent) {
-                    self.stats.ecn_reductions += 1;
-                    self.cwr_pending = true;
-                }
-            }
-        }
-        if o.entered_recovery && !was_recovery {
-            if self.sack_on {
-                self.stats.sack_recoveries += 1;
-            } else {
-                self.stats.reno_recoveries += 1;
-            }
-        }
-        if o.advanced {
-            // RTT: the timestamp echo (RFC 7323 §4: unambiguous even for retransmissions),
-            // else Karn's rule (RFC 6298 §3).
-            let sample = match seg.ts.filter(|_| self.ts_on) {
-                Some(ts) => Some(now - ts.ecr),
-                None => o.karn_sample,
-            };
-            if let Some(r) = sample {
-                self.rto.on_sample(&self.cfg, r, self.tx.snd_una, self.tx.snd_nxt);
-            }
-            // RFC 6298 §5.2/5.3: stop the timer when all is acknowledged, else restart it.
-            self.rto_at = if self.tx.board.is_empty() { None } else { Some(now + self.rto_value()) };
-            let acked_stream = (self.tx.snd_una - 1).min(self.tls_tx.stream_end);
-            self.tls_tx.on_acked(acked_stream);
-            self.check_low_water();
-        }
-        // A window that opened ends the persist state (RFC 9293 §3.8.6.1).
-        if self.persist_at.is_some() && self.tx.wnd_right > self.tx.snd_nxt {
-            self.persist_at = None;
-            self.persist_backoff = 0;
         }
     }
 
@@ -714,65 +642,13 @@ impl Connection {
         self.state = State::Closed;
         self.rto_at = None;
         self.persist_at = None;
+        if let Some(r) = self.tx.rack.as_deref_mut() {
+            r.stop();
+        }
         self.probe_due = false;
         self.syn_due = false;
         self.pacing_blocked = false;
         self.events.push_back(AppEvent::Closed { error });
-    }
-
-    // ----- timers -----
-
-    /// Called when the time from `poll_timeout` has come.
-    pub fn handle_timeout(&mut self, now: SimTime) {
-        self.advance(now);
-        if self.rto_at.is_some_and(|t| t <= now) {
-            self.rto_at = None;
-            self.on_rto(now);
-        }
-        if self.persist_at.is_some_and(|t| t <= now) {
-            // RFC 9293 §3.8.6.1: probe the zero window, back off like the RTO.
-            self.probe_due = true;
-            // Linux `tcp_probe_timer`: the next probe after RTO · 2^probes.
-            self.persist_backoff = (self.persist_backoff + 1).min(16);
-            let d = self.rto.base(&self.cfg, true).saturating_mul(1 << self.persist_backoff);
-            self.persist_at = Some(now + d.min(self.cfg.max_rto));
-        }
-        if self.rx.delack_at.is_some_and(|t| t <= now) {
-            self.rx.delack_at = None;
-            self.rx.ack_now = true;
-            self.stats.delack_timer_fires += 1;
-            if let Some(l) = self.rx.linux.as_mut() {
-                l.on_timer();
-            }
-        }
-    }
-
-    fn on_rto(&mut self, now: SimTime) {
-        match self.state {
-            State::SynSent | State::SynReceived => {
-                // RFC 6298 §5.5 for the SYN too (1 s, 2 s, 4 s, ...), up to `syn_retries`.
-                if self.syns_sent > self.cfg.syn_retries {
-                    self.finish(now, Some("connection timed out: no answer to the SYN".into()));
-                    return;
-                }
-                self.stats.syn_timeouts += 1;
-                self.rto.on_timeout();
-                self.syn_due = true;
-            }
-            State::Established if !self.tx.board.is_empty() => {
-                if self.rto.backoff >= self.cfg.max_retries {
-                    self.finish(now, Some("connection timed out: too many retransmissions".into()));
-                    return;
-                }
-                self.stats.rtos += 1;
-                let cx = self.tx.cc_ctx(&self.rto.rtt, now);
-                self.tx.on_rto(&cx, now);
-                self.rto.on_timeout();
-                // RFC 6298 §5.6: the timer restarts with the doubled value.
-                self.rto_at = Some(now + self.rto_value());
-            }
-            _ => {}
-        }
     }
 
     // ----- internals -----
@@ -786,7 +662,7 @@ impl Connection {
         (self.cfg.send_buffer as f64 * self.cfg.send_buffer_low_water) as u64
     }
 
-    fn check_low_water(&mut self) {
+    pub(super) fn check_low_water(&mut self) {
         if self.low_water_armed && self.queued_bytes() < self.low_water_bytes() {
             self.low_water_armed = false;
             self.events.push_back(AppEvent::SendQueueLow);

@@ -8,11 +8,14 @@
 //! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`quickack`]
 //! (Linux's quick-ACK mode and ACK timeout), [`rto`] (RFC 6298, and Linux's estimator),
 //! [`tls`] (handshake flights and records), and the [`Connection`] that ties them together
-//! (`connection.rs`: handshake, input and timers; `output.rs`: what to send; `reset.rs`: abort
-//! and RST; `park.rs`: when a connection is quiet, and its compact encoding for resting flows).
+//! (`connection.rs`: handshake and input; `recovery.rs`: the ACK side and the timers;
+//! `output.rs`: what to send; `reset.rs`: abort and RST; `park.rs`: when a connection is quiet,
+//! and its compact encoding for resting flows).
 //!
-//! Left out (a current Linux has them): RACK-TLP loss detection (RFC 8985) and tail loss
-//! probes, D-SACK (RFC 2883) and undo of spurious retransmissions, F-RTO (RFC 5682), the
+//! [`rack`] is RACK-TLP (RFC 8985), `loss_detection = "rack"` (profile "linux").
+//!
+//! Left out (a current Linux has them): D-SACK (RFC 2883) and undo of spurious
+//! retransmissions, F-RTO (RFC 5682), the
 //! quick-ACK mode at connection start (unless `delayed_ack = "linux"`), buffer autotuning (the
 //! buffers are fixed at their size: `config`), AccECN (RFC 9768: ECN here is RFC 3168's one
 //! signal per round trip), TIME-WAIT. An abort sends a RST (`reset.rs`).
@@ -26,7 +29,10 @@ mod endpoint;
 mod output;
 mod park;
 pub mod quickack;
+pub mod rack;
+mod rack_steps;
 pub mod receiver;
+mod recovery;
 mod reset;
 pub mod rto;
 pub mod sack;
@@ -39,7 +45,7 @@ use quicksim_engine::{Rng, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub use config::placeholder_config;
-pub use config::{DelayedAck, RtoEstimator, TcpConfig, TcpProfile, TlsVersion};
+pub use config::{DelayedAck, LossDetection, RtoEstimator, TcpConfig, TcpProfile, TlsVersion};
 pub use connection::Connection;
 pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
 pub use sender::CaState;
@@ -81,6 +87,8 @@ pub struct TcpStats {
     /// Expiries of the SYN's (or SYN-ACK's) retransmission timer that sent it again (a server
     /// also resends its SYN-ACK for a repeated SYN, counted in `syn_retransmits` only).
     pub syn_timeouts: u64,
+    /// Tail loss probes sent (RACK-TLP, RFC 8985 §7; new data or a retransmission).
+    pub loss_probes: u64,
     /// Fast-recovery episodes with SACK (RFC 6675) and without (RFC 6582).
     pub sack_recoveries: u64,
     pub reno_recoveries: u64,

@@ -135,7 +135,18 @@ impl Connection {
         } else {
             (SackBlocks::new(), self.tx.smss)
         };
-        let pick = if let Some(s) = self.tx.board.next_lost() {
+        // A tail loss probe due goes first, regardless of the congestion window (RFC 8985 §7.3).
+        let probe = match self.tx.rack.as_deref().is_some_and(|r| r.tlp_due) {
+            true => self.pick_probe(max_payload),
+            false => None,
+        };
+        if let (None, Some(r)) = (&probe, self.tx.rack.as_deref_mut()) {
+            r.tlp_due = false; // nothing to probe with
+        }
+        let is_probe = probe.is_some();
+        let pick = if let Some(p) = probe {
+            p
+        } else if let Some(s) = self.tx.board.next_lost() {
             // The FIN takes a sequence number but no room in the window, as for new data: a
             // full segment with the FIN must fit the one-segment window after a timeout (with
             // `s.len` it never did, and the connection stalled for good).
@@ -156,8 +167,46 @@ impl Connection {
             self.pacing_blocked = true;
             return false;
         }
+        let new_data = matches!(pick, Pick::New { .. });
         self.build_data(now, pick, blocks, out);
+        if is_probe {
+            self.on_probe_sent(now, !new_data);
+        } else if new_data {
+            self.schedule_tlp(now, false);
+        }
         true
+    }
+
+    /// The tail loss probe (RFC 8985 §7.3, Linux `tcp_send_loss_probe`): a new segment if the
+    /// peer's window takes it whole, else the highest segment not SACKed again.
+    fn pick_probe(&mut self, max_payload: u64) -> Option<Pick> {
+        if self.fin_seq.is_none() {
+            let off = self.tx.snd_nxt - 1;
+            if self.app_ready {
+                while self.tls_tx.stream_end - off < max_payload && self.tls_tx.frame(&self.cfg) {}
+            }
+            let avail = self.tls_tx.stream_end - off;
+            let len = avail.min(max_payload);
+            let fin = self.fin_queued && self.tls_tx.unframed == 0 && len == avail;
+            let room = self.tx.wnd_right.saturating_sub(self.tx.snd_nxt);
+            if (len > 0 || fin) && len <= room {
+                return Some(Pick::New { len, fin });
+            }
+        }
+        let s = self.tx.board.last_unsacked()?;
+        Some(Pick::Retransmit { seq: s.seq, len: s.payload(), fin: s.has(FIN_SEG) })
+    }
+
+    /// A probe went out: its episode opens at SND.NXT, and the RTO restarts from now.
+    fn on_probe_sent(&mut self, now: SimTime, retrans: bool) {
+        if let Some(r) = self.tx.rack.as_deref_mut() {
+            r.tlp_due = false;
+            r.tlp_at = None;
+            r.tlp_high_seq = Some(self.tx.snd_nxt);
+            r.tlp_retrans = retrans;
+        }
+        self.stats.loss_probes += 1;
+        self.rto_at = Some(now + self.rto_value());
     }
 
     /// New data (or the FIN) if every limit allows it.

@@ -11,7 +11,7 @@
 //! loss, costs one comparison: it runs on every transmit attempt).
 
 use quicksim_cc::PacketRate;
-use quicksim_engine::SimTime;
+use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -68,7 +68,8 @@ pub struct Scoreboard {
     lost_total: u64,
     /// The SACKed sequence ranges (whole segments).
     sacked_set: RangeSet,
-    /// Every un-SACKed segment below this is marked lost.
+    /// Every un-SACKed segment below this is marked lost (with RFC 6675's `IsLost`; with RACK,
+    /// whose marks need not be contiguous, only: no lost segment lies at or above it).
     lost_high: u64,
     /// No lost, un-retransmitted segment lies below this (NextSeg resumes here).
     retx_next: u64,
@@ -366,6 +367,61 @@ impl Scoreboard {
         None
     }
 
+    /// RACK (RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`): every segment sent before the
+    /// one RACK holds (sent at `xmit_ts`, ending at `end_seq`; a later end breaks a tie) that is
+    /// neither SACKed nor waiting for its retransmission is lost once `wait` (RACK.rtt +
+    /// RACK.reo_wnd) has passed since it was sent; a retransmission that was lost again is
+    /// marked too. Returns the bytes newly marked and the longest time still to wait for one
+    /// that was not yet (the reordering timer, §6.3).
+    pub fn rack_mark_lost(
+        &mut self,
+        now: SimTime,
+        xmit_ts: SimTime,
+        end_seq: u64,
+        wait: SimDuration,
+    ) -> (u64, Option<SimDuration>) {
+        let (mut newly, mut longest) = (0, None::<SimDuration>);
+        for s in self.segs.iter_mut() {
+            if s.has(SACKED) || (s.has(LOST) && !s.has(RETRANS)) {
+                continue;
+            }
+            if !(xmit_ts > s.sent || (xmit_ts == s.sent && end_seq > s.end())) {
+                // Sent after RACK's segment. Segments never retransmitted went out in sequence
+                // order, and a later segment's retransmission after its first transmission: so
+                // everything above one never retransmitted was sent later still.
+                if s.has(EVER_RETRANS) {
+                    continue;
+                }
+                break;
+            }
+            let waited = now - s.sent;
+            if waited >= wait {
+                let len = s.len as u64;
+                if s.has(RETRANS) {
+                    s.marks &= !RETRANS;
+                    self.retrans -= len;
+                }
+                if !s.has(LOST) {
+                    s.marks |= LOST;
+                    self.lost += len;
+                }
+                // A retransmission lost again is a loss again (for the rate samples).
+                self.lost_total += len;
+                newly += len;
+                self.retx_next = self.retx_next.min(s.seq);
+                self.lost_high = self.lost_high.max(s.end());
+            } else {
+                longest = Some(longest.map_or(wait - waited, |l| l.max(wait - waited)));
+            }
+        }
+        (newly, longest)
+    }
+
+    /// The highest segment not SACKed (what a tail loss probe sends again), if any.
+    pub fn last_unsacked(&self) -> Option<SentSeg> {
+        self.segs.iter().rev().find(|s| !s.has(SACKED)).copied()
+    }
+
     /// The segment at `seq` was retransmitted at `now`.
     pub fn on_retransmit(&mut self, seq: u64, now: SimTime, rate: PacketRate) {
         let i = self.index_of(seq);
@@ -374,10 +430,15 @@ impl Scoreboard {
         if !s.has(RETRANS) {
             self.retrans += s.len as u64;
         }
+        let was_lost = s.has(LOST);
         s.marks |= RETRANS | EVER_RETRANS;
         s.sent = now;
         s.rate = rate;
-        self.retx_next = self.retx_next.max(s.end());
+        // NextSeg resumes above a lost segment resent; a tail loss probe (RFC 8985 §7.3) resends
+        // one not marked lost, which leaves the search where it was.
+        if was_lost {
+            self.retx_next = self.retx_next.max(s.end());
+        }
     }
 }
 
@@ -448,6 +509,36 @@ mod tests {
         b.on_sack(&[(seg(5).0, seg(6).1)], |_| {});
         assert_eq!(b.mark_lost(3, MSS), 1000);
         assert!(b.get(seg(3).0).unwrap().has(LOST));
+        assert_eq!(b.next_lost().unwrap().seq, seg(0).0);
+    }
+
+    #[test]
+    fn rack_marks_by_send_time_and_finds_a_lost_retransmission() {
+        // Segment i sent at i ms; segment 5 SACKed: RACK holds it (sent 5 ms). At 60 ms with
+        // RACK.rtt + reo_wnd = 57 ms, segments 0..3 (waited 60..57 ms) are lost, segment 4
+        // (56 ms) is due in 1 ms; 6..9 were sent after RACK's segment.
+        let mut b = board();
+        b.on_sack(&[seg(5)], |_| {});
+        let ms = SimTime::from_millis;
+        let (lost, wait) = b.rack_mark_lost(ms(60), ms(5), seg(5).1, SimDuration::from_millis(57));
+        assert_eq!((lost, wait), (4000, Some(SimDuration::from_millis(1))));
+        assert_eq!((b.lost_bytes(), b.pipe()), (4000, 5000));
+        // Segment 0 resent at 70 ms; RACK later holds segment 9's delivery (sent 9 ms): the
+        // retransmission was sent after it, so it is not lost; 4, 6, 7 and 8 (sent before 9,
+        // 72-76 ms ago) now are.
+        let s = b.next_lost().unwrap();
+        b.on_retransmit(s.seq, ms(70), PacketRate::default());
+        assert_eq!(b.pipe(), 6000);
+        b.on_sack(&[seg(9)], |_| {});
+        let (lost, _) = b.rack_mark_lost(ms(80), ms(9), seg(9).1, SimDuration::from_millis(20));
+        assert_eq!(lost, 4000);
+        assert!(b.get(seg(4).0).unwrap().has(LOST) && b.get(seg(0).0).unwrap().has(RETRANS));
+        // Something sent after the retransmission is delivered (RACK at 75 ms): the
+        // retransmission, 20 ms old at 90 ms, is lost again; it was counted lost once (8000 B
+        // lost in all), leaves pipe as a retransmission, and NextSeg offers it once more.
+        let (lost, _) = b.rack_mark_lost(ms(90), ms(75), seg(9).1, SimDuration::from_millis(20));
+        assert_eq!(lost, 1000);
+        assert_eq!((b.lost_bytes(), b.retrans_bytes(), b.pipe()), (8000, 0, 0));
         assert_eq!(b.next_lost().unwrap().seq, seg(0).0);
     }
 

@@ -31,6 +31,7 @@ use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
 use super::config::TcpConfig;
+use super::rack::{Rack, RackSample};
 use super::sack::{Scoreboard, SentSeg, EVER_RETRANS};
 
 /// The window rules TCP hands its controller: RFC 6928's initial window, RFC 5681's loss window
@@ -84,6 +85,8 @@ struct Delivered {
     /// was ever retransmitted (Karn's rule).
     first_acked_sent: Option<SimTime>,
     retx_acked: bool,
+    /// With RACK: what it learns from the segments delivered (`rack.rs`).
+    rack: Option<RackSample>,
 }
 
 impl Delivered {
@@ -93,6 +96,9 @@ impl Delivered {
         delivery.on_acked(sampler, now, s.sent, &s.rate, bytes);
         self.segs.push(Acked { sent: s.sent, bytes });
         self.newest_sent = Some(self.newest_sent.map_or(s.sent, |t| t.max(s.sent)));
+        if let Some(r) = self.rack.as_mut() {
+            r.add(now, s.sent, s.end(), s.has(EVER_RETRANS));
+        }
     }
 
     /// `s` was delivered by the cumulative ACK.
@@ -168,6 +174,9 @@ pub struct Sender {
     ce_fed: bool,
     /// Accurate ECN state (`accecn.rs`), once agreed in the handshake; both halves live here.
     pub accecn: Option<Box<super::accecn::AccEcn>>,
+    /// RACK-TLP (`rack.rs`): with `loss_detection = "rack"` once SACK is agreed; else the
+    /// losses are RFC 6675's (`Scoreboard::mark_lost`).
+    pub rack: Option<Box<Rack>>,
 }
 
 impl std::fmt::Debug for Sender {
@@ -213,6 +222,7 @@ impl Sender {
             prr,
             ce_fed: false,
             accecn: None,
+            rack: None,
         }
     }
 
@@ -307,7 +317,14 @@ impl Sender {
         // Each newly delivered segment (SACKed, then cumulatively acknowledged) goes to the
         // delivery-rate estimator at once (it reads nothing the rest of the ACK changes); the
         // controller gets them below, after the state machine, from `delivered`.
-        let mut delivered = Delivered::default();
+        let mut delivered = Delivered {
+            rack: self.rack.as_ref().map(|_| RackSample {
+                min_rtt: cx.rtt.min(),
+                prior_fack: self.board.high_sacked().max(prior_una),
+                ..RackSample::default()
+            }),
+            ..Delivered::default()
+        };
         let mut sampler = AckSampler::default();
         if self.sack && !blocks.is_empty() {
             let delivery = &mut self.delivery;
@@ -342,7 +359,13 @@ impl Sender {
             && len == 0
             && !self.board.is_empty()
             && if self.sack { newly_sacked > 0 } else { window == prior_wnd };
-        if self.sack {
+        if let (Some(sample), Some(r)) = (delivered.rack, self.rack.as_deref_mut()) {
+            r.on_sample(now, &sample);
+            // Linux `tcp_rack_mark_lost`: only when RACK moved.
+            if std::mem::take(&mut r.advanced) {
+                self.rack_detect(cfg, cx, now);
+            }
+        } else if self.sack {
             self.board.mark_lost(cfg.dupthresh, self.smss);
         }
         self.delivery.on_lost(self.board.lost_total() - prior_lost);
@@ -354,6 +377,9 @@ impl Sender {
             self.delivery.skip_sample();
             None
         };
+        if self.rack.as_ref().is_some_and(|r| r.tlp_high_seq.is_some()) {
+            self.on_tlp_ack(cx, now, ack, out.advanced || newly_sacked > 0);
+        }
         let mut fed = false;
         // RFC 6937 DeliveredData = Δ SND.UNA + Δ SACKed.
         let delivered_data = (out.acked_bytes + self.board.sacked_bytes()).saturating_sub(prior_sacked);
@@ -365,8 +391,14 @@ impl Sender {
                 if out.dupack {
                     self.dupacks += 1;
                 }
-                let trigger = self.dupacks >= cfg.dupthresh
-                    || (self.sack && self.board.first().is_some_and(|s| s.has(super::sack::LOST)));
+                // With RACK a segment marked lost is the trigger (Linux `tcp_time_to_recover`:
+                // "the loss is proven").
+                let trigger = if self.rack.is_some() {
+                    self.board.lost_bytes() > 0
+                } else {
+                    self.dupacks >= cfg.dupthresh
+                        || (self.sack && self.board.first().is_some_and(|s| s.has(super::sack::LOST)))
+                };
                 // RFC 6582 §3.2 step 1 / RFC 6675 §5: not again for data below the last
                 // recovery point (one reduction per window of data).
                 if trigger && self.snd_una >= self.recovery_point && !self.board.is_empty() {
@@ -478,10 +510,18 @@ impl Sender {
     }
 
     /// Fast retransmit (RFC 5681 §3.2, RFC 6675 §5 step 4, RFC 6582 §3.2 step 2).
-    fn enter_recovery(&mut self, cfg: &TcpConfig, cx: &CcCtx, now: SimTime, delivered_data: u64) {
+    pub(super) fn enter_recovery(&mut self, cfg: &TcpConfig, cx: &CcCtx, now: SimTime, delivered_data: u64) {
         self.state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
-        self.board.mark_first_lost();
+        if let Some(r) = self.rack.as_deref_mut() {
+            // RACK marked what is lost; no probe during recovery, and a probe's episode ends
+            // (Linux `tcp_init_cwnd_reduction`).
+            r.tlp_at = None;
+            r.tlp_due = false;
+            r.tlp_high_seq = None;
+        } else {
+            self.board.mark_first_lost();
+        }
         self.force_one = true;
         let lost_sent = self.board.first().map_or(now, |s| s.sent);
         let ev = CongestionEvent {
@@ -560,6 +600,10 @@ impl Sender {
         // count ns-3 halves (`ReTxTimeout` with `BytesInFlight()`).
         let pipe = self.board.pipe();
         self.board.mark_all_lost();
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.stop();
+            r.tlp_high_seq = None;
+        }
         self.state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
         self.dupacks = 0;

@@ -13,6 +13,7 @@ mod tcp_ecn;
 mod tcp_linux;
 mod tcp_park;
 mod tcp_props;
+mod tcp_rack;
 mod tcp_reset;
 
 use harness::{no_handshake, Sim};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use quicksim_engine::{Rate, Rng, SimDuration, SimTime};
-use quicksim_transport::tcp::{Connection, TcpConfig, TlsVersion};
+use quicksim_transport::tcp::{Connection, LossDetection, TcpConfig, TlsVersion};
 use quicksim_transport::Role;
 
 use crate::net::Net;
@@ -71,7 +71,13 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 fn run(c: &Case) {
+    run_with(c, None);
+}
+
+/// `run` with the loss detection given (None: the default, RFC 6675).
+fn run_with(c: &Case, loss_detection: Option<LossDetection>) {
     let cfg = Arc::new(TcpConfig {
+        loss_detection,
         sack: c.sack,
         prr: c.prr,
         timestamps: c.timestamps,
@@ -138,5 +144,12 @@ proptest! {
     #[test]
     fn tcp_every_byte_once_in_order_without_stall(c in case()) {
         run(&c);
+    }
+
+    /// The same with RACK-TLP (`rack.rs`): its marks, timers and probes under loss,
+    /// reordering (up to two one-way delays: past its window) and duplication.
+    #[test]
+    fn tcp_rack_every_byte_once_in_order_without_stall(c in case()) {
+        run_with(&c, Some(LossDetection::Rack));
     }
 }

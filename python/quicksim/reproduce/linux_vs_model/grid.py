@@ -19,7 +19,7 @@ from typing import Any
 ALGOS: dict[str, str] = {"reno": "newreno", "cubic": "cubic", "bbr": "bbr1"}
 
 #: The model's TCP settings on every flow: Linux's profile (docs/tcp.md: initial window 10,
-#: Linux's RTO estimator and delayed ACKs, the HyStart and constants of tcp_cubic.c). The one
+#: Linux's RTO estimator and delayed ACKs, RACK-TLP, the HyStart and constants of tcp_cubic.c). The one
 #: line to change to compare the model's own defaults instead: `MODEL_TCP = {}`.
 MODEL_TCP: dict[str, Any] = {"profile": "linux"}
 
