@@ -118,7 +118,8 @@ def test_quinn_peer_through_a_10_mbit_link(tmp_path: Path) -> None:
     assert m.get("error", "") == "", m
     # Goodput over the 4 s (handshake and slow start included) within 10 % of the link's
     # 10 Mbit/s; at most the UDP payload's share (1472 of 1500 B), which no timing error can
-    # exceed. Measured here: 9.0-9.3 Mbit/s at a load average of 10-15.
+    # exceed. Measured here: 9.36-9.46 Mbit/s in three runs at a load average of 12 (the model:
+    # 9.49); 9.0 leaves room for a busier machine.
     assert 9.0 <= m["mbps"] <= 10 * 1472 / 1500, m
     assert m["server_ended_by"] in ("close", "client reset", "client silent")
     assert 0 < m["queue_mean_ms"] < 17 * 1.2 * 1.05  # a 17-packet queue at 10 Mbit/s holds 20.4 ms
