@@ -215,6 +215,12 @@ impl QuinnEndpoint {
         self.inner.conn.as_ref().map(|(_, c)| c.stats())
     }
 
+    /// Whether the connection is closed and its draining period (RFC 9000 §10.2) is over, so
+    /// nothing more will be sent or accepted: where a real-time driver may stop.
+    pub fn is_drained(&self) -> bool {
+        self.inner.conn.as_ref().is_some_and(|(_, c)| c.is_drained())
+    }
+
     pub fn config(&self) -> &crate::QuinnConfig {
         &self.shared.cfg
     }

@@ -42,6 +42,7 @@ REPRODUCTIONS: dict[str, str] = {
     "quic-vs-tcp": "quic_vs_tcp",
     "aqm": "aqm",
     "quinn-vs-model": "quinn_vs_model",
+    "quinn-real-vs-model": "quinn_real_vs_model",
     "bbr": "bbr",
     "buffer-sizing-sqrt-n": "sqrtn",
     "l4s": "l4s",
