@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from quicksim import reproduce as rp
-from quicksim.reproduce.sqrtn import mix
+from quicksim.reproduce.sqrtn import desync, mix
 from quicksim.reproduce.sqrtn import model as m
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -126,6 +126,33 @@ def test_windows_take_seconds_or_cycles() -> None:
     # Rounded up to whole 0.5 s bins: 7.43 -> 7.5, 4 x 7.43 = 29.74 -> 30.
     assert m.windows(2.5e9, 200, (5.0, 1.0), (10.0, 4.0)) == (7.5, 30.0)
     assert m.windows(155e6, 1600, (5.0, 1.0), (10.0, 4.0)) == (5.0, 10.0)
+
+
+def test_episodes_group_drops_by_gap() -> None:
+    # Gap 40 ms (half the smallest RTT): drops at 0.01, 0.02, 0.05 (flows a, b, a) are one
+    # episode, 0.2 and 0.21 (c, c) another; 0.5 is outside [0, 0.4).
+    rows = [(0.01, "a"), (0.02, "b"), (0.05, "a"), (0.2, "c"), (0.21, "c"), (0.5, "d")]
+    assert pytest.approx(0.04) == desync.EPISODE_GAP_S
+    assert desync.episodes(_drops(rows), 0.0, 0.4) == [(3, 2), (2, 1)]
+    assert desync.episodes(_drops([]), 0.0, 0.4) == []
+
+
+def test_desync_variants_change_one_thing() -> None:
+    base = m.long_flows_doc(20, 100e6, 50, 10.0)
+    for name, change, _ in desync.VARIANTS:
+        if change is None:
+            continue
+        doc = m.long_flows_doc(20, 100e6, 50, 10.0)
+        change(doc)
+        diff = {k for k in doc if doc[k] != base[k]}
+        assert diff <= {"dumbbell", "tcp", "flows"}, name
+    own = m.long_flows_doc(20, 100e6, 50, 10.0)
+    own_rtts = desync.VARIANTS[1][1]
+    assert own_rtts is not None
+    own_rtts(own)
+    # Class 0 (82 ms): 36 ms of access delay less 1 ms, plus 0-2 ms per flow: RTT 80-84 ms.
+    assert own["dumbbell"]["access_delays"][0] == "35.000000ms"
+    assert own["flows"][0]["extra_delay"] == {"dist": "uniform", "min": "0s", "max": "2ms"}
 
 
 def test_predicted_fct_by_hand() -> None:
