@@ -18,11 +18,12 @@ from quicksim.bench import htsim as hs
 pytestmark = pytest.mark.core
 
 
-@pytest.mark.parametrize("w", hs.WORKLOADS, ids=lambda w: w.name)
+@pytest.mark.parametrize("w", [w for w in hs.WORKLOADS if not w.extra], ids=lambda w: w.name)
 def test_scenarios_are_the_harness_dumbbell(w: hs.Workload) -> None:
     """Every number the harness is given is the one quicksim's scenarios use (a drift between
     the two would compare different networks)."""
     for name in (w.tcp_scenario, w.quic_scenario):
+        assert name is not None
         doc = bench.SUITE[name]()
         d = doc["dumbbell"]
         assert d["pairs"] == len(doc["flows"]) == w.flows
@@ -38,6 +39,37 @@ def test_scenarios_are_the_harness_dumbbell(w: hs.Workload) -> None:
         assert units.seconds(doc["run"]["duration"]) == w.duration_s
         starts = [units.seconds(f["start"]) for f in doc["flows"]]
         assert starts == [i / 1e3 for i in range(w.flows)]  # --start-step-ms=1
+
+
+def test_sqrtn_workload_is_the_reproductions_largest_run() -> None:
+    """The 1 600-flow workload: the harness's spread RTTs, access rate and start spread are the
+    numbers of `model.long_flows_doc`, which sqrtn-2g5-1600-tcp runs with htsim-like TCP."""
+    from quicksim.reproduce.sqrtn import model
+
+    w = next(w for w in hs.WORKLOADS if w.name == "1600x2g5")
+    assert w.quic_scenario is None and not w.default
+    extra = dict(a.removeprefix("--").split("=") for a in w.extra)
+    doc = bench.SUITE[w.tcp_scenario]()
+    d = doc["dumbbell"]
+    assert sum(f["count"] for f in doc["flows"]) == w.flows == 1600
+    assert d["pairs"] == int(extra["rtt-classes"]) == model.RTT_CLASSES
+    assert units.bits_per_s(d["bottleneck"]["rate"]) == w.rate_mbps * 1e6
+    assert units.bits_per_s(d["access"]["rate"]) == float(extra["access-mbps"]) * 1e6
+    assert units.seconds(d["bottleneck"]["delay"]) == w.delay_ms / 1e3
+    # The harness's class RTTs: midpoints of [min, max]; each sender's access link the rest.
+    lo, hi = float(extra["rtt-min-ms"]) / 1e3, float(extra["rtt-max-ms"]) / 1e3
+    assert (lo, hi) == (model.RTT_MIN_S, model.RTT_MAX_S)
+    for c, delay in enumerate(d["access_delays"]):
+        rtt = lo + (hi - lo) * (c + 0.5) / model.RTT_CLASSES
+        assert units.seconds(delay) == pytest.approx(rtt / 2 - w.delay_ms / 1e3, abs=1e-12)
+    assert d["bottleneck"]["queue"]["packets"] * w.packet_bytes == w.queue_bytes
+    assert units.bytes_(d["mtu"]) == w.packet_bytes
+    assert units.seconds(doc["run"]["duration"]) == w.duration_s
+    assert {units.seconds(f["start"]["max"]) for f in doc["flows"]} == {float(extra["start-spread-s"])}
+    assert doc["tcp"]["ack_every"] == 1 and doc["tcp"]["sack"] is False
+    # The memory baseline: the same link and duration with one flow per class.
+    base = bench.BASELINES[w.tcp_scenario]()
+    assert sum(f["count"] for f in base["flows"]) == 10 and base["dumbbell"] == d
 
 
 def test_tcp_rows_are_configured_as_htsim() -> None:

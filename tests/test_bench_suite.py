@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from quicksim import bench
+from quicksim import bench, units
 
 pytestmark = pytest.mark.core
 
@@ -45,7 +45,7 @@ def test_suite_worker_reports_the_figures() -> None:
 
 _PEAK = """
 import json, sys
-from quicksim import bench
+from quicksim import bench, units
 from quicksim.api import _load_core, _to_json
 doc = bench.many_flows_scenario(idle=int(sys.argv[1]), active=0, duration_s=6.0, kind=sys.argv[2])
 raw = _load_core().run(_to_json(doc), None, None)
@@ -139,6 +139,43 @@ def test_tcp_rows_are_ns3s_programs_with_tcp() -> None:
         assert cli_bench.NS3_PROGRAMS[name] == prog and cli_bench.protocol(name) == "TCP"
         assert name in bench.SUITE and name in cli_bench.SCENARIOS
     assert cli_bench.protocol("scale-100x1g") == "QUIC"
+
+
+def test_sqrtn_ns3_row_is_ns3s_sqrtn_program() -> None:
+    """sqrtn-155m-200-tcp is tools/ns3/sqrtn.cc's network with ns-3.44's TCP settings: the
+    program's defaults (read from its source) are the scenario's numbers, and the row runs
+    only when named."""
+    import re
+
+    from quicksim.bench import cli as cli_bench
+    from quicksim.bench import ns3
+    from quicksim.reproduce.sqrtn import model
+
+    src = (ns3.REPO_ANCHORS / "sqrtn.cc").read_text()
+
+    def default(name: str) -> str:
+        found = re.search(rf"\b{name} = ([^;]+);", src)
+        assert found, name
+        return found.group(1).strip('"')
+
+    name = "sqrtn-155m-200-tcp"
+    assert cli_bench.NS3_PROGRAMS[name] == "sqrtn" and cli_bench.protocol(name) == "TCP"
+    assert name in cli_bench.SQRTN_SCENARIOS and name not in cli_bench.SCENARIOS
+    assert "sqrtn.cc" in ns3.SOURCES and "sqrtn" in ns3.PROGRAMS
+    doc = bench.SUITE[name]()
+    d = doc["dumbbell"]
+    assert sum(f["count"] for f in doc["flows"]) == int(default("nFlows")) == 200
+    assert d["pairs"] == int(default("classes")) == model.RTT_CLASSES
+    assert units.seconds(doc["run"]["duration"]) == float(default("simTime"))
+    assert units.bits_per_s(d["bottleneck"]["rate"]) == units.bits_per_s(default("rate"))
+    assert units.seconds(d["bottleneck"]["delay"]) == float(default("delay"))
+    assert (float(default("rttMin")), float(default("rttMax"))) == (model.RTT_MIN_S, model.RTT_MAX_S)
+    assert float(default("startSpread")) == model.START_SPREAD_S
+    # ns-3's FIFO of 91 packets plus its one-packet device queue.
+    assert default("queue") == f"{bench.SQRTN_NS3_BUFFER}p"
+    assert d["bottleneck"]["queue"]["packets"] == bench.SQRTN_NS3_BUFFER + 1
+    assert units.bytes_(d["mtu"]) == int(default("mtu")) == 1500
+    assert doc["tcp"]["cc"] == bench.NS3_TCP["cc"] and doc["tcp"]["ack_every"] == int(default("delAck"))
 
 
 def test_quinn_bench_scenarios_run_only_when_named() -> None:

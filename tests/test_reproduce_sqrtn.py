@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from quicksim import reproduce as rp
+from quicksim.reproduce.sqrtn import desync, mix
 from quicksim.reproduce.sqrtn import model as m
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
@@ -127,6 +128,58 @@ def test_windows_take_seconds_or_cycles() -> None:
     assert m.windows(155e6, 1600, (5.0, 1.0), (10.0, 4.0)) == (5.0, 10.0)
 
 
+def test_episodes_group_drops_by_gap() -> None:
+    # Gap 40 ms (half the smallest RTT): drops at 0.01, 0.02, 0.05 (flows a, b, a) are one
+    # episode, 0.2 and 0.21 (c, c) another; 0.5 is outside [0, 0.4).
+    rows = [(0.01, "a"), (0.02, "b"), (0.05, "a"), (0.2, "c"), (0.21, "c"), (0.5, "d")]
+    assert pytest.approx(0.04) == desync.EPISODE_GAP_S
+    assert desync.episodes(_drops(rows), 0.0, 0.4) == [(3, 2), (2, 1)]
+    assert desync.episodes(_drops([]), 0.0, 0.4) == []
+
+
+def test_desync_variants_change_one_thing() -> None:
+    base = m.long_flows_doc(20, 100e6, 50, 10.0)
+    for name, change, _ in desync.VARIANTS:
+        if change is None:
+            continue
+        doc = m.long_flows_doc(20, 100e6, 50, 10.0)
+        change(doc)
+        diff = {k for k in doc if doc[k] != base[k]}
+        assert diff <= {"dumbbell", "tcp", "flows"}, name
+    own = m.long_flows_doc(20, 100e6, 50, 10.0)
+    own_rtts = desync.VARIANTS[1][1]
+    assert own_rtts is not None
+    own_rtts(own)
+    # Class 0 (82 ms): 36 ms of access delay less 1 ms, plus 0-2 ms per flow: RTT 80-84 ms.
+    assert own["dumbbell"]["access_delays"][0] == "35.000000ms"
+    assert own["flows"][0]["extra_delay"] == {"dist": "uniform", "min": "0s", "max": "2ms"}
+
+
+def test_predicted_fct_by_hand() -> None:
+    # 7 packets from a window of 2: bursts 2, 4, 1 (k = 3). RTT 100 ms, q = 10 ms, 100 Mbit/s
+    # (0.12 ms a packet): 3.5 x 0.1 + 4 x 0.01 + 0 packet times = 0.39 s.
+    assert mix.predicted_fct(7, 0.1, 0.01, 100e6) == pytest.approx(0.39)
+    # 6 packets: bursts 2, 4 (k = 2): 2.5 x 0.1 + 3 x 0.01 + 3 x 0.12 ms.
+    assert mix.predicted_fct(6, 0.1, 0.01, 100e6) == pytest.approx(0.28 + 3 * 12000 / 100e6)
+    # One packet, no queue: the handshake's RTT and the packet's one-way trip.
+    assert mix.predicted_fct(1, 0.08, 0.0, 155e6) == pytest.approx(0.12)
+
+
+def test_mix_doc_offers_the_short_load() -> None:
+    doc, span = mix.mix_doc(50, 100e6, 118, 300, 0.1, 5.0, seed=3)
+    # 300 flows x 12 packets x 12 000 bit / (0.1 x 100 Mbit/s) = 4.32 s of arrivals.
+    assert span == pytest.approx(4.32)
+    short = [f for f in doc["flows"] if f["name"].startswith("short")]
+    assert sum(f["count"] for f in short) == 300 and len(short) == m.RTT_CLASSES
+    assert short[3]["src"] == "sender4" and short[3]["start"]["min"] == "5.000000s"
+    assert sum(f["count"] for f in doc["flows"] if f["name"].startswith("long")) == 50
+    assert doc["tcp"] == {"cc": "newreno", "initial_window": 2, "ack_every": 1}
+    assert doc["run"]["seed"] == 3 and doc["run"]["duration"] == "14.32s"
+    assert doc["run"]["record"]["queues"] == ["bottleneck"]
+    with pytest.raises(ValueError, match="short_count: 305"):
+        mix.mix_doc(50, 100e6, 118, 305, 0.1, 5.0, seed=1)
+
+
 @pytest.mark.slow
 @pytest.mark.core
 def test_sqrtn_quick_end_to_end(cli: Cli, tmp_path: Path) -> None:
@@ -134,11 +187,14 @@ def test_sqrtn_quick_end_to_end(cli: Cli, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = tmp_path / "buffer-sizing-sqrt-n"
     assert "checks passed" in (out / "report.md").read_text(encoding="utf-8")
-    for png in ("min_buffer_vs_n.png", "synchronization.png", "short_flow_queue.png"):
+    for png in ("min_buffer_vs_n.png", "synchronization.png", "short_flow_queue.png", "mix_fct.png"):
         assert (out / png).stat().st_size > 10_000
     with (out / "checks.csv").open(encoding="utf-8") as f:
         checks = list(csv.DictReader(f))
-    assert len(checks) == 11 and all(c["passed"] == "True" for c in checks)
+    assert len(checks) == 15 and all(c["passed"] == "True" for c in checks)
+    # The mix: the short flows finish sooner with the sqrt(n) buffer than with RTT x C.
+    mixed = pd.read_csv(out / "mix.csv").sort_values("buffer_pkts")
+    assert mixed["fct_median_s"].iloc[-1] > mixed["fct_median_s"].iloc[1]
     found = pd.read_csv(out / "min_buffer_vs_n.csv")
     # The search's answer is below RTT x C / 4 and within the band around the sqrt(n) rule.
     assert (found["min_buffer"] < found["bdp_packets"] / 4).all()

@@ -22,6 +22,8 @@ from .scenarios import (
     LIGHT_RECORD,
     NS3_LINKSHARING_RECORD,
     NS3_TCP,
+    SQRTN_HTSIM_BUFFER,
+    SQRTN_NS3_BUFFER,
     SUITE,
     TIE_BREAK_JITTER,
     htsim_3x10m_scenario,
@@ -39,6 +41,8 @@ from .scenarios import (
     scale_100x1g_tcp_scenario,
     scenario,
     short_flows_scenario,
+    sqrtn_2g5_1600_tcp_scenario,
+    sqrtn_155m_200_tcp_scenario,
 )
 
 __all__ = [
@@ -47,6 +51,8 @@ __all__ = [
     "LIGHT_RECORD",
     "NS3_LINKSHARING_RECORD",
     "NS3_TCP",
+    "SQRTN_HTSIM_BUFFER",
+    "SQRTN_NS3_BUFFER",
     "SUITE",
     "TIE_BREAK_JITTER",
     "htsim_3x10m_scenario",
@@ -67,6 +73,8 @@ __all__ = [
     "scale_100x1g_tcp_scenario",
     "scenario",
     "short_flows_scenario",
+    "sqrtn_2g5_1600_tcp_scenario",
+    "sqrtn_155m_200_tcp_scenario",
     "suite_worker",
     "sweep_speedup",
 ]

@@ -21,6 +21,12 @@ Scenarios (built in code, `quicksim.bench.SUITE`):
                  also run without the idle ones, for the memory per idle flow
   htsim-3x10m(-tcp), htsim-100x1g-tcp  the dumbbells of --vs-htsim (below): 3 flows all on,
                  10 Mbit/s, 25 kB, 50 s; 100 flows as scale-100x1g; TCP configured as htsim's
+  sqrtn-155m-200-tcp  (only when named) buffer-sizing-sqrt-n's long flows as ns-3's sqrtn.cc:
+                 200 TCP NewReno flows (ns-3.44's settings), 155 Mbit/s, RTTs 80-120 ms in 10
+                 classes, 91 + 1 packets of DropTail (RTT C / sqrt n), 30 s
+  sqrtn-2g5-1600-tcp  (only when named) the reproduction's largest run: 1 600 htsim-like TCP
+                 NewReno flows, 2.5 Gbit/s, RTTs 80-120 ms, 521 packets, 60 s; with
+                 --vs-htsim beside htsim, and a 10-flow baseline for the memory per flow
 
 The scale and many-flows runs record only per-flow byte counters per bin
 (run.record = { queues = false, links = false, conn = false, drops = false }).
@@ -42,7 +48,12 @@ all see the same load.
 $QUICKSIM_HTSIM_SRC; nothing is fetched) with quicksim's harness and runs its two dumbbells (the
 linksharing-like 3 flows all on for 50 s; scale-100x1g) alternately with quicksim's TCP and QUIC
 on the same dumbbells, comparing bottleneck packets per wall second (`bench/vs_htsim.py`).
-Without scenario names it runs only that comparison.
+Without scenario names it runs only that comparison; with names, the workloads whose scenarios
+are named (sqrtn-2g5-1600-tcp: the reproduction's largest run, TCP only).
+
+ns-3's sqrtn program, htsim's harness and quicksim's reps also report the run loop's processor
+time; the ratios of it are printed beside the wall-time ones (on a shared machine wall time
+counts the time other processes held the core).
 
 --sweep times a 64-run sweep of the showcase (quicksim.sweep) with jobs=1 and jobs=2 and prints
 the speed-up.
@@ -76,6 +87,9 @@ SCENARIOS = (
 )
 HTSIM_SCENARIOS = ("htsim-3x10m", "htsim-3x10m-tcp", "htsim-100x1g-tcp")
 """Scenarios of the htsim comparison (also runnable by name)."""
+SQRTN_SCENARIOS = ("sqrtn-155m-200-tcp", "sqrtn-2g5-1600-tcp")
+"""Run only when named: buffer-sizing-sqrt-n's long flows beside ns-3 (--vs-ns3) and htsim
+(--vs-htsim)."""
 QUINN_SCENARIOS = ("linksharing-quinn", "linksharing-quinn-noenc", "quinn-1g", "quinn-1g-noenc")
 """Run only when named: the real quinn-proto stack's speed, with and without encryption."""
 WITH_BASELINE = ("many-flows", "many-flows-tcp")
@@ -86,6 +100,7 @@ NS3_PROGRAMS = {
     "linksharing-tcp": "linksharing",
     "scale-100x1g": "scale",
     "scale-100x1g-tcp": "scale",
+    "sqrtn-155m-200-tcp": "sqrtn",
 }
 """Suite scenario -> ns-3 anchor program with the same scenario (TCP NewReno)."""
 
@@ -103,7 +118,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "scenarios",
         nargs="*",
         metavar="SCENARIO",
-        help=f"subset of {', '.join((*SCENARIOS, *QUINN_SCENARIOS))} (default all but the quinn ones)",
+        help=f"subset of {', '.join((*SCENARIOS, *QUINN_SCENARIOS, *SQRTN_SCENARIOS))} "
+        "(default all but the quinn and sqrtn ones)",
     )
     parser.add_argument(
         "--reps", type=int, default=3, help="runs per scenario (default 3; the median is reported)"
@@ -150,7 +166,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run the suite, print a table, write the JSON."""
     names = args.scenarios or ([] if args.vs_htsim else list(SCENARIOS))
-    known = (*SCENARIOS, *HTSIM_SCENARIOS, *QUINN_SCENARIOS)
+    known = (*SCENARIOS, *HTSIM_SCENARIOS, *QUINN_SCENARIOS, *SQRTN_SCENARIOS)
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"quicksim bench: unknown scenario {unknown[0]!r}; choose from {', '.join(known)}")
@@ -161,6 +177,12 @@ def main(args: argparse.Namespace) -> int:
         print("ns-3's flows are TCP NewReno; quicksim's are QUIC NewReno, or TCP NewReno in the *-tcp rows.")
     bindir = _build_ns3(args) if args.vs_ns3 else None
     done: set[str] = set()
+    if args.vs_htsim:
+        # A scenario of an htsim workload runs in that comparison's alternating loop only.
+        from .htsim import WORKLOADS
+
+        done.update(w.tcp_scenario for w in WORKLOADS)
+        done.update(w.quic_scenario for w in WORKLOADS if w.quic_scenario is not None)
     for name in names:
         if name in done:
             continue
@@ -228,12 +250,23 @@ def _report_row(
         "run_loop_wall_best": min(r["wall_s"] for r in report["ns3"][prog]["reps"])
         / min(r["wall_s"] for r in reps),
     }
+    if "cpu_s" in q and "cpu_s" in s3:
+        ratio["run_loop_cpu"] = s3["cpu_s"] / q["cpu_s"]
+        ratio["run_loop_cpu_best"] = min(r["cpu_s"] for r in report["ns3"][prog]["reps"]) / min(
+            r["cpu_s"] for r in reps
+        )
     report["ratios"][name] = ratio
     print(
         f"  {name} ({ratio['compares']}): quicksim is {ratio['run_loop_wall']:.1f}x faster than ns-3 "
         f"in run-loop wall time ({ratio['process_wall']:.1f}x in process wall time, "
         f"{ratio['events_per_s']:.1f}x in events/s; fastest rep against fastest rep "
         f"{ratio['run_loop_wall_best']:.1f}x)"
+        + (
+            f"; in processor time {ratio['run_loop_cpu']:.1f}x (medians), {ratio['run_loop_cpu_best']:.1f}x "
+            "(best against best)"
+            if "run_loop_cpu" in ratio
+            else ""
+        )
     )
 
 
@@ -329,6 +362,8 @@ def _ns3_rep(binary: Path) -> dict[str, Any]:
     return {
         "events": perf["events"],
         "wall_s": perf["run_wall_s"],
+        # The run loop's processor time, where the program reports it (sqrtn.cc).
+        **({"cpu_s": perf["run_cpu_s"]} if "run_cpu_s" in perf else {}),
         "events_per_s": perf["events_per_wall_s"],
         "sim_s_per_wall_s": perf["sim_s_per_wall_s"],
         "peak_rss_mib": perf["max_rss_kib"] / 1024,

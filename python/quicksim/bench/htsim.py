@@ -10,7 +10,8 @@ against it. The harness prints one JSON line: run-loop wall time, events, packet
 bottleneck served, drops, delivered bytes and peak RSS.
 
 The workloads (`WORKLOADS`) are the bench's: the linksharing-like 3-flow dumbbell with all flows
-on for 50 s, and scale-100x1g. htsim's TCP is NewReno without SACK, an ACK per packet, an initial
+on for 50 s, scale-100x1g, and (only when named) buffer-sizing-sqrt-n's 1 600 flows at
+2.5 Gbit/s with spread RTTs. htsim's TCP is NewReno without SACK, an ACK per packet, an initial
 window of 10 packets and a 10 ms retransmit-timer scan; the quicksim scenarios that match it are
 `quicksim.bench.htsim_*_scenario`.
 """
@@ -44,9 +45,13 @@ class Workload:
     queue_bytes: int
     packet_bytes: int
     duration_s: float
-    #: quicksim's scenarios for it: TCP (like for like) and QUIC.
+    #: quicksim's scenarios for it: TCP (like for like) and QUIC (None: no QUIC row).
     tcp_scenario: str
-    quic_scenario: str
+    quic_scenario: str | None
+    #: More harness arguments (spread RTTs, access rate, start spread).
+    extra: tuple[str, ...] = ()
+    #: Run by `--vs-htsim` without scenario names (else only when its TCP scenario is named).
+    default: bool = True
 
     def args(self) -> list[str]:
         """The harness's command-line arguments."""
@@ -58,12 +63,35 @@ class Workload:
             f"--packet-bytes={self.packet_bytes}",
             f"--duration-s={self.duration_s:g}",
             "--start-step-ms=1",
+            *self.extra,
         ]
 
 
 WORKLOADS = (
     Workload("3x10m", 3, 10, 10, 25_000, 1500, 50, "htsim-3x10m-tcp", "htsim-3x10m"),
     Workload("100x1g", 100, 1000, 10, 2_500_000, 1280, 30, "htsim-100x1g-tcp", "scale-100x1g"),
+    # buffer-sizing-sqrt-n's largest run (`bench.sqrtn_2g5_1600_tcp_scenario`): 1 600 flows,
+    # 2.5 Gbit/s, 5 ms bottleneck, RTTs 80-120 ms in 10 classes, 521-packet DropTail, 100 Gbit/s
+    # access links, starts uniform over 2 s, 60 s. TCP only: QUIC there would take most of an hour.
+    Workload(
+        "1600x2g5",
+        1600,
+        2500,
+        5,
+        521 * 1500,
+        1500,
+        60,
+        "sqrtn-2g5-1600-tcp",
+        None,
+        extra=(
+            "--rtt-classes=10",
+            "--rtt-min-ms=80",
+            "--rtt-max-ms=120",
+            "--access-mbps=100000",
+            "--start-spread-s=2",
+        ),
+        default=False,
+    ),
 )
 
 
@@ -145,6 +173,7 @@ def run(binary: Path, w: Workload) -> dict[str, Any]:
     wall = max(float(s["run_wall_s"]), 1e-9)
     return {
         "wall_s": wall,
+        "cpu_s": float(s["run_cpu_s"]),
         "events": int(s["events"]),
         "events_per_s": int(s["events"]) / wall,
         "bottleneck_packets": int(s["bottleneck_packets"]),

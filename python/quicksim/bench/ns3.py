@@ -1,5 +1,5 @@
-"""Building and running the ns-3 anchor programs (`linksharing.cc`, `scale.cc`, `mathis.cc` of
-the repository's `tools/ns3`) against the ns-3 of the `ns3` PyPI wheel, for
+"""Building and running the ns-3 anchor programs (`linksharing.cc`, `scale.cc`, `mathis.cc`,
+`dctcp.cc`, `sqrtn.cc` of the repository's `tools/ns3`) against the ns-3 of the `ns3` PyPI wheel, for
 `quicksim bench --vs-ns3` and `quicksim reproduce tcp-vs-ns3`.
 
 The sources come from a directory (`--ns3-anchors` or `$QUICKSIM_NS3_ANCHORS`, else `tools/ns3`
@@ -24,9 +24,9 @@ from typing import Any
 __all__ = ["PROGRAMS", "REPO_ANCHORS", "SOURCES", "anchors_dir", "build", "default_cache", "run_program"]
 
 #: The anchor programs' sources, as `build.sh` needs them.
-SOURCES = ("build.sh", "common.h", "linksharing.cc", "scale.cc", "mathis.cc")
+SOURCES = ("build.sh", "common.h", "linksharing.cc", "scale.cc", "mathis.cc", "dctcp.cc", "sqrtn.cc")
 #: The programs `build.sh` builds into bin/.
-PROGRAMS = ("linksharing", "scale", "mathis")
+PROGRAMS = ("linksharing", "scale", "mathis", "dctcp", "sqrtn")
 #: Where the sources are in a checkout: python/quicksim/bench/ns3.py -> tools/ns3.
 REPO_ANCHORS = Path(__file__).resolve().parents[3] / "tools" / "ns3"
 

@@ -1,5 +1,6 @@
 """The benchmark scenarios, built in code: the UDP dumbbell of `python -m quicksim.bench`, the
-suite of `quicksim bench` (`SUITE`, `BASELINES`) and the short flows of `--outputs`."""
+suite of `quicksim bench` (`SUITE`, `BASELINES`), the short flows of `--outputs` and the long
+flows of buffer-sizing-sqrt-n beside ns-3 and htsim."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ __all__ = [
     "LIGHT_RECORD",
     "NS3_LINKSHARING_RECORD",
     "NS3_TCP",
+    "SQRTN_HTSIM_BUFFER",
+    "SQRTN_NS3_BUFFER",
     "SUITE",
     "TIE_BREAK_JITTER",
     "htsim_3x10m_scenario",
@@ -28,6 +31,8 @@ __all__ = [
     "scale_100x1g_tcp_scenario",
     "scenario",
     "short_flows_scenario",
+    "sqrtn_2g5_1600_tcp_scenario",
+    "sqrtn_155m_200_tcp_scenario",
 ]
 
 
@@ -254,6 +259,47 @@ def htsim_100x1g_tcp_scenario() -> dict[str, Any]:
     return _htsim_tcp(doc)
 
 
+# --- The long flows of `quicksim reproduce buffer-sizing-sqrt-n`, beside ns-3 and htsim --------
+
+SQRTN_NS3_BUFFER = 91
+"""The buffer of the 155 Mbit/s, 200-flow point: RTT x C / sqrt(200) = 91.3 packets at the mean
+RTT of 100 ms, in ns-3's FifoQueueDisc (its device queue holds one packet more)."""
+SQRTN_HTSIM_BUFFER = 521
+"""The buffer of the 2.5 Gbit/s, 1 600-flow point: RTT x C / sqrt(1600) = 520.8 packets."""
+
+
+def _sqrtn_doc(name: str, n: int, rate_bps: float, buffer_pkts: int, duration_s: float) -> dict[str, Any]:
+    """`model.long_flows_doc` (n TCP NewReno flows, RTTs 80-120 ms in 10 classes, starts
+    uniform in [0, 2] s, 1500 B packets, 100 Gbit/s access links) with light recording."""
+    from ..reproduce.sqrtn import model
+
+    doc = model.long_flows_doc(n, rate_bps, buffer_pkts, duration_s, cc="tcp newreno")
+    doc["name"] = name
+    doc["run"]["record"] = dict(LIGHT_RECORD)
+    return doc
+
+
+def sqrtn_155m_200_tcp_scenario(duration_s: float = 30.0) -> dict[str, Any]:
+    """ns-3's sqrtn.cc itself: 200 TCP NewReno flows with ns-3.44's settings (Snd/RcvBuf 1 MiB),
+    155 Mbit/s, RTTs 80-120 ms, a 91-packet FIFO plus ns-3's one-packet device queue, 2-B PPP
+    headers, 30 s (`quicksim bench --vs-ns3`)."""
+    doc = _sqrtn_doc("sqrtn-155m-200-tcp", 200, 155e6, SQRTN_NS3_BUFFER + 1, duration_s)
+    doc["dumbbell"]["bottleneck"]["overhead"] = doc["dumbbell"]["access"]["overhead"] = "2B"
+    doc["dumbbell"]["access"]["queue"] = {"packets": 100_000}
+    doc["tcp"] = dict(NS3_TCP, send_buffer=1 << 20, recv_buffer=1 << 20)
+    return doc
+
+
+def sqrtn_2g5_1600_tcp_scenario(duration_s: float = 60.0, flows: int = 1600) -> dict[str, Any]:
+    """The reproduction's largest run with htsim-like TCP (`HTSIM_TCP`): 1 600 NewReno flows,
+    2.5 Gbit/s, RTTs 80-120 ms, a 521-packet DropTail (RTT x C / sqrt n), 60 s, the access
+    links' ties broken (`TIE_BREAK_JITTER`), as `quicksim bench --vs-htsim` runs it."""
+    doc = _sqrtn_doc("sqrtn-2g5-1600-tcp", flows, 2.5e9, SQRTN_HTSIM_BUFFER, duration_s)
+    doc["tcp"] = dict(HTSIM_TCP, send_buffer=1 << 20, recv_buffer=1 << 20)
+    doc["dumbbell"]["access"]["jitter"] = {"max": TIE_BREAK_JITTER}
+    return doc
+
+
 def scale_10g_scenario(duration_s: float = 10.0, flows: int = 50) -> dict[str, Any]:
     """50 NewReno flows over 10 Gbit/s, 10 ms one way, BDP (25 MB) DropTail, MTU 1500, 10 s."""
     return _saturated_dumbbell(
@@ -363,9 +409,20 @@ def short_flows_scenario(flows: int = 10_000, duration_s: float = 3.0) -> dict[s
 BASELINES: dict[str, Any] = {
     "many-flows": lambda: many_flows_scenario(idle=0),
     "many-flows-tcp": lambda: many_flows_tcp_scenario(idle=0),
+    "sqrtn-2g5-1600-tcp": lambda: _sqrtn_baseline(),
 }
 """Companion runs: many-flows(-tcp) without its idle flows, so (peak - baseline peak) / idle flows
-is the memory one idle connection costs."""
+is the memory one idle connection costs; sqrtn-2g5-1600-tcp with 10 flows (`_sqrtn_baseline`),
+so (peak - baseline peak) / 1 590 is the memory per active flow."""
+
+
+def _sqrtn_baseline() -> dict[str, Any]:
+    """sqrtn-2g5-1600-tcp with 10 flows (one per RTT class) whose 16 MiB buffers let them fill
+    the link as the 1 600 do: the same packets in flight and in the queue, the same recorded
+    bins per flow, so the difference of the peaks is the flows' own state."""
+    doc = sqrtn_2g5_1600_tcp_scenario(flows=10)
+    doc["tcp"].update(send_buffer=16 << 20, recv_buffer=16 << 20)
+    return doc
 
 
 def linksharing_quinn_scenario(encryption: bool = True) -> dict[str, Any]:
@@ -415,5 +472,7 @@ SUITE: dict[str, Any] = {
     "linksharing-quinn-noenc": lambda: linksharing_quinn_scenario(encryption=False),
     "quinn-1g": quinn_1g_scenario,
     "quinn-1g-noenc": lambda: quinn_1g_scenario(encryption=False),
+    "sqrtn-155m-200-tcp": sqrtn_155m_200_tcp_scenario,
+    "sqrtn-2g5-1600-tcp": sqrtn_2g5_1600_tcp_scenario,
 }
 """The fixed benchmark scenarios, by name: functions returning the scenario dict."""

@@ -1,7 +1,8 @@
 """`quicksim bench --vs-htsim`: quicksim and htsim on the same dumbbells, alternately.
 
-For each workload of `quicksim.bench.htsim.WORKLOADS` the reps alternate (quicksim TCP, quicksim QUIC,
-htsim, and again), so all three see the same machine load; the medians are compared on
+For each workload of `quicksim.bench.htsim.WORKLOADS` (the default ones, or those whose scenarios
+are named) the reps alternate (quicksim TCP, quicksim QUIC where the workload has it, htsim, and
+again), so all three see the same machine load; the medians are compared on
 bottleneck packets per wall second of the run loop (setup and outputs excluded on both sides),
 with events, events per bottleneck packet and peak memory beside them. The best rep of each
 side is compared too (`ratio_best`): on a host whose speed comes and goes with other tenants'
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import htsim
+from .scenarios import BASELINES
 
 
 def run(
@@ -36,11 +38,16 @@ def run(
     binary = htsim.build(sim, args.htsim_cache)
     print(f"htsim: {sim} (harness {binary})")
     report["htsim"] = {}
-    for w in htsim.WORKLOADS:
-        reps: dict[str, list[dict[str, Any]]] = {w.tcp_scenario: [], w.quic_scenario: [], "htsim": []}
+    named = set(getattr(args, "scenarios", None) or ())
+    chosen = [w for w in htsim.WORKLOADS if named & {w.tcp_scenario, w.quic_scenario}]
+    for w in chosen or [w for w in htsim.WORKLOADS if w.default]:
+        rows: list[tuple[str, str]] = [("TCP", w.tcp_scenario)]
+        if w.quic_scenario is not None:
+            rows.append(("QUIC", w.quic_scenario))
+        reps: dict[str, list[dict[str, Any]]] = {name: [] for _, name in [*rows, ("", "htsim")]}
         for _ in range(args.reps):
-            reps[w.tcp_scenario].append(quicksim_rep(w.tcp_scenario))
-            reps[w.quic_scenario].append(quicksim_rep(w.quic_scenario))
+            for _, name in rows:
+                reps[name].append(quicksim_rep(name))
             reps["htsim"].append(htsim.run(binary, w))
         h = median(reps["htsim"])
         h["jain_delivered"] = _jain(reps["htsim"])
@@ -52,7 +59,7 @@ def run(
         )
         _row("htsim TCP", h)
         h_best = _best(reps["htsim"])
-        for proto, name in (("TCP", w.tcp_scenario), ("QUIC", w.quic_scenario)):
+        for proto, name in rows:
             q = median(reps[name])
             q["jain_delivered"] = _jain(reps[name])
             ratio = q["bottleneck_packets_per_s"] / h["bottleneck_packets_per_s"]
@@ -70,13 +77,66 @@ def run(
                 + (" (like for like)" if proto == "TCP" else " (another protocol)")
                 + f"; best rep against best rep: {ratio_best:.2f}x"
             )
+            if all("cpu_s" in r for r in reps[name] + reps["htsim"]):
+                # Per processor second of the run loop: what the programs cost, whatever the
+                # machine's other tenants did meanwhile.
+                cpu = _per_cpu_s(reps[name], median) / _per_cpu_s(reps["htsim"], median)
+                cpu_best = _per_cpu_s(reps[name], None) / _per_cpu_s(reps["htsim"], None)
+                entry[proto.lower()].update(ratio_cpu=cpu, ratio_cpu_best=cpu_best)
+                print(
+                    f"  the same per processor second of the run loop: {cpu:.2f}x (medians), "
+                    f"{cpu_best:.2f}x (best against best)"
+                )
             if proto == "TCP" and abs(q["jain_delivered"] - h["jain_delivered"]) > JAIN_GAP:
                 print(
                     f"  the flows shared the bottleneck differently (Jain's index of their delivered "
                     f"bytes: htsim {h['jain_delivered']:.3f}, quicksim TCP {q['jain_delivered']:.3f}): "
                     "the same network, not the same dynamics"
                 )
+        if w.tcp_scenario in BASELINES:
+            entry["memory"] = _memory_per_flow(w.tcp_scenario, reps[w.tcp_scenario], quicksim_rep, median)
         report["htsim"][w.name] = entry
+
+
+def _memory_per_flow(
+    name: str,
+    reps: list[dict[str, Any]],
+    quicksim_rep: Callable[[str], dict[str, Any]],
+    median: Callable[[list[dict[str, Any]]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Memory per active flow of quicksim scenario `name`: its peak RSS at the end of the run
+    loop less that of its baseline (`bench.BASELINES`: the same link and duration with a few
+    flows), over the flows between them; and its peak less the process's RSS before the run
+    (Python, the core, the scenario's text), over all its flows."""
+    base = [quicksim_rep(name + "+baseline")]
+    m, bm = median(reps), median(base)
+    added = m["flows"] - bm["flows"]
+    out = {
+        "baseline": {"median": bm, "reps": base},
+        "flows": m["flows"],
+        "bytes_per_flow_vs_baseline": (m["peak_rss_run_mib"] - bm["peak_rss_run_mib"]) * 2**20 / added,
+        "bytes_per_flow_vs_idle_process": (m["peak_rss_run_mib"] - m["rss_before_run_mib"])
+        * 2**20
+        / m["flows"],
+    }
+    print(
+        f"  quicksim memory: peak RSS of the run loop {m['peak_rss_run_mib']:.1f} MiB, "
+        f"{bm['peak_rss_run_mib']:.1f} MiB with {bm['flows']} flows: "
+        f"{out['bytes_per_flow_vs_baseline'] / 1024:.2f} KiB per flow; "
+        f"{out['bytes_per_flow_vs_idle_process'] / 1024:.2f} KiB per flow over the idle process "
+        f"({m['rss_before_run_mib']:.1f} MiB before the run)"
+    )
+    return out
+
+
+def _per_cpu_s(
+    reps: list[dict[str, Any]], median: Callable[[list[dict[str, Any]]], dict[str, Any]] | None
+) -> float:
+    """Bottleneck packets per processor second: the median's, or the best rep's (`median` None)."""
+    if median is None:
+        return max(float(r["bottleneck_packets"]) / float(r["cpu_s"]) for r in reps)
+    m = median(reps)
+    return float(m["bottleneck_packets"]) / float(m["cpu_s"])
 
 
 JAIN_GAP = 0.1

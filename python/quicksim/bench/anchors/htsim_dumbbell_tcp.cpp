@@ -10,14 +10,25 @@
 // the sender's access Queue). Every link direction is a Queue (serialization) and, where it has
 // a delay, a Pipe: 4 events per data packet and 4 per ACK, as quicksim's hops. Flows start
 // --start-step-ms apart (as ns-3's scale.cc and the bench). htsim's 10 ms retransmit-timer
-// scanner runs, nothing is logged. The run loop is timed alone (setup excluded), and the
-// program prints one JSON line: run-loop wall time, events, packets served by the bottleneck,
-// delivered bytes (in all and per flow), peak memory.
+// scanner runs; nothing is logged but htsim's own line per retransmit timeout (TcpSrc's
+// rtx_timer_hook prints it). The run loop is timed alone (setup excluded), and the program prints one JSON line
+// last: run-loop wall and processor time, events, packets served by the bottleneck, delivered
+// bytes (in all and per flow), peak memory.
+//
+// Spread RTTs (the long flows of `quicksim reproduce buffer-sizing-sqrt-n`): with
+// --rtt-classes=K the flows' two-way propagation delays are K equal-width classes over
+// [--rtt-min-ms, --rtt-max-ms] at their midpoints, flow k in class k / (flows / K) (each class
+// one sender host in quicksim's scenario), and each sender's access link gets a Pipe of
+// RTT / 2 - --delay-ms in both directions, the rest of its class's RTT. --access-mbps sets the
+// access links' rate (default: the bottleneck's). --start-spread-s=S starts each flow at a
+// time uniform over [0, S] (std::mt19937_64, seed 1) instead of --start-step-ms apart.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -72,8 +83,10 @@ double arg(int argc, char** argv, const char* name, double dflt) {
 }
 
 void check_options(int argc, char** argv) {
-    static const char* known[] = {"--flows", "--rate-mbps", "--delay-ms", "--queue-bytes",
-                                  "--packet-bytes", "--duration-s", "--start-step-ms"};
+    static const char* known[] = {"--flows",       "--rate-mbps",      "--delay-ms",
+                                  "--queue-bytes", "--packet-bytes",   "--duration-s",
+                                  "--start-step-ms", "--start-spread-s", "--access-mbps",
+                                  "--rtt-classes", "--rtt-min-ms",     "--rtt-max-ms"};
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--", 2)) continue;  // a value of the option before
         bool ok = false;
@@ -99,11 +112,29 @@ int main(int argc, char** argv) {
     const int packet = static_cast<int>(arg(argc, argv, "--packet-bytes", 1500));
     const double duration_s = arg(argc, argv, "--duration-s", 50);
     const double step_ms = arg(argc, argv, "--start-step-ms", 1);
+    const double spread_s = arg(argc, argv, "--start-spread-s", 0);
+    const double access_mbps = arg(argc, argv, "--access-mbps", rate_mbps);
+    const int classes = static_cast<int>(arg(argc, argv, "--rtt-classes", 0));
+    const double rtt_min_ms = arg(argc, argv, "--rtt-min-ms", 2 * delay_ms);
+    const double rtt_max_ms = arg(argc, argv, "--rtt-max-ms", 2 * delay_ms);
+    if (classes < 0 || (classes > 0 && flows % classes != 0)) {
+        std::fprintf(stderr, "htsim_dumbbell_tcp: --flows=%d is not a multiple of --rtt-classes=%d\n",
+                     flows, classes);
+        std::exit(2);
+    }
+    if (classes > 0 && rtt_min_ms < 2 * delay_ms) {
+        std::fprintf(stderr, "htsim_dumbbell_tcp: --rtt-min-ms=%g is below twice --delay-ms=%g\n",
+                     rtt_min_ms, delay_ms);
+        std::exit(2);
+    }
+    std::mt19937_64 rng(1);
+    std::uniform_real_distribution<double> uniform(0.0, spread_s);
 
     EventList eventlist;
     eventlist.setEndtime(timeFromSec(duration_s));
     Packet::set_packet_size(packet);
     const linkspeed_bps rate = static_cast<linkspeed_bps>(rate_mbps * 1e6);
+    const linkspeed_bps access_rate = static_cast<linkspeed_bps>(access_mbps * 1e6);
 
     CountingQueue bottleneck(rate, static_cast<mem_b>(queue_bytes), eventlist);
     bottleneck.setName("bottleneck");
@@ -126,11 +157,23 @@ int main(int argc, char** argv) {
         // The four access-link directions of this pair: sender out/in, receiver in/out.
         Queue* acc[4];
         for (int k = 0; k < 4; ++k) {
-            acc[k] = new Queue(rate, memFromPkt(1e6), eventlist, nullptr);
+            acc[k] = new Queue(access_rate, memFromPkt(1e6), eventlist, nullptr);
             acc[k]->setName("access" + std::to_string(i) + "." + std::to_string(k));
+        }
+        // The sender's access link delay of this flow's RTT class, one Pipe per direction.
+        Pipe* acc_pipe[2] = {nullptr, nullptr};
+        if (classes > 0) {
+            const int c = i / (flows / classes);
+            const double rtt_ms = rtt_min_ms + (rtt_max_ms - rtt_min_ms) * (c + 0.5) / classes;
+            const simtime_picosec d = timeFromUs((rtt_ms / 2 - delay_ms) * 1e3);
+            for (int k = 0; k < 2; ++k) {
+                acc_pipe[k] = new Pipe(d, eventlist);
+                acc_pipe[k]->setName("access-pipe" + std::to_string(i) + "." + std::to_string(k));
+            }
         }
         auto* out = new Route();
         out->push_back(acc[0]);
+        if (acc_pipe[0]) out->push_back(acc_pipe[0]);
         out->push_back(&bottleneck);
         out->push_back(&fwd);
         out->push_back(acc[2]);
@@ -140,15 +183,19 @@ int main(int argc, char** argv) {
         back->push_back(&bottleneck_rev);
         back->push_back(&rev);
         back->push_back(acc[1]);
+        if (acc_pipe[1]) back->push_back(acc_pipe[1]);
         back->push_back(src);
-        src->connect(*out, *back, *sink, timeFromMs(i * step_ms));
+        const simtime_picosec start = spread_s > 0 ? timeFromSec(uniform(rng)) : timeFromMs(i * step_ms);
+        src->connect(*out, *back, *sink, start);
         srcs.push_back(src);
         sinks.push_back(sink);
     }
 
     uint64_t events = 0;
     const auto t0 = std::chrono::steady_clock::now();
+    const std::clock_t cpu0 = std::clock();
     while (eventlist.doNextEvent()) ++events;
+    const double cpu = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     // Each flow's bytes acknowledged (its share of the bottleneck), then their sum.
@@ -159,10 +206,11 @@ int main(int argc, char** argv) {
         per_flow += (per_flow.empty() ? "" : ", ") + std::to_string(s->cumulative_ack());
     }
     std::printf(
-        "{\"program\": \"htsim-dumbbell-tcp\", \"flows\": %d, \"run_wall_s\": %.6f, \"events\": %llu, "
+        "{\"program\": \"htsim-dumbbell-tcp\", \"flows\": %d, \"run_wall_s\": %.6f, \"run_cpu_s\": %.6f, "
+        "\"events\": %llu, "
         "\"bottleneck_packets\": %llu, \"bottleneck_drops\": %d, \"delivered_bytes\": %llu, "
         "\"flow_delivered_bytes\": [%s], \"packet_bytes\": %d, \"peak_rss_kb\": %ld}\n",
-        flows, wall, static_cast<unsigned long long>(events),
+        flows, wall, cpu, static_cast<unsigned long long>(events),
         static_cast<unsigned long long>(bottleneck.served), bottleneck.num_drops(),
         static_cast<unsigned long long>(delivered), per_flow.c_str(), packet, peak_rss_kb());
     return 0;
