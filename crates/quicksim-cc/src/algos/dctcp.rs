@@ -352,7 +352,7 @@ mod tests {
         }
         assert_eq!(cc.cwnd_bytes(), 2 * MDS);
         let rtt = RttEstimator::new(SimDuration::from_millis(10));
-        let mut round = |cc: &mut Dctcp, r: u64| {
+        let round = |cc: &mut Dctcp, r: u64| {
             let now = t(100 + 10 * r);
             let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 0, window: &WindowRules::RFC9002 };
             let sent = now - SimDuration::from_millis(5);
