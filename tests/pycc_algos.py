@@ -223,21 +223,23 @@ class PyCubic(Controller):
 class PyDctcp(PyNewReno):
     """quicksim's DCTCP (crates/quicksim-cc/src/algos/dctcp.rs, RFC 8257) on PyNewReno, in the
     same integer arithmetic: alpha in units of 2^-20, g = 1/16, alpha 1 at the start; marks come
-    as `ack.ce_packets` (a scalable ECN response), and TCP spreads the cut as it does for Rust's."""
+    as `ack.ce_packets` (a scalable ECN response), and TCP spreads the cut as it does for Rust's.
+    The window grows as Linux's `tcp_reno_cong_avoid` (`carry` counts segments, zeroed by a
+    reduction unless `keep_increase_count`), after the cut, so the ACK that cuts grows nothing."""
 
     ecn_response = "scalable"
     spreads_ecn_reduction = True
     ONE = 1 << 20
 
-    def __init__(self, init: Any) -> None:
-        super().__init__(init)
+    def __init__(self, init: Any, keep_increase_count: bool = False) -> None:
+        super().__init__(init, exact_increase=False, per_ack_increase=True)
+        self.keep = keep_increase_count
         self.alpha = self.ONE
         self.acked = 0
         self.marked = 0
         self.window_end = 0
 
     def on_ack_end(self, cx: Any, ack: Any) -> None:
-        super().on_ack_end(cx, ack)
         self.acked += ack.acked_packets
         self.marked += ack.ce_packets
         if ack.largest_acked_sent_time_ps >= self.window_end:
@@ -250,9 +252,33 @@ class PyDctcp(PyNewReno):
             cwnd = max(cwnd - cwnd * self.alpha // (2 * self.ONE), cx.minimum_window)
             self.cwnd = self.ss = self.ssthresh = cwnd
             self.recovery_start = cx.now_ps
-            if self.exact:
+            if not self.keep:
                 self.carry = 0
             self.state = "recovery"
+        if ack.app_limited or ack.largest_acked_sent_time_ps < self.recovery_start:
+            return
+        mds, acked = cx.mds, ack.acked_packets
+        if self.cwnd < self.ss:
+            before = self.cwnd
+            self.cwnd = min(self.cwnd + acked * mds, self.ss)
+            acked -= min((self.cwnd - before) // mds, acked)
+            if acked == 0:
+                return
+        w = max(self.cwnd // mds, 1)
+        if self.carry >= w:
+            self.carry = 0
+            self.cwnd += mds
+        self.carry += acked
+        if self.carry >= w:
+            delta = self.carry // w
+            self.carry -= delta * w
+            self.cwnd += delta * mds
+
+    def on_congestion_event(self, cx: Any, ev: Any) -> None:
+        start = self.recovery_start
+        super().on_congestion_event(cx, ev)
+        if self.recovery_start != start and not self.keep:
+            self.carry = 0
 
 
 class BadEcn(PyNewReno):

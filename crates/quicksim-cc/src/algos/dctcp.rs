@@ -2,9 +2,15 @@
 //! (alpha, an EWMA with gain g) and cuts the window by alpha/2 once per window with marks, so
 //! that a step-marking queue (mark above K packets) stays short while the link stays full.
 //!
-//! Built on [`NewReno`] (RFC 8257 §3.4: "DCTCP ... behaves like standard TCP on loss"): window
-//! growth, the loss and timeout responses and the recovery period are NewReno's; DCTCP adds the
-//! ECN response. Marks are counted in packets, as Linux does since 5.1 (`tcp_dctcp.c`:
+//! Built on [`NewReno`] (RFC 8257 §3.4: "DCTCP ... behaves like standard TCP on loss"): the loss
+//! and timeout responses and the recovery period are NewReno's; DCTCP adds the ECN response.
+//! The window grows as Linux's `tcp_reno_cong_avoid`, which `tcp_dctcp.c` uses and ns-3's
+//! `TcpDctcp` inherits from `TcpLinuxReno`: slow start adds the acknowledged segments up to
+//! ssthresh, congestion avoidance counts acknowledged segments and adds one once they reach the
+//! window in whole segments (`tcp_cong_avoid_ai`), the count kept until a reduction. Not INET's
+//! byte counting (NewReno's default), whose count restarts whenever nothing is in flight: with
+//! delayed ACKs a flow at two segments has its whole window acknowledged by each ACK and never
+//! grew again (a 10-flow run left one flow at 1.4 Mbit/s of 9.6 for good). Marks are counted in packets, as Linux does since 5.1 (`tcp_dctcp.c`:
 //! `delivered_ce / delivered`) and as QUIC's ACK_ECN counts and TCP's AccECN ACE field give
 //! them; RFC 8257 counts bytes, the same with full-sized segments.
 //!
@@ -43,14 +49,19 @@ pub struct Config {
     /// Send ECT(1) (the L4S identifier, RFC 9331, for a DualPI2 L queue) instead of ECT(0)
     /// (RFC 8257's data-centre setting, Linux and ns-3 defaults). Default false.
     pub ect1: bool,
-    /// Grow once per ACK (RFC 5681 §3.1 as written, Linux and ns-3 Reno), as NewReno's
-    /// `per_ack_increase`; default false (per acknowledged byte).
+    /// Grow once per ACK (RFC 5681 §3.1 as written, ns-3's `TcpNewReno`), as NewReno's
+    /// `per_ack_increase`; default false (per acknowledged segment, Linux's and ns-3's
+    /// `TcpLinuxReno` rule: module docs).
     pub per_ack_increase: bool,
+    /// Keep the congestion-avoidance count of acknowledged segments across a window
+    /// reduction, as ns-3's `TcpLinuxReno` keeps `m_cWndCnt`; Linux zeroes `snd_cwnd_cnt`
+    /// (`tcp_init_cwnd_reduction`). Default false (Linux).
+    pub keep_increase_count: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { g: 1.0 / 16.0, alpha_on_init: 1.0, ect1: false, per_ack_increase: false }
+        Config { g: 1.0 / 16.0, alpha_on_init: 1.0, ect1: false, per_ack_increase: false, keep_increase_count: false }
     }
 }
 
@@ -70,6 +81,9 @@ pub struct Dctcp {
     /// §3.3 DCTCP.WindowEnd = SND.NXT, as a send time: the controller sees no sequence numbers).
     window_end: SimTime,
     ect1: bool,
+    /// Grow by NewReno's per-ACK rule instead of `linux_increase`.
+    per_ack_increase: bool,
+    keep_increase_count: bool,
 }
 
 impl Algorithm for Dctcp {
@@ -77,7 +91,10 @@ impl Algorithm for Dctcp {
     type Config = Config;
 
     fn new(config: &Config, cx: &InitCtx) -> Self {
-        let reno_cfg = newreno::Config { per_ack_increase: config.per_ack_increase, ..Default::default() };
+        // NewReno keeps the phase and the recovery period; the growth is `linux_increase` (or
+        // NewReno's per-ACK rule): `per_ack_increase` stops NewReno's own per-byte growth in
+        // `on_ack`, `exact_increase: false` its count resets, which `linux_increase` does not have.
+        let reno_cfg = newreno::Config { per_ack_increase: true, exact_increase: false, ..Default::default() };
         Dctcp {
             reno: NewReno::new(&reno_cfg, cx),
             g: ratio(config.g),
@@ -86,6 +103,8 @@ impl Algorithm for Dctcp {
             marked: 0,
             window_end: SimTime::ZERO,
             ect1: config.ect1,
+            per_ack_increase: config.per_ack_increase,
+            keep_increase_count: config.keep_increase_count,
         }
     }
 }
@@ -103,6 +122,49 @@ impl Dctcp {
         let f = (self.marked.min(self.acked) * ALPHA_ONE).checked_div(self.acked).unwrap_or(0);
         self.alpha = (self.alpha * (gd - gn) + f * gn) / gd;
     }
+
+    /// A reduction: Linux's `tcp_init_cwnd_reduction` (CWR and recovery) and `tcp_enter_loss`
+    /// zero `snd_cwnd_cnt`, `linux_increase`'s count; ns-3's `TcpLinuxReno` keeps its
+    /// `m_cWndCnt` (`keep_increase_count`).
+    fn reset_count(&mut self) {
+        if !self.keep_increase_count {
+            self.reno.carry = 0;
+        }
+    }
+
+    /// Linux's `tcp_reno_cong_avoid` for one ACK (module docs), in NewReno's fields: `carry`
+    /// is `snd_cwnd_cnt`, in segments. No growth for an ACK whose newest packet was sent before
+    /// the last reduction (Linux grows nothing in CWR or recovery) or while application-limited.
+    fn linux_increase(&mut self, cx: &CcCtx, ack: &AckSummary) {
+        let r = &mut self.reno;
+        if ack.app_limited || r.sent_in_recovery(ack.largest_acked_sent_time) {
+            return;
+        }
+        let mds = cx.mds;
+        let mut acked = ack.acked_packets;
+        if r.cwnd < r.ssthresh {
+            // `tcp_slow_start`: cwnd = min(cwnd + acked, ssthresh); what is left goes on to
+            // congestion avoidance (ns-3 `TcpLinuxReno::SlowStart` in bytes, the same).
+            let before = r.cwnd;
+            r.cwnd = r.cwnd.saturating_add(acked * mds).min(r.ssthresh);
+            acked -= ((r.cwnd - before) / mds).min(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        // `tcp_cong_avoid_ai(tp, cwnd, acked)`: w is the window in whole segments.
+        let w = (r.cwnd / mds).max(1);
+        if r.carry >= w {
+            r.carry = 0;
+            r.cwnd += mds;
+        }
+        r.carry += acked;
+        if r.carry >= w {
+            let delta = r.carry / w;
+            r.carry -= delta * w;
+            r.cwnd += delta * mds;
+        }
+    }
 }
 
 impl NewReno {
@@ -113,9 +175,6 @@ impl NewReno {
         self.cwnd = cwnd.max(cx.window.minimum_window(cx.mds));
         self.ssthresh = self.cwnd;
         self.recovery_start = cx.now;
-        if self.config.exact_increase && !self.config.quinn_increase {
-            self.carry = 0;
-        }
         self.phase = Phase::Recovery;
     }
 }
@@ -126,7 +185,6 @@ impl CongestionController for Dctcp {
     }
 
     fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
-        self.reno.on_ack_end(cx, ack);
         // RFC 8257 §3.3 steps 2-3: count the window's acknowledged and marked data.
         self.acked += ack.acked_packets;
         self.marked += ack.ce_packets;
@@ -143,11 +201,23 @@ impl CongestionController for Dctcp {
             let cwnd = self.reno.cwnd_bytes();
             let cut = (u128::from(cwnd) * u128::from(self.alpha) / u128::from(2 * ALPHA_ONE)) as u64;
             self.reno.reduce_to(cx, cwnd - cut);
+            self.reset_count();
+        }
+        // Growth last: the ACK that cuts grows nothing (it now counts as in the recovery period),
+        // as Linux enters CWR before `tcp_cong_control` and ns-3 before `IncreaseWindow`.
+        if self.per_ack_increase {
+            self.reno.on_ack_end(cx, ack);
+        } else {
+            self.linux_increase(cx, ack);
         }
     }
 
     fn on_congestion_event(&mut self, cx: &mut CcCtx, ev: &CongestionEvent) {
+        let start = self.reno.recovery_start;
         self.reno.on_congestion_event(cx, ev);
+        if self.reno.recovery_start != start {
+            self.reset_count();
+        }
     }
 
     fn wants_rate_samples(&self) -> bool {
@@ -236,10 +306,11 @@ mod tests {
         ack(&mut cc, 10, 0, t(0), t(10)); // slow start: 10 000 + 10 000
         assert_eq!((cc.cwnd_bytes(), cc.alpha), (20_000, 0));
         // Window 2: F = 4/8 = 1/2, alpha = 2^20/32 = 32 768 (1/32); cwnd · (1 - 1/64) = 19 687.5,
-        // truncated cut 312: 19 688. ssthresh = cwnd: slow start is over.
+        // truncated cut 312: 19 688 (the cutting ACK grows nothing). ssthresh = cwnd: slow
+        // start is over.
         ack(&mut cc, 8, 4, t(10), t(20));
         assert_eq!(cc.alpha, 32_768);
-        assert_eq!(cc.cwnd_bytes(), 28_000 - 28_000 / 64);
+        assert_eq!(cc.cwnd_bytes(), 20_000 - 20_000 / 64);
         let after = cc.cwnd_bytes();
         assert_eq!(cc.metrics().ssthresh_bytes, after);
         // More marks on packets sent before the reduction (at 20 ms): no second cut.
@@ -253,10 +324,11 @@ mod tests {
     #[test]
     fn alpha_one_halves_like_reno_and_losses_halve() {
         let mut cc = new_cc(Config::default());
-        // First ACK updates alpha from 1 with F = 1: stays 1; one mark halves.
+        // First ACK updates alpha from 1 with F = 1: stays 1; one mark halves the window (the
+        // ACK that cuts grows nothing: Linux's CWR, ns-3's `EnterCwr`, before any increase).
         ack(&mut cc, 1, 1, t(0), t(10));
         assert_eq!(cc.alpha, ALPHA_ONE);
-        assert_eq!(cc.cwnd_bytes(), 11_000 / 2);
+        assert_eq!(cc.cwnd_bytes(), 10_000 / 2);
         let mut lossy = new_cc(Config::default());
         let rtt = RttEstimator::new(SimDuration::from_millis(10));
         let mut cx = CcCtx { now: t(50), mds: MDS, rtt: &rtt, bytes_in_flight: 0, window: &WindowRules::RFC9002 };
@@ -264,5 +336,63 @@ mod tests {
         lossy.on_congestion_event(&mut cx, &ev);
         assert_eq!(lossy.cwnd_bytes(), 5_000);
         assert_eq!(lossy.ecn_response(), EcnResponse::Scalable { ect1: false });
+    }
+
+    /// Linux's `tcp_reno_cong_avoid` in congestion avoidance, with delayed ACKs that each
+    /// acknowledge the whole flight (nothing left in flight): two segments acknowledged per
+    /// round at a two-segment window still add one segment per round. NewReno's INET counting
+    /// restarted whenever the flight emptied and never grew here.
+    #[test]
+    fn grows_one_segment_per_window_when_each_ack_empties_the_flight() {
+        let mut cc = new_cc(Config { alpha_on_init: 1.0, ..Default::default() });
+        // A mark at alpha = 1 halves 11 000 to 5 500; repeated rounds of marks take the window
+        // to the 2-segment floor (RFC 9002's minimum, 2 MDS).
+        for r in 0..6 {
+            ack(&mut cc, 1, 1, t(10 * r + 5), t(10 * r + 10));
+        }
+        assert_eq!(cc.cwnd_bytes(), 2 * MDS);
+        let rtt = RttEstimator::new(SimDuration::from_millis(10));
+        let round = |cc: &mut Dctcp, r: u64| {
+            let now = t(100 + 10 * r);
+            let mut cx = CcCtx { now, mds: MDS, rtt: &rtt, bytes_in_flight: 0, window: &WindowRules::RFC9002 };
+            let sent = now - SimDuration::from_millis(5);
+            for _ in 0..2 {
+                cc.on_ack(&mut cx, &AckEvent { sent_time: sent, bytes: MDS, app_limited: false });
+            }
+            let s = AckSummary {
+                acked_bytes: 2 * MDS,
+                acked_packets: 2,
+                largest_acked_sent_time: sent,
+                app_limited: false,
+                rate: None,
+                ce_packets: 0,
+            };
+            cc.on_ack_end(&mut cx, &s);
+        };
+        // w = 2: the first ACK of two segments reaches the count: 3 segments.
+        round(&mut cc, 0);
+        assert_eq!(cc.cwnd_bytes(), 3 * MDS);
+        // w = 3: 2 counted, then 4 >= 3 adds one and carries 1.
+        round(&mut cc, 1);
+        assert_eq!(cc.cwnd_bytes(), 3 * MDS);
+        round(&mut cc, 2);
+        assert_eq!((cc.cwnd_bytes(), cc.reno.carry), (4 * MDS, 1));
+    }
+
+    /// The count is zeroed by a reduction (Linux), or kept (`keep_increase_count`, ns-3).
+    #[test]
+    fn a_reduction_zeroes_the_count_unless_kept() {
+        for keep in [false, true] {
+            let mut cc = new_cc(Config { alpha_on_init: 0.0, keep_increase_count: keep, ..Default::default() });
+            // Slow start to 20 000, a mark ends it (alpha 1/16: 19 375, 19 segments), then one
+            // congestion-avoidance ACK of 8 segments.
+            ack(&mut cc, 10, 0, t(0), t(10));
+            ack(&mut cc, 1, 1, t(10), t(20));
+            assert_eq!(cc.cwnd_bytes(), 19_375);
+            ack(&mut cc, 8, 0, t(25), t(30));
+            assert_eq!(cc.reno.carry, 8);
+            ack(&mut cc, 1, 1, t(31), t(40));
+            assert_eq!(cc.reno.carry, if keep { 8 } else { 0 }, "keep {keep}");
+        }
     }
 }

@@ -578,8 +578,11 @@ impl Sender {
             (ssthresh - pipe).min(limit)
         };
         // No forced first segment in CWR (Linux and ns-3 force one "for the fast retransmit",
-        // which CWR has none of): with it two equal DCTCP flows at K = 6 locked into a 57 : 43
-        // split (crates/quicksim-scenario/tests/it/l4s.rs), without it they share 48 : 52.
+        // which CWR has none of). Measured with it (DCTCP growing as Linux's Reno): the model
+        // moves away from ns-3's TcpDctcp (10 flows: queue mean -11 %, std +12 %, against -8 %
+        // and +8.5 % without) and from the DCTCP analysis (period 105 ms against 73 with
+        // per-packet ACKs); why is open. The 57 : 43 lock of two equal flows it caused under
+        // the earlier INET growth is gone (49.7 : 50.3, crates/quicksim-scenario/tests/it/l4s.rs).
         self.prr_cwnd = pipe + sndcnt;
     }
 
@@ -740,27 +743,29 @@ mod tests {
         ack(&mut s, seg(9).1, 0, 100);
         assert_eq!((s.state, s.cwnd()), (CaState::Open, 20_000));
         send(&mut s, &cx, 20, 100);
-        // Two segments, one marked: slow start to 22 000 first, alpha = (15/16)·(15/16) + (1/2)/16
-        // = 0.91015625, cut 22 000 · alpha / 2 = 10 011 (truncated): the target is 11 989 B.
+        // Two segments, one marked: alpha = (15/16)·(15/16) + (1/2)/16 = 0.91015625, cut
+        // 20 000 · alpha / 2 = 9101 (truncated; the ACK that cuts grows nothing, as Linux's CWR):
+        // the target is 10 899 B.
         ack(&mut s, seg(11).1, 1, 200);
         assert_eq!(s.state, CaState::Cwr);
-        assert_eq!(s.cc.cwnd_bytes(), 11_989);
-        // PRR: pipe 18 000 > 11 989, sndcnt = ceil(2000 · 11 989 / 20 000) − 0 = 1199.
-        assert_eq!(s.cwnd(), 18_000 + 1_199);
+        assert_eq!(s.cc.cwnd_bytes(), 10_899);
+        // PRR: pipe 18 000 > 10 899, sndcnt = ceil(2000 · 10 899 / 20 000) − 0 = 1090.
+        assert_eq!(s.cwnd(), 18_000 + 1_090);
         assert!(s.window_allows(MSS, false) && !s.window_allows(2 * MSS, false));
         send(&mut s, &cx, 1, 200);
-        // Next two segments: ceil(4000 · 11 989 / 20 000) − 1000 = 1398 over pipe 17 000.
+        // Next two segments: ceil(4000 · 10 899 / 20 000) − 1000 = 1180 over pipe 17 000.
         ack(&mut s, seg(13).1, 0, 201);
-        assert_eq!(s.cwnd(), 17_000 + 1_398);
+        assert_eq!(s.cwnd(), 17_000 + 1_180);
         // Marks on data sent before the cut do not cut again.
         ack(&mut s, seg(15).1, 2, 202);
-        assert_eq!((s.state, s.cc.cwnd_bytes()), (CaState::Cwr, 11_989));
+        assert_eq!((s.state, s.cc.cwnd_bytes()), (CaState::Cwr, 10_899));
         // Everything sent before the cut acknowledged, and the segment sent after it: Open, the
-        // controller's window in force (grown by congestion avoidance on that last segment).
+        // controller's window in force, grown by congestion avoidance on this ACK (Linux's
+        // `tcp_cong_avoid_ai`: 15 segments against a window of 10 whole segments, one more).
         ack(&mut s, seg(30).1, 0, 300);
         assert_eq!(s.state, CaState::Open);
         assert_eq!(s.cwnd(), s.cc.cwnd_bytes());
-        assert!((11_989..12_100).contains(&s.cwnd()), "{}", s.cwnd());
+        assert_eq!(s.cwnd(), 11_899);
     }
 
     /// Without PRR, or for a controller that sets its window at once (Prague), the cut applies
