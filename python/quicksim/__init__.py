@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import cc
+from . import cc, schedulers
 from .api import apply_overrides, load_scenario, run, validate
 from .errors import ControllerError, ScenarioError, SimulationError
 
@@ -36,6 +36,7 @@ __all__ = [
     "load",
     "load_scenario",
     "run",
+    "schedulers",
     "sweep",
     "validate",
 ]
