@@ -84,14 +84,17 @@ fn an_abandoned_path_carries_nothing_after_its_abandon() {
     assert!(p0.iter().all(|&i| cs[i] <= at_abandon), "path 0 sent after its abandon");
 }
 
-/// qlog of a two-path connection: each packet event names its path (the event's `path`), and
-/// each end's first packet on a path is preceded by the path's `path_assigned`.
+/// qlog of a two-path connection: each packet event and each loss names its path (the event's
+/// `path`), and each end's first packet on a path is preceded by the path's `path_assigned`.
 #[test]
 fn qlog_names_the_path_of_every_packet() {
     let mut sc = mp_bulk(1, "10ms", "25ms", json!({}));
     sc["run"]["record"] = json!({"qlog": {"flows": ["q"], "dialect": "ietf"}});
+    // A 5-packet queue on lte: slow start overflows it, so path 1 loses packets.
+    sc["links"][1]["queue"] = json!({"packets": 5});
     let o = go(&sc, None);
     let Some(quicksim_scenario::Column::Str(texts)) = o.column("qlog", "text") else { panic!("no qlog") };
+    let mut lost_on_lte = 0;
     for text in texts {
         let recs: Vec<Value> =
             text.split('\u{1e}').skip(2).map(|r| serde_json::from_str(r.trim_end()).expect("JSON")).collect();
@@ -106,7 +109,11 @@ fn qlog_names_the_path_of_every_packet() {
             .collect();
         assert!(packets.iter().all(|e| e["path"] == "0" || e["path"] == "1"));
         assert!(packets.iter().filter(|e| e["path"] == "1").count() > 50);
+        let lost: Vec<&Value> = recs.iter().filter(|e| e["name"] == "quic:packet_lost").collect();
+        assert!(lost.iter().all(|e| e["path"] == "0" || e["path"] == "1"));
+        lost_on_lte += lost.iter().filter(|e| e["path"] == "1").count();
     }
+    assert!(lost_on_lte > 0, "no loss on lte");
     // A single-path flow's events have no `path`.
     sc["flows"][0]["quic"] = json!({});
     let o = go(&sc, None);

@@ -335,8 +335,10 @@ impl Sink for QlogSink {
                 self.end(flow, side).exponent[usize::from(!*local)] = params.ack_delay_exponent;
                 self.record(now, flow, side, "transport", "parameters_set", d.parameters(*local, params));
             }
-            TransportEvent::Trace(&TraceEvent::PacketLost { space, pn, bytes, trigger }) => {
-                self.record(now, flow, side, "recovery", "packet_lost", d.lost(space, pn, bytes, trigger));
+            TransportEvent::Trace(&TraceEvent::PacketLost { space, pn, bytes, trigger, path }) => {
+                let data = d.lost(space, pn, bytes, trigger);
+                let path = self.multipath[flow as usize].then_some(path);
+                self.record_on(now, flow, side, "recovery", "packet_lost", data, path);
             }
             TransportEvent::MetricsUpdated(m) => self.metrics(now, flow, side, m),
             TransportEvent::App(AppEvent::StreamData { stream_id, offset, len }) => {
