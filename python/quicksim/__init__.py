@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import cc
+from . import cc, schedulers  # noqa: F401  (quicksim.schedulers.register without an import)
 from .api import apply_overrides, load_scenario, run, validate
 from .errors import ControllerError, ScenarioError, SimulationError
 

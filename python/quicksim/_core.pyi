@@ -140,3 +140,14 @@ class CongestionEvent:
     cause: str
     sent_time_ps: int
     lost_bytes: int
+
+class PathInfo:
+    """One path of a multipath connection as a Python path scheduler sees it."""
+
+    path_id: int
+    usable: bool
+    backup: bool
+    srtt_ps: int
+    cwnd_bytes: int
+    bytes_in_flight: int
+    room_bytes: int

@@ -13,6 +13,7 @@ import itertools
 import math
 from typing import TYPE_CHECKING, Any
 
+from ._rows import connection_rows
 from .stats import jain
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def phases(
         {min(totals[n]["start_s"], end) for n in responsive}
         | {min(totals[n]["stop_s"], end) for n in responsive}
     )
-    flows = result.flows
+    flows = connection_rows(result.flows)
     rows: list[dict[str, Any]] = []
     phase = 0
     for a, b in itertools.pairwise(cuts):

@@ -334,10 +334,14 @@ def _run_real(
 
 
 def _controllers(doc: Mapping[str, Any], allow_python: bool, validating: bool = False) -> dict[str, Any]:
-    """The congestion controllers written in Python that the scenario names (`quicksim.cc`)."""
+    """The congestion controllers (`quicksim.cc`) and path schedulers (`quicksim.schedulers`)
+    written in Python that the scenario names, by name: the core tells them apart by class."""
     from .cc import controllers_of
+    from .schedulers import schedulers_of
 
-    return controllers_of(doc, allow_python=bool(allow_python), validating=validating)
+    found: dict[str, Any] = dict(controllers_of(doc, allow_python=bool(allow_python), validating=validating))
+    found.update(schedulers_of(doc, allow_python=bool(allow_python), validating=validating))
+    return found
 
 
 def _scenario_name(source: ScenarioSource, doc: Mapping[str, Any]) -> str:

@@ -167,6 +167,14 @@ def resolve(name: str) -> type[Controller]:
     repository root). A `ValueError` says what is wrong."""
     if name in _REGISTRY:
         return _REGISTRY[name]
+    obj = resolve_object(name)
+    _check_class(obj, repr(name))
+    return obj  # type: ignore[no-any-return]
+
+
+def resolve_object(name: str) -> Any:
+    """The object `py:module:Qual.Name` names, its module imported (as `resolve`; also for the
+    path schedulers of `quicksim.schedulers`). A `ValueError` says what is wrong."""
     module_name, qualname = _split(name)
     try:
         module = _import(module_name)
@@ -177,8 +185,7 @@ def resolve(name: str) -> type[Controller]:
         if not hasattr(obj, part):
             raise ValueError(f"{name!r}: {module_name} has no {qualname}")
         obj = getattr(obj, part)
-    _check_class(obj, repr(name))
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def _split(name: str) -> tuple[str, str]:

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import metrics_quantiles as _q
+from ._rows import connection_rows
 from .metrics_quantiles import flows_of as _flows
 from .metrics_quantiles import goodput as _goodput
 from .metrics_quantiles import per as _per
@@ -592,7 +593,7 @@ def cwnd_bytes(
     t1: Any = None,
 ) -> float | dict[str, float]:
     """Time-weighted mean (or min, max) congestion window of a QUIC flow over [t0, t1)."""
-    conn = result.conn
+    conn = connection_rows(result.conn)
     present = [n for n in result.flow_names if n in set(conn["flow"].astype(str))]
 
     def one(name: str) -> float:
@@ -669,7 +670,7 @@ def throughput_series(
 @register("cwnd_series", needs=("conn",))
 def cwnd_series(result: Result, flow: str | None = None, interval: Any = None) -> pd.DataFrame:
     """Congestion window (bytes) per QUIC flow, sampled-and-held on a regular grid."""
-    return _held_series(result, result.conn, "flow", "cwnd_bytes", flow, interval)
+    return _held_series(result, connection_rows(result.conn), "flow", "cwnd_bytes", flow, interval)
 
 
 @register("queue_series", needs=("queues",))

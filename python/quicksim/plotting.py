@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_write
+from ._rows import connection_rows
 from .results import Result, binned_rate, winavg
 
 if TYPE_CHECKING:
@@ -254,7 +255,7 @@ def plot_zoom(
     Defaults: the first flow with congestion state, the window from 0.2 s before to 2.2 s after
     its start (the showcase's zoom), and the queue where that flow lost the most packets.
     """
-    conn = result.conn
+    conn = connection_rows(result.conn)
     flow = flow or next(iter(_groups(conn, "flow", result.flow_names)), None)
     if flow is None:
         raise ValueError("no flow has congestion state (the conn table is empty)")

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from . import _io, _native
+from . import _io, _native, _rows
 from ._folder import check_one_run
 from ._io import atomic_write, atomic_write_text, dumps_readable, file_name, parquet_writer
 
@@ -193,8 +193,7 @@ class Result:
     @property
     def record_interval_s(self) -> float:
         """Width of the bins of `flows` and `links`."""
-        value = self._meta.get("record_interval_s")
-        if value:
+        if value := self._meta.get("record_interval_s"):
             return float(value)
         t = np.unique(self.flows["t_s"].to_numpy(dtype=float))
         steps = np.diff(t)
@@ -231,10 +230,11 @@ class Result:
         return list(self._flow_names)
 
     def _flow_rows(self) -> dict[str, np.ndarray]:
-        """Row positions of each flow in `flows`, ascending (one pass over the table, cached), so
-        per-flow figures cost O(rows) in total instead of O(rows) per flow."""
+        """Row positions of each flow's connection rows in `flows` (they come before any per-path
+        rows), ascending, in one pass over the table (cached): O(rows) in all, not per flow."""
         if self._flow_index is None:
-            codes, uniques = pd.factorize(self.flows["flow"].astype(object), use_na_sentinel=True)
+            flow = _rows.connection_rows(self.flows)["flow"]
+            codes, uniques = pd.factorize(flow.astype(object), use_na_sentinel=True)
             order = np.argsort(codes, kind="stable")
             bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
             self._flow_index = {
@@ -276,7 +276,7 @@ class Result:
         true width when the run ends inside it.
         """
         column = _layer_column(layer)
-        df = _select_flows(self.flows, flow, self.flow_names)
+        df = _select_flows(_rows.connection_rows(self.flows), flow, self.flow_names)
         present = {str(f) for f in pd.unique(df["flow"].dropna())}
         names = [n for n in self.flow_names if n in present]
         ri = self.record_interval_s

@@ -5,6 +5,7 @@
 mod columns;
 mod emu;
 mod pycc;
+mod pysched;
 
 use std::sync::{Arc, Mutex};
 
@@ -156,14 +157,17 @@ fn run<'py>(
     }
 }
 
-/// The plugins of a run: the Python controllers `controllers` (`{name: class}`) if any.
+/// The plugins of a run: the Python controllers and path schedulers `controllers`
+/// (`{name: class}`) if any.
 fn plugins_of(
     controllers: Option<&Bound<'_, PyDict>>,
     slot: &pycc::FailureSlot,
 ) -> PyResult<quicksim_scenario::plugins::Plugins> {
     let mut plugins = quicksim_scenario::plugins::Plugins::default();
     if let Some(c) = controllers {
-        pycc::register(&mut plugins, c, slot)?;
+        // Path schedulers (`quicksim.schedulers` subclasses) come in the same dict.
+        let controllers = pysched::register(&mut plugins, c, slot)?;
+        pycc::register(&mut plugins, &controllers, slot)?;
     }
     Ok(plugins)
 }
@@ -273,6 +277,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pycc::PySummary>()?;
     m.add_class::<pycc::PyRate>()?;
     m.add_class::<pycc::PyCong>()?;
+    m.add_class::<pysched::PyPathInfo>()?;
     m.add("__version__", quicksim_scenario::VERSION)?;
     Ok(())
 }

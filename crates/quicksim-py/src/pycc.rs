@@ -286,7 +286,7 @@ fn make(
 }
 
 /// `TypeError: message` of an exception, on one line.
-fn describe(py: Python<'_>, e: &PyErr) -> String {
+pub(crate) fn describe(py: Python<'_>, e: &PyErr) -> String {
     let ty = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "Exception".into());
     let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -456,7 +456,7 @@ fn bytes(v: &Bound<'_, PyAny>, what: &str) -> Result<u64, String> {
 }
 
 /// `repr(v)`, cut to 40 characters.
-fn short(v: &Bound<'_, PyAny>) -> String {
+pub(crate) fn short(v: &Bound<'_, PyAny>) -> String {
     let r = v.repr().map(|s| s.to_string()).unwrap_or_else(|_| "?".into());
     if r.chars().count() > 40 {
         format!("{}...", r.chars().take(40).collect::<String>())

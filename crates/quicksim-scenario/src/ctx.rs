@@ -103,6 +103,6 @@ impl<Pl: PoolSet> NetObserver<Payload> for NetObs<Pl> {
     }
     #[inline]
     fn sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
-        self.rec.packet_sent(now, node, p);
+        self.rec.packet_sent(now, node, p, &self.pools);
     }
 }

@@ -10,6 +10,7 @@ use crate::payload::Payload;
 use crate::ScenarioError;
 use quicksim_cc::{Algorithm, CongestionController, ControllerFactory, InitCtx};
 use quicksim_net::{Qdisc, QdiscConfig};
+use quicksim_transport::quic::path_sched::{self, PathScheduler, SchedulerFactory};
 use std::sync::Arc;
 
 /// Turns the settings a scenario gives a plugin controller (its `cc` table without `algo`, as
@@ -26,6 +27,7 @@ pub type QdiscFactory = dyn Fn(&serde_json::Value) -> Result<Box<dyn Qdisc<Paylo
 #[derive(Default, Clone)]
 pub struct Plugins {
     controllers: Vec<(String, Arc<ControllerPlugin>)>,
+    schedulers: Vec<(String, SchedulerFactory)>,
     qdiscs: Vec<(String, Arc<QdiscFactory>)>,
     /// Output sinks added to every run made with these plugins, by name, in order (their
     /// tables come after the built-in ones).
@@ -112,6 +114,34 @@ impl Plugins {
     /// The plugin controller registered as `name`.
     pub fn controller(&self, name: &str) -> Option<&ControllerPlugin> {
         self.controllers.iter().find(|(n, _)| n == name).map(|(_, p)| &**p)
+    }
+
+    /// Registers a path scheduler of multipath QUIC for `multipath.scheduler = "name"`: `make`
+    /// builds one per connection end. Fails if `name` is built in or already registered.
+    pub fn register_scheduler(
+        &mut self,
+        name: &str,
+        make: impl Fn() -> Box<dyn PathScheduler> + Send + Sync + 'static,
+    ) -> Result<&mut Self, String> {
+        if path_sched::scheduler(name).is_some() {
+            return Err(format!("path scheduler {name:?} is built in; register a plugin under another name"));
+        }
+        if self.scheduler(name).is_some() {
+            return Err(format!("path scheduler {name:?} is registered twice"));
+        }
+        let f = SchedulerFactory { name: name.into(), make: Arc::new(make) };
+        self.schedulers.push((name.to_string(), f));
+        Ok(self)
+    }
+
+    /// The plugin path scheduler registered as `name`.
+    pub fn scheduler(&self, name: &str) -> Option<&SchedulerFactory> {
+        self.schedulers.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
+
+    /// The names of the plugin path schedulers, in registration order.
+    pub fn scheduler_names(&self) -> impl Iterator<Item = &str> {
+        self.schedulers.iter().map(|(n, _)| n.as_str())
     }
 
     /// The names of the plugin controllers, in registration order.

@@ -86,8 +86,9 @@ pub enum TraceEvent {
     /// Transport parameters took effect: ours (`local`) or the peer's.
     ParametersSet { local: bool, params: TraceParams },
     /// A packet was declared lost: its packet number space (0 Initial, 1 Handshake, 2 1-RTT),
-    /// number, size above UDP and why.
-    PacketLost { space: u8, pn: u64, bytes: u64, trigger: LossTrigger },
+    /// number, size above UDP and why, and its path (multipath QUIC: the number is in the
+    /// path's space; 0 on a single-path connection).
+    PacketLost { space: u8, pn: u64, bytes: u64, trigger: LossTrigger, path: u8 },
 }
 
 /// Monotonic counters every transport keeps, for the `conn` table and the per-flow totals.

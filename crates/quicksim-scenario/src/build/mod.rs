@@ -67,7 +67,8 @@ pub(crate) fn build(sc: &Scenario, seed: u64, plugins: &Plugins) -> Result<Built
     }
     let mut cx = BuildCx::new(CcResolver { plugins, done: Vec::new() }, rng);
     let built = flows::flows(sc, &net, end, &mut cx)?;
-    let rec = outputs::sinks(sc, &net, &built.flows, &built.names, &built.dcid_len, bin, &growth, plugins)?;
+    let (names, dcid_len) = (&built.names, &built.dcid_len);
+    let rec = outputs::sinks(sc, &net, &built.flows, names, dcid_len, bin, &growth, plugins, &built.paths)?;
     Ok(Built {
         net,
         flows: built.flows,

@@ -33,6 +33,7 @@ pub(crate) fn sinks(
     bin: SimDuration,
     growth: &Growth,
     plugins: &Plugins,
+    paths: &std::collections::BTreeMap<u32, Box<[(quicksim_net::NodeId, quicksim_net::NodeId)]>>,
 ) -> Result<Sinks, ScenarioError> {
     let rc = &sc.run.record;
     let nch = net.chans.len();
@@ -75,6 +76,8 @@ pub(crate) fn sinks(
         rc.max_samples,
     );
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
+    // Per-path rows for the multipath flows (flow, number of paths).
+    rec.record_paths(paths.iter().map(|(&f, p)| (f, p.len() as u8 + 1)).collect());
     rec.caps = RowCaps {
         drops: growth.rows(Growing::Drops),
         queues: growth.rows(Growing::Queues),
@@ -83,8 +86,10 @@ pub(crate) fn sinks(
     };
     let delays = DelayStats::from_record(rc, names, &rec).map_err(|(f, m)| err(f, m))?;
     let kinds: Vec<&str> = flows.iter().map(|f| f.spec.kind).collect();
-    let mut extra = QlogSink::from_record(&rc.qlog, names, &kinds, growth.rows(Growing::Qlog) as u64)
-        .map_err(|(f, m)| err(f, m))?;
+    let multipath = (0..flows.len() as u32).map(|f| paths.contains_key(&f)).collect();
+    let mut extra =
+        QlogSink::from_record(&rc.qlog, names, &kinds, multipath, growth.rows(Growing::Qlog) as u64)
+            .map_err(|(f, m)| err(f, m))?;
     extra.extend(plugins.sinks.iter().map(|(_, s)| s.make(flows.len())));
     let capture = match &sc.run.capture {
         None => None,

@@ -4,10 +4,11 @@
 use super::settings::{ConfigureCx, ExtraKey, ExtraKind, SettingsTable, CC_KEY};
 use super::transport::Transport;
 use crate::flows::udp::UDP_IP;
+use crate::output::{ConnCounters, ConnSample};
 use crate::schema::CcCfg;
 use crate::ScenarioError;
 use quicksim_engine::{Rng, SimTime};
-use quicksim_transport::quic::{Connection, HeaderKind, QuicConfig, Role, DEFAULT_DCID_LEN};
+use quicksim_transport::quic::{path_sched, Connection, HeaderKind, QuicConfig, Role, DEFAULT_DCID_LEN};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -57,6 +58,21 @@ impl Transport for Connection {
             cc.params.entry("exact_increase").or_insert(Value::Bool(v));
         }
         c.cc = cx.ccs.resolve(cc, &t.at("cc"))?;
+        if let Some(m) = &mut c.multipath {
+            // A scheduler registered at run time (a Python class) where no built-in one has
+            // the name.
+            if path_sched::scheduler(&m.scheduler).is_none() {
+                let plugins = cx.ccs.plugins;
+                m.plugin = Some(plugins.scheduler(&m.scheduler).cloned().ok_or_else(|| {
+                    let names: Vec<&str> =
+                        path_sched::SCHEDULERS.iter().map(|s| s.0).chain(plugins.scheduler_names()).collect();
+                    ScenarioError::new(
+                        t.at("multipath.scheduler"),
+                        format!("{:?} is not a path scheduler; use one of {names:?}", m.scheduler),
+                    )
+                })?);
+            }
+        }
         c.validate().map_err(|e| t.invalid(e))?;
         Ok(Arc::new(c))
     }
@@ -74,6 +90,41 @@ impl Transport for Connection {
         cfg.multipath
             .as_ref()
             .map_or_else(Vec::new, |m| m.paths.iter().map(|p| (p.src.clone(), p.dst.clone())).collect())
+    }
+
+    fn path_samples(c: &[Connection; 2]) -> Vec<(u8, ConnSample, ConnCounters)> {
+        if !c[0].is_multipath() {
+            return Vec::new();
+        }
+        let receiver = c[1].path_metrics();
+        c[0].path_metrics()
+            .iter()
+            .map(|m| {
+                let r = receiver.get(m.path as usize);
+                let sample = ConnSample {
+                    cwnd: m.cwnd_bytes,
+                    ssthresh: m.ssthresh_bytes,
+                    inflight: m.bytes_in_flight,
+                    srtt: m.smoothed_rtt,
+                    latest_rtt: m.latest_rtt,
+                    min_rtt: m.min_rtt,
+                    rttvar: Some(m.rttvar),
+                    rto: Some(m.pto),
+                };
+                let n = &m.counters;
+                let counters = ConnCounters {
+                    packets_sent: n.packets_sent,
+                    packets_acked: n.packets_acked,
+                    packets_lost: n.packets_lost,
+                    retransmitted_bytes: n.retransmitted_bytes,
+                    timeouts: n.timeouts,
+                    ack_frames_sent: r.map_or(0, |r| r.counters.ack_frames_sent),
+                    ce_marks: r.map_or(0, |r| r.ce_received),
+                    ecn_events: m.ecn_events,
+                };
+                (m.path, sample, counters)
+            })
+            .collect()
     }
 
     fn contents(p: &Self::Packet) -> crate::payload::Contents<'_> {
@@ -137,6 +188,7 @@ impl Transport for Connection {
                         "min_rtt_s": p.min_rtt.as_secs_f64(),
                         "cwnd_bytes": p.cwnd_bytes,
                         "validated_s": p.validated_at.map(|t| t.as_secs_f64()),
+                        "abandoned_s": p.abandoned_at.map(|t| t.as_secs_f64()),
                     })
                 })
                 .collect();

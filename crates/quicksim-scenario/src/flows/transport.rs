@@ -89,6 +89,12 @@ pub(crate) trait Transport: Registered {
     fn extra_paths(_cfg: &Self::Shared) -> ExtraPaths {
         Vec::new()
     }
+    /// Each path's state of a multipath connection, (path, sample, counters) as the `conn`
+    /// table's per-path rows show them (the data sender's state, the receiver's ACK and CE
+    /// counts of the same path). Default: none (one path).
+    fn path_samples(_ends: &[Self; 2]) -> Vec<(u8, ConnSample, ConnCounters)> {
+        Vec::new()
+    }
     /// The packet as a capture sees it (`Contents`); the default: only its size is known.
     fn contents(_p: &Self::Packet) -> Contents<'_> {
         Contents::Opaque
@@ -409,6 +415,11 @@ where
                     ecn_events: s.ecn_congestion_events,
                 };
                 cx.out.rec.conn_sample(now, f, &sample, &counters);
+            }
+            if cx.out.rec.tables.paths.is_some() {
+                for (p, s, counters) in E::path_samples(c) {
+                    cx.out.rec.path_sample(now, f, p, &s, &counters);
+                }
             }
         }
     }

@@ -145,12 +145,21 @@ impl Sinks {
     }
 
     #[inline]
-    pub(crate) fn packet_sent(&mut self, now: SimTime, node: NodeId, p: &Packet<Payload>) {
+    pub(crate) fn packet_sent<Pl: PoolSet>(
+        &mut self,
+        now: SimTime,
+        node: NodeId,
+        p: &Packet<Payload>,
+        pools: &Pl,
+    ) {
         if self.delays.on {
             self.delays.sent(now, p.uid(), p.flow, p.payload.forward());
         }
         if p.payload.forward() {
             self.tables.on_forward_packet(now, p.flow, node, p.uid(), p.ip_bytes, false);
+            if self.tables.paths.is_some() {
+                self.path_packet(now, p, pools, false);
+            }
         }
         each_extra_packet!(self, p, info, s => s.packet_sent(now, node, &info));
     }
@@ -166,14 +175,43 @@ impl Sinks {
 
     /// Always inlined: `World::deliver` keeps it inline now that the real-time loop calls it too.
     #[inline(always)]
-    pub(crate) fn packet_received(&mut self, now: SimTime, p: &Packet<Payload>) {
+    pub(crate) fn packet_received<Pl: PoolSet>(&mut self, now: SimTime, p: &Packet<Payload>, pools: &Pl) {
         if self.delays.on {
             self.delays.received(now, p.uid(), p.flow, p.payload.forward());
         }
         if p.payload.forward() {
             self.tables.on_forward_packet(now, p.flow, p.dst, p.uid(), p.ip_bytes, true);
+            if self.tables.paths.is_some() {
+                self.path_packet(now, p, pools, true);
+            }
         }
         each_extra_packet!(self, p, info, s => s.packet_received(now, &info));
+    }
+
+    /// A forward packet in a run with multipath flows: counted on its path if its flow is one
+    /// (the path is the QUIC packet's, read from the pool it travels in).
+    #[cold]
+    #[inline(never)]
+    fn path_packet<Pl: PoolSet>(&mut self, now: SimTime, p: &Packet<Payload>, pools: &Pl, recv: bool) {
+        if !self.tables.paths.as_ref().is_some_and(|pr| pr.is_multipath(p.flow)) {
+            return;
+        }
+        if let crate::payload::Contents::Quic(q) = pools.contents(&p.payload) {
+            self.tables.on_path_packet(now, p.flow, q.path, p.ip_bytes, recv);
+        }
+    }
+
+    /// A sample of one path's state of a multipath flow (the `conn` table's per-path rows;
+    /// added sinks see the connection's samples only).
+    pub(crate) fn path_sample(
+        &mut self,
+        now: SimTime,
+        flow: u32,
+        path: u8,
+        s: &ConnSample,
+        c: &ConnCounters,
+    ) {
+        self.tables.path_sample(now, flow, path, s, c);
     }
 
     #[inline]
@@ -211,6 +249,7 @@ impl Sinks {
         let mut out = self.tables.finish(info);
         let nbins = info.end.0.div_ceil(self.tables.bin.0.max(1)) as usize;
         self.delays.add_columns(&mut out, nbins, self.tables.flows_on, &self.tables.link_sel);
+        self.tables.add_path_rows(&mut out, nbins);
         // The tables are what `output::TABLES` (and so the Python side) says they are.
         debug_assert_eq!(super::check_schema(&out), Ok(()));
         each_extra!(self, s => out.extend(s.finish(info)));

@@ -12,9 +12,11 @@
 
 pub(crate) mod delay;
 mod fanout;
+mod path_rows;
 pub(crate) mod pcap;
 pub mod qlog;
 pub(crate) mod record;
+mod record_paths;
 mod schema;
 mod sinks;
 

@@ -2,6 +2,7 @@
 //! sink every run has. Each series is chosen by the scenario's `run.record` table and capped, so
 //! large runs stay light. Columns carry their unit in the name.
 
+use super::path_rows::{sparse_bin, PathRows, CONNECTION};
 use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TableCut};
 use super::{Column, Table};
 use quicksim_engine::{SimDuration, SimTime};
@@ -16,23 +17,6 @@ pub struct FlowBin {
     pub wire_recv_bytes: u64,
     pub recv_packets: u64,
     pub delivered_bytes: u64,
-}
-
-/// The counters of bin `b` in a sparse series of (bin index, counters) in time order, appended
-/// if `b` is not the last bin touched. The series grows by doubling, but never past the bins
-/// left in the run (`nbins` in all): a series touching every bin ends near an exact fit, as a
-/// dense vector would, and a mostly idle one holds only its few bins.
-#[inline]
-fn sparse_bin<T: Default>(v: &mut Vec<(u32, T)>, b: u32, nbins: usize) -> &mut T {
-    if v.last().is_none_or(|(lb, _)| *lb != b) {
-        debug_assert!(v.last().is_none_or(|(lb, _)| *lb < b), "time runs backwards");
-        if v.len() == v.capacity() {
-            let left = nbins.saturating_sub(b as usize).max(1);
-            v.reserve_exact(v.capacity().max(1).min(left));
-        }
-        v.push((b, T::default()));
-    }
-    &mut v.last_mut().expect("touched or just pushed").1
 }
 
 /// Rows each table that grows with the run's events may hold: its share of the memory budget
@@ -97,8 +81,10 @@ pub struct Recorder {
     /// `run.record.conn_interval` in ps (0: every change), and per flow the latest state not
     /// yet written, with its time (only with a grid: 144 B per flow, which every idle flow of
     /// a many-flows run paid when it was allocated for runs without one).
-    conn_grid: u64,
+    pub(super) conn_grid: u64,
     conn_held: Vec<Option<(u64, ConnSample, ConnCounters)>>,
+    /// The per-path rows of a run with multipath flows (`path_rows`); None without.
+    pub(crate) paths: Option<Box<PathRows>>,
     pub trace_sel: Vec<bool>,
     /// Some flow's packets are traced / some queue is recorded: tested before the per-flow or
     /// per-channel choice, so that a run recording neither pays one flag per packet and per
@@ -116,7 +102,7 @@ pub struct Recorder {
     cuts: Vec<TableCut>,
     /// Bins in the whole run; a flow's or link's bin vector is allocated at this size once,
     /// not grown by doubling (up to 2x the memory with many flows).
-    nbins: usize,
+    pub(super) nbins: usize,
     /// The bin of the last `bin_at` call, as (start in ps, index).
     bin_cache: (u64, usize),
 }
@@ -184,6 +170,7 @@ impl Recorder {
             conn_counts: vec![0; conn_sel.len()],
             conn_grid: 0,
             conn_held: Vec::new(),
+            paths: None,
             conn_sel,
             conn_t: Vec::new(),
             conn_flow: Vec::new(),
@@ -217,15 +204,30 @@ impl Recorder {
     /// Writes flow `fi`'s held state at the first grid point at or after it was taken, if that
     /// point comes before `until` (the state was still in force there).
     fn flush_held(&mut self, fi: usize, until: u64, inclusive: bool) {
-        if let Some((t, s, c)) = self.conn_held[fi] {
-            let g = t.div_ceil(self.conn_grid) * self.conn_grid;
-            if g < until || (inclusive && g == until) {
-                self.push_conn(SimTime(g), fi as u32, &s, &c);
-            }
+        if let Some(h) = self.conn_held[fi] {
+            self.write_held(h, fi as u32, CONNECTION, until, inclusive);
         }
     }
 
-    fn push_conn(&mut self, t: SimTime, flow: u32, s: &ConnSample, c: &ConnCounters) {
+    /// Writes a held state of (flow, path) taken at `t` at the first grid point at or after
+    /// it, if that point comes before `until`.
+    pub(super) fn write_held(
+        &mut self,
+        held: (u64, ConnSample, ConnCounters),
+        flow: u32,
+        path: u8,
+        until: u64,
+        inclusive: bool,
+    ) {
+        let (t, s, c) = held;
+        let g = t.div_ceil(self.conn_grid) * self.conn_grid;
+        if g < until || (inclusive && g == until) {
+            self.push_conn(SimTime(g), flow, path, &s, &c);
+        }
+    }
+
+    /// A `conn` row of flow `flow`'s `path` (`CONNECTION`: the whole connection).
+    pub(super) fn push_conn(&mut self, t: SimTime, flow: u32, path: u8, s: &ConnSample, c: &ConnCounters) {
         let fi = flow as usize;
         if self.conn_counts[fi] >= self.max_samples {
             self.note_truncated(Truncated::Conn(flow));
@@ -240,6 +242,9 @@ impl Recorder {
         self.conn_flow.push(flow);
         self.conn_rows.push(*s);
         self.conn_counters.push(*c);
+        if let Some(pr) = &mut self.paths {
+            pr.conn_path.push(path);
+        }
     }
 
     /// The run ends at `end`: size bin vectors for it.
@@ -253,7 +258,7 @@ impl Recorder {
     /// per bin instead of once per call. Exact for any `t`: one before the cached bin wraps the
     /// subtraction to a large number and is divided again.
     #[inline]
-    fn bin_at(&mut self, t: SimTime) -> usize {
+    pub(super) fn bin_at(&mut self, t: SimTime) -> usize {
         let (start, b) = self.bin_cache;
         if t.0.wrapping_sub(start) < self.bin.0 {
             return b;
@@ -714,7 +719,7 @@ impl Sink for Recorder {
             return;
         }
         if self.conn_grid == 0 {
-            self.push_conn(t, flow, s, c);
+            self.push_conn(t, flow, CONNECTION, s, c);
             return;
         }
         // The held state was in force up to (not including) t.
@@ -729,6 +734,7 @@ impl Sink for Recorder {
             for fi in 0..self.conn_held.len() {
                 self.flush_held(fi, info.end.0, true);
             }
+            self.flush_path_held(info.end.0);
         }
         self.tables(info)
     }

@@ -275,7 +275,7 @@ impl World {
     fn deliver(&mut self, now: SimTime, p: Packet<Payload>) {
         let f = p.flow;
         let cx = &mut self.cx;
-        cx.out.rec.packet_received(now, &p);
+        cx.out.rec.packet_received(now, &p, &cx.out.pools);
         match p.payload.as_transport() {
             None => {
                 let payload = p.ip_bytes as u64 - crate::flows::udp::UDP_IP;

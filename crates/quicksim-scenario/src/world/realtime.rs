@@ -425,7 +425,7 @@ impl World {
             return self.deliver(now, p);
         };
         let cx = &mut self.cx;
-        cx.out.rec.packet_received(now, &p);
+        cx.out.rec.packet_received(now, &p, &cx.out.pools);
         let bytes = &mut cx.out.pools.raw.slots[slot as usize];
         set_ipv4_ecn(bytes, p.ecn() as u8);
         if forward {

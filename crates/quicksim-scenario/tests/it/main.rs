@@ -15,6 +15,7 @@ mod limits;
 mod links;
 mod multipath;
 mod multipath_coupled;
+mod multipath_outputs;
 mod normalize;
 mod pins;
 mod qlog;

@@ -89,7 +89,7 @@ fn a_link_down_stops_only_its_interface() {
 
 /// A bulk QUIC flow from the client to the server over both interfaces (path 0 on wifi,
 /// path 1 on lte), with `mp` as the `multipath` table over `{ paths = [{ src = "client.lte" }] }`.
-fn mp_bulk(secs: u64, d1: &str, d2: &str, mp: Value) -> Value {
+pub fn mp_bulk(secs: u64, d1: &str, d2: &str, mp: Value) -> Value {
     let mut sc = two_paths("10Mbps", d1, d2);
     sc["run"]["duration"] = json!(format!("{secs}s"));
     sc["links"][0]["queue"] = json!({"packets": 50});

@@ -114,6 +114,8 @@ impl Connection {
 
     pub(super) fn on_packet_lost(&mut self, space: SpaceId, p: SentPacket) {
         let largest = self.recovery.largest_acked(space);
+        // Losses are detected on the path being worked on (its recovery).
+        let path = self.mp().map_or(0, |mp| mp.active);
         self.trace(|| {
             // RFC 9002 §6.1: the packet threshold if enough later packets were acknowledged,
             // else the time threshold declared it lost.
@@ -122,7 +124,7 @@ impl Connection {
             } else {
                 LossTrigger::TimeThreshold
             };
-            TraceEvent::PacketLost { space: space as u8, pn: p.pn, bytes: u64::from(p.size), trigger }
+            TraceEvent::PacketLost { space: space as u8, pn: p.pn, bytes: u64::from(p.size), trigger, path }
         });
         if p.in_flight {
             self.rare.get_mut().stats.packets_lost += 1;

@@ -233,7 +233,8 @@ pub struct MultipathConfig {
     /// `<host>.<interface>`) that defaults to the flow's own `src` and `dst`.
     pub paths: Vec<PathConfig>,
     /// Which path new data goes on: "minrtt" (default), "roundrobin", "redundant" or "backup"
-    /// (`path_sched::SCHEDULERS`).
+    /// (`path_sched::SCHEDULERS`), or a scheduler written in Python ("py:module:Class" or a
+    /// name given to `quicksim.schedulers.register`; docs/multipath.md).
     #[serde(default = "default_path_scheduler")]
     pub scheduler: String,
     /// "multipath" (default: all paths at once, the draft's extension negotiated by the
@@ -245,6 +246,11 @@ pub struct MultipathConfig {
     /// "migrate", left for the next. Default 2.
     #[serde(default = "default_abandon_after")]
     pub abandon_after_ptos: u32,
+    /// The scheduler `scheduler` names when it is not a built-in one: registered at run time
+    /// (a Python class, `quicksim.schedulers`). Not a setting: the scenario names it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub plugin: Option<super::path_sched::SchedulerFactory>,
 }
 
 /// One further path of a connection.
@@ -382,7 +388,7 @@ impl QuicConfig {
     /// Checks every field; the error names the field and the value.
     pub fn validate(&self) -> Result<(), String> {
         if let Some(m) = &self.multipath {
-            if super::path_sched::scheduler(&m.scheduler).is_none() {
+            if m.plugin.is_none() && super::path_sched::scheduler(&m.scheduler).is_none() {
                 let names: Vec<&str> = super::path_sched::SCHEDULERS.iter().map(|s| s.0).collect();
                 return Err(format!(
                     "multipath.scheduler: {:?} is not a path scheduler; use one of {names:?}",

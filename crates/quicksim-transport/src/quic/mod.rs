@@ -49,6 +49,7 @@ pub use packet::{
     AckEcnFrame, AckFrame, AckFrequencyFrame, CryptoFrame, EcnCounts, Frame, HeaderProfile, QuicPacket,
     SpaceId, StreamFrame, TransportParams,
 };
+pub use path_state::PathCounters;
 pub use paths::PathMetrics;
 pub use quicksim_cc::CcSpec;
 pub use quicksim_engine::compact::encode_into;

@@ -3,7 +3,10 @@
 //! MPTCP and MPQUIC literature. A scheduler only orders the paths that may carry data now; the
 //! connection then sends on the first that has congestion window to spare.
 //!
-//! Adding one: a type implementing [`PathScheduler`] and a line in [`SCHEDULERS`].
+//! Adding one: a type implementing [`PathScheduler`] and a line in [`SCHEDULERS`]; or, at run
+//! time, a [`SchedulerFactory`] under a name of its own (a Python class: `quicksim.schedulers`).
+
+use std::sync::Arc;
 
 use quicksim_engine::SimDuration;
 
@@ -20,6 +23,8 @@ pub struct PathView {
     pub srtt: SimDuration,
     /// Congestion window minus bytes in flight.
     pub room_bytes: u64,
+    pub cwnd_bytes: u64,
+    pub bytes_in_flight: u64,
 }
 
 /// Orders the paths for new data.
@@ -119,12 +124,34 @@ pub fn scheduler(name: &str) -> Option<Box<dyn PathScheduler>> {
     SCHEDULERS.iter().find(|(n, _, _)| *n == name).map(|(_, _, make)| make())
 }
 
+/// A scheduler made at run time (a plugin: a Python class), under the name the scenario gives
+/// it; one per connection end.
+#[derive(Clone)]
+pub struct SchedulerFactory {
+    pub name: Arc<str>,
+    pub make: Arc<dyn Fn() -> Box<dyn PathScheduler> + Send + Sync>,
+}
+
+impl std::fmt::Debug for SchedulerFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SchedulerFactory({:?})", self.name)
+    }
+}
+
+impl PartialEq for SchedulerFactory {
+    /// The same factory object.
+    fn eq(&self, other: &SchedulerFactory) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.make, &other.make)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn view(id: u8, srtt_ms: u64, backup: bool, usable: bool) -> PathView {
-        PathView { id, usable, backup, srtt: SimDuration::from_millis(srtt_ms), room_bytes: 10_000 }
+        let srtt = SimDuration::from_millis(srtt_ms);
+        PathView { id, usable, backup, srtt, room_bytes: 10_000, cwnd_bytes: 12_000, bytes_in_flight: 2_000 }
     }
 
     fn order(s: &mut dyn PathScheduler, paths: &[PathView]) -> Vec<u8> {

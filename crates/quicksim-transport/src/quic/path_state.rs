@@ -13,7 +13,7 @@ use super::config::MultipathMode;
 use super::packet::{Frame, SpaceId, StreamFrame};
 use super::path_sched::{self, PathScheduler};
 use super::recovery::{Recovery, WINDOW_RULES};
-use super::QuicConfig;
+use super::{ConnStats, QuicConfig};
 
 /// The per-path part of a connection, swapped with the connection's fields (`select_path`).
 #[derive(Debug)]
@@ -95,10 +95,14 @@ pub(super) struct Path {
     pub copies: VecDeque<StreamFrame>,
     /// When it was validated (the failover and migration checks read it).
     pub validated_at: Option<SimTime>,
+    /// When it was abandoned (PATH_ABANDON sent or received, or left by migration).
+    pub abandoned_at: Option<SimTime>,
     /// Counters of this path: packets and bytes sent, STREAM bytes sent.
     pub packets_sent: u64,
     pub bytes_sent: u64,
     pub stream_bytes_sent: u64,
+    /// The connection's counters this path moved, up to its last `select_path` away from it.
+    pub counted: PathCounters,
 }
 
 impl Path {
@@ -114,9 +118,11 @@ impl Path {
             suspect: false,
             copies: VecDeque::new(),
             validated_at: None,
+            abandoned_at: None,
             packets_sent: 0,
             bytes_sent: 0,
             stream_bytes_sent: 0,
+            counted: PathCounters::default(),
         }
     }
 }
@@ -149,6 +155,52 @@ pub(super) struct Multipath {
     /// The paths' shared coupled controller (`lia`, `olia`, `balia`); None when every path
     /// runs a controller of its own (uncoupled).
     pub(super) coupling: Option<SharedCoupling>,
+    /// The connection's counters when the active path was selected: what they grew by since
+    /// belongs to it (`Connection::select_path`).
+    pub(super) base: PathCounters,
+}
+
+/// The connection's counters that one path's events move (the `conn` table's per-path rows).
+/// Every such event (a packet sent, an ACK of the path's packets, a loss or PTO of its
+/// recovery) happens while its path is the one worked on, so a path's share is what the
+/// connection's counters grew by while it was selected, and the paths' shares sum to the
+/// connection's counts exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathCounters {
+    pub packets_sent: u64,
+    pub packets_acked: u64,
+    pub packets_lost: u64,
+    pub retransmitted_bytes: u64,
+    /// PTO expiries.
+    pub timeouts: u64,
+    pub ack_frames_sent: u64,
+}
+
+impl PathCounters {
+    /// The connection's running counts.
+    pub(super) fn of(s: &ConnStats) -> PathCounters {
+        PathCounters {
+            packets_sent: s.packets_sent,
+            packets_acked: s.packets_acked,
+            packets_lost: s.packets_lost,
+            retransmitted_bytes: s.retransmitted_bytes,
+            timeouts: s.pto_count_total,
+            ack_frames_sent: s.ack_frames_sent,
+        }
+    }
+
+    /// `self` plus what the counts grew by from `base` to `now`.
+    pub(super) fn plus_growth(self, now: &PathCounters, base: &PathCounters) -> PathCounters {
+        PathCounters {
+            packets_sent: self.packets_sent + (now.packets_sent - base.packets_sent),
+            packets_acked: self.packets_acked + (now.packets_acked - base.packets_acked),
+            packets_lost: self.packets_lost + (now.packets_lost - base.packets_lost),
+            retransmitted_bytes: self.retransmitted_bytes
+                + (now.retransmitted_bytes - base.retransmitted_bytes),
+            timeouts: self.timeouts + (now.timeouts - base.timeouts),
+            ack_frames_sent: self.ack_frames_sent + (now.ack_frames_sent - base.ack_frames_sent),
+        }
+    }
 }
 
 /// A path's state as outputs and a connection-level (coupled) controller see it.
@@ -165,11 +217,22 @@ pub struct PathMetrics {
     pub smoothed_rtt: SimDuration,
     pub latest_rtt: SimDuration,
     pub min_rtt: SimDuration,
+    pub rttvar: SimDuration,
+    /// The path's PTO period, backoff included (RFC 9002 §6.2.1).
+    pub pto: SimDuration,
     pub pto_count: u32,
     pub packets_sent: u64,
     pub bytes_sent: u64,
     pub stream_bytes_sent: u64,
     pub validated_at: Option<SimTime>,
+    pub abandoned_at: Option<SimTime>,
+    /// The connection's counters this path moved (every packet of this end on the path,
+    /// handshake ones included on path 0).
+    pub counters: PathCounters,
+    /// Packets that arrived on the path marked CE, and the congestion events the path's
+    /// recovery took from the peer's marks.
+    pub ce_received: u64,
+    pub ecn_events: u64,
 }
 
 impl Multipath {
@@ -188,7 +251,10 @@ impl Multipath {
             mode: m.mode,
             current: 0,
             negotiated: None,
-            scheduler: path_sched::scheduler(&m.scheduler).expect("validated scheduler name"),
+            scheduler: match &m.plugin {
+                Some(f) => (f.make)(),
+                None => path_sched::scheduler(&m.scheduler).expect("validated scheduler name"),
+            },
             abandon_after: m.abandon_after_ptos,
             control: Vec::new(),
             status_seq: 0,
@@ -197,6 +263,7 @@ impl Multipath {
             order: Vec::new(),
             max_held_bytes: 0,
             coupling: None,
+            base: PathCounters::default(),
         }
     }
 

@@ -21,7 +21,7 @@ use super::mp_frames::{APPLICATION_ABANDON_PATH, PATH_UNSTABLE_OR_POOR};
 use super::packet::{AckFrame, EcnCounts, Frame, Frames, PathAckFrame, QuicPacket, SpaceId, StreamFrame};
 use super::path_sched::PathView;
 pub use super::path_state::PathMetrics;
-use super::path_state::{Multipath, Phase};
+use super::path_state::{Multipath, PathCounters, Phase};
 use super::recovery::{Recovery, WINDOW_RULES};
 use super::Role;
 
@@ -46,6 +46,7 @@ impl Connection {
     /// Sets up the paths of a connection configured with `multipath` (at creation).
     pub(super) fn init_paths(&mut self, now: SimTime, rng: Rng) {
         let mut mp = Multipath::new(&self.cfg, now, rng);
+        mp.base = PathCounters::of(&self.stats());
         if let Some(coupling) = SharedCoupling::new(&self.cfg.cc) {
             // One coupling for all paths (`lia`, `olia`, `balia`): path 0's controller is the
             // connection's own recovery's, path p's sits in its slots. Path p's index in the
@@ -82,12 +83,17 @@ impl Connection {
 
     /// Puts path `p`'s state into the connection's fields (the path being worked on).
     pub(super) fn select_path(&mut self, p: u8) {
+        if self.mp().is_none_or(|mp| mp.active == p) {
+            return;
+        }
+        // What the connection's counters grew by while the active path was selected is its.
+        let now = PathCounters::of(&self.stats());
         let Some(r) = self.rare.existing() else { return };
         let lost_pns = &mut r.lost_pns;
         let Some(mp) = r.mp.as_deref_mut() else { return };
-        if mp.active == p {
-            return;
-        }
+        let a = &mut mp.paths[mp.active as usize].counted;
+        *a = a.plus_growth(&now, &mp.base);
+        mp.base = now;
         // The spare in paths[active] takes the active path's state back, then path p's state
         // and the spare trade places.
         for i in [mp.active as usize, p as usize] {
@@ -123,11 +129,16 @@ impl Connection {
     /// Every path's state (outputs; the connection-level controller's view).
     pub fn path_metrics(&self) -> Vec<PathMetrics> {
         let Some(mp) = self.mp() else { return Vec::new() };
+        let now = PathCounters::of(&self.stats());
         (0..mp.paths.len())
             .map(|p| {
                 let r = self.path_recovery(p);
                 let m = quicksim_cc::CongestionController::metrics(&r.cc);
                 let x = &mp.paths[p];
+                // The active path's share runs on since it was selected.
+                let counters =
+                    if mp.active as usize == p { x.counted.plus_growth(&now, &mp.base) } else { x.counted };
+                let ecn = r.ecn.as_ref();
                 PathMetrics {
                     path: p as u8,
                     usable: mp.usable(p),
@@ -139,11 +150,17 @@ impl Connection {
                     smoothed_rtt: r.rtt.smoothed(),
                     latest_rtt: r.rtt.latest(),
                     min_rtt: r.rtt.min(),
+                    rttvar: r.rtt.rttvar(),
+                    pto: r.pto_duration(self.hs.confirmed),
                     pto_count: r.pto_count,
                     packets_sent: x.packets_sent,
                     bytes_sent: x.bytes_sent,
                     stream_bytes_sent: x.stream_bytes_sent,
                     validated_at: x.validated_at,
+                    abandoned_at: x.abandoned_at,
+                    counters,
+                    ce_received: ecn.map_or(0, |e| e.ce_received()),
+                    ecn_events: ecn.map_or(0, |e| e.congestion_events),
                 }
             })
             .collect()
@@ -284,6 +301,7 @@ impl Connection {
         self.probes[2] = 0;
         let mp = self.mp_mut().expect("multipath");
         mp.paths[p as usize].phase = Phase::Abandoned;
+        mp.paths[p as usize].abandoned_at = Some(now);
         mp.paths[p as usize].copies.clear();
         if tell && mp.mode == MultipathMode::Multipath {
             mp.control.push(Frame::PathAbandon { path: u64::from(p), error_code: PATH_UNSTABLE_OR_POOR });
@@ -407,6 +425,8 @@ impl Connection {
                         backup: x.backup || x.peer_backup,
                         srtt: r.rtt.smoothed(),
                         room_bytes: cwnd.saturating_sub(r.bytes_in_flight),
+                        cwnd_bytes: cwnd,
+                        bytes_in_flight: r.bytes_in_flight,
                     }
                 })
                 .collect()

@@ -14,6 +14,7 @@ fn mp_cfg(scheduler: &str) -> QuicConfig {
             scheduler: scheduler.into(),
             mode: MultipathMode::Multipath,
             abandon_after_ptos: 2,
+            plugin: None,
         }),
         ..Default::default()
     }

@@ -88,6 +88,8 @@ struct End {
     exponent: [u8; 2],
     /// The congestion state last written (client only).
     state: Option<&'static str>,
+    /// Multipath: the paths this end's file has a `path_assigned` event of.
+    assigned: Vec<bool>,
 }
 
 /// The qlog writer of a run.
@@ -100,6 +102,8 @@ pub struct QlogSink {
     /// Per flow: a real stack whose events are derived from its datagrams and statistics
     /// (quinn without `quinn-qlog`).
     derived: Vec<bool>,
+    /// Per flow: several paths (multipath QUIC): its packet events name their path.
+    multipath: Vec<bool>,
     ends: Vec<Option<Box<[End; 2]>>>,
     /// Bytes of text the files may hold together (their share of the memory budget), the
     /// bytes they hold, and the time of the first record left out once they are full.
@@ -115,17 +119,29 @@ impl QlogSink {
     pub fn new(selected: Vec<bool>, dialect: Dialect) -> QlogSink {
         let ends = selected.iter().map(|_| None).collect();
         let own = vec![false; selected.len()];
-        let derived = own.clone();
-        QlogSink { dialect, selected, own, derived, ends, cap_bytes: u64::MAX, bytes: 0, cut: None }
+        let (derived, multipath) = (own.clone(), own.clone());
+        QlogSink {
+            dialect,
+            selected,
+            own,
+            derived,
+            multipath,
+            ends,
+            cap_bytes: u64::MAX,
+            bytes: 0,
+            cut: None,
+        }
     }
 
     /// The sink `run.record.qlog` asks for (none for an empty list), for flows `names` of
-    /// kinds `kinds`, its files holding at most `cap_bytes` together; the error (field,
-    /// message) names a flow that is not there or not QUIC.
+    /// kinds `kinds` (`multipath`: those with several paths), its files holding at most
+    /// `cap_bytes` together; the error (field, message) names a flow that is not there or not
+    /// QUIC.
     pub(crate) fn from_record(
         cfg: &QlogCfg,
         names: &[String],
         kinds: &[&str],
+        multipath: Vec<bool>,
         cap_bytes: u64,
     ) -> Result<Vec<Box<dyn Sink>>, (&'static str, String)> {
         if cfg.flows().is_empty() {
@@ -147,6 +163,7 @@ impl QlogSink {
         }
         let mut sink = QlogSink::new(sel, cfg.dialect());
         sink.cap_bytes = cap_bytes;
+        sink.multipath = multipath;
         let quinn: Vec<bool> = kinds.iter().map(|&k| k == "quinn").collect();
         if cfg!(feature = "quinn-qlog") {
             sink.own = quinn;
@@ -157,14 +174,33 @@ impl QlogSink {
     }
 
     fn record(&mut self, now: SimTime, flow: u32, side: u8, category: &str, event: &str, data: Value) {
+        self.record_on(now, flow, side, category, event, data, None);
+    }
+
+    /// `record` of an event on a path of a multipath connection (`path`): the event's `path`
+    /// field (qlog main schema: the PathID the event belongs to, a string).
+    #[allow(clippy::too_many_arguments)]
+    fn record_on(
+        &mut self,
+        now: SimTime,
+        flow: u32,
+        side: u8,
+        category: &str,
+        event: &str,
+        data: Value,
+        path: Option<u8>,
+    ) {
         if self.full(now) {
             return;
         }
-        let rec = serde_json::json!({
+        let mut rec = serde_json::json!({
             "time": ms(quicksim_engine::SimDuration(now.0)),
             "name": self.dialect.name(category, event),
             "data": data,
         });
+        if let Some(p) = path {
+            rec["path"] = Value::String(p.to_string());
+        }
         let text = &mut self.end(flow, side).text;
         let before = text.len();
         push_record(text, &rec);
@@ -187,7 +223,7 @@ impl QlogSink {
     /// it is written at `finish`).
     fn end(&mut self, flow: u32, side: u8) -> &mut End {
         let e = self.ends[flow as usize].get_or_insert_with(|| {
-            let new = || End { text: String::new(), exponent: [3, 3], state: None };
+            let new = || End { text: String::new(), exponent: [3, 3], state: None, assigned: Vec::new() };
             Box::new([new(), new()])
         });
         &mut e[side as usize]
@@ -278,14 +314,31 @@ impl Sink for QlogSink {
                 let sent = matches!(ev, TransportEvent::PacketSent { .. });
                 let exp = self.end(flow, side).exponent[usize::from(!sent)];
                 let name = if sent { "packet_sent" } else { "packet_received" };
-                self.record(now, flow, side, "transport", name, d.packet(p, exp));
+                if !self.multipath[flow as usize] {
+                    self.record(now, flow, side, "transport", name, d.packet(p, exp));
+                    return;
+                }
+                // Multipath: a path's first packet at this end assigns its id (quic-events'
+                // `path_assigned`), and every packet event names its path.
+                let e = self.end(flow, side);
+                let i = usize::from(p.path);
+                if e.assigned.len() <= i {
+                    e.assigned.resize(i + 1, false);
+                }
+                if !std::mem::replace(&mut e.assigned[i], true) {
+                    let data = serde_json::json!({"path_id": p.path.to_string()});
+                    self.record(now, flow, side, "connectivity", "path_assigned", data);
+                }
+                self.record_on(now, flow, side, "transport", name, d.packet(p, exp), Some(p.path));
             }
             TransportEvent::Trace(TraceEvent::ParametersSet { local, params }) => {
                 self.end(flow, side).exponent[usize::from(!*local)] = params.ack_delay_exponent;
                 self.record(now, flow, side, "transport", "parameters_set", d.parameters(*local, params));
             }
-            TransportEvent::Trace(&TraceEvent::PacketLost { space, pn, bytes, trigger }) => {
-                self.record(now, flow, side, "recovery", "packet_lost", d.lost(space, pn, bytes, trigger));
+            TransportEvent::Trace(&TraceEvent::PacketLost { space, pn, bytes, trigger, path }) => {
+                let data = d.lost(space, pn, bytes, trigger);
+                let path = self.multipath[flow as usize].then_some(path);
+                self.record_on(now, flow, side, "recovery", "packet_lost", data, path);
             }
             TransportEvent::MetricsUpdated(m) => self.metrics(now, flow, side, m),
             TransportEvent::App(AppEvent::StreamData { stream_id, offset, len }) => {
