@@ -601,7 +601,7 @@ gaps above 10 %: {gaps or "none"}. Their mechanisms, largest first:
 - **Linux MPTCP 3.0.0 against QUIC**: the draft measured type2 below its own model (0.70 and
   0.44 against 0.74 and 0.50); its text does not say why. Whether quicksim without the
   unusable paths would sit at the model these runs cannot tell; in the congested-and-free
-  check, where no path died, LIA's share is within 0.05 of the model's.
+  check, where no LIA path died, LIA's share is within 0.05 of the model's.
 - Single-path users reach 0.92-0.95 Mbit/s, not 0.98: goodput counts 1451 of each 1500-byte
   packet (0.967 of the link) and RED at these windows (about 12 packets per flow) leaves the
   link idle for a few percent after synchronized halvings; the draft does not say what its
