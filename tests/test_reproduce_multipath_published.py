@@ -1,0 +1,174 @@
+"""The multipath reproduction's published scenarios (quicksim.reproduce.multipath_khalili:
+draft-khalili-mptcp-performance-issues-06, Scenarios A and C) and its congested-and-free-path
+check (quicksim.reproduce.multipath_congested): the fluid model against the draft's own
+analysis and against hand-solved equilibria, the scenarios' shape, and the checks' verdicts on
+hand-made numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from quicksim.reproduce import multipath_congested as congested
+from quicksim.reproduce import multipath_khalili as khalili
+
+
+@pytest.mark.parametrize(
+    ("which", "n1", "kind", "col"),
+    [
+        ("A", 10, "type2", "type2_mbps"),
+        ("A", 30, "type2", "type2_mbps"),
+        ("C", 10, "multipath", "type1_mbps"),
+        ("C", 10, "single", "type2_mbps"),
+        ("C", 30, "multipath", "type1_mbps"),
+        ("C", 30, "single", "type2_mbps"),
+    ],
+)
+def test_fluid_model_of_lia_gives_the_drafts_analysis(which: str, n1: int, kind: str, col: str) -> None:
+    # The draft quotes its fluid analysis of LIA to two digits (text under Tables 1 and 3).
+    got = khalili.predict(which, n1, "lia")[col]
+    assert got == pytest.approx(khalili.PUBLISHED[(which, n1, kind, "lia_theory")], abs=0.006)
+
+
+def test_scenario_a_type1_rate_is_the_server_share_whatever_the_algorithm() -> None:
+    # Both of a type1 user's paths cross the server link (N1·C1): the model gives it C1 = 1.
+    for algo in ("single", "uncoupled", "lia", "olia", "balia"):
+        assert khalili.predict("A", 10, algo)["type1_mbps"] == pytest.approx(1.0, rel=1e-5)
+
+
+def test_scenario_a_uncoupled_by_hand() -> None:
+    # Uncoupled: with loss p_s on the server link and p_a on the AP, a type2 flow gets
+    # sqrt(2/p_a)/rtt and a type1 user sqrt(2/p_s)/rtt on its own path plus
+    # sqrt(2/(p_a + p_s - p_a p_s))/rtt through the AP. Both links are full at equilibrium: the
+    # server carries 10 type1 users (1 Mbit/s each), the AP 10 type2 flows and the 10 type1
+    # AP paths (1 Mbit/s per pair). And the fluid answer, p_s = p_a = 0.0376 (2/w² with
+    # w = 7.29 packets), gives type2 0.583 Mbit/s.
+    m = khalili.predict("A", 10, "uncoupled")
+    assert m["type1_mbps"] == pytest.approx(1.0, rel=1e-5)
+    on_ap = m["type1_on_shared"] * m["type1_mbps"]
+    assert m["type2_mbps"] + on_ap == pytest.approx(1.0, rel=1e-5)
+    assert m["type2_mbps"] == pytest.approx(0.583, abs=0.001)
+    assert m["loss_own"] == pytest.approx(m["loss_shared"], rel=1e-4)
+
+
+def test_red_queue_scales_with_the_capacity() -> None:
+    q = khalili.red_queue(30e6)
+    assert (q["min_th"], q["max_th"], q["max_p"], q["gentle"], q["packets"]) == (75.0, 150.0, 0.1, True, 600)
+
+
+def test_khalili_scenarios_have_the_drafts_shape() -> None:
+    a = khalili.scenario("A", 10, "lia")
+    links = {x["name"]: x for x in a["links"]}
+    assert links["server"]["rate"] == "10000000bps" and links["ap"]["rate"] == "10000000bps"
+    t1 = next(f for f in a["flows"] if f["name"] == "t1_0")
+    # Path 0 on the private link into the server router, path 1 through the shared AP.
+    assert t1["src"] == "t1_0.own" and t1["quic"]["multipath"]["paths"] == [{"src": "t1_0.shared"}]
+    assert links["t1_0_own"]["b"] == "r_srv" and links["t1_0_shared"]["b"] == "r_ap"
+    assert links["ap_srv"]["a"] == "r_apo" and links["ap_srv"]["b"] == "r_srv"
+    assert len(a["flows"]) == 20
+    single = khalili.scenario("A", 30, "single")
+    assert "multipath" not in single["flows"][0]["quic"] and len(single["flows"]) == 40
+    c = khalili.scenario("C", 30, "olia")
+    assert {x["name"]: x["rate"] for x in c["links"]}["ap1"] == "30000000bps"
+    with pytest.raises(ValueError, match="which: 'B'"):
+        khalili.scenario("B", 10, "lia")
+    with pytest.raises(ValueError, match="n1: 0"):
+        khalili.scenario("A", 0, "lia")
+
+
+def _table(rows: list[tuple[str, int, str, float, float]]) -> pd.DataFrame:
+    runs = pd.DataFrame(
+        [
+            {
+                "scenario": w,
+                "n1": n,
+                "algo": a,
+                "seed": 1,
+                "type1_mbps": t1,
+                "type2_mbps": t2,
+                "type1_on_shared": math.nan if a == "single" else 0.1,
+                "type1_on_shared_alive": math.nan if a == "single" else 0.1,
+                "dead_paths": 0,
+            }
+            for w, n, a, t1, t2 in rows
+        ]
+    )
+    return khalili.side_by_side(runs)
+
+
+def test_khalili_checks_follow_the_drafts_claims() -> None:
+    good = _table(
+        [
+            ("A", 10, "single", 0.95, 0.95),
+            ("A", 10, "lia", 0.94, 0.75),
+            ("A", 10, "olia", 0.93, 0.86),
+            ("C", 10, "lia", 1.2, 0.75),
+            ("C", 10, "olia", 1.05, 0.85),
+        ]
+    )
+    verdicts = {c.name: c.passed for c in khalili.checks(good)}
+    assert all(verdicts.values()), verdicts
+    # The draft's numbers sit beside ours with the gap in percent of the draft's.
+    row = good[(good["scenario"] == "A") & (good["algo"] == "lia") & (good["users"] == "type2")].iloc[0]
+    assert row["published_mbps"] == 0.70 and row["gap_pct"] == pytest.approx(100 * (0.75 / 0.70 - 1))
+    bad = _table(
+        [
+            ("A", 10, "single", 0.95, 0.95),
+            ("A", 10, "lia", 0.80, 0.75),  # type1 lost by upgrading; OLIA no better for type2
+            ("A", 10, "olia", 0.93, 0.76),
+            ("C", 10, "lia", 0.8, 0.79),  # multipath users not ahead; OLIA no better
+            ("C", 10, "olia", 1.05, 0.80),
+        ]
+    )
+    verdicts = {c.name: c.passed for c in khalili.checks(bad)}
+    assert not verdicts["Khalili A, N1=10: type1 users gain nothing by upgrading (lia)"]
+    assert verdicts["Khalili A, N1=10: type1 users gain nothing by upgrading (olia)"]
+    assert not verdicts["Khalili A, N1=10: type2 users keep more with OLIA than with LIA"]
+    assert not verdicts["Khalili C, N1=10: LIA's multipath users over single-path users"]
+    assert not verdicts["Khalili C, N1=10: single-path users keep more with OLIA than with LIA"]
+
+
+def test_congested_free_model_by_hand() -> None:
+    # Uncoupled: one NewReno of four on the congested link (2.5 Mbit/s) and the whole free
+    # link (10): share 2.5 / 12.5 = 0.2. OLIA (no floor): everything on the free path.
+    u = congested.predict("uncoupled")
+    assert u["share_congested"] == pytest.approx(0.2, rel=1e-5)
+    assert u["tcp_mbps"] == pytest.approx(2.5, rel=1e-5)
+    assert congested.predict("olia")["share_congested"] == pytest.approx(0.0, abs=1e-9)
+    # The coupled ones in between, LIA and BALIA well below uncoupled.
+    for algo in ("lia", "balia"):
+        assert 0.02 < congested.predict(algo)["share_congested"] < 0.1
+
+
+def test_congested_free_checks() -> None:
+    def runs(shares: dict[str, float]) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                {
+                    "algo": a,
+                    "seed": 1,
+                    "share_congested": s,
+                    "free_mbps": 9.9,
+                    "congested_mbps": 1.0,
+                    "tcp_goodput_mbps": 2.5,
+                    "dead_paths": 0,
+                    "model_share_congested": congested.predict(a, w_min_pkts=1.0 if a == "olia" else 0.0)[
+                        "share_congested"
+                    ],
+                    "model_congested_mbps": 0.0,
+                    "model_free_mbps": 10.0,
+                }
+                for a, s in shares.items()
+            ]
+        )
+
+    ok = {c.name: c.passed for c in congested.checks(runs({"uncoupled": 0.21, "lia": 0.09, "olia": 0.04}))}
+    assert all(ok.values()), ok
+    bad = {c.name: c.passed for c in congested.checks(runs({"uncoupled": 0.21, "lia": 0.2, "olia": 0.04}))}
+    assert not bad["congested + free path, lia: share on the congested path (high)"]
+    assert not bad["congested + free path, lia: share below 0.6x uncoupled"]
+    assert bad["congested + free path, olia: share below 0.6x uncoupled"]
+    with pytest.raises(ValueError, match="algo: 'cubic'"):
+        congested.scenario("cubic")
