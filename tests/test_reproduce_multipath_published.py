@@ -172,3 +172,21 @@ def test_congested_free_checks() -> None:
     assert bad["congested + free path, olia: share below 0.6x uncoupled"]
     with pytest.raises(ValueError, match="algo: 'cubic'"):
         congested.scenario("cubic")
+
+
+@pytest.mark.core
+def test_an_abandoned_path_does_not_stop_the_clock() -> None:
+    """Scenario C, N1 = 30, LIA, seed 2 stopped at t = 3.976 s and ran forever: a path abandoned
+    with an ACK still owed kept waking its connection at that instant. The run is stopped (not
+    hung) if it makes no progress for 60 s of wall time."""
+    import time
+
+    from quicksim import api
+    from quicksim.reproduce.multipath_khalili import scenario
+
+    started = time.monotonic()
+    result = api.run(
+        scenario("C", 30, "lia", seed=2, duration_s=6.0),
+        progress=lambda sim_s, events: time.monotonic() - started < 60,
+    )
+    assert result.meta["sim_end_s"] == pytest.approx(6.0)

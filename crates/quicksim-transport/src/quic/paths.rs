@@ -585,6 +585,13 @@ impl Connection {
         let mp = self.mp()?;
         let mut t: Option<SimTime> = None;
         for p in 0..mp.paths.len() {
+            if mp.paths[p].phase == Phase::Abandoned {
+                // Nothing is sent on it any more (`poll_transmit_paths`), so an ACK it still
+                // owed or a pacing wait would wake the connection at the same instant forever
+                // (a run stuck at 3.976 s: Khalili scenario C, N1 = 30, LIA, seed 2). Its loss
+                // timer went with its space (`leave_path`).
+                continue;
+            }
             let (r, acks, pacing) = if mp.active as usize == p {
                 (&self.recovery, self.acks.data(), self.pacing_blocked.then_some(self.next_send_time))
             } else {
