@@ -6,10 +6,21 @@ use std::net::UdpSocket;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_quinn-peer");
+/// The `quinn-peer` program cargo built for these tests. Its path comes in
+/// `CARGO_BIN_EXE_quinn-peer`, but a rustc wrapper run by POSIX sh (scripts/rustc-pgo, in every
+/// build of this repository) loses that variable: sh passes on no variable whose name is not a
+/// shell identifier. Cargo puts the program beside the folder of the test's own executable.
+fn bin() -> std::path::PathBuf {
+    if let Some(p) = option_env!("CARGO_BIN_EXE_quinn-peer") {
+        return p.into();
+    }
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
+    profile_dir.join(format!("quinn-peer{}", std::env::consts::EXE_SUFFIX))
+}
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("quinn-peer starts")
+    Command::new(bin()).args(args).output().expect("quinn-peer starts")
 }
 
 fn stderr(o: &Output) -> String {
@@ -81,7 +92,7 @@ fn report(out: &[u8]) -> serde_json::Value {
 }
 
 fn spawn(args: &[&str]) -> Child {
-    Command::new(BIN).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    Command::new(bin()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
 #[test]
