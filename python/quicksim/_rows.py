@@ -5,7 +5,10 @@ path of a multipath connection; docs/multipath.md). Per-flow figures read the co
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # `quicksim --help` imports this module and must not load pandas
+    import pandas as pd
 
 
 def connection_rows(df: pd.DataFrame) -> pd.DataFrame:
