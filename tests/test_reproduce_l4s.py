@@ -59,6 +59,43 @@ def test_scenario_tables() -> None:
     assert sc["run"]["record"]["packets"] == ["p", "u"]
 
 
+def test_served_sojourns_by_hand() -> None:
+    # Frames of exactly 1 ms (965 B payload: 993 B IP, 1000 B with PPP, at 8 Mbit/s); "l"
+    # (ECT(1)) arrives at 0, .4, .8, 1.2, 1.6 ms, "c" (Not-ECT) at .1, .5, .9, 1.3, 1.7, and the
+    # C queue's room (7 packets) refuses the last c. l1 finds the link idle (no sojourn); the
+    # TS-FIFO serves L first: l2..l5 leave at 1, 2, 3, 4 ms, then c1..c4 at 5..8 ms.
+    def udp(name: str, pair: int, ecn: str, start: str, stop: str) -> dict[str, object]:
+        return {
+            "name": name,
+            "kind": "udp",
+            "src": f"sender{pair}",
+            "dst": f"receiver{pair}",
+            "size": "965B",
+            "interval": "0.4ms",
+            "ecn": ecn,
+            "start": start,
+            "stop": stop,
+        }
+
+    queue = {"kind": "dualpi2", "alpha": 0.0, "beta": 0.0, "packets": 7}
+    sc = {
+        "run": {"duration": "1s", "record": {"queues": ["bottleneck"]}},
+        "dumbbell": {
+            "pairs": 2,
+            "mtu": "1500B",
+            "bottleneck": {"rate": "8Mbps", "delay": "1ms", "queue": queue},
+            "access": {"rate": "1Gbps", "delay": "10us"},
+        },
+        "flows": [udp("l", 1, "ect1", "100ms", "101.9ms"), udp("c", 2, "not-ect", "100.1ms", "102ms")],
+    }
+    r = api.run(sc)
+    ms = lambda side: np.round(cases.served_sojourns(r, side, 0.0, 1.0) * 1e3, 6).tolist()  # noqa: E731
+    assert ms("l") == [0.6, 1.2, 1.8, 2.4]
+    assert ms("c") == [4.9, 5.5, 6.1, 6.7]
+    q = r.queues
+    assert q["l_marks"].iloc[-1] == 2 and q["c_drops"].iloc[-1] == 1
+
+
 def test_oscillation_of_a_known_sawtooth() -> None:
     # A 20 Hz sawtooth between 12 and 22 packets: amplitude ~10 (2-98 % spread), period 50 ms.
     t = np.arange(0.0, 4.0, dctcp.SAMPLE_S)

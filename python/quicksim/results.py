@@ -594,9 +594,9 @@ def _frame(name: str, columns: Mapping[str, Any] | None) -> pd.DataFrame:
 
 
 _NO_VALUE = {"conn": {"ssthresh_bytes": -1, "latest_rtt_s": 0.0, "min_rtt_s": 0.0}}
-"""The core's stand-ins for "no value yet" (ssthresh unset, no RTT sample yet) per table and
-column; the DataFrames hold nulls there instead (a nullable Int64, NaN), so `min()` and means
-are not pulled to -1 or 0."""
+_NO_VALUE["queues"] = {f"{q}_{c}": -1 for q in "lc" for c in ("packets", "bytes", "marks", "drops")}
+"""Per table and column the core's stand-ins for "no value" (ssthresh unset, no RTT sample, DualPI2 columns on
+another queue's row); the DataFrames hold nulls there (nullable Int64, NaN), not pulling `min()` and means."""
 
 
 def _nulls(name: str, df: pd.DataFrame) -> pd.DataFrame:

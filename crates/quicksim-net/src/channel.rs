@@ -196,6 +196,8 @@ pub struct Channel<P> {
     lossy: bool,
     /// The discipline may ask for timers (`Qdisc::uses_timers`; DropTail never does).
     qdisc_timers: bool,
+    /// The discipline has sub-queues to report (`Qdisc::sub_queues`: DualPI2).
+    qdisc_subqueues: bool,
     /// The Gilbert-Elliott chain is in Bad.
     ge_bad: bool,
     /// Why `tx` is lost, if that was decided when it started.
@@ -273,6 +275,7 @@ impl<P> Channel<P> {
             qdisc: AnyQdisc::new(&cfg.qdisc),
             qlen: QueueLen::default(),
             qdisc_timers: true,
+            qdisc_subqueues: false,
             cfg,
             up: true,
             xmit: Transmitter::default(),
@@ -293,6 +296,7 @@ impl<P> Channel<P> {
 
     fn with_qdisc_facts(mut self) -> Self {
         self.qdisc_timers = self.qdisc.uses_timers();
+        self.qdisc_subqueues = self.qdisc.sub_queues().is_some();
         self.qdisc.set_link_rate(self.model.rate());
         self
     }
@@ -302,6 +306,7 @@ impl<P> Channel<P> {
     pub fn set_qdisc(&mut self, q: AnyQdisc<P>) {
         assert!(self.held_packets() == 0, "queue discipline replaced on a channel in use");
         self.qdisc_timers = q.uses_timers();
+        self.qdisc_subqueues = q.sub_queues().is_some();
         self.qlen = QueueLen::of(&q);
         self.qdisc = q;
         self.qdisc.set_link_rate(self.model.rate());
@@ -318,6 +323,12 @@ impl<P> Channel<P> {
     /// time (`set_qdisc` with `AnyQdisc::Dyn`, a plugin), which `cfg.qdisc` does not describe.
     pub fn builtin_qdisc(&self) -> Option<&QdiscConfig> {
         (!matches!(self.qdisc, AnyQdisc::Dyn(_))).then_some(&self.cfg.qdisc)
+    }
+
+    /// The discipline reports sub-queues (DualPI2's L and C): `NetObserver::sub_queues_changed`
+    /// follows each of its `queue_changed`.
+    pub fn has_sub_queues(&self) -> bool {
+        self.qdisc_subqueues
     }
 
     /// The current rate.
@@ -377,6 +388,9 @@ impl<P> Channel<P> {
             self.stats.max_queue_packets = self.stats.max_queue_packets.max(n as u64);
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(b);
             obs.queue_changed(now, self.id, n, b);
+            if self.qdisc_subqueues {
+                self.report_sub_queues(now, obs);
+            }
         }
         if self.qdisc_timers {
             let t = self.qdisc.next_timer();
@@ -385,6 +399,14 @@ impl<P> Channel<P> {
                 self.qdisc_timer = t;
                 sched(at, NetEvent::QdiscTimer(self.id));
             }
+        }
+    }
+
+    /// The sub-queues' state after a change of the total (out of the inlined per-packet path).
+    #[inline(never)]
+    fn report_sub_queues<O: NetObserver<P>>(&self, now: SimTime, obs: &mut O) {
+        if let Some(s) = self.qdisc.sub_queues() {
+            obs.sub_queues_changed(now, self.id, &s);
         }
     }
 

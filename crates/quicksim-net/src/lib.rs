@@ -15,7 +15,7 @@ mod transmitter;
 
 pub use channel::{Channel, ChannelConfig, ChannelRngs, ChannelStats, DropReason, Jitter, LossModel};
 pub use loss::{DropList, GilbertElliott};
-pub use qdisc::{AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QueueLen, Queued, Verdict};
+pub use qdisc::{AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QueueLen, Queued, SubQueue, SubQueues, Verdict};
 pub use routing::RoutingTable;
 pub use topology::{Network, NetworkBuilder, NodeKind, TopologyError};
 
@@ -137,6 +137,9 @@ pub enum NetEvent<P> {
 pub trait NetObserver<P> {
     /// The number of waiting packets/bytes of a channel's queue changed.
     fn queue_changed(&mut self, _now: SimTime, _chan: ChanId, _packets: usize, _bytes: u64) {}
+    /// Right after `queue_changed` of a channel whose discipline has sub-queues (DualPI2): their
+    /// state.
+    fn sub_queues_changed(&mut self, _now: SimTime, _chan: ChanId, _sub: &SubQueues) {}
     fn dropped(&mut self, _now: SimTime, _chan: ChanId, _pkt: &Packet<P>, _reason: DropReason) {}
     /// A queue discipline set Congestion Experienced on a packet instead of dropping it.
     fn ecn_marked(&mut self, _now: SimTime, _chan: ChanId, _pkt: &Packet<P>) {}

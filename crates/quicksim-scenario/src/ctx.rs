@@ -87,6 +87,10 @@ impl<Pl: PoolSet> NetObserver<Payload> for NetObs<Pl> {
         self.rec.queue_changed(now, chan, packets, bytes);
     }
     #[inline]
+    fn sub_queues_changed(&mut self, now: SimTime, chan: ChanId, sub: &quicksim_net::SubQueues) {
+        self.rec.sub_queues_changed(now, chan, sub);
+    }
+    #[inline]
     fn dropped(&mut self, now: SimTime, chan: ChanId, p: &Packet<Payload>, why: DropReason) {
         if let Some((tag, _, slot)) = p.payload.as_transport() {
             self.pools.release(tag, slot);

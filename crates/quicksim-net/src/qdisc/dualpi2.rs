@@ -33,12 +33,12 @@
 //! (`step_thresh`) where the RFC's example is a ramp from 800 us over 400 us; the RFC bounds the
 //! buffer in bytes (250 ms at the link rate), Linux in packets (10000).
 //!
-//! The queue reports its total length to the `queues` table; the L and C lengths are kept
-//! ([`DualPi2::l_len`], [`DualPi2::c_len`]) but the recorder has no column for sub-queues, so
-//! a flow's queueing delay (`run.record.packets`) is how a scenario sees each queue's delay.
+//! The queue reports its total length to the `queues` table and, through
+//! [`Qdisc::sub_queues`], each queue's length, the sojourn time of the packet it served last,
+//! and its marks and drops (the table's `l_*` and `c_*` columns).
 
 use super::codel::{CodelQueue, TimedFifo};
-use super::{ConfigError, KindConfig, Qdisc, QdiscCtx, QueueLen, Queued, Verdict};
+use super::{ConfigError, KindConfig, Qdisc, QdiscCtx, QueueLen, Queued, SubQueue, SubQueues, Verdict};
 use crate::{DropReason, Ecn, Packet};
 use quicksim_engine::units::{Bytes, Dur};
 use quicksim_engine::{SimDuration, SimTime};
@@ -235,6 +235,9 @@ pub struct DualPi2<P> {
     prevq: f64,
     /// The next update (None until the first packet).
     next_update: Option<SimTime>,
+    /// Per queue (L, C): the last served packet's sojourn, marks and drops so far (`len` unused).
+    l_stat: SubQueue,
+    c_stat: SubQueue,
 }
 
 impl<P> DualPi2<P> {
@@ -250,6 +253,8 @@ impl<P> DualPi2<P> {
             p_cmax: (1.0 / (cfg.k * cfg.k)).min(1.0),
             prevq: 0.0,
             next_update: None,
+            l_stat: SubQueue::default(),
+            c_stat: SubQueue::default(),
         }
     }
 
@@ -333,6 +338,13 @@ impl<P> DualPi2<P> {
         self.p_c = self.p_base * self.p_base;
     }
 
+    fn stat(&mut self, w: Which) -> &mut SubQueue {
+        match w {
+            Which::L => &mut self.l_stat,
+            Which::C => &mut self.c_stat,
+        }
+    }
+
     fn start_timer(&mut self, now: SimTime) {
         if self.next_update.is_none() {
             self.next_update = Some(now + self.cfg.tupdate.0);
@@ -356,10 +368,12 @@ impl<P> Qdisc<P> for DualPi2<P> {
     fn enqueue(&mut self, cx: &mut QdiscCtx<'_, P>, q: Queued<P>) -> Verdict<P> {
         self.start_timer(cx.now);
         let (n, b) = (self.l.q.len() + self.c.q.len(), self.l.bytes + self.c.bytes);
+        let which = Self::classify(q.pkt.ecn());
         if n as u64 >= self.cfg.packets || b + q.pkt.ip_bytes as u64 > self.max_bytes {
+            self.stat(which).drops += 1;
             return Verdict::Dropped(q.pkt, DropReason::Overflow);
         }
-        match Self::classify(q.pkt.ecn()) {
+        match which {
             Which::L => self.l.push(q),
             Which::C => self.c.push(q),
         }
@@ -375,30 +389,42 @@ impl<P> Qdisc<P> for DualPi2<P> {
                 Which::L => {
                     let len_before = self.l.q.len() as u64;
                     let mut e = self.l.pop()?;
+                    let sojourn = cx.now - e.enqueued_at;
                     if overload {
                         // Saturation: revert to Classic drop, mark all that remain.
                         if roll(cx, self.p_c) {
+                            self.l_stat.drops += 1;
                             cx.drop_packet(e.pkt, DropReason::Aqm);
                             continue;
                         }
-                        cx.mark(&mut e.pkt);
+                        self.l_stat.marks += u64::from(cx.mark(&mut e.pkt));
+                        self.l_stat.sojourn = sojourn;
                         return Some(e.pkt);
                     }
-                    let p_native =
-                        if len_before > self.cfg.th_len { self.laqm(cx.now - e.enqueued_at) } else { 0.0 };
-                    if roll(cx, p_native.max(self.p_cl)) && !cx.mark(&mut e.pkt) {
-                        // Only a Not-ECT packet put in L by hand gets here; it is dropped.
-                        cx.drop_packet(e.pkt, DropReason::Aqm);
-                        continue;
+                    let p_native = if len_before > self.cfg.th_len { self.laqm(sojourn) } else { 0.0 };
+                    if roll(cx, p_native.max(self.p_cl)) {
+                        if !cx.mark(&mut e.pkt) {
+                            // Only a Not-ECT packet put in L by hand gets here; it is dropped.
+                            self.l_stat.drops += 1;
+                            cx.drop_packet(e.pkt, DropReason::Aqm);
+                            continue;
+                        }
+                        self.l_stat.marks += 1;
                     }
+                    self.l_stat.sojourn = sojourn;
                     return Some(e.pkt);
                 }
                 Which::C => {
                     let mut e = self.c.pop()?;
-                    if roll(cx, self.p_c) && (overload || !cx.mark(&mut e.pkt)) {
-                        cx.drop_packet(e.pkt, DropReason::Aqm);
-                        continue;
+                    if roll(cx, self.p_c) {
+                        if overload || !cx.mark(&mut e.pkt) {
+                            self.c_stat.drops += 1;
+                            cx.drop_packet(e.pkt, DropReason::Aqm);
+                            continue;
+                        }
+                        self.c_stat.marks += 1;
                     }
+                    self.c_stat.sojourn = cx.now - e.enqueued_at;
                     return Some(e.pkt);
                 }
             }
@@ -412,6 +438,12 @@ impl<P> Qdisc<P> for DualPi2<P> {
     }
     fn next_timer(&self) -> Option<SimTime> {
         self.next_update
+    }
+    fn sub_queues(&self) -> Option<SubQueues> {
+        Some(SubQueues {
+            l: SubQueue { len: self.l_len(), ..self.l_stat },
+            c: SubQueue { len: self.c_len(), ..self.c_stat },
+        })
     }
     fn on_timer(&mut self, cx: &mut QdiscCtx<'_, P>) {
         // "use queuing time of first-in Classic packet" (0 when C is empty); Linux: the larger

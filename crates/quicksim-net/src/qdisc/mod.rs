@@ -11,7 +11,7 @@
 //! run time).
 
 use crate::{DropReason, Packet};
-use quicksim_engine::{Rate, Rng, SimTime};
+use quicksim_engine::{Rate, Rng, SimDuration, SimTime};
 use serde::de::DeserializeOwned;
 use std::fmt;
 
@@ -85,6 +85,27 @@ impl QueueLen {
     }
 }
 
+/// One sub-queue of a discipline that has several (DualPI2's L4S and Classic queues).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubQueue {
+    /// Its waiting packets and their IP bytes.
+    pub len: QueueLen,
+    /// The queueing time (enqueue to dequeue) of the packet it served last: the sojourn time an
+    /// AQM acts on (DualPI2's step); zero until it serves one.
+    pub sojourn: SimDuration,
+    /// Packets it marked CE so far.
+    pub marks: u64,
+    /// Packets it dropped so far: the discipline's own drops and those refused for lack of room.
+    pub drops: u64,
+}
+
+/// The two sub-queues of a dual-queue discipline (RFC 9332 section 2.1): L4S (L) and Classic (C).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubQueues {
+    pub l: SubQueue,
+    pub c: SubQueue,
+}
+
 /// A queue discipline. Lengths count waiting packets only: the frame being serialized has
 /// left the queue (as in INET and Linux).
 pub trait Qdisc<P> {
@@ -117,6 +138,11 @@ pub trait Qdisc<P> {
     /// and at every rate change (RED's idle decay counts the packets the link could have
     /// sent, as ns-3's `LinkBandwidth`).
     fn set_link_rate(&mut self, _rate: Rate) {}
+    /// The state of its L and C queues, for a dual-queue discipline (DualPI2); None (the
+    /// default) for a single queue. Either always None or never: the channel asks once.
+    fn sub_queues(&self) -> Option<SubQueues> {
+        None
+    }
 }
 
 /// A setting of a discipline's configuration that has a bad value.
@@ -331,6 +357,12 @@ macro_rules! qdiscs {
                 match self {
                     $(AnyQdisc::$t(q) => q.set_link_rate(rate),)*
                     AnyQdisc::Dyn(q) => q.set_link_rate(rate),
+                }
+            }
+            fn sub_queues(&self) -> Option<SubQueues> {
+                match self {
+                    $(AnyQdisc::$t(q) => q.sub_queues(),)*
+                    AnyQdisc::Dyn(q) => q.sub_queues(),
                 }
             }
         }

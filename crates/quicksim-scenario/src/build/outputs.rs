@@ -78,6 +78,8 @@ pub(crate) fn sinks(
     rec.set_conn_interval(rc.conn_interval.map(|d| d.0));
     // Per-path rows for the multipath flows (flow, number of paths).
     rec.record_paths(paths.iter().map(|(&f, p)| (f, p.len() as u8 + 1)).collect());
+    // The `queues` table's L and C columns, if a recorded queue is a DualPI2.
+    rec.record_sub_queues(&net.chans.iter().map(|c| c.has_sub_queues()).collect::<Vec<_>>());
     rec.caps = RowCaps {
         drops: growth.rows(Growing::Drops),
         queues: growth.rows(Growing::Queues),

@@ -8,7 +8,7 @@ use super::sinks::{ConnCounters, ConnSample, PacketInfo, RunInfo, Sink, TableCut
 use super::Table;
 use crate::payload::{Payload, PoolSet};
 use quicksim_engine::SimTime;
-use quicksim_net::{ChanId, DropReason, NodeId, Packet};
+use quicksim_net::{ChanId, DropReason, NodeId, Packet, SubQueues};
 
 /// Every sink of a run, called in order: the built-in tables, then the added ones.
 pub(crate) struct Sinks {
@@ -81,6 +81,15 @@ impl Sinks {
             self.tables.queue_changed(now, chan, packets, bytes);
         }
         each_extra!(self, s => s.queue_changed(now, chan, packets, bytes));
+    }
+
+    /// The sub-queues of a dual-queue discipline, right after its `queue_changed` (built-in
+    /// `queues` table only).
+    #[inline]
+    pub(crate) fn sub_queues_changed(&mut self, now: SimTime, chan: ChanId, sub: &SubQueues) {
+        if self.tables.records_queues() {
+            self.tables.sub_queues_changed(now, chan, sub);
+        }
     }
 
     #[inline]
@@ -250,6 +259,7 @@ impl Sinks {
         let nbins = info.end.0.div_ceil(self.tables.bin.0.max(1)) as usize;
         self.delays.add_columns(&mut out, nbins, self.tables.flows_on, &self.tables.link_sel);
         self.tables.add_path_rows(&mut out, nbins);
+        self.tables.add_sub_queue_columns(&mut out);
         // The tables are what `output::TABLES` (and so the Python side) says they are.
         debug_assert_eq!(super::check_schema(&out), Ok(()));
         each_extra!(self, s => out.extend(s.finish(info)));

@@ -17,12 +17,14 @@ pub(crate) mod pcap;
 pub mod qlog;
 pub(crate) mod record;
 mod record_paths;
+mod record_sub_queues;
 mod schema;
 mod sinks;
+mod sub_queue_rows;
 
 pub use crate::payload::Contents;
 pub(crate) use fanout::Sinks;
-pub use schema::{check_schema, table_schema, ColumnType, TABLES};
+pub use schema::{check_schema, table_schema, ColumnType, SUB_QUEUE_COLUMNS, TABLES};
 pub use sinks::{ConnCounters, ConnSample};
 pub use sinks::{PacketInfo, RunInfo, Sink, SinkFactory, TableCut, TransportEvent};
 

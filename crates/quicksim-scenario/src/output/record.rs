@@ -85,6 +85,8 @@ pub struct Recorder {
     conn_held: Vec<Option<(u64, ConnSample, ConnCounters)>>,
     /// The per-path rows of a run with multipath flows (`path_rows`); None without.
     pub(crate) paths: Option<Box<PathRows>>,
+    /// The `queues` rows' sub-queue state in a run recording DualPI2 (`record_sub_queues`).
+    pub(super) sub_queues: Option<Box<super::sub_queue_rows::SubQueueRows>>,
     pub trace_sel: Vec<bool>,
     /// Some flow's packets are traced / some queue is recorded: tested before the per-flow or
     /// per-channel choice, so that a run recording neither pays one flag per packet and per
@@ -171,6 +173,7 @@ impl Recorder {
             conn_grid: 0,
             conn_held: Vec::new(),
             paths: None,
+            sub_queues: None,
             conn_sel,
             conn_t: Vec::new(),
             conn_flow: Vec::new(),
@@ -658,6 +661,10 @@ impl Recorder {
 impl Sink for Recorder {
     fn queue_changed(&mut self, now: SimTime, chan: ChanId, packets: usize, bytes: u64) {
         let c = chan.0 as usize;
+        let wrote = self.queue_sel[c]
+            && self.queue_counts[c] < self.max_samples
+            && self.queues.t_ps.len() < self.caps.queues;
+        self.sub_queue_row(wrote);
         if !self.queue_sel[c] {
             return;
         }

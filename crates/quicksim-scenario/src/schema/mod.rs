@@ -178,7 +178,9 @@ pub struct RecordCfg {
     /// Per-flow byte counters per bin.
     #[serde(default = "yes")]
     pub flows: bool,
-    /// Queue length on every change: true = every router output, or a list of link names.
+    /// Queue length on every change: true = every router output, or a list of link names. A
+    /// DualPI2 queue adds its L and C queues' lengths, last sojourns, marks and drops
+    /// (`l_packets` ... `c_drops`; docs/queue-disciplines.md).
     #[serde(default = "all")]
     pub queues: Select,
     /// Every drop (time, queue, flow, bytes, reason).

@@ -27,6 +27,7 @@ mod randvars;
 mod registries;
 mod rto;
 mod stop_mode;
+mod sub_queues;
 mod support;
 mod tcp;
 mod tcp_linux;

@@ -27,16 +27,16 @@ def pair_figure(pairs: pd.DataFrame, path: Path) -> None:
         c = next(colours)
         style = {"marker": "o" if transport == "tcp" else "s", "color": c}
         label = f"{str(transport).upper()} {rate:g} Mbit/s"
-        ax_l.plot(g["rtt_ms"], g["prague.delay_p99_ms"], label=label + " p99", **style)
-        ax_l.plot(g["rtt_ms"], g["prague.delay_mean_ms"], linestyle="--", label=label + " mean", **style)
-        ax_c.plot(g["rtt_ms"], g["cubic.delay_mean_ms"], label=label, **style)
+        ax_l.plot(g["rtt_ms"], g["l_queue.delay_p99_ms"], label=label + " p99", **style)
+        ax_l.plot(g["rtt_ms"], g["l_queue.delay_mean_ms"], linestyle="--", label=label + " mean", **style)
+        ax_c.plot(g["rtt_ms"], g["c_queue.delay_mean_ms"], label=label, **style)
         ax_r.plot(g["rtt_ms"], g["ratio"], label=label, **style)
         ax_u.plot(g["rtt_ms"], g["utilization"] * 100, label=label, **style)
     on_y = ax_l.get_yaxis_transform()
     ax_l.axhline(theory.L4S_P99_MAX_MS, color="black", linewidth=0.8, linestyle=":")
     ax_l.text(0.02, theory.L4S_P99_MAX_MS * 1.03, "published p99 < 2 ms", fontsize=8, transform=on_y)
     ax_l.set_ylim(0, theory.L4S_P99_MAX_MS * 1.3)
-    ax_l.set_ylabel("L4S (Prague) queueing delay (ms)")
+    ax_l.set_ylabel("L queue's sojourn time (ms)")
     ax_c.axhline(theory.CLASSIC_TARGET_MS, color="black", linewidth=0.8, linestyle=":")
     ax_c.text(
         0.02,
@@ -45,8 +45,8 @@ def pair_figure(pairs: pd.DataFrame, path: Path) -> None:
         fontsize=8,
         transform=ax_c.get_yaxis_transform(),
     )
-    ax_c.set_ylim(0, max(25.0, float(pairs["cubic.delay_mean_ms"].max()) * 1.2))
-    ax_c.set_ylabel("Classic (CUBIC) mean queueing delay (ms)")
+    ax_c.set_ylim(0, max(25.0, float(pairs["c_queue.delay_mean_ms"].max()) * 1.2))
+    ax_c.set_ylabel("C queue's mean sojourn time (ms)")
     ax_r.axhspan(*theory.RATIO_RANGE, color="tab:green", alpha=0.1, label="design range")
     ax_r.axhline(theory.coupled_rate_ratio(), color="black", linewidth=0.8, linestyle=":")
     ax_r.set_ylabel("rate ratio Prague : CUBIC")
