@@ -59,6 +59,13 @@ def test_scenario_tables() -> None:
     assert sc["run"]["record"]["packets"] == ["p", "u"]
 
 
+def test_pair_window() -> None:
+    # At 100 ms the run is three times as long and measured over its last two thirds (Prague's
+    # ramp from its slow-start exit lasts up to 31 s there); below, from the warm-up on.
+    assert l4s.pair_window(0.100, 30.0) == (90.0, 30.0, 90.0)
+    assert l4s.pair_window(0.050, 30.0) == (30.0, l4s.WARMUP_S, 30.0)
+
+
 def test_served_sojourns_by_hand() -> None:
     # Frames of exactly 1 ms (965 B payload: 993 B IP, 1000 B with PPP, at 8 Mbit/s); "l"
     # (ECT(1)) arrives at 0, .4, .8, 1.2, 1.6 ms, "c" (Not-ECT) at .1, .5, .9, 1.3, 1.7, and the

@@ -177,7 +177,14 @@ def summarize(r: Result, flows: list[Flow], rate_bps: float, t0: float, t1: floa
             out[f"{side}_queue.delay_p50_ms"] = float(np.percentile(d, 50) * 1e3)
             out[f"{side}_queue.delay_p99_ms"] = float(np.percentile(d, 99) * 1e3)
             marks = q[f"{side}_marks"].to_numpy(dtype=np.int64)
+            drops = q[f"{side}_drops"].to_numpy(dtype=np.int64)
             out[f"{side}_queue.mark_fraction"] = float(marks[-1] - marks[0]) / len(d)
+            out[f"{side}_queue.drop_fraction"] = float(drops[-1] - drops[0]) / len(d)
+    if "l_queue.mark_fraction" in out and "c_queue.drop_fraction" in out:
+        # The coupling as the flows met it: L's marks per packet over the square root of C's
+        # congestion signals per packet (k = 2 while p' holds still; RFC 9332 section 2.4).
+        p_c = out["c_queue.drop_fraction"] + out["c_queue.mark_fraction"]
+        out["k_effective"] = out["l_queue.mark_fraction"] / p_c**0.5 if p_c > 0 else float("nan")
     for name, bps in rates(r, flows, t0, t1).items():
         out[f"{name}.mbps"] = bps / 1e6
     for f in flows:

@@ -79,8 +79,8 @@ def mix_figure(mix: pd.DataFrame, path: Path) -> None:
     ax_r.bar(x - 0.2, mix["prague_mean_mbps"], 0.4, label="Prague, per flow")
     ax_r.bar(x + 0.2, mix["cubic_mean_mbps"], 0.4, label="CUBIC, per flow")
     ax_r.set_ylabel("mean rate per flow (Mbit/s)")
-    ax_d.bar(x - 0.2, mix["l4s_p99_ms"], 0.4, label="L4S p99 (worst Prague flow)")
-    ax_d.bar(x + 0.2, mix["classic_mean_ms"], 0.4, label="Classic mean")
+    ax_d.bar(x - 0.2, mix["l4s_p99_ms"], 0.4, label="L queue p99 sojourn")
+    ax_d.bar(x + 0.2, mix["classic_mean_ms"], 0.4, label="C queue mean sojourn")
     ax_d.axhline(theory.CLASSIC_TARGET_MS, color="black", linewidth=0.8, linestyle=":")
     ax_d.set_ylabel("queueing delay (ms)")
     for ax in (ax_r, ax_d):
