@@ -651,9 +651,9 @@ flow per second, from each flow's ssthresh) on 8 % fewer marks (37.7 against 41.
 marks, 30.4 against 33.1 % of the packets): 10.0 marks per cut against 11.5, with mean windows
 within 3 % (13.1 against 13.5 segments; ns-3's alpha averages 0.31). So a marking episode ends
 sooner here: ns-3's senders go on sending into the marked queue for about 1.5 more marked
-packets per cut, and its queue is pulled down less. That places the difference in when a
-sender learns of an episode's first mark, not in how far it cuts; the candidate is the
-feedback path named above (AccECN's change-triggered ACK carries the first CE at once, ns-3's
-RFC 8257 receiver with delayed ACKs may hold it for one more segment), not isolated here by a
-run with ns-3's receiver emulated.
+packets per cut, and its queue is pulled down less. The feedback path named above was tested
+as the cause and is not it: without AccECN's change-triggered ACK (a temporary switch, the
+first CE then riding the next delayed ACK, nearer ns-3's RFC 8257 receiver) the 10-flow std
+moves to +4.7 % of ns-3's but the mean to -9.5 % (14.12 packets; 2 flows: -2.9 %, -8.1 %).
+The 10-flow gap stays open, located as above.
 """
