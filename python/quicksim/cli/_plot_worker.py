@@ -1,12 +1,14 @@
 """The standard plots of `quicksim run`, drawn in worker processes while the run goes on.
 
 Plotting was three quarters of the showcase's wall time (issue 35): importing matplotlib, then
-seven figures one after another, all after the results were written. `PlotWorker` forks before
-the simulation; the child imports matplotlib and warms its font cache while the parent
-simulates, then receives the Result (pickled through a pipe), forks once more so that two
-processes draw half of the figures each, and answers with the files written, while the parent
-saves the tables and prints the summary. Where `fork` is unavailable (Windows, macOS's default)
-or there is one core, the plots are drawn in this process afterwards, as before.
+seven figures one after another, all after the results were written. `PlotWorker` forks first
+thing, before pandas is imported; the child imports only numpy and matplotlib (and warms its
+font cache) while the parent imports pandas and simulates. The parent then prepares the plots
+(`plotting.standard_sketches`: the pandas work, a few hundred kB of drawing calls) and sends
+them through a pipe; the child forks once more, and the two processes take the figures one at a
+time, the largest first, until all are drawn, and answer with the files written, while the
+parent saves the tables and prints the summary. Where `fork` is unavailable (Windows, macOS's
+default) or there is one core, the plots are drawn in this process afterwards, as before.
 
 The children ignore Ctrl-C (the parent decides: it saves and plots what was simulated, or
 aborts and ends them), never run the parent's exit handlers (`os._exit`), and end by themselves
@@ -48,7 +50,7 @@ def _fork() -> int:
 
 
 class PlotWorker:
-    """One forked process that draws the standard plots of the Result it is sent."""
+    """One forked process that draws the figures (`_sketch.Sketch`) it is sent into their files."""
 
     def __init__(self) -> None:
         from multiprocessing.connection import Pipe
@@ -68,17 +70,16 @@ class PlotWorker:
         self._done = False
         self._sender: Any = None
 
-    def submit(self, result: Any, out: Path) -> None:
-        """Send the Result to draw into `out` (its tables are pickled as numpy arrays).
+    def submit(self, jobs: Sequence[tuple[Path, Any]]) -> None:
+        """Send the figures to draw, as (PNG file, Sketch) (`plotting.standard_sketches`).
 
-        The Result is pickled here, before the caller goes on using it, and written by a thread:
-        the worker reads it only once matplotlib is imported, and the pipe holds 64 kB of its
-        ~5 MB, so a plain send kept the caller from saving and printing until then (0.5 s on
-        the showcase, issue 35)."""
+        They are pickled here, before the caller goes on, and written by a thread: the worker
+        reads them only once matplotlib is imported, and a pipe holds 64 kB, so a plain send
+        could keep the caller from saving and printing until then (issue 35)."""
         import threading
         from multiprocessing.reduction import ForkingPickler
 
-        data = ForkingPickler.dumps((result, str(out)))
+        data = ForkingPickler.dumps([(str(path), sketch) for path, sketch in jobs])
         self._sender = threading.Thread(target=self._send, args=(data,), name="quicksim-plot-submit")
         self._sender.start()
 
@@ -128,18 +129,15 @@ class PlotWorker:
 
 
 def _serve(conn: Any) -> int:
-    """The worker: import and warm up matplotlib, wait for the Result, draw it in two processes."""
+    """The worker: import and warm up matplotlib, wait for the figures, draw them in two processes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _warm_up()
     try:
-        result, out = conn.recv()
+        jobs = conn.recv()
     except (EOFError, OSError):
         return 0  # the parent stopped before the simulation ended
-    from ..plotting import STANDARD_PLOTS
-
-    names = [name for name, _, _ in STANDARD_PLOTS]
     try:
-        written = _draw_split(result, Path(out), names)
+        written = _draw_shared([(Path(path), sketch) for path, sketch in jobs])
     except Exception as e:  # reported by the parent, which owns the error policy
         conn.send(("error", f"{type(e).__name__}: {e}"))
         return 1
@@ -147,15 +145,19 @@ def _serve(conn: Any) -> int:
     return 0
 
 
-def _draw_split(result: Any, out: Path, names: Sequence[str]) -> list[Path]:
-    """Draw `names`, the costly ones (`_COSTLY`) in a forked helper, the rest here; returned in
-    the standard order."""
+def _draw_shared(jobs: Sequence[tuple[Path, Any]]) -> list[Path]:
+    """Draw `jobs` in this process and a forked helper: each takes the next figure from a shared
+    pipe of indices (the most panels first, the costliest), so neither waits while the other
+    still has several to draw. The files written, in the order of `jobs`."""
     from multiprocessing.connection import Pipe
 
-    from ..plotting import save_standard_plots
-
-    theirs = [n for n in names if n in _COSTLY]
-    mine = [n for n in names if n not in _COSTLY]
+    if len(jobs) > 255:
+        raise ValueError(f"at most 255 figures per worker, not {len(jobs)}")
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][1].nrows)
+    take, give = os.pipe()
+    for i in order:  # one byte each, all written before either process reads
+        os.write(give, bytes([i]))
+    os.close(give)  # both read to end of file
     mine_conn, helper_conn = Pipe()
     pid = _fork()
     if pid == 0:  # the helper
@@ -163,7 +165,7 @@ def _draw_split(result: Any, out: Path, names: Sequence[str]) -> list[Path]:
         status = 1
         try:
             try:
-                paths = save_standard_plots(result, out, only=theirs)
+                paths = _draw_taken(jobs, take)
                 helper_conn.send(("ok", [str(p) for p in paths]))
                 status = 0
             except Exception as e:
@@ -172,35 +174,41 @@ def _draw_split(result: Any, out: Path, names: Sequence[str]) -> list[Path]:
             os._exit(status)
     helper_conn.close()
     try:
-        written = save_standard_plots(result, out, only=mine)
+        written = _draw_taken(jobs, take)
         try:
             status, payload = mine_conn.recv()
         except EOFError:
             raise RuntimeError("the second plotting process ended without an answer") from None
     finally:
+        os.close(take)
         mine_conn.close()
         os.waitpid(pid, 0)
     if status != "ok":
         raise RuntimeError(payload)
-    done = {p.name: p for p in [*written, *(Path(p) for p in payload)]}
-    return [done[n] for n in names if n in done]
+    done = {*written, *(Path(p) for p in payload)}
+    return [path for path, _ in jobs if path in done]
 
 
-_COSTLY = frozenset({"queue_length.png", "congestion_window.png", "cwnd_queue_drops.png"})
-"""The three of the seven standard plots that take about half of their drawing time (the zoom's
-three panels, the queue's panels, the congestion windows' long series), measured on the
-showcase."""
+def _draw_taken(jobs: Sequence[tuple[Path, Any]], take: int) -> list[Path]:
+    """Draw the figures whose indices this process reads from `take` (one byte each; a read of
+    one byte from a pipe is atomic, so no figure is drawn twice)."""
+    from .._sketch import draw_sketches
+
+    written: list[Path] = []
+    while index := os.read(take, 1):
+        written += draw_sketches([jobs[index[0]]])
+    return written
 
 
 def _warm_up() -> None:
-    """Import matplotlib and the plotting module, and draw one small figure with text, so that the
-    fonts are loaded and the caches filled before the Result arrives (and before the second
-    fork, which inherits them)."""
+    """Import matplotlib (not pandas: the figures come prepared), and draw one small figure with
+    text, so that the fonts are loaded and the caches filled before the figures arrive (and
+    before the second fork, which inherits them)."""
     import io
 
-    from .. import plotting
+    from .. import _sketch
 
-    fig = plotting.new_figure(figsize=(1.0, 1.0))
+    fig = _sketch.new_figure(figsize=(1.0, 1.0))
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], label="x")
     ax.set_title("warm")
