@@ -42,7 +42,7 @@ def test_a_workers_error_reaches_the_parent(tmp_path: Path) -> None:
     broken.axes[0].no_such_method(1)
     with PlotWorker() as worker:
         worker.submit([(tmp_path / "fine.png", Sketch()), (tmp_path / "broken.png", broken)])
-        with pytest.raises(RuntimeError, match="plotting failed: .*AttributeError.*no_such_method"):
+        with pytest.raises(RuntimeError, match=r"plotting failed: .*AttributeError.*no_such_method"):
             worker.wait()
     assert _gone(worker._pid)
 
@@ -68,6 +68,7 @@ def test_the_worker_and_the_figures_it_is_sent_need_no_pandas(tmp_path: Path) ->
     code = (
         "import sys\n"
         "import quicksim.cli._plot_worker, quicksim._sketch\n"
+        "quicksim.cli._plot_worker._import_matplotlib()\n"
         "quicksim.cli._plot_worker._warm_up()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'pyarrow')))\n"
     )
@@ -85,11 +86,37 @@ def test_prepared_standard_plots_pickle_without_pandas(tmp_path: Path) -> None:
     from quicksim.plotting import standard_sketches
 
     result = quicksim.run(str(REPO / "scenarios" / "linksharing.toml"), sets=["run.duration=12s"])
-    jobs = standard_sketches(result, tmp_path)
+    jobs = list(standard_sketches(result, tmp_path))
     assert len(jobs) == 7
+    assert [path.name for path, _ in jobs[:2]] == ["cwnd_queue_drops.png", "queue_length.png"]
     data = pickle.dumps(jobs)
     assert b"pandas" not in data and b"pyarrow" not in data
     assert len(data) < 500_000  # thinned series (~180 kB for the whole 50 s showcase), not tables
+
+
+@pytest.mark.core
+def test_spare_figures_draw_the_same_files(tmp_path: Path) -> None:
+    """The worker builds figures ahead (`_sketch.build_spare`) of the shapes the standard plots
+    use; drawn into them, the PNGs are byte for byte those drawn into new figures."""
+    from collections import Counter
+
+    import quicksim
+    from quicksim import _sketch
+    from quicksim.cli._plot_worker import _SPARE_SHAPES
+    from quicksim.plotting import standard_sketches
+
+    result = quicksim.run(str(REPO / "scenarios" / "linksharing.toml"), sets=["run.duration=12s"])
+    jobs = list(standard_sketches(result, tmp_path))
+    shapes = Counter((sketch.nrows, sketch.height) for _, sketch in jobs)
+    assert not Counter(_SPARE_SHAPES) - shapes  # each spare is used by the standard plots
+    fresh = [_sketch.png_bytes(sketch.draw(), 120) for _, sketch in jobs]
+    for shape in _SPARE_SHAPES:
+        _sketch.build_spare(*shape)
+    try:
+        assert [_sketch.png_bytes(sketch.draw(), 120) for _, sketch in jobs] == fresh
+        assert not any(_sketch._SPARE.values())  # all taken
+    finally:
+        _sketch._SPARE.clear()
 
 
 def test_one_core_draws_in_process(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["Sketch", "draw_sketches", "new_figure", "png_bytes", "png_writer"]
+__all__ = ["Sketch", "build_spare", "draw_sketches", "new_figure", "png_bytes", "png_writer"]
 
 _FIG = -1  # the target of a figure call (`Sketch.fig`)
 _STEP = -2  # the target of a layout step (`finish`, `mark_cut`, `layout`)
@@ -140,6 +140,11 @@ _NOTEBOOK_FIGURE: Any = None
 
 
 def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
+    spare = _SPARE.get((nrows, height))
+    return spare.pop() if spare else _build_figure(nrows, height)
+
+
+def _build_figure(nrows: int, height: float) -> tuple[Figure, list[Axes]]:
     import matplotlib
 
     fig = new_figure(figsize=(_WIDTH_IN, height))
@@ -149,6 +154,28 @@ def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
     with matplotlib.rc_context({"axes.titley": 1.0}):
         axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
     return fig, list(axes)
+
+
+_SPARE: dict[tuple[int, float], list[tuple[Figure, list[Axes]]]] = {}
+_SPARE_TICKS = 9  # a time axis 8 inches wide or a panel's y axis shows up to ~9 (with the 2 outside)
+
+
+def build_spare(nrows: int, height: float = 4.5) -> None:
+    """Build, ahead of drawing, an empty figure of `nrows` panels `height` inches tall, with its
+    axes and their first ticks, for the next `Sketch.draw` of that shape to take.
+
+    A plot worker does this while it waits for the figures: making the axes and the ticks is a
+    fifth of drawing the standard plots, and otherwise happens while the run saves its tables
+    on the same two cores (issue 35). A spare figure is the figure `_figure` would make; the
+    ticks matplotlib creates as it draws are copies of the first tick, as these are, and every
+    tick setting made afterwards applies to all existing ticks, so the pixels are the same
+    (compared on the standard plots). Ticks beyond those a draw needs are not drawn.
+    """
+    fig, axes = _build_figure(nrows, height)
+    for ax in axes:
+        ax.xaxis.get_major_ticks(_SPARE_TICKS)
+        ax.yaxis.get_major_ticks(_SPARE_TICKS)
+    _SPARE.setdefault((nrows, height), []).append((fig, axes))
 
 
 _LEGEND_INSIDE = 6  # up to this many legend entries in the small font, more in the smaller

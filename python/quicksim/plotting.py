@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -405,29 +405,35 @@ def save_standard_plots(
     only: Iterable[str] | None = None,
 ) -> list[Path]:
     """Write the standard PNGs whose data is present (of those named in `only`, if given); stale
-    ones from an earlier run are removed."""
-    return draw_sketches(standard_sketches(result, outdir, only=only), dpi=dpi)
+    ones from an earlier run are removed. The files written, in the order of `STANDARD_PLOTS`."""
+    written = draw_sketches(standard_sketches(result, outdir, only=only), dpi=dpi)
+    order = {name: i for i, (name, _, _) in enumerate(STANDARD_PLOTS)}
+    return sorted(written, key=lambda path: order[path.name])
 
 
 def standard_sketches(
     result: Result, outdir: str | os.PathLike[str], *, only: Iterable[str] | None = None
-) -> list[tuple[Path, Sketch]]:
+) -> Iterator[tuple[Path, Sketch]]:
     """The standard plots whose data is present (of those named in `only`, if given) as
-    (file, Sketch), prepared for `draw_sketches`; a stale file of a plot without data is removed
-    now. Creates `outdir`."""
+    (file, Sketch) for `draw_sketches`, each prepared when the next is asked for, those of
+    several panels first (`_COSTLIEST`: they take longest to draw, so a worker drawing them as
+    they come starts with them); a stale file of a plot without data is removed on the way.
+    Creates `outdir`."""
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     wanted = None if only is None else set(only)
-    jobs: list[tuple[Path, Sketch]] = []
-    for filename, table, sketch in _STANDARD_SKETCHES:
+    first = {name: i for i, name in enumerate(_COSTLIEST)}
+    for filename, table, sketch in sorted(_STANDARD_SKETCHES, key=lambda e: first.get(e[0], len(first))):
         if wanted is not None and filename not in wanted:
             continue
         path = out / filename
         if result.table(table).empty:
             path.unlink(missing_ok=True)
             continue
-        jobs.append((path, sketch(result)))
-    return jobs
+        yield path, sketch(result)
+
+
+_COSTLIEST = ("cwnd_queue_drops.png", "queue_length.png")  # the standard plots of several panels
 
 
 # --- helpers ----------------------------------------------------------------------------------

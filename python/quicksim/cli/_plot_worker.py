@@ -2,17 +2,20 @@
 
 Plotting was three quarters of the showcase's wall time (issue 35): importing matplotlib, then
 seven figures one after another, all after the results were written. `PlotWorker` forks first
-thing, before pandas is imported; the child imports only numpy and matplotlib (and warms its
-font cache) while the parent imports pandas and simulates. The parent then prepares the plots
-(`plotting.standard_sketches`: the pandas work, a few hundred kB of drawing calls) and sends
-them through a pipe; the child forks once more, and the two processes take the figures one at a
-time, the largest first, until all are drawn, and answer with the files written, while the
-parent saves the tables and prints the summary. Where `fork` is unavailable (Windows, macOS's
-default) or there is one core, the plots are drawn in this process afterwards, as before.
+thing, before pandas is imported; the child imports only numpy and matplotlib, and until the
+first figure arrives warms up its font cache and builds empty figures ahead
+(`_sketch.build_spare`), while the parent imports pandas and simulates. The parent then
+prepares the plots one at a time (`plotting.standard_sketches`: the pandas work) and sends each
+as soon as it is ready, as drawing calls with their numpy data. The child forks once more; the
+two processes take the figures from the pipe one at a time, in the order sent (the largest
+first), and answer with the files written, while the parent saves the tables and prints the
+summary. Where `fork` is unavailable (Windows, macOS's default) or there is one core, the
+plots are drawn in this process afterwards, as before.
 
 The children ignore Ctrl-C (the parent decides: it saves and plots what was simulated, or
-aborts and ends them), never run the parent's exit handlers (`os._exit`), and end by themselves
-when the parent goes away (end of file on the pipe).
+aborts and ends them), form their own process group (which the parent ends as a whole), never
+run the parent's exit handlers (`os._exit`), and end by themselves when the parent goes away
+(end of file on the pipes).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -50,49 +53,72 @@ def _fork() -> int:
 
 
 class PlotWorker:
-    """One forked process that draws the figures (`_sketch.Sketch`) it is sent into their files."""
+    """A forked process (and its helper) that draws the figures (`_sketch.Sketch`) it is sent
+    into their files."""
 
     def __init__(self) -> None:
+        import contextlib
+        import multiprocessing
         from multiprocessing.connection import Pipe
 
         sys.stdout.flush()  # nothing buffered may be written twice
         sys.stderr.flush()
-        self._conn, child = Pipe()
+        self._conn, child = Pipe()  # the answer
+        take, self._jobs = Pipe(duplex=False)  # the figures: this process writes, two read
+        take_lock = multiprocessing.get_context("fork").Lock()  # one reader at a time
         self._pid = _fork()
         if self._pid == 0:  # the worker
             self._conn.close()
+            self._jobs.close()  # its readers see end of file once this process's copy closes
             status = 1
             try:
-                status = _serve(child)
+                os.setpgid(0, 0)
+                status = _serve(child, take, take_lock)
             finally:
                 os._exit(status)
         child.close()
+        take.close()
+        # Here too, so that `close` can end the group before the child has made it; an error
+        # means the child has ended already.
+        with contextlib.suppress(OSError):
+            os.setpgid(self._pid, self._pid)
         self._done = False
         self._sender: Any = None
 
-    def submit(self, jobs: Sequence[tuple[Path, Any]]) -> None:
-        """Send the figures to draw, as (PNG file, Sketch) (`plotting.standard_sketches`).
+    def submit(self, jobs: Iterable[tuple[Path, Any]]) -> None:
+        """Send the figures to draw, as (PNG file, Sketch), each as soon as `jobs` yields it
+        (`plotting.standard_sketches` prepares one per step), then the end of the list.
 
-        They are pickled here, before the caller goes on, and written by a thread: the worker
-        reads them only once matplotlib is imported, and a pipe holds 64 kB, so a plain send
-        could keep the caller from saving and printing until then (issue 35)."""
+        A thread writes them to the pipe: the worker reads only once matplotlib is imported,
+        and a pipe holds 64 kB, so writing here could keep the caller from saving and printing
+        until then (issue 35)."""
+        import queue
         import threading
         from multiprocessing.reduction import ForkingPickler
 
-        data = ForkingPickler.dumps([(str(path), sketch) for path, sketch in jobs])
-        self._sender = threading.Thread(target=self._send, args=(data,), name="quicksim-plot-submit")
+        outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._sender = threading.Thread(target=self._send, args=(outbox,), name="quicksim-plot-submit")
         self._sender.start()
+        try:
+            for seq, (path, sketch) in enumerate(jobs):
+                outbox.put(bytes(ForkingPickler.dumps((seq, str(path), sketch))))
+        finally:
+            outbox.put(None)
 
-    def _send(self, data: Any) -> None:
+    def _send(self, outbox: Any) -> None:
         import contextlib
 
-        # OSError: the worker ended (killed as the caller aborts); `wait` reports a lost answer.
-        with contextlib.suppress(OSError):
-            self._conn.send_bytes(data)
+        try:
+            # OSError: the worker ended (killed as the caller aborts); `wait` reports it.
+            with contextlib.suppress(OSError):
+                while (data := outbox.get()) is not None:
+                    self._jobs.send_bytes(data)
+        finally:
+            self._jobs.close()  # the end of the list: the drawing processes read to here
 
     def wait(self) -> list[Path]:
-        """The files written, once both drawing processes are done; a worker's error is raised
-        here as a RuntimeError with its message."""
+        """The files written, in the order sent, once both drawing processes are done; a
+        worker's error is raised here as a RuntimeError with its message."""
         try:
             status, payload = self._conn.recv()
         except EOFError:
@@ -104,22 +130,23 @@ class PlotWorker:
         return [Path(p) for p in payload]
 
     def close(self) -> None:
-        """End the worker (if it still runs) and reap it; safe to call twice."""
+        """End the worker and its helper (if they still run) and reap the worker; safe to call
+        twice."""
         if self._done:
             return
         self._done = True
         if self._sender is None:
-            self._conn.close()  # a worker waiting for its Result sees end of file and exits
+            self._jobs.close()  # nothing to draw: the worker reads the end of the list and exits
         try:
             pid, _ = os.waitpid(self._pid, os.WNOHANG)
-            if pid == 0:  # still drawing, or still reading the Result: the parent is aborting
-                os.kill(self._pid, signal.SIGTERM)
+            if pid == 0:  # still drawing, or still waiting for figures: the parent is aborting
+                os.killpg(self._pid, signal.SIGTERM)
                 os.waitpid(self._pid, 0)
-        except ChildProcessError:
+        except (ChildProcessError, ProcessLookupError):
             pass
-        if self._sender is not None:  # its write ends: done, or broken by the worker's end
+        if self._sender is not None:  # its writes end: done, or broken by the workers' end
             self._sender.join()
-            self._conn.close()
+        self._conn.close()
 
     def __enter__(self) -> PlotWorker:
         return self
@@ -128,45 +155,42 @@ class PlotWorker:
         self.close()
 
 
-def _serve(conn: Any) -> int:
-    """The worker: import and warm up matplotlib, wait for the figures, draw them in two processes."""
+def _serve(conn: Any, take: Any, take_lock: Any) -> int:
+    """The worker: import matplotlib, use the time until the first figure arrives to warm it up
+    and build spare figures, then draw in two processes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _warm_up()
+    _import_matplotlib()
+    from .._sketch import build_spare
+
+    if not take.poll():
+        _warm_up()
+    for shape in _SPARE_SHAPES:
+        if take.poll():
+            break
+        build_spare(*shape)
     try:
-        jobs = conn.recv()
-    except (EOFError, OSError):
-        return 0  # the parent stopped before the simulation ended
-    try:
-        written = _draw_shared([(Path(path), sketch) for path, sketch in jobs])
+        written = _draw_with_helper(take, take_lock)
     except Exception as e:  # reported by the parent, which owns the error policy
         conn.send(("error", f"{type(e).__name__}: {e}"))
         return 1
-    conn.send(("ok", [str(p) for p in written]))
+    conn.send(("ok", written))
     return 0
 
 
-def _draw_shared(jobs: Sequence[tuple[Path, Any]]) -> list[Path]:
-    """Draw `jobs` in this process and a forked helper: each takes the next figure from a shared
-    pipe of indices (the most panels first, the costliest), so neither waits while the other
-    still has several to draw. The files written, in the order of `jobs`."""
+def _draw_with_helper(take: Any, take_lock: Any) -> list[str]:
+    """Draw the figures read from `take` in this process and a forked helper, each taking the
+    next one when it is done with its last; the files written, in the order sent."""
     from multiprocessing.connection import Pipe
 
-    if len(jobs) > 255:
-        raise ValueError(f"at most 255 figures per worker, not {len(jobs)}")
-    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][1].nrows)
-    take, give = os.pipe()
-    for i in order:  # one byte each, all written before either process reads
-        os.write(give, bytes([i]))
-    os.close(give)  # both read to end of file
     mine_conn, helper_conn = Pipe()
+    me = os.getpid()
     pid = _fork()
     if pid == 0:  # the helper
         mine_conn.close()
         status = 1
         try:
             try:
-                paths = _draw_taken(jobs, take)
-                helper_conn.send(("ok", [str(p) for p in paths]))
+                helper_conn.send(("ok", _draw_taken(take, take_lock, me)))
                 status = 0
             except Exception as e:
                 helper_conn.send(("error", f"{type(e).__name__}: {e}"))
@@ -174,38 +198,70 @@ def _draw_shared(jobs: Sequence[tuple[Path, Any]]) -> list[Path]:
             os._exit(status)
     helper_conn.close()
     try:
-        written = _draw_taken(jobs, take)
+        written = _draw_taken(take, take_lock, os.getppid())
         try:
             status, payload = mine_conn.recv()
         except EOFError:
             raise RuntimeError("the second plotting process ended without an answer") from None
     finally:
-        os.close(take)
         mine_conn.close()
         os.waitpid(pid, 0)
     if status != "ok":
         raise RuntimeError(payload)
-    done = {*written, *(Path(p) for p in payload)}
-    return [path for path, _ in jobs if path in done]
+    return [path for _, path in sorted([*written, *payload])]
 
 
-def _draw_taken(jobs: Sequence[tuple[Path, Any]], take: int) -> list[Path]:
-    """Draw the figures whose indices this process reads from `take` (one byte each; a read of
-    one byte from a pipe is atomic, so no figure is drawn twice)."""
+def _draw_taken(take: Any, take_lock: Any, parent: int) -> list[tuple[int, str]]:
+    """Draw each figure this process reads from `take` until the end of the list (or until
+    `parent`, which would read the answer, is gone); (sequence number, file) of each."""
+    import pickle
+
     from .._sketch import draw_sketches
 
-    written: list[Path] = []
-    while index := os.read(take, 1):
-        written += draw_sketches([jobs[index[0]]])
-    return written
+    written: list[tuple[int, str]] = []
+    while True:
+        while not take_lock.acquire(timeout=0.5):  # the other process is reading, or waiting
+            if os.getppid() != parent:
+                return written
+        try:
+            data = take.recv_bytes()
+        except EOFError:
+            return written
+        finally:
+            take_lock.release()
+        seq, path, sketch = pickle.loads(data)
+        draw_sketches([(Path(path), sketch)])
+        written.append((seq, path))
+
+
+_SPARE_SHAPES = ((3, 7.0),) + ((1, 4.5),) * 5
+"""(panels, height in inches) of the figures built while the worker waits (`_sketch.build_spare`):
+the zoom's (`plotting.plot_zoom`) and the five one-panel standard plots'; the queue plot's
+depends on the number of queues. The second drawing process inherits them, so each process
+has a spare of each."""
+
+
+def _import_matplotlib() -> None:
+    """Import what drawing needs: numpy and matplotlib, not pandas (the figures come prepared).
+
+    Matplotlib writes, as it imports, the docstring of every Artist class's `set` method from
+    the class's properties (`matplotlib.artist.kwdoc`): a fifth of the import's CPU (~0.08 of
+    ~0.4 s, measured alternately), spent while the run also needs the CPU, for text nobody reads
+    in this process. Here `kwdoc` returns "" for the classes defined after `matplotlib.artist`;
+    nothing drawn depends on it (the files are those drawn in-process, tests/test_plot_worker).
+    """
+    import matplotlib.artist
+
+    matplotlib.artist.kwdoc = lambda artist: ""
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure
+
+    from .. import _sketch  # noqa: F401
 
 
 def _warm_up() -> None:
-    """Import matplotlib (not pandas: the figures come prepared), and draw one small figure with
-    text, so that the fonts are loaded and the caches filled before the figures arrive (and
-    before the second fork, which inherits them)."""
-    import io
-
+    """Draw one small figure with text, so that the fonts are loaded and the caches filled before
+    the figures arrive (and before the second fork, which inherits them)."""
     from .. import _sketch
 
     fig = _sketch.new_figure(figsize=(1.0, 1.0))
@@ -213,4 +269,4 @@ def _warm_up() -> None:
     ax.plot([0, 1], [0, 1], label="x")
     ax.set_title("warm")
     ax.legend()
-    fig.savefig(io.BytesIO(), format="png", dpi=20)
+    _sketch.png_bytes(fig, 20)
