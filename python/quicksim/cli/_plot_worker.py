@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +190,7 @@ def _draw_with_helper(take: Any, take_lock: Any) -> list[str]:
         status = 1
         try:
             try:
-                helper_conn.send(("ok", _draw_taken(take, take_lock, me)))
+                helper_conn.send(("ok", _draw_taken(take, take_lock, lambda: os.getppid() != me)))
                 status = 0
             except Exception as e:
                 helper_conn.send(("error", f"{type(e).__name__}: {e}"))
@@ -198,7 +198,9 @@ def _draw_with_helper(take: Any, take_lock: Any) -> list[str]:
             os._exit(status)
     helper_conn.close()
     try:
-        written = _draw_taken(take, take_lock, os.getppid())
+        # The helper gone (end of file on its pipe) while this one waits for the pipe of figures:
+        # it died holding the lock; its missing answer is reported below.
+        written = _draw_taken(take, take_lock, mine_conn.poll)
         try:
             status, payload = mine_conn.recv()
         except EOFError:
@@ -211,9 +213,10 @@ def _draw_with_helper(take: Any, take_lock: Any) -> list[str]:
     return [path for _, path in sorted([*written, *payload])]
 
 
-def _draw_taken(take: Any, take_lock: Any, parent: int) -> list[tuple[int, str]]:
-    """Draw each figure this process reads from `take` until the end of the list (or until
-    `parent`, which would read the answer, is gone); (sequence number, file) of each."""
+def _draw_taken(take: Any, take_lock: Any, gone: Callable[[], bool]) -> list[tuple[int, str]]:
+    """Draw each figure this process reads from `take` until the end of the list, or until
+    `gone()` says the other process is (checked while waiting for the pipe); (sequence number,
+    file) of each."""
     import pickle
 
     from .._sketch import draw_sketches
@@ -221,7 +224,7 @@ def _draw_taken(take: Any, take_lock: Any, parent: int) -> list[tuple[int, str]]
     written: list[tuple[int, str]] = []
     while True:
         while not take_lock.acquire(timeout=0.5):  # the other process is reading, or waiting
-            if os.getppid() != parent:
+            if gone():
                 return written
         try:
             data = take.recv_bytes()
