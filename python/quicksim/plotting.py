@@ -6,25 +6,28 @@ render with Agg, never touch the user's interactive backend and need no `plt.clo
 display in a notebook without `%matplotlib inline` (`new_figure`). Long series are thinned for
 display (`thin`), at most `MAX_SERIES` series are drawn, and a series whose recording stopped
 at `run.record.max_samples` ends there (`truncated_series`).
+
+Each plot is prepared here (pandas) as a `Sketch`, the drawing calls with their numpy data, and
+then drawn (`_sketch`): `quicksim run` prepares the standard plots itself and has a worker
+without pandas draw them (`standard_sketches`).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from ._io import atomic_write
 from ._rows import connection_rows
+from ._sketch import Sketch, draw_sketches, new_figure
 from .results import Result, binned_rate, winavg
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = [
@@ -63,10 +66,16 @@ def plot_throughput(
     title: str | None = None,
 ) -> Figure:
     """Receiver-side (application) throughput per flow in Mbit/s, with their total dotted."""
+    return _throughput(data, flows=flows, total=total, title=title).draw()
+
+
+def _throughput(
+    data: Result | pd.DataFrame, *, flows: Iterable[str] | None, total: bool, title: str | None
+) -> Sketch:
     df = _rates(data, "delivered", flows)
-    fig = _rate_figure(df, total, title or "Incoming data rate at receivers (application layer)")
-    _layout(fig, data)
-    return fig
+    sk = _rate_sketch(df, total, title or "Incoming data rate at receivers (application layer)")
+    sk.layout(caption(data))
+    return sk
 
 
 def plot_sender_throughput(
@@ -82,14 +91,28 @@ def plot_sender_throughput(
 
     `smoothed` averages batches of `window` bins, as the showcase's `winavg(10)`.
     """
+    return _sender_throughput(
+        data, smoothed=smoothed, window=window, flows=flows, total=total, title=title
+    ).draw()
+
+
+def _sender_throughput(
+    data: Result | pd.DataFrame,
+    *,
+    smoothed: bool = False,
+    window: int = 10,
+    flows: Iterable[str] | None = None,
+    total: bool = True,
+    title: str | None = None,
+) -> Sketch:
     df = _rates(data, "wire", flows)
     label = "Outgoing data rate at senders (IP layer)"
     if smoothed:
         df = winavg(df, window)
         label += f", mean of {window} bins"
-    fig = _rate_figure(df, total, title or label)
-    _layout(fig, data)
-    return fig
+    sk = _rate_sketch(df, total, title or label)
+    sk.layout(caption(data))
+    return sk
 
 
 def plot_queue(
@@ -109,15 +132,22 @@ def plot_queue(
     the `MAX_SERIES` busiest; the title says how many are shown. Each panel names its queue and
     its peak in packets and kB. A series cut at `run.record.max_samples` ends there, marked.
     """
+    return _queue(data, queues=queues, title=title, bins=bins).draw()
+
+
+def _queue(
+    data: Result | pd.DataFrame, *, queues: Iterable[str] | None, title: str | None, bins: int
+) -> Sketch:
     df, end = (data.queues, data.sim_end_s) if isinstance(data, Result) else (data, None)
     cut = truncated_series(data, "queue") if isinstance(data, Result) else {}
     df = _pick(df, "queue", queues)
     shown, total, busy = _series(df, "queue", [], "bytes", keep=lambda v: v > 0)
     last = float(df["t_s"].max()) if len(df) else 1.0
     span = end or last or 1.0
-    fig, axes = _figure(max(1, len(shown)), height=1.6 + 1.3 * max(1, len(shown)))
+    sk = Sketch(max(1, len(shown)), height=1.6 + 1.3 * max(1, len(shown)))
+    axes = sk.axes
     width = _round_up(span / bins)  # 0.5 s, not 0.026 s: a width a reader can say
-    for ax, (name, g) in zip(axes, shown.items(), strict=False):
+    for panel, (ax, (name, g)) in enumerate(zip(axes, shown.items(), strict=False)):
         stop = min(cut.get(name, span), span)
         edges, mean, low, high = step_bins(
             g["t_s"].to_numpy(dtype=float), g["packets"].to_numpy(dtype=float), stop, width
@@ -132,14 +162,15 @@ def plot_queue(
         ax.set_ylabel("packets")
         ax.grid(True, alpha=0.4)
         if name in cut:
-            _mark_cut(ax, cut[name])
+            sk.mark_cut(panel, cut[name])
     axes[-1].set_xlim(0, span)
     axes[-1].set_xlabel("time (s)")
     head = title or "Queue length"
     note = _shown_note(len(shown), total, "queues", busy)
-    fig.suptitle(f"{head}{note}\nper {width:.3g} s: mean (line), lowest to highest (band)", fontsize="medium")
-    _layout(fig, data, suptitle_lines=2, panel_titles=True)
-    return fig
+    suptitle = f"{head}{note}\nper {width:.3g} s: mean (line), lowest to highest (band)"
+    sk.fig.suptitle(suptitle, fontsize="medium")
+    sk.layout(caption(data), suptitle_lines=2, panel_titles=True)
+    return sk
 
 
 def step_bins(
@@ -182,6 +213,17 @@ def plot_drops(
 ) -> Figure:
     """Drops per bin and queue: dropped packets per bin (`packets`), or dropped data in kbit/s
     (`bits`)."""
+    return _drops(data, unit=unit, interval=interval, queues=queues, title=title).draw()
+
+
+def _drops(
+    data: Result | pd.DataFrame,
+    *,
+    unit: Literal["packets", "bits"] = "packets",
+    interval: float | None = None,
+    queues: Iterable[str] | None = None,
+    title: str | None = None,
+) -> Sketch:
     if isinstance(data, Result):
         df, end, step = data.drops, data.sim_end_s, interval or data.record_interval_s
     else:
@@ -194,7 +236,8 @@ def plot_drops(
         t = rates["t_s"].to_numpy(dtype=float)
         widths = np.minimum(step, end - t) if end is not None else np.full(len(t), step)
         rates["value"], ylabel = np.rint(rates["rate"].to_numpy() * widths), f"dropped packets per {step:g} s"
-    fig, (ax,) = _figure(1)
+    sk = Sketch()
+    (ax,) = sk.axes
     shown, total, _ = _series(rates, "queue", [], "value", agg="sum")
     for name, g in shown.items():
         last = float(g["t_s"].max()) + step
@@ -204,9 +247,9 @@ def plot_drops(
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     note = _shown_note(len(shown), total, "queues")
-    _finish(ax, "time (s)", (title or f"Packet drops ({step:g} s bins)") + note)
-    _layout(fig, data)
-    return fig
+    sk.finish(0, "time (s)", (title or f"Packet drops ({step:g} s bins)") + note)
+    sk.layout(caption(data))
+    return sk
 
 
 def plot_cwnd(
@@ -220,12 +263,17 @@ def plot_cwnd(
     At most `MAX_SERIES` flows (those with the largest windows); a series cut at
     `run.record.max_samples` ends at its last sample, marked.
     """
+    return _cwnd(data, flows=flows, title=title).draw()
+
+
+def _cwnd(data: Result | pd.DataFrame, *, flows: Iterable[str] | None, title: str | None) -> Sketch:
     df = data.conn if isinstance(data, Result) else data
     cut = truncated_series(data, "conn") if isinstance(data, Result) else {}
     df = _pick(df, "flow", flows)
     order = data.flow_names if isinstance(data, Result) else []
     shown, total, _ = _series(df, "flow", order, "cwnd_bytes")
-    fig, (ax,) = _figure(1)
+    sk = Sketch()
+    (ax,) = sk.axes
     for name, g in shown.items():
         ax.step(
             *thin(g["t_s"].to_numpy(dtype=float), g["cwnd_bytes"].to_numpy(dtype=float) / 1e3),
@@ -233,12 +281,12 @@ def plot_cwnd(
             label=name,
         )
         if name in cut:
-            _mark_cut(ax, cut[name])
+            sk.mark_cut(0, cut[name])
     ax.set_ylabel("congestion window (kB)")
     ax.set_xlim(left=0)
-    _finish(ax, "time (s)", (title or "Congestion window") + _shown_note(len(shown), total, "flows"))
-    _layout(fig, data)
-    return fig
+    sk.finish(0, "time (s)", (title or "Congestion window") + _shown_note(len(shown), total, "flows"))
+    sk.layout(caption(data))
+    return sk
 
 
 def plot_zoom(
@@ -255,6 +303,18 @@ def plot_zoom(
     Defaults: the first flow with congestion state, the window from 0.2 s before to 2.2 s after
     its start (the showcase's zoom), and the queue where that flow lost the most packets.
     """
+    return _zoom(result, flow, t0, t1, queue=queue, title=title).draw()
+
+
+def _zoom(
+    result: Result,
+    flow: str | None = None,
+    t0: float | None = None,
+    t1: float | None = None,
+    *,
+    queue: str | None = None,
+    title: str | None = None,
+) -> Sketch:
     conn = connection_rows(result.conn)
     flow = flow or next(iter(_groups(conn, "flow", result.flow_names)), None)
     if flow is None:
@@ -267,7 +327,8 @@ def plot_zoom(
         t1 = start + _ZOOM_AFTER_S if t1 is None else t1
     queue = queue or _busiest_queue(result, flow)
 
-    fig, (ax_cwnd, ax_queue, ax_drops) = _figure(3, height=7.0)
+    sk = Sketch(3, height=7.0)
+    ax_cwnd, ax_queue, ax_drops = sk.axes
     x, y = _window_steps(mine["t_s"], mine["cwnd_bytes"] / 1e3, t0, t1)
     ax_cwnd.step(x, y, where="post", label=f"cwnd {flow}")
     ss = mine[mine["ssthresh_bytes"].notna().to_numpy()]  # null while unset
@@ -282,7 +343,7 @@ def plot_zoom(
         x, y = _window_steps(q["t_s"], q["bytes"] / 1e3, t0, t1 if cut is None else min(t1, cut))
         ax_queue.step(x, y, where="post", color="tab:orange", label=f"queue {queue}")
         if cut is not None and t0 <= cut <= t1:
-            _mark_cut(ax_queue, cut)
+            sk.mark_cut(1, cut)
     ax_queue.set_ylabel("kB")
 
     drops = result.drops
@@ -301,27 +362,37 @@ def plot_zoom(
     ax_drops.set_ylabel("dropped packet (B)")
     ax_drops.set_ylim(bottom=0)
     ax_drops.set_xlim(t0, t1)
-    for ax in (ax_cwnd, ax_queue):
+    for panel, ax in enumerate((ax_cwnd, ax_queue)):
         ax.set_ylim(bottom=0)
-        _finish(ax, None)
-    _finish(ax_drops, "time (s)")
+        sk.finish(panel, None)
+    sk.finish(2, "time (s)")
     ax_cwnd.set_title(title or f"Congestion window, queue length and drops: {flow}")
-    _layout(fig, result)
-    return fig
+    sk.layout(caption(result))
+    return sk
 
 
 # --- all at once ------------------------------------------------------------------------------
 
 PlotBuilder = Callable[[Result], "Figure"]
+SketchBuilder = Callable[[Result], Sketch]
 
-STANDARD_PLOTS: Sequence[tuple[str, str, PlotBuilder]] = (
-    ("receiver_throughput.png", "flows", plot_throughput),
-    ("sender_throughput.png", "flows", plot_sender_throughput),
-    ("sender_throughput_smoothed.png", "flows", lambda r: plot_sender_throughput(r, smoothed=True)),
-    ("queue_length.png", "queues", plot_queue),
-    ("packet_drop_rate.png", "drops", plot_drops),
-    ("congestion_window.png", "conn", plot_cwnd),
-    ("cwnd_queue_drops.png", "conn", plot_zoom),
+_STANDARD_SKETCHES: Sequence[tuple[str, str, SketchBuilder]] = (
+    ("receiver_throughput.png", "flows", lambda r: _throughput(r, flows=None, total=True, title=None)),
+    ("sender_throughput.png", "flows", lambda r: _sender_throughput(r)),
+    ("sender_throughput_smoothed.png", "flows", lambda r: _sender_throughput(r, smoothed=True)),
+    ("queue_length.png", "queues", lambda r: _queue(r, queues=None, title=None, bins=QUEUE_BINS)),
+    ("packet_drop_rate.png", "drops", lambda r: _drops(r)),
+    ("congestion_window.png", "conn", lambda r: _cwnd(r, flows=None, title=None)),
+    ("cwnd_queue_drops.png", "conn", lambda r: _zoom(r)),
+)
+
+
+def _drawn(sketch: SketchBuilder) -> PlotBuilder:
+    return lambda result: sketch(result).draw()
+
+
+STANDARD_PLOTS: Sequence[tuple[str, str, PlotBuilder]] = tuple(
+    (name, table, _drawn(sketch)) for name, table, sketch in _STANDARD_SKETCHES
 )
 """(file name, table that must be non-empty, builder); names follow the showcase's images."""
 
@@ -334,29 +405,41 @@ def save_standard_plots(
     only: Iterable[str] | None = None,
 ) -> list[Path]:
     """Write the standard PNGs whose data is present (of those named in `only`, if given); stale
-    ones from an earlier run are removed."""
+    ones from an earlier run are removed. The files written, in the order of `STANDARD_PLOTS`."""
+    written = draw_sketches(standard_sketches(result, outdir, only=only), dpi=dpi)
+    order = {name: i for i, (name, _, _) in enumerate(STANDARD_PLOTS)}
+    return sorted(written, key=lambda path: order[path.name])
+
+
+def standard_sketches(
+    result: Result, outdir: str | os.PathLike[str], *, only: Iterable[str] | None = None
+) -> Iterator[tuple[Path, Sketch]]:
+    """The standard plots whose data is present (of those named in `only`, if given) as
+    (file, Sketch) for `draw_sketches`, each prepared when the next is asked for, those of
+    several panels first (`_COSTLIEST`: they take longest to draw, so a worker drawing them as
+    they come starts with them); a stale file of a plot without data is removed on the way.
+    Creates `outdir`."""
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
     wanted = None if only is None else set(only)
-    for filename, table, build in STANDARD_PLOTS:
+    first = {name: i for i, name in enumerate(_COSTLIEST)}
+    for filename, table, sketch in sorted(_STANDARD_SKETCHES, key=lambda e: first.get(e[0], len(first))):
         if wanted is not None and filename not in wanted:
             continue
         path = out / filename
         if result.table(table).empty:
             path.unlink(missing_ok=True)
             continue
-        atomic_write(path, _png_writer(build(result), dpi))
-        written.append(path)
-    return written
+        yield path, sketch(result)
+
+
+_COSTLIEST = ("cwnd_queue_drops.png", "queue_length.png")  # the standard plots of several panels
 
 
 # --- helpers ----------------------------------------------------------------------------------
 
 MAX_SERIES = 10  # the distinct colours of the default cycle (tab10)
 """Series drawn per plot at most (the largest ones); the title says when some are left out."""
-_LEGEND_INSIDE = 6  # up to this many legend entries in the small font, more in the smaller
-_LEGEND_ROWS = 12
 DISPLAY_POINTS = 1000
 """Horizontal resolution of `thin`: a series with more points is reduced, per column of this
 many, to its first, last, lowest and highest point (M4), which draws the same picture."""
@@ -404,20 +487,6 @@ def truncated_series(result: Result, table: str) -> dict[str, float]:
     return out
 
 
-def _mark_cut(ax: Axes, t: float) -> None:
-    ax.axvline(t, color="0.3", linestyle="--", linewidth=0.8)
-    ax.annotate(
-        f"recording stopped at {t:.3g} s\n(run.record.max_samples)",
-        (t, 1.0),
-        xycoords=("data", "axes fraction"),
-        xytext=(4, -4),
-        textcoords="offset points",
-        va="top",
-        fontsize="x-small",
-        color="0.3",
-    )
-
-
 def _series(
     df: pd.DataFrame,
     column: str,
@@ -459,111 +528,6 @@ def _shown_note(shown: int, total: int, what: str, nonidle: int | None = None) -
     return f" ({shown} largest of {total} {what} shown)"
 
 
-def _png_writer(fig: Figure, dpi: int) -> Callable[[Path], object]:
-    # zlib's fastest level: savefig of the showcase's seven figures takes 0.6 instead of 0.85 s
-    # of CPU; the files are ~20 % larger (440 instead of 370 kB in all).
-    return lambda path: fig.savefig(path, format="png", dpi=dpi, pil_kwargs={"compress_level": 1})
-
-
-def new_figure(**kwargs: Any) -> Figure:
-    """A matplotlib Figure that a notebook displays as an image by itself.
-
-    Figures are built without pyplot (no global state, no backend), and IPython shows such a
-    Figure as its repr text unless `%matplotlib inline` registered its formatter; the
-    `_repr_png_` method added here makes the returned figure display in any notebook.
-    """
-    global _NOTEBOOK_FIGURE
-    if _NOTEBOOK_FIGURE is None:  # made once, on first use: matplotlib loads only when plotting
-        from matplotlib.figure import Figure
-
-        class NotebookFigure(Figure):
-            """A Figure with a PNG repr for IPython."""
-
-            def _repr_png_(self) -> bytes:
-                import io
-
-                buffer = io.BytesIO()
-                self.savefig(buffer, format="png", dpi=100)
-                return buffer.getvalue()
-
-        _NOTEBOOK_FIGURE = NotebookFigure
-    fig: Figure = _NOTEBOOK_FIGURE(**kwargs)
-    return fig
-
-
-_NOTEBOOK_FIGURE: Any = None
-
-
-def _figure(nrows: int, height: float = 4.5) -> tuple[Figure, list[Axes]]:
-    import matplotlib
-
-    fig = new_figure(figsize=(_WIDTH_IN, height))
-    # A fixed title height: by default matplotlib measures every tick label of the axes at each
-    # draw to lift the title over ticks on top, which these axes never have (an eighth of the
-    # standard plots' time).
-    with matplotlib.rc_context({"axes.titley": 1.0}):
-        axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
-    return fig, list(axes)
-
-
-def _finish(ax: Axes, xlabel: str | None, title: str | None = None, *, legend: bool = True) -> None:
-    if xlabel:
-        ax.set_xlabel(xlabel)
-    if title:
-        ax.set_title(title)
-    ax.grid(True, alpha=0.4)
-    entries = len(ax.get_legend_handles_labels()[0]) if legend else 0
-    if entries:
-        # Beside the axes, never over the data (`_layout` widens the figure to make room), in
-        # columns of at most _LEGEND_ROWS entries.
-        ax.legend(
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-            fontsize="x-small" if entries > _LEGEND_INSIDE else "small",
-            ncols=1 + (entries - 1) // _LEGEND_ROWS,
-            borderaxespad=0.0,
-        )
-
-
-# Fixed margins in inches. Matplotlib's constrained layout gets the same picture by drawing the
-# figure again to measure it, which cost a third of the standard plots' time (issue 35); the
-# legends, the only part whose size varies much, are measured alone.
-_WIDTH_IN = 8.0
-_LEFT_IN, _RIGHT_IN, _BOTTOM_IN, _TOP_IN, _GAP_IN = 0.8, 0.2, 0.75, 0.4, 0.12
-_LINE_IN = 0.22  # one line of title text
-
-
-def _layout(fig: Figure, data: object, *, suptitle_lines: int = 0, panel_titles: bool = False) -> None:
-    """Place the axes by fixed margins, widen the figure for the legends beside them, and name
-    the scenario and seed in the bottom right corner (`caption`)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
-    axes = fig.axes
-    legends = [lg for ax in axes if (lg := ax.get_legend()) is not None]
-    legend_in = max((lg.get_window_extent(renderer).width / fig.dpi for lg in legends), default=0.0)
-    width_in = _WIDTH_IN + (legend_in + 0.15 if legend_in else 0.0)
-    height_in = float(fig.get_figheight())
-    fig.set_size_inches(width_in, height_in)
-    titled = any(ax.get_title() for ax in axes)
-    top_in = _TOP_IN + _LINE_IN * suptitle_lines + (0.0 if titled or suptitle_lines else -0.2)
-    panel_titles = panel_titles or sum(bool(ax.get_title()) for ax in axes) > 1
-    gap_in = _GAP_IN + (_LINE_IN + 0.05 if panel_titles else 0.0)
-    fig.subplots_adjust(
-        left=_LEFT_IN / width_in,
-        right=(_WIDTH_IN - _RIGHT_IN) / width_in,
-        bottom=_BOTTOM_IN / height_in,
-        top=1 - top_in / height_in,
-        hspace=gap_in / max(0.5, (height_in - top_in - _BOTTOM_IN) / max(1, len(axes))),
-    )
-    if suptitle_lines and fig.get_suptitle():
-        fig.suptitle(fig.get_suptitle(), y=1 - 0.08 / height_in, va="top", fontsize="medium")
-    text = caption(data)
-    if text:
-        at = (1 - 0.08 / width_in, 0.06 / height_in)
-        fig.text(*at, text, ha="right", va="bottom", fontsize=7, color="0.35")
-
-
 def caption(data: object) -> str:
     """ "scenario <name>, seed <n>" of a Result (what every standard figure names), "" for a
     DataFrame."""
@@ -583,8 +547,9 @@ def _rates(
     return _pick(data, "flow", flows)
 
 
-def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
-    fig, (ax,) = _figure(1)
+def _rate_sketch(df: pd.DataFrame, total: bool, title: str) -> Sketch:
+    sk = Sketch()
+    (ax,) = sk.axes
     step = float(np.diff(np.unique(df["t_s"])).min()) if df["t_s"].nunique() > 1 else 0.5
     names = _groups(df, "flow")
     shown, _, _ = _series(df, "flow", names, "mbps", agg="sum")
@@ -604,8 +569,8 @@ def _rate_figure(df: pd.DataFrame, total: bool, title: str) -> Figure:
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
-    _finish(ax, "time (s)", title + _shown_note(len(shown), len(names), "flows"))
-    return fig
+    sk.finish(0, "time (s)", title + _shown_note(len(shown), len(names), "flows"))
+    return sk
 
 
 def _groups(df: pd.DataFrame, column: str, order: Sequence[str] | None = None) -> list[str]:

@@ -1,16 +1,21 @@
 """The standard plots of `quicksim run`, drawn in worker processes while the run goes on.
 
 Plotting was three quarters of the showcase's wall time (issue 35): importing matplotlib, then
-seven figures one after another, all after the results were written. `PlotWorker` forks before
-the simulation; the child imports matplotlib and warms its font cache while the parent
-simulates, then receives the Result (pickled through a pipe), forks once more so that two
-processes draw half of the figures each, and answers with the files written, while the parent
-saves the tables and prints the summary. Where `fork` is unavailable (Windows, macOS's default)
-or there is one core, the plots are drawn in this process afterwards, as before.
+seven figures one after another, all after the results were written. `PlotWorker` forks first
+thing, before pandas is imported; the child imports only numpy and matplotlib, and until the
+first figure arrives warms up its font cache and builds empty figures ahead
+(`_sketch.build_spare`), while the parent imports pandas and simulates. The parent then
+prepares the plots one at a time (`plotting.standard_sketches`: the pandas work) and sends each
+as soon as it is ready, as drawing calls with their numpy data. The child forks once more; the
+two processes take the figures from the pipe one at a time, in the order sent (the largest
+first), and answer with the files written, while the parent saves the tables and prints the
+summary. Where `fork` is unavailable (Windows, macOS's default) or there is one core, the
+plots are drawn in this process afterwards, as before.
 
 The children ignore Ctrl-C (the parent decides: it saves and plots what was simulated, or
-aborts and ends them), never run the parent's exit handlers (`os._exit`), and end by themselves
-when the parent goes away (end of file on the pipe).
+aborts and ends them), form their own process group (which the parent ends as a whole), never
+run the parent's exit handlers (`os._exit`), and end by themselves when the parent goes away
+(end of file on the pipes).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -48,50 +53,72 @@ def _fork() -> int:
 
 
 class PlotWorker:
-    """One forked process that draws the standard plots of the Result it is sent."""
+    """A forked process (and its helper) that draws the figures (`_sketch.Sketch`) it is sent
+    into their files."""
 
     def __init__(self) -> None:
+        import contextlib
+        import multiprocessing
         from multiprocessing.connection import Pipe
 
         sys.stdout.flush()  # nothing buffered may be written twice
         sys.stderr.flush()
-        self._conn, child = Pipe()
+        self._conn, child = Pipe()  # the answer
+        take, self._jobs = Pipe(duplex=False)  # the figures: this process writes, two read
+        take_lock = multiprocessing.get_context("fork").Lock()  # one reader at a time
         self._pid = _fork()
         if self._pid == 0:  # the worker
             self._conn.close()
+            self._jobs.close()  # its readers see end of file once this process's copy closes
             status = 1
             try:
-                status = _serve(child)
+                os.setpgid(0, 0)
+                status = _serve(child, take, take_lock)
             finally:
                 os._exit(status)
         child.close()
+        take.close()
+        # Here too, so that `close` can end the group before the child has made it; an error
+        # means the child has ended already.
+        with contextlib.suppress(OSError):
+            os.setpgid(self._pid, self._pid)
         self._done = False
         self._sender: Any = None
 
-    def submit(self, result: Any, out: Path) -> None:
-        """Send the Result to draw into `out` (its tables are pickled as numpy arrays).
+    def submit(self, jobs: Iterable[tuple[Path, Any]]) -> None:
+        """Send the figures to draw, as (PNG file, Sketch), each as soon as `jobs` yields it
+        (`plotting.standard_sketches` prepares one per step), then the end of the list.
 
-        The Result is pickled here, before the caller goes on using it, and written by a thread:
-        the worker reads it only once matplotlib is imported, and the pipe holds 64 kB of its
-        ~5 MB, so a plain send kept the caller from saving and printing until then (0.5 s on
-        the showcase, issue 35)."""
+        A thread writes them to the pipe: the worker reads only once matplotlib is imported,
+        and a pipe holds 64 kB, so writing here could keep the caller from saving and printing
+        until then (issue 35)."""
+        import queue
         import threading
         from multiprocessing.reduction import ForkingPickler
 
-        data = ForkingPickler.dumps((result, str(out)))
-        self._sender = threading.Thread(target=self._send, args=(data,), name="quicksim-plot-submit")
+        outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._sender = threading.Thread(target=self._send, args=(outbox,), name="quicksim-plot-submit")
         self._sender.start()
+        try:
+            for seq, (path, sketch) in enumerate(jobs):
+                outbox.put(bytes(ForkingPickler.dumps((seq, str(path), sketch))))
+        finally:
+            outbox.put(None)
 
-    def _send(self, data: Any) -> None:
+    def _send(self, outbox: Any) -> None:
         import contextlib
 
-        # OSError: the worker ended (killed as the caller aborts); `wait` reports a lost answer.
-        with contextlib.suppress(OSError):
-            self._conn.send_bytes(data)
+        try:
+            # OSError: the worker ended (killed as the caller aborts); `wait` reports it.
+            with contextlib.suppress(OSError):
+                while (data := outbox.get()) is not None:
+                    self._jobs.send_bytes(data)
+        finally:
+            self._jobs.close()  # the end of the list: the drawing processes read to here
 
     def wait(self) -> list[Path]:
-        """The files written, once both drawing processes are done; a worker's error is raised
-        here as a RuntimeError with its message."""
+        """The files written, in the order sent, once both drawing processes are done; a
+        worker's error is raised here as a RuntimeError with its message."""
         try:
             status, payload = self._conn.recv()
         except EOFError:
@@ -103,22 +130,23 @@ class PlotWorker:
         return [Path(p) for p in payload]
 
     def close(self) -> None:
-        """End the worker (if it still runs) and reap it; safe to call twice."""
+        """End the worker and its helper (if they still run) and reap the worker; safe to call
+        twice."""
         if self._done:
             return
         self._done = True
         if self._sender is None:
-            self._conn.close()  # a worker waiting for its Result sees end of file and exits
+            self._jobs.close()  # nothing to draw: the worker reads the end of the list and exits
         try:
             pid, _ = os.waitpid(self._pid, os.WNOHANG)
-            if pid == 0:  # still drawing, or still reading the Result: the parent is aborting
-                os.kill(self._pid, signal.SIGTERM)
+            if pid == 0:  # still drawing, or still waiting for figures: the parent is aborting
+                os.killpg(self._pid, signal.SIGTERM)
                 os.waitpid(self._pid, 0)
-        except ChildProcessError:
+        except (ChildProcessError, ProcessLookupError):
             pass
-        if self._sender is not None:  # its write ends: done, or broken by the worker's end
+        if self._sender is not None:  # its writes end: done, or broken by the workers' end
             self._sender.join()
-            self._conn.close()
+        self._conn.close()
 
     def __enter__(self) -> PlotWorker:
         return self
@@ -127,44 +155,42 @@ class PlotWorker:
         self.close()
 
 
-def _serve(conn: Any) -> int:
-    """The worker: import and warm up matplotlib, wait for the Result, draw it in two processes."""
+def _serve(conn: Any, take: Any, take_lock: Any) -> int:
+    """The worker: import matplotlib, use the time until the first figure arrives to warm it up
+    and build spare figures, then draw in two processes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _warm_up()
-    try:
-        result, out = conn.recv()
-    except (EOFError, OSError):
-        return 0  # the parent stopped before the simulation ended
-    from ..plotting import STANDARD_PLOTS
+    _import_matplotlib()
+    from .._sketch import build_spare
 
-    names = [name for name, _, _ in STANDARD_PLOTS]
+    if not take.poll():
+        _warm_up()
+    for shape in _SPARE_SHAPES:
+        if take.poll():
+            break
+        build_spare(*shape)
     try:
-        written = _draw_split(result, Path(out), names)
+        written = _draw_with_helper(take, take_lock)
     except Exception as e:  # reported by the parent, which owns the error policy
         conn.send(("error", f"{type(e).__name__}: {e}"))
         return 1
-    conn.send(("ok", [str(p) for p in written]))
+    conn.send(("ok", written))
     return 0
 
 
-def _draw_split(result: Any, out: Path, names: Sequence[str]) -> list[Path]:
-    """Draw `names`, the costly ones (`_COSTLY`) in a forked helper, the rest here; returned in
-    the standard order."""
+def _draw_with_helper(take: Any, take_lock: Any) -> list[str]:
+    """Draw the figures read from `take` in this process and a forked helper, each taking the
+    next one when it is done with its last; the files written, in the order sent."""
     from multiprocessing.connection import Pipe
 
-    from ..plotting import save_standard_plots
-
-    theirs = [n for n in names if n in _COSTLY]
-    mine = [n for n in names if n not in _COSTLY]
     mine_conn, helper_conn = Pipe()
+    me = os.getpid()
     pid = _fork()
     if pid == 0:  # the helper
         mine_conn.close()
         status = 1
         try:
             try:
-                paths = save_standard_plots(result, out, only=theirs)
-                helper_conn.send(("ok", [str(p) for p in paths]))
+                helper_conn.send(("ok", _draw_taken(take, take_lock, lambda: os.getppid() != me)))
                 status = 0
             except Exception as e:
                 helper_conn.send(("error", f"{type(e).__name__}: {e}"))
@@ -172,7 +198,9 @@ def _draw_split(result: Any, out: Path, names: Sequence[str]) -> list[Path]:
             os._exit(status)
     helper_conn.close()
     try:
-        written = save_standard_plots(result, out, only=mine)
+        # The helper gone (end of file on its pipe) while this one waits for the pipe of figures:
+        # it died holding the lock; its missing answer is reported below.
+        written = _draw_taken(take, take_lock, mine_conn.poll)
         try:
             status, payload = mine_conn.recv()
         except EOFError:
@@ -182,27 +210,66 @@ def _draw_split(result: Any, out: Path, names: Sequence[str]) -> list[Path]:
         os.waitpid(pid, 0)
     if status != "ok":
         raise RuntimeError(payload)
-    done = {p.name: p for p in [*written, *(Path(p) for p in payload)]}
-    return [done[n] for n in names if n in done]
+    return [path for _, path in sorted([*written, *payload])]
 
 
-_COSTLY = frozenset({"queue_length.png", "congestion_window.png", "cwnd_queue_drops.png"})
-"""The three of the seven standard plots that take about half of their drawing time (the zoom's
-three panels, the queue's panels, the congestion windows' long series), measured on the
-showcase."""
+def _draw_taken(take: Any, take_lock: Any, gone: Callable[[], bool]) -> list[tuple[int, str]]:
+    """Draw each figure this process reads from `take` until the end of the list, or until
+    `gone()` says the other process is (checked while waiting for the pipe); (sequence number,
+    file) of each."""
+    import pickle
+
+    from .._sketch import draw_sketches
+
+    written: list[tuple[int, str]] = []
+    while True:
+        while not take_lock.acquire(timeout=0.5):  # the other process is reading, or waiting
+            if gone():
+                return written
+        try:
+            data = take.recv_bytes()
+        except EOFError:
+            return written
+        finally:
+            take_lock.release()
+        seq, path, sketch = pickle.loads(data)
+        draw_sketches([(Path(path), sketch)])
+        written.append((seq, path))
+
+
+_SPARE_SHAPES = ((3, 7.0),) + ((1, 4.5),) * 5
+"""(panels, height in inches) of the figures built while the worker waits (`_sketch.build_spare`):
+the zoom's (`plotting.plot_zoom`) and the five one-panel standard plots'; the queue plot's
+depends on the number of queues. The second drawing process inherits them, so each process
+has a spare of each."""
+
+
+def _import_matplotlib() -> None:
+    """Import what drawing needs: numpy and matplotlib, not pandas (the figures come prepared).
+
+    Matplotlib writes, as it imports, the docstring of every Artist class's `set` method from
+    the class's properties (`matplotlib.artist.kwdoc`): a fifth of the import's CPU (~0.08 of
+    ~0.4 s, measured alternately), spent while the run also needs the CPU, for text nobody reads
+    in this process. Here `kwdoc` returns "" for the classes defined after `matplotlib.artist`;
+    nothing drawn depends on it (the files are those drawn in-process, tests/test_plot_worker).
+    """
+    import matplotlib.artist
+
+    matplotlib.artist.kwdoc = lambda artist: ""
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure
+
+    from .. import _sketch  # noqa: F401
 
 
 def _warm_up() -> None:
-    """Import matplotlib and the plotting module, and draw one small figure with text, so that the
-    fonts are loaded and the caches filled before the Result arrives (and before the second
-    fork, which inherits them)."""
-    import io
+    """Draw one small figure with text, so that the fonts are loaded and the caches filled before
+    the figures arrive (and before the second fork, which inherits them)."""
+    from .. import _sketch
 
-    from .. import plotting
-
-    fig = plotting.new_figure(figsize=(1.0, 1.0))
+    fig = _sketch.new_figure(figsize=(1.0, 1.0))
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], label="x")
     ax.set_title("warm")
     ax.legend()
-    fig.savefig(io.BytesIO(), format="png", dpi=20)
+    _sketch.png_bytes(fig, 20)

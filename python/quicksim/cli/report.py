@@ -84,10 +84,10 @@ def main(args: argparse.Namespace) -> int:
     args.html.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.html, html)
     if args.png is not None:
-        from ..plotting import _png_writer
+        from .._sketch import png_writer
 
         args.png.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(args.png, _png_writer(scatter_figure(rows), 120))
+        atomic_write(args.png, png_writer(scatter_figure(rows), 120))
     if not args.json:
         print(f"page: {args.html}" + (f"\nplot: {args.png}" if args.png is not None else ""))
     return 0

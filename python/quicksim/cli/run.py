@@ -50,6 +50,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Run, report, save; errors are reported by the caller (cli.handle_errors)."""
+    from ._plot_worker import PlotWorker, forking_helps
+
+    # The plots are drawn by a worker forked before anything else, so that it imports matplotlib
+    # while this process imports pandas and simulates, and draws while this one saves and prints
+    # (issue 35: plotting was 3/4 of the showcase's time). It needs no pandas: this process
+    # prepares the figures' data.
+    worker = PlotWorker() if not args.no_plots and forking_helps() else None
+    try:
+        return _main(args, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _main(args: argparse.Namespace, worker: Any) -> int:
     from .. import api
     from ..cc import controllers_of
 
@@ -69,23 +84,7 @@ def main(args: argparse.Namespace) -> int:
     # earlier run left beside this one's files (its capture, qlog files, plots under --no-plots).
     with locked_folder(out, "--out"):
         clear_outputs(out, TABLES, [name for name, _, _ in STANDARD_PLOTS])
-        return _run_into(out, args, scenario, normalized)
-
-
-def _run_into(
-    out: Path, args: argparse.Namespace, scenario: dict[str, Any], normalized: dict[str, Any]
-) -> int:
-    """Run, save and report into the (locked, cleared) folder `out`."""
-    from ._plot_worker import PlotWorker, forking_helps
-
-    # The plots are drawn by a worker that imports matplotlib while this process simulates and
-    # draws while it saves and prints (issue 35: plotting was 3/4 of the showcase's time).
-    worker = PlotWorker() if not args.no_plots and forking_helps() else None
-    try:
         return _run_with(out, args, scenario, normalized, worker)
-    finally:
-        if worker is not None:
-            worker.close()
 
 
 def _run_with(
@@ -112,7 +111,9 @@ def _run_with(
     if "name" not in scenario:
         result.name = args.scenario.stem
     if worker is not None:
-        worker.submit(result, out)
+        from ..plotting import standard_sketches
+
+        worker.submit(standard_sketches(result, out))
 
     if stop.requested:
         print(
