@@ -189,11 +189,8 @@ impl Connection {
             Phase::Idle => return false,
             _ => {}
         }
-        // A packet on a path shows it works again.
-        if mp.paths[p].suspect && p as u8 != mp.active {
-            // Cleared once its recovery sees an ACK (`after_path_ack`); arrivals alone do not
-            // prove the forward direction.
-        }
+        // A suspect path is not cleared by a packet arriving on it: that proves the way back,
+        // not the way forward. An ACK of one of its packets does (`on_path_answered`).
         let _ = now;
         self.select_path(p as u8);
         true
@@ -232,13 +229,21 @@ impl Connection {
         }
         self.select_path(of);
         let freed = self.on_ack_frame(now, SpaceId::Data, ack, ecn);
-        if self.recovery.pto_count == 0 {
-            if let Some(mp) = self.mp_mut() {
-                mp.paths[of as usize].suspect = false;
-            }
-        }
         self.select_path(on);
         freed
+    }
+
+    /// An ACK newly acknowledged packets of the selected path (any of them: data, a PTO probe,
+    /// a packet sent before the PTO): the path delivers in both directions, so it is no longer
+    /// suspect. RFC 9002 §6.2.1 resets the PTO backoff on the same evidence. Called from
+    /// `on_ack_frame` for every application-data ACK, whichever frame carried it: path 0's
+    /// come in ACK frames on path 0 itself, and a suspect path 0 used to stay suspect for
+    /// good when only PATH_ACK frames cleared the flag.
+    pub(super) fn on_path_answered(&mut self) {
+        if let Some(mp) = self.mp_mut() {
+            let p = mp.active as usize;
+            mp.paths[p].suspect = false;
+        }
     }
 
     pub(super) fn on_path_challenge(&mut self, on: u8, token: u64) {
@@ -402,7 +407,11 @@ impl Connection {
             self.recovery.prune(now);
             if self.probes[2] > 0 {
                 self.probes[2] -= 1;
-                let pkt = self.build_data_packet(now, mps, true);
+                let pkt = if self.mp().expect("multipath").paths[p].suspect {
+                    self.build_path_probe(now)
+                } else {
+                    self.build_data_packet(now, mps, true)
+                };
                 return Some(self.sent_on_path(pkt));
             }
             if control {
@@ -535,6 +544,28 @@ impl Connection {
                 frames.push(Frame::Padding(target - total));
             }
         }
+        self.finish_path_packet(now, pn, frames, ack)
+    }
+
+    /// The PTO probe of a suspect path: a PING (with the path's ACK if one is owed). Its data
+    /// and control frames went to the other paths (`on_path_pto`); new ones put in the probe
+    /// would wait behind a path that may be dead until the next PTO, holding up in-order
+    /// delivery and flow-control credit. The probe only has to find out whether the path
+    /// answers; RFC 9002 §6.2.4 requires it to be ack-eliciting and leaves its content to the
+    /// implementation. It is sent whatever the window (RFC 9002 §7.5).
+    fn build_path_probe(&mut self, now: SimTime) -> QuicPacket {
+        let pn = self.next_pn[2];
+        let avail = self.cfg.max_packet_size.saturating_sub(self.header_len_data(pn));
+        let mut frames = Frames::new();
+        let mut ack = None;
+        if self.acks.data().ack_due(now) || self.acks.data().wants_bundle(true) {
+            let exp = self.cfg.ack_delay_exponent;
+            if let Some((f, largest, n)) = self.build_ack_frame(now, exp, avail / 2) {
+                ack = Some((largest, n));
+                frames.push(f);
+            }
+        }
+        frames.push(Frame::Ping);
         self.finish_path_packet(now, pn, frames, ack)
     }
 
