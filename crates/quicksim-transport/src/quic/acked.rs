@@ -188,9 +188,9 @@ impl Connection {
                         mp.control.push(f);
                     }
                 }
+                Frame::PathChallenge(t) => self.on_path_challenge_lost(t),
                 Frame::ImmediateAck
                 | Frame::PathAck(_)
-                | Frame::PathChallenge(_)
                 | Frame::PathResponse(_)
                 | Frame::Ping
                 | Frame::Padding(_)

@@ -180,11 +180,7 @@ impl Connection {
             Phase::Abandoned => return false,
             Phase::Idle if role == Role::Server => {
                 // The client opened the path: validate its address in turn (RFC 9000 §8.2).
-                let t = mp.token();
-                let x = &mut mp.paths[p];
-                x.phase = Phase::Validating;
-                x.challenge = Some(t);
-                x.challenge_pending = true;
+                mp.challenge(p);
             }
             Phase::Idle => return false,
             _ => {}
@@ -257,11 +253,15 @@ impl Connection {
     pub(super) fn on_path_response(&mut self, now: SimTime, on: u8, token: u64) {
         let Some(mp) = self.mp_mut() else { return };
         let x = &mut mp.paths[on as usize];
-        if x.challenge != Some(token) || x.phase != Phase::Validating {
+        let ours = x.challenge == Some(token) || x.earlier_challenges.contains(&token);
+        if !ours || x.phase != Phase::Validating {
             return;
         }
         x.challenge = None;
         x.challenge_pending = false;
+        x.earlier_challenges = Vec::new();
+        // The round trip is proven; a PTO while it validated made it suspect.
+        x.suspect = false;
         x.phase = Phase::Active;
         x.validated_at = Some(now);
         if mp.mode == MultipathMode::Migrate && on != mp.current {
@@ -292,6 +292,19 @@ impl Connection {
             x.peer_backup = !available;
         }
         self.sync_coupling();
+    }
+
+    /// A packet of the selected path carrying our PATH_CHALLENGE `token` was lost: while the
+    /// path still validates and that was its latest challenge, a new one goes (RFC 9000 §13.3:
+    /// PATH_CHALLENGE is not retransmitted as such; without a new one the path would wait for
+    /// a response that cannot come, with nothing in flight to fire a PTO).
+    pub(super) fn on_path_challenge_lost(&mut self, token: u64) {
+        let Some(mp) = self.mp_mut() else { return };
+        let p = mp.active as usize;
+        let x = &mp.paths[p];
+        if x.phase == Phase::Validating && x.challenge == Some(token) && !x.challenge_pending {
+            mp.challenge(p);
+        }
     }
 
     /// Stops using path `p`: its outstanding STREAM data goes back to the queue for the other
@@ -331,15 +344,19 @@ impl Connection {
         self.mp().is_some_and(|mp| (0..mp.paths.len()).any(|q| q != p as usize && mp.usable(q)))
     }
 
-    /// A PTO fired on the selected path `p` (its probe is owed). With another path usable the
-    /// path is suspect: its outstanding data is queued again for the others (failover within
-    /// one PTO), and after `abandon_after_ptos` it is abandoned. Migrating, the next configured
-    /// path is probed.
+    /// A PTO fired on the selected path `p` (its probe is owed). A path still validating
+    /// sends a new PATH_CHALLENGE as the probe (RFC 9000 §9.4: the challenge or its response
+    /// was lost). With another path usable the path is suspect: its outstanding data is queued
+    /// again for the others (failover within one PTO), and after `abandon_after_ptos` it is
+    /// abandoned. Migrating, the next configured path is probed.
     pub(super) fn on_path_pto(&mut self, now: SimTime, p: u8) {
         let ptos = self.recovery.pto_count;
         let Some(mp) = self.mp() else { return };
         let mode = mp.mode;
         let abandon_after = mp.abandon_after;
+        if mp.paths[p as usize].phase == Phase::Validating {
+            self.mp_mut().expect("multipath").challenge(p as usize);
+        }
         if self.other_path_usable(p) {
             let first = !self.mp().expect("multipath").paths[p as usize].suspect;
             self.mp_mut().expect("multipath").paths[p as usize].suspect = true;
@@ -358,11 +375,7 @@ impl Connection {
                 return;
             }
             if let Some(n) = (0..mp.paths.len()).find(|&q| mp.paths[q].phase == Phase::Idle) {
-                let t = mp.token();
-                let x = &mut mp.paths[n];
-                x.phase = Phase::Validating;
-                x.challenge = Some(t);
-                x.challenge_pending = true;
+                mp.challenge(n);
             }
         }
     }
@@ -379,11 +392,7 @@ impl Connection {
         }
         for p in 1..mp.paths.len() {
             if mp.paths[p].phase == Phase::Idle {
-                let t = mp.token();
-                let x = &mut mp.paths[p];
-                x.phase = Phase::Validating;
-                x.challenge = Some(t);
-                x.challenge_pending = true;
+                mp.challenge(p);
             }
         }
     }
@@ -407,7 +416,11 @@ impl Connection {
             self.recovery.prune(now);
             if self.probes[2] > 0 {
                 self.probes[2] -= 1;
-                let pkt = if self.mp().expect("multipath").paths[p].suspect {
+                let x = &self.mp().expect("multipath").paths[p];
+                let pkt = if x.phase == Phase::Validating && x.challenge_pending {
+                    // Its new PATH_CHALLENGE (`on_path_pto`) is the probe.
+                    self.build_path_control(now)
+                } else if x.suspect || x.phase == Phase::Validating {
                     self.build_path_probe(now)
                 } else {
                     self.build_data_packet(now, mps, true)

@@ -169,3 +169,76 @@ fn a_suspect_path_keeps_being_probed_with_backoff_until_it_answers() {
     let on1 = end[1].stream_bytes_sent - mid[1].stream_bytes_sent;
     assert!(on0 > (on0 + on1) / 4, "path 0 {on0} B, path 1 {on1} B after the outage");
 }
+
+/// A two-path transfer where `drop` loses validation packets, the server's initial RTT
+/// `server_initial_rtt`; the client's and the server's paths at the end.
+fn validation_with_losses(
+    drop: crate::harness::DropFn,
+    server_initial_rtt: SimDuration,
+) -> [Vec<quicksim_transport::quic::PathMetrics>; 2] {
+    let cfg = || {
+        let mut c = mp_cfg("roundrobin");
+        // The credit bounds the harness's unbounded queue (see `transfer_across_an_outage_of_path_0`).
+        c.initial_max_data = 100_000;
+        c.initial_max_stream_data = 100_000;
+        c
+    };
+    let server = QuicConfig { initial_rtt: server_initial_rtt, ..cfg() };
+    let mut sim = Sim::new_with_drop(cfg(), server, ms(10), Some(Rate::mbps(10)), drop);
+    sim.write(0, 0, 5_000_000);
+    assert!(sim.run_transfer(5_000_000, SimTime::from_secs(20)).is_some(), "the transfer completes");
+    let p = sim.conns[0].path_metrics();
+    assert!(p[1].validated_at.is_some() && p[1].usable, "{p:?}");
+    assert!(p[1].stream_bytes_sent > 200_000, "path 1 carried data: {p:?}");
+    [p, sim.conns[1].path_metrics()]
+}
+
+/// Drops the first packet on path 1 in direction `dir` that has a frame `want`.
+fn first_with(dir: usize, want: fn(&Frame) -> bool) -> crate::harness::DropFn {
+    let mut done = false;
+    Box::new(move |d, _, p| {
+        let hit = !done && d == dir && p.path == 1 && p.frames.iter().any(want);
+        done |= hit;
+        hit
+    })
+}
+
+#[test]
+fn a_lost_path_challenge_is_sent_again_with_a_new_token() {
+    // The client's first PATH_CHALLENGE on path 1 is lost: the path's PTO fires with nothing
+    // else of it in flight, and its probe is a new challenge (RFC 9000 §9.4, §13.3). It used
+    // to be a data or PING probe, whose ACK left the path validating for good.
+    let [p, s] = validation_with_losses(
+        first_with(0, |f| matches!(f, Frame::PathChallenge(_))),
+        QuicConfig::default().initial_rtt,
+    );
+    assert!(p[1].counters.timeouts >= 1, "found by its PTO: {p:?}");
+    assert!(s[1].validated_at.is_some(), "the server validated the client's address too: {s:?}");
+}
+
+#[test]
+fn a_lost_path_response_is_answered_by_a_new_challenge() {
+    // The server's PATH_RESPONSE (with its own challenge and the ACK of the client's) is lost:
+    // the client's PTO on path 1 sends a new challenge, and the server answers that one.
+    let [_, s] = validation_with_losses(
+        first_with(1, |f| matches!(f, Frame::PathResponse(_))),
+        QuicConfig::default().initial_rtt,
+    );
+    assert!(s[1].validated_at.is_some(), "{s:?}");
+}
+
+#[test]
+fn a_challenge_declared_lost_by_a_later_ack_is_sent_again() {
+    // As above, but the server's PTO on path 1 is slow (initial RTT 1 s: about 3 s). The
+    // client validates path 1 on its second challenge and sends data on it; the server's ACKs
+    // on path 1, acknowledged in turn, declare the server's lost challenge lost (RFC 9002
+    // §6.1) with nothing of the path left in flight, so no PTO would come: the loss itself
+    // sends a new challenge, and the server validates well before its PTO.
+    let [_, s] = validation_with_losses(
+        first_with(1, |f| matches!(f, Frame::PathChallenge(_))),
+        SimDuration::from_secs(1),
+    );
+    let v = s[1].validated_at.unwrap_or_else(|| panic!("the server validated path 1: {s:?}"));
+    assert!(v < SimTime::from_millis(2000), "validated at {v}: {s:?}");
+    assert_eq!(s[1].counters.timeouts, 0, "no PTO on the server's path 1: {s:?}");
+}
