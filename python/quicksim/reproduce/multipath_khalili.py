@@ -384,8 +384,10 @@ def checks(table: Any, *, quick: bool = False) -> list[Check]:
     - Scenario C: with LIA the multipath users get more than the single-path users; OLIA gives
       the single-path users more than LIA does.
 
-    `quick` (CI) leaves out the two OLIA-against-LIA comparisons: they fail today because of
-    the paths left unusable (`explanation`), which weaken LIA; the full report has them.
+    `quick` (CI) leaves out the two OLIA-against-LIA comparisons: their margins are a few
+    hundredths of a Mbit/s, more than one quick run's seed-to-seed spread, and Scenario A's
+    (N1 = 10) stays below 0.05 in the full run for the reason `explanation` gives; the full
+    report has both.
     """
     out: list[Check] = []
     for which, n1 in (("A", 10), ("A", 30), ("C", 10), ("C", 30)):
@@ -557,10 +559,10 @@ def explanation(table: Any) -> str:
     share_txt = ""
     if lia_a is not None:
         share_txt = (
-            f" In Scenario A (N1 = 10) our LIA users put {lia_a.type1_on_shared:.1%} of their bytes"
-            f" through the AP, the model {lia_a.model_on_shared:.1%}; counting only the users whose"
-            f" paths all stayed usable, {lia_a.type1_on_shared_alive:.1%} (the model with the"
-            " measured RTTs, next point: 23.5 %)."
+            f" To the digit: in Scenario A (N1 = 10) our LIA users put {lia_a.type1_on_shared:.1%} of"
+            f" their bytes through the AP, the model {lia_a.model_on_shared:.1%} (with the measured"
+            f" RTTs 23.5 %); counting only users whose paths all stayed usable,"
+            f" {lia_a.type1_on_shared_alive:.1%}."
         )
     return f"""
 **The coupled-congestion papers' scenarios** ({SOURCE}). The draft, by OLIA's authors, gives
@@ -588,29 +590,41 @@ The claims hold in quicksim: upgrading gives type1 users nothing (the server lin
 LIA takes from type2 users (A) and single-path users (C), and OLIA leaves them more. The
 gaps above 10 %: {gaps or "none"}. Their mechanisms, largest first:
 
-- **Paths left unusable** ({dead} of the multipath users' {paths} paths over all runs, the
-  "paths left unusable" column): a path whose tail packet is lost has its PTO fire; with
-  another path usable it is marked suspect and its data goes to the other path, and in these
-  runs some such paths never carried data again (not abandoned, never usable again: a defect
-  of the transport's path recovery, seen as well with two paths of 1 % random loss and no
-  competition). A user whose second path died sends nothing through the shared AP, so LIA
-  looks less aggressive than it is, and our type2 (A) and single-path (C) users get more
-  than the draft measured with LIA, our multipath users in C less.{share_txt}
+- **LIA's share on the shared AP in Scenario A is below the model's**, and that is why
+  OLIA's margin over LIA for the type2 users (A, N1 = 10) is about 0.03 Mbit/s where the check
+  asks 0.05, the one check that fails. OLIA sits at the model with QUIC's 2-packet floor (next
+  point): its type1 users put 15 % of their bytes through the AP, the model 16 %, and the type2
+  users get 0.80 Mbit/s, the model 0.84 of link capacity (0.81 of goodput). LIA's users put
+  19 % through the AP where the model says 26 % (23.5 % with the measured RTTs, two points
+  down), so the type2 users keep 0.77 Mbit/s, not 0.71-0.74; the model's margin with the
+  2-packet floor is 0.07-0.10 Mbit/s, the draft's (1 MSS, Linux) 0.16. In Scenario C, where
+  each path crosses one queue, LIA is at the model (share 23 % against 23 %, single-path users
+  0.68 against 0.68 at N1 = 10). The cause in A was not isolated: the AP path crosses two RED
+  queues (its losses are the sum of two drop processes, about 4 % measured against 2.2 % on
+  the private path, a ratio of 1.8 where the model's is 2.8), and its window is about five
+  packets, where a loss is often found by the time threshold or a PTO rather than three later
+  packets. Paths left unusable, the cause blamed before, are gone ({dead} of the multipath
+  users' {paths} paths; 95-100 before the transport's fixes: a suspect path was never cleared
+  by the ACK frames that acknowledge path 0, and a path whose PATH_CHALLENGE was lost never
+  validated).{share_txt}
 - **OLIA's probing floor is two packets, not one** (OLIA's gaps below the draft, largest at
   N1 = 30): QUIC's minimum window is 2 packets (RFC 9002 §7.2), the draft's TCP 1 MSS, and
   every OLIA user keeps at least that on the shared AP. With N1 = 30 that floor alone is about
-  4 Mbit/s of the AP's 10. The fluid model with a 2-packet floor gives the single-path users
-  0.50 Mbit/s of goodput at N1 = 30 and 0.81 at N1 = 10, with 1 packet 0.74 and 0.89: ours
-  lie between (OLIA's share on the AP, 0.12-0.16, between the models' 0.08 and 0.14-0.16).
+  4 Mbit/s of the AP's 10. The fluid model with a 2-packet floor gives Scenario C's
+  single-path users 0.50 Mbit/s of goodput at N1 = 30 and 0.81 at N1 = 10, with 1 packet 0.74
+  and 0.89. At N1 = 30 ours (0.53) lie between; at N1 = 10 ours are below both (0.74): there
+  OLIA's users put 19 % of their bytes on AP2, more than the 2-packet model's 14 %, not
+  analysed further. In Scenario A OLIA matches the 2-packet model (15 % on the AP against
+  16 % at N1 = 10, 13 % against 16 % at N1 = 30).
 - **Longer RTT through two queues** (A only): a type1 user's AP path crosses the AP's RED
   queue and the server's, about 185 ms against 135-150 ms on its private path. LIA's window
   on a path goes as 1/p, its rate as 1/(p·rtt): with RTTs of 135 and 185 ms the model's
   type2 rate rises from 0.74 to 0.77 (the type1 share on the AP falls from 26 % to 23.5 %).
   The draft states one RTT for all paths.
 - **Linux MPTCP 3.0.0 against QUIC**: the draft measured type2 below its own model (0.70 and
-  0.44 against 0.74 and 0.50); its text does not say why. Whether quicksim without the
-  unusable paths would sit at the model these runs cannot tell; in the congested-and-free
-  check, where no LIA path died, LIA's share is within 0.05 of the model's.
+  0.44 against 0.74 and 0.50), and Scenario C's single-path users too (0.68 and 0.38 against
+  0.70 and 0.48); its text does not say why. quicksim's LIA sits at the model in C (0.68 and
+  0.45 of goodput against 0.68 and 0.47 of link capacity) and above it in A (first point).
 - Single-path users reach 0.92-0.95 Mbit/s, not 0.98: goodput counts 1451 of each 1500-byte
   packet (0.967 of the link) and RED at these windows (about 12 packets per flow) leaves the
   link idle for a few percent after synchronized halvings; the draft does not say what its
