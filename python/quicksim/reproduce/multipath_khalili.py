@@ -133,6 +133,14 @@ def red_queue(capacity_bps: float) -> dict[str, Any]:
 
 _TCP = {"algo": "newreno", "exact_increase": False}
 
+#: PTOs after which a multipath user gives a path up. The testbed's Linux MPTCP closes a subflow
+#: only when TCP does, after tcp_retries2 = 15 retransmission timeouts (minutes with backoff), so
+#: a subflow is never lost within a 60 s run; quicksim's default of 2 abandoned 1-2 of the 10
+#: users' AP paths per run in Scenario A (N1 = 10: a slow-start burst and both PTO probes dropped
+#: while the AP's RED average was above max_th at the start), which took that user's traffic
+#: off the AP for good and made LIA look less aggressive than the draft's LIA.
+ABANDON_AFTER_PTOS = 15
+
 
 def _cc(algo: str) -> Any:
     return _TCP if algo in ("uncoupled", "single") else algo
@@ -145,7 +153,7 @@ def _host_link(name: str, a: str, b: str) -> dict[str, Any]:
 def _flow(name: str, src: str, dst: str, algo: str, second: str | None) -> dict[str, Any]:
     quic: dict[str, Any] = {"cc": _cc(algo)}
     if second is not None:
-        quic["multipath"] = {"paths": [{"src": second}]}
+        quic["multipath"] = {"paths": [{"src": second}], "abandon_after_ptos": ABANDON_AFTER_PTOS}
     start = {"dist": "uniform", "min": "0s", "max": START_SPREAD}
     return {"name": name, "kind": "quic", "src": src, "dst": dst, "quic": quic, "start": start}
 
@@ -384,8 +392,10 @@ def checks(table: Any, *, quick: bool = False) -> list[Check]:
     - Scenario C: with LIA the multipath users get more than the single-path users; OLIA gives
       the single-path users more than LIA does.
 
-    `quick` (CI) leaves out the two OLIA-against-LIA comparisons: they fail today because of
-    the paths left unusable (`explanation`), which weaken LIA; the full report has them.
+    `quick` (CI) leaves out the two OLIA-against-LIA comparisons: their margins are a few
+    hundredths of a Mbit/s, more than one quick run's seed-to-seed spread, and Scenario A's
+    (N1 = 10) stays below 0.05 in the full run for the reason `explanation` gives; the full
+    report has both.
     """
     out: list[Check] = []
     for which, n1 in (("A", 10), ("A", 30), ("C", 10), ("C", 30)):
@@ -557,10 +567,8 @@ def explanation(table: Any) -> str:
     share_txt = ""
     if lia_a is not None:
         share_txt = (
-            f" In Scenario A (N1 = 10) our LIA users put {lia_a.type1_on_shared:.1%} of their bytes"
-            f" through the AP, the model {lia_a.model_on_shared:.1%}; counting only the users whose"
-            f" paths all stayed usable, {lia_a.type1_on_shared_alive:.1%} (the model with the"
-            " measured RTTs, next point: 23.5 %)."
+            f" To the digit: in Scenario A (N1 = 10) our LIA users put {lia_a.type1_on_shared:.1%} of"
+            f" their bytes through the AP, the model {lia_a.model_on_shared:.1%}."
         )
     return f"""
 **The coupled-congestion papers' scenarios** ({SOURCE}). The draft, by OLIA's authors, gives
@@ -588,29 +596,43 @@ The claims hold in quicksim: upgrading gives type1 users nothing (the server lin
 LIA takes from type2 users (A) and single-path users (C), and OLIA leaves them more. The
 gaps above 10 %: {gaps or "none"}. Their mechanisms, largest first:
 
-- **Paths left unusable** ({dead} of the multipath users' {paths} paths over all runs, the
-  "paths left unusable" column): a path whose tail packet is lost has its PTO fire; with
-  another path usable it is marked suspect and its data goes to the other path, and in these
-  runs some such paths never carried data again (not abandoned, never usable again: a defect
-  of the transport's path recovery, seen as well with two paths of 1 % random loss and no
-  competition). A user whose second path died sends nothing through the shared AP, so LIA
-  looks less aggressive than it is, and our type2 (A) and single-path (C) users get more
-  than the draft measured with LIA, our multipath users in C less.{share_txt}
+- **OLIA's margin over LIA for the type2 users in Scenario A (N1 = 10) is 0.046 Mbit/s; the
+  check asks 0.05** (the one check that fails). LIA is where the model puts it: its users put
+  22 % of their bytes through the AP (the model 26 %, 23.5 % with the measured RTTs, two points
+  down) and the type2 users keep 0.74 Mbit/s, the draft's analysis 0.74, its measurement 0.70.
+  OLIA leaves them 0.78 where the draft measured 0.86: with QUIC's 2-packet minimum window
+  (next point) the fluid model's OLIA gives type2 0.84 of link capacity (0.81 of goodput), not
+  0.92, a margin over LIA of 0.07-0.10 instead of the draft's 0.16, and our OLIA users put a
+  little more through the AP than that model (17 % against 16 %). The 0.05 bar was set against
+  the draft's margin and is kept. Earlier runs failed this check and Scenario C's because paths
+  were lost to the transport: a suspect path was never cleared by the ACK frames that
+  acknowledge path 0, a path whose PATH_CHALLENGE was lost never validated (95-100 of the 960
+  paths were left unusable), and with the default `abandon_after_ptos = 2` 1-2 of the 10 type1
+  users' AP paths per run were abandoned at the start (a slow-start burst and both PTO probes
+  dropped while the AP's RED average was above max_th). The first two are fixed in the
+  transport; the users here give a path up after 15 PTOs, as the testbed's Linux MPTCP gives a
+  subflow up after tcp_retries2 = 15 timeouts (`ABANDON_AFTER_PTOS`). The {dead} of the
+  multipath users' {paths} paths still counted as left unusable had their PTO fire in the last
+  0.2 s of the run, their probe in flight.{share_txt}
 - **OLIA's probing floor is two packets, not one** (OLIA's gaps below the draft, largest at
   N1 = 30): QUIC's minimum window is 2 packets (RFC 9002 §7.2), the draft's TCP 1 MSS, and
   every OLIA user keeps at least that on the shared AP. With N1 = 30 that floor alone is about
-  4 Mbit/s of the AP's 10. The fluid model with a 2-packet floor gives the single-path users
-  0.50 Mbit/s of goodput at N1 = 30 and 0.81 at N1 = 10, with 1 packet 0.74 and 0.89: ours
-  lie between (OLIA's share on the AP, 0.12-0.16, between the models' 0.08 and 0.14-0.16).
+  4 Mbit/s of the AP's 10. The fluid model with a 2-packet floor gives Scenario C's
+  single-path users 0.50 Mbit/s of goodput at N1 = 30 and 0.81 at N1 = 10, with 1 packet 0.74
+  and 0.89. At N1 = 30 ours (0.49) are at the 2-packet model; at N1 = 10 below both (0.74):
+  there OLIA's users put 19 % of their bytes on AP2, more than the 2-packet model's 14 %, not
+  analysed further. In Scenario A OLIA is near the 2-packet model (17 % on the AP against 16 %
+  at N1 = 10, 14 % against 16 % at N1 = 30).
 - **Longer RTT through two queues** (A only): a type1 user's AP path crosses the AP's RED
   queue and the server's, about 185 ms against 135-150 ms on its private path. LIA's window
   on a path goes as 1/p, its rate as 1/(p·rtt): with RTTs of 135 and 185 ms the model's
   type2 rate rises from 0.74 to 0.77 (the type1 share on the AP falls from 26 % to 23.5 %).
   The draft states one RTT for all paths.
 - **Linux MPTCP 3.0.0 against QUIC**: the draft measured type2 below its own model (0.70 and
-  0.44 against 0.74 and 0.50); its text does not say why. Whether quicksim without the
-  unusable paths would sit at the model these runs cannot tell; in the congested-and-free
-  check, where no LIA path died, LIA's share is within 0.05 of the model's.
+  0.44 against 0.74 and 0.50), and Scenario C's single-path users too (0.68 and 0.38 against
+  0.70 and 0.48); its text does not say why. quicksim's LIA sits near the model: type2 0.74
+  and 0.49 of goodput against 0.71 and 0.48 in A, the single-path users 0.69 and 0.42 against
+  0.68 and 0.47 in C.
 - Single-path users reach 0.92-0.95 Mbit/s, not 0.98: goodput counts 1451 of each 1500-byte
   packet (0.967 of the link) and RED at these windows (about 12 packets per flow) leaves the
   link idle for a few percent after synchronized halvings; the draft does not say what its

@@ -88,6 +88,9 @@ impl Connection {
             self.recovery.on_spurious_congestion(now);
         }
         let Some(out) = out else { return false };
+        if space == SpaceId::Data && self.is_multipath() {
+            self.on_path_answered();
+        }
         // An acknowledged ACK_FREQUENCY frame: the peer's new max_ack_delay counts from here,
         // after this ACK's own timer update (as when the frames were handled after recovery).
         if let Some(d) = new_max_ack_delay {
@@ -185,9 +188,9 @@ impl Connection {
                         mp.control.push(f);
                     }
                 }
+                Frame::PathChallenge(t) => self.on_path_challenge_lost(t),
                 Frame::ImmediateAck
                 | Frame::PathAck(_)
-                | Frame::PathChallenge(_)
                 | Frame::PathResponse(_)
                 | Frame::Ping
                 | Frame::Padding(_)

@@ -79,9 +79,13 @@ pub(super) struct Path {
     /// The path's state while another path's is in the connection; a spare while its own is.
     pub slots: PathSlots,
     pub phase: Phase,
-    /// The token of our PATH_CHALLENGE awaiting its response, and whether it is still to be sent.
+    /// The token of our latest PATH_CHALLENGE awaiting its response, and whether it is still to
+    /// be sent.
     pub challenge: Option<u64>,
     pub challenge_pending: bool,
+    /// The tokens of our earlier PATH_CHALLENGEs on this path while it validates: a response
+    /// to any of them validates it (RFC 9000 §8.2.3).
+    pub earlier_challenges: Vec<u64>,
     /// A PATH_RESPONSE owed on this path.
     pub response: Option<u64>,
     /// We (`backup`) or the peer (`peer_backup`, PATH_STATUS_BACKUP) want it used only while no
@@ -112,6 +116,7 @@ impl Path {
             phase,
             challenge: None,
             challenge_pending: false,
+            earlier_challenges: Vec::new(),
             response: None,
             backup,
             peer_backup: false,
@@ -273,6 +278,18 @@ impl Multipath {
         x.phase == Phase::Active
             && !x.suspect
             && (self.mode == MultipathMode::Multipath || p == self.current as usize)
+    }
+
+    /// Path `p` validates (again): a PATH_CHALLENGE with a new token is to be sent (RFC 9000
+    /// §8.2.1; a repeated challenge carries new data, §13.3), the earlier tokens still count.
+    pub(super) fn challenge(&mut self, p: usize) {
+        let t = self.token();
+        let x = &mut self.paths[p];
+        x.phase = Phase::Validating;
+        if let Some(old) = x.challenge.replace(t) {
+            x.earlier_challenges.push(old);
+        }
+        x.challenge_pending = true;
     }
 
     pub(super) fn token(&mut self) -> u64 {

@@ -180,20 +180,13 @@ impl Connection {
             Phase::Abandoned => return false,
             Phase::Idle if role == Role::Server => {
                 // The client opened the path: validate its address in turn (RFC 9000 §8.2).
-                let t = mp.token();
-                let x = &mut mp.paths[p];
-                x.phase = Phase::Validating;
-                x.challenge = Some(t);
-                x.challenge_pending = true;
+                mp.challenge(p);
             }
             Phase::Idle => return false,
             _ => {}
         }
-        // A packet on a path shows it works again.
-        if mp.paths[p].suspect && p as u8 != mp.active {
-            // Cleared once its recovery sees an ACK (`after_path_ack`); arrivals alone do not
-            // prove the forward direction.
-        }
+        // A suspect path is not cleared by a packet arriving on it: that proves the way back,
+        // not the way forward. An ACK of one of its packets does (`on_path_answered`).
         let _ = now;
         self.select_path(p as u8);
         true
@@ -232,13 +225,21 @@ impl Connection {
         }
         self.select_path(of);
         let freed = self.on_ack_frame(now, SpaceId::Data, ack, ecn);
-        if self.recovery.pto_count == 0 {
-            if let Some(mp) = self.mp_mut() {
-                mp.paths[of as usize].suspect = false;
-            }
-        }
         self.select_path(on);
         freed
+    }
+
+    /// An ACK newly acknowledged packets of the selected path (any of them: data, a PTO probe,
+    /// a packet sent before the PTO): the path delivers in both directions, so it is no longer
+    /// suspect. RFC 9002 §6.2.1 resets the PTO backoff on the same evidence. Called from
+    /// `on_ack_frame` for every application-data ACK, whichever frame carried it: path 0's
+    /// come in ACK frames on path 0 itself, and a suspect path 0 used to stay suspect for
+    /// good when only PATH_ACK frames cleared the flag.
+    pub(super) fn on_path_answered(&mut self) {
+        if let Some(mp) = self.mp_mut() {
+            let p = mp.active as usize;
+            mp.paths[p].suspect = false;
+        }
     }
 
     pub(super) fn on_path_challenge(&mut self, on: u8, token: u64) {
@@ -252,11 +253,15 @@ impl Connection {
     pub(super) fn on_path_response(&mut self, now: SimTime, on: u8, token: u64) {
         let Some(mp) = self.mp_mut() else { return };
         let x = &mut mp.paths[on as usize];
-        if x.challenge != Some(token) || x.phase != Phase::Validating {
+        let ours = x.challenge == Some(token) || x.earlier_challenges.contains(&token);
+        if !ours || x.phase != Phase::Validating {
             return;
         }
         x.challenge = None;
         x.challenge_pending = false;
+        x.earlier_challenges = Vec::new();
+        // The round trip is proven; a PTO while it validated made it suspect.
+        x.suspect = false;
         x.phase = Phase::Active;
         x.validated_at = Some(now);
         if mp.mode == MultipathMode::Migrate && on != mp.current {
@@ -287,6 +292,19 @@ impl Connection {
             x.peer_backup = !available;
         }
         self.sync_coupling();
+    }
+
+    /// A packet of the selected path carrying our PATH_CHALLENGE `token` was lost: while the
+    /// path still validates and that was its latest challenge, a new one goes (RFC 9000 §13.3:
+    /// PATH_CHALLENGE is not retransmitted as such; without a new one the path would wait for
+    /// a response that cannot come, with nothing in flight to fire a PTO).
+    pub(super) fn on_path_challenge_lost(&mut self, token: u64) {
+        let Some(mp) = self.mp_mut() else { return };
+        let p = mp.active as usize;
+        let x = &mp.paths[p];
+        if x.phase == Phase::Validating && x.challenge == Some(token) && !x.challenge_pending {
+            mp.challenge(p);
+        }
     }
 
     /// Stops using path `p`: its outstanding STREAM data goes back to the queue for the other
@@ -326,15 +344,19 @@ impl Connection {
         self.mp().is_some_and(|mp| (0..mp.paths.len()).any(|q| q != p as usize && mp.usable(q)))
     }
 
-    /// A PTO fired on the selected path `p` (its probe is owed). With another path usable the
-    /// path is suspect: its outstanding data is queued again for the others (failover within
-    /// one PTO), and after `abandon_after_ptos` it is abandoned. Migrating, the next configured
-    /// path is probed.
+    /// A PTO fired on the selected path `p` (its probe is owed). A path still validating
+    /// sends a new PATH_CHALLENGE as the probe (RFC 9000 §9.4: the challenge or its response
+    /// was lost). With another path usable the path is suspect: its outstanding data is queued
+    /// again for the others (failover within one PTO), and after `abandon_after_ptos` it is
+    /// abandoned. Migrating, the next configured path is probed.
     pub(super) fn on_path_pto(&mut self, now: SimTime, p: u8) {
         let ptos = self.recovery.pto_count;
         let Some(mp) = self.mp() else { return };
         let mode = mp.mode;
         let abandon_after = mp.abandon_after;
+        if mp.paths[p as usize].phase == Phase::Validating {
+            self.mp_mut().expect("multipath").challenge(p as usize);
+        }
         if self.other_path_usable(p) {
             let first = !self.mp().expect("multipath").paths[p as usize].suspect;
             self.mp_mut().expect("multipath").paths[p as usize].suspect = true;
@@ -353,11 +375,7 @@ impl Connection {
                 return;
             }
             if let Some(n) = (0..mp.paths.len()).find(|&q| mp.paths[q].phase == Phase::Idle) {
-                let t = mp.token();
-                let x = &mut mp.paths[n];
-                x.phase = Phase::Validating;
-                x.challenge = Some(t);
-                x.challenge_pending = true;
+                mp.challenge(n);
             }
         }
     }
@@ -374,11 +392,7 @@ impl Connection {
         }
         for p in 1..mp.paths.len() {
             if mp.paths[p].phase == Phase::Idle {
-                let t = mp.token();
-                let x = &mut mp.paths[p];
-                x.phase = Phase::Validating;
-                x.challenge = Some(t);
-                x.challenge_pending = true;
+                mp.challenge(p);
             }
         }
     }
@@ -402,7 +416,15 @@ impl Connection {
             self.recovery.prune(now);
             if self.probes[2] > 0 {
                 self.probes[2] -= 1;
-                let pkt = self.build_data_packet(now, mps, true);
+                let x = &self.mp().expect("multipath").paths[p];
+                let pkt = if x.phase == Phase::Validating && x.challenge_pending {
+                    // Its new PATH_CHALLENGE (`on_path_pto`) is the probe.
+                    self.build_path_control(now)
+                } else if x.suspect || x.phase == Phase::Validating {
+                    self.build_path_probe(now)
+                } else {
+                    self.build_data_packet(now, mps, true)
+                };
                 return Some(self.sent_on_path(pkt));
             }
             if control {
@@ -535,6 +557,28 @@ impl Connection {
                 frames.push(Frame::Padding(target - total));
             }
         }
+        self.finish_path_packet(now, pn, frames, ack)
+    }
+
+    /// The PTO probe of a suspect path: a PING (with the path's ACK if one is owed). Its data
+    /// and control frames went to the other paths (`on_path_pto`); new ones put in the probe
+    /// would wait behind a path that may be dead until the next PTO, holding up in-order
+    /// delivery and flow-control credit. The probe only has to find out whether the path
+    /// answers; RFC 9002 §6.2.4 requires it to be ack-eliciting and leaves its content to the
+    /// implementation. It is sent whatever the window (RFC 9002 §7.5).
+    fn build_path_probe(&mut self, now: SimTime) -> QuicPacket {
+        let pn = self.next_pn[2];
+        let avail = self.cfg.max_packet_size.saturating_sub(self.header_len_data(pn));
+        let mut frames = Frames::new();
+        let mut ack = None;
+        if self.acks.data().ack_due(now) || self.acks.data().wants_bundle(true) {
+            let exp = self.cfg.ack_delay_exponent;
+            if let Some((f, largest, n)) = self.build_ack_frame(now, exp, avail / 2) {
+                ack = Some((largest, n));
+                frames.push(f);
+            }
+        }
+        frames.push(Frame::Ping);
         self.finish_path_packet(now, pn, frames, ack)
     }
 

@@ -498,6 +498,7 @@ impl Connection {
         let app_limited = !self.streams.has_unsent();
         let ctx = self.timer_ctx();
         self.recovery.on_packet_sent(space, sent, app_limited, ctx);
+        // PATH_CHALLENGE is kept: its loss sends a new one (`on_path_challenge_lost`).
         let keep = |f: &Frame| {
             !matches!(
                 f,
@@ -506,7 +507,6 @@ impl Connection {
                     | Frame::AckEcn(_)
                     | Frame::Ping
                     | Frame::PathAck(_)
-                    | Frame::PathChallenge(_)
                     | Frame::PathResponse(_)
             )
         };

@@ -91,3 +91,154 @@ fn a_dead_path_is_abandoned_and_the_transfer_completes_on_the_other() {
     assert!(p[1].abandoned && !p[1].usable, "{p:?}");
     assert!(p[0].usable);
 }
+
+/// What `transfer_across_an_outage_of_path_0` saw.
+struct Outage {
+    /// The client's paths when the outage ends, and at the end.
+    mid: Vec<quicksim_transport::quic::PathMetrics>,
+    end: Vec<quicksim_transport::quic::PathMetrics>,
+    /// Bytes delivered in order at the server during the outage, from 200 ms after it began.
+    delivered_meanwhile: u64,
+    done: Option<SimTime>,
+}
+
+/// Runs a 10 MB transfer over two paths (minRTT) and cuts path 0 (both directions) during
+/// `[300 ms, 300 ms + outage)`.
+fn transfer_across_an_outage_of_path_0(outage: SimDuration, abandon_after_ptos: u32) -> Outage {
+    let cfg = || {
+        let mut c = mp_cfg("minrtt");
+        c.multipath.as_mut().unwrap().abandon_after_ptos = abandon_after_ptos;
+        // The harness's queues are unbounded: the credit bounds what waits in them (about
+        // 80 ms at 10 Mbit/s), so the RTTs and PTOs stay near those of a real path.
+        c.initial_max_data = 100_000;
+        c.initial_max_stream_data = 100_000;
+        c
+    };
+    let mut sim = Sim::new(cfg(), cfg(), ms(10), Some(Rate::mbps(10)));
+    let bytes = 10_000_000;
+    sim.write(0, 0, bytes);
+    let cut = SimTime::from_millis(300);
+    sim.run_until(cut);
+    assert!(sim.conns[0].path_metrics()[0].stream_bytes_sent > 0, "path 0 in use before the cut");
+    sim.drop = Box::new(|_, _, p| p.path == 0);
+    sim.run_until(cut + outage);
+    let mid = sim.conns[0].path_metrics();
+    let settled = cut + ms(200);
+    let delivered_meanwhile = sim.deliveries[1].iter().filter(|d| d.0 >= settled).map(|d| d.1).sum();
+    sim.drop = Box::new(|_, _, _| false);
+    let done = sim.run_transfer(bytes, SimTime::from_secs(30));
+    Outage { mid, end: sim.conns[0].path_metrics(), delivered_meanwhile, done }
+}
+
+#[test]
+fn a_path_whose_probe_is_acknowledged_is_used_again() {
+    // Path 0 loses everything for 100 ms: its tail is lost, its PTO (about 135 ms) fires while
+    // path 1 is usable (suspect, its data queued again for path 1), and the probe, sent after
+    // the outage, is acknowledged. That ACK shows the path works (RFC 9002 §6.2.1 resets the
+    // PTO backoff on it), so the path carries data again. It stayed suspect for good when only
+    // a PATH_ACK cleared the flag: path 0's ACKs come in ACK frames.
+    let Outage { mid, end, done, .. } = transfer_across_an_outage_of_path_0(ms(100), 2);
+    assert!(done.is_some(), "the transfer completes");
+    assert_eq!(end[0].counters.timeouts, 1, "one PTO on path 0, its probe answered: {end:?}");
+    assert!(!end[0].abandoned && end[0].usable, "path 0 usable again: {end:?}");
+    assert_eq!(end[0].pto_count, 0);
+    // And used: a good part of what was sent after the outage went on path 0.
+    let on0 = end[0].stream_bytes_sent - mid[0].stream_bytes_sent;
+    let on1 = end[1].stream_bytes_sent - mid[1].stream_bytes_sent;
+    assert!(on0 > (on0 + on1) / 4, "path 0 {on0} B, path 1 {on1} B after the outage");
+}
+
+#[test]
+fn a_suspect_path_keeps_being_probed_with_backoff_until_it_answers() {
+    // Path 0 dead for 2 s with abandon_after_ptos large: its PTO keeps firing, doubling each
+    // time (RFC 9002 §6.2.1), so several probes go out while it is down, and the first one
+    // after it returns brings it back.
+    let Outage { mid, end, done, delivered_meanwhile } =
+        transfer_across_an_outage_of_path_0(SimDuration::from_secs(2), 100);
+    assert!(done.is_some(), "the transfer completes");
+    // The PTO is about 135 ms at the cut: with the backoff it fires about 0.17, 0.44, 0.98 s
+    // after the cut (the next at about 2.06 s, after the path is back).
+    assert!(mid[0].counters.timeouts >= 3, "path 0 probed while down: {mid:?}");
+    assert!(mid[0].pto_count >= 3 && !mid[0].usable, "{mid:?}");
+    // Meanwhile path 1 carries the transfer at its rate: 1.8 s of 10 Mbit/s is 2.25 MB on the
+    // wire, about 2.17 MB of stream data. A probe that took new data onto the dead path held
+    // up in-order delivery (and with it the credit) until the next PTO: 31 kB got through.
+    assert!(delivered_meanwhile > 1_900_000, "{delivered_meanwhile} B delivered while path 0 was down");
+    assert!(!end[0].abandoned && end[0].usable, "path 0 usable again: {end:?}");
+    let on0 = end[0].stream_bytes_sent - mid[0].stream_bytes_sent;
+    let on1 = end[1].stream_bytes_sent - mid[1].stream_bytes_sent;
+    assert!(on0 > (on0 + on1) / 4, "path 0 {on0} B, path 1 {on1} B after the outage");
+}
+
+/// A two-path transfer where `drop` loses validation packets, the server's initial RTT
+/// `server_initial_rtt`; the client's and the server's paths at the end.
+fn validation_with_losses(
+    drop: crate::harness::DropFn,
+    server_initial_rtt: SimDuration,
+) -> [Vec<quicksim_transport::quic::PathMetrics>; 2] {
+    let cfg = || {
+        let mut c = mp_cfg("roundrobin");
+        // The credit bounds the harness's unbounded queue (see `transfer_across_an_outage_of_path_0`).
+        c.initial_max_data = 100_000;
+        c.initial_max_stream_data = 100_000;
+        c
+    };
+    let server = QuicConfig { initial_rtt: server_initial_rtt, ..cfg() };
+    let mut sim = Sim::new_with_drop(cfg(), server, ms(10), Some(Rate::mbps(10)), drop);
+    sim.write(0, 0, 5_000_000);
+    assert!(sim.run_transfer(5_000_000, SimTime::from_secs(20)).is_some(), "the transfer completes");
+    let p = sim.conns[0].path_metrics();
+    assert!(p[1].validated_at.is_some() && p[1].usable, "{p:?}");
+    assert!(p[1].stream_bytes_sent > 200_000, "path 1 carried data: {p:?}");
+    [p, sim.conns[1].path_metrics()]
+}
+
+/// Drops the first packet on path 1 in direction `dir` that has a frame `want`.
+fn first_with(dir: usize, want: fn(&Frame) -> bool) -> crate::harness::DropFn {
+    let mut done = false;
+    Box::new(move |d, _, p| {
+        let hit = !done && d == dir && p.path == 1 && p.frames.iter().any(want);
+        done |= hit;
+        hit
+    })
+}
+
+#[test]
+fn a_lost_path_challenge_is_sent_again_with_a_new_token() {
+    // The client's first PATH_CHALLENGE on path 1 is lost: the path's PTO fires with nothing
+    // else of it in flight, and its probe is a new challenge (RFC 9000 §9.4, §13.3). It used
+    // to be a data or PING probe, whose ACK left the path validating for good.
+    let [p, s] = validation_with_losses(
+        first_with(0, |f| matches!(f, Frame::PathChallenge(_))),
+        QuicConfig::default().initial_rtt,
+    );
+    assert!(p[1].counters.timeouts >= 1, "found by its PTO: {p:?}");
+    assert!(s[1].validated_at.is_some(), "the server validated the client's address too: {s:?}");
+}
+
+#[test]
+fn a_lost_path_response_is_answered_by_a_new_challenge() {
+    // The server's PATH_RESPONSE (with its own challenge and the ACK of the client's) is lost:
+    // the client's PTO on path 1 sends a new challenge, and the server answers that one.
+    let [_, s] = validation_with_losses(
+        first_with(1, |f| matches!(f, Frame::PathResponse(_))),
+        QuicConfig::default().initial_rtt,
+    );
+    assert!(s[1].validated_at.is_some(), "{s:?}");
+}
+
+#[test]
+fn a_challenge_declared_lost_by_a_later_ack_is_sent_again() {
+    // As above, but the server's PTO on path 1 is slow (initial RTT 1 s: about 3 s). The
+    // client validates path 1 on its second challenge and sends data on it; the server's ACKs
+    // on path 1, acknowledged in turn, declare the server's lost challenge lost (RFC 9002
+    // §6.1) with nothing of the path left in flight, so no PTO would come: the loss itself
+    // sends a new challenge, and the server validates well before its PTO.
+    let [_, s] = validation_with_losses(
+        first_with(1, |f| matches!(f, Frame::PathChallenge(_))),
+        SimDuration::from_secs(1),
+    );
+    let v = s[1].validated_at.unwrap_or_else(|| panic!("the server validated path 1: {s:?}"));
+    assert!(v < SimTime::from_millis(2000), "validated at {v}: {s:?}");
+    assert_eq!(s[1].counters.timeouts, 0, "no PTO on the server's path 1: {s:?}");
+}
