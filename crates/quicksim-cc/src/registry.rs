@@ -305,7 +305,11 @@ mod tests {
     /// change a code path.
     fn configs() -> Vec<BuiltinConfig> {
         let mut v: Vec<_> = NAMES.iter().map(|n| BuiltinConfig::default_for(n).unwrap()).collect();
-        v.push(BuiltinConfig::NewReno(newreno::Config { exact_increase: false, ..Default::default() }));
+        v.push(BuiltinConfig::NewReno(newreno::Config {
+            exact_increase: false,
+            per_ack_increase: Some(false),
+            ..Default::default()
+        }));
         v.push(BuiltinConfig::Cubic(cubic::Config {
             fast_convergence: false,
             reno_friendly: false,

@@ -20,28 +20,36 @@ pub struct WindowRules {
     pub minimum_segments: u64,
     /// The window after a collapse: an RTO, or persistent congestion.
     pub loss_window_segments: u64,
+    /// How a window-based controller (NewReno, and DCTCP through it) grows by default: once per
+    /// ACK (`true`: RFC 5681 §3.1, "increments cwnd by at most SMSS bytes for each ACK", as TCP
+    /// stacks and ns-3 do), or by the bytes each ACK acknowledges (`false`: RFC 9002 §7.3, as
+    /// QUIC stacks and INET do). A controller's own setting wins.
+    pub per_ack_increase: bool,
 }
 
 impl WindowRules {
     /// QUIC, RFC 9002 §7.2: kInitialWindow = min(10·MDS, max(14720, 2·MDS)), kMinimumWindow =
-    /// 2·MDS, and persistent congestion (§7.6.2) sets the window to kMinimumWindow.
+    /// 2·MDS, and persistent congestion (§7.6.2) sets the window to kMinimumWindow; growth by
+    /// the acknowledged bytes (§7.3).
     pub const RFC9002: WindowRules = WindowRules {
         initial_segments: 10,
         initial_floor_segments: 2,
         initial_cap_bytes: 14_720,
         minimum_segments: 2,
         loss_window_segments: 2,
+        per_ack_increase: false,
     };
 
     /// TCP: initial window min(10·SMSS, max(2·SMSS, 14600)) (RFC 6928 §2), ssthresh never below
-    /// 2·SMSS after a loss (RFC 5681 §3.1 eq. 4), and the loss window LW = 1 SMSS after an RTO
-    /// (RFC 5681 §3.1).
+    /// 2·SMSS after a loss (RFC 5681 §3.1 eq. 4), the loss window LW = 1 SMSS after an RTO
+    /// (RFC 5681 §3.1), and growth per ACK (RFC 5681 §3.1).
     pub const RFC5681: WindowRules = WindowRules {
         initial_segments: 10,
         initial_floor_segments: 2,
         initial_cap_bytes: 14_600,
         minimum_segments: 2,
         loss_window_segments: 1,
+        per_ack_increase: true,
     };
 
     /// These rules with an initial window of exactly `segments` segments (at least 1), for a

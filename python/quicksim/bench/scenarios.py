@@ -224,9 +224,11 @@ picosecond a slot frees. Without it, a flow whose window waits in its own access
 rates, no delay, the default 10 000-packet DropTail) hands the bottleneck each next packet at
 exactly the instant the last one leaves, and the end of transmission is handled first at a tie:
 that flow takes every freed slot, and the others' retransmissions find the queue full for good
-(NewReno without SACK: Jain 0.344 on 3x10m, 0.306 and 921 110 retransmissions on 100x1g; htsim
-1.000 and 0.986; ns-3 3.44 with SACK off 0.9995 and 0.933). With it: 0.9997 and 0.991, 14 879
-retransmissions (docs/links.md, "Exact ties"; docs/performance/history/round-12.md)."""
+(NewReno without SACK, with INET's byte counting, which never grows the locked-out flows' 2-segment
+windows again: Jain 0.344 on 3x10m, 0.306 and 921 110 retransmissions on 100x1g; htsim 1.000 and
+0.986; ns-3 3.44 with SACK off 0.9995 and 0.933). With TCP's per-ACK increase, the default since
+2026-11-29: 0.9991 and 0.834 exact (11 522 retransmissions on 100x1g), 0.9998 and 0.992 with the
+jitter (9 461) (docs/links.md, "Exact ties"; docs/performance/history/round-12.md)."""
 
 
 def _htsim_tcp(doc: dict[str, Any]) -> dict[str, Any]:

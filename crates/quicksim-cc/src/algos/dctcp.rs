@@ -94,7 +94,7 @@ impl Algorithm for Dctcp {
         // NewReno keeps the phase and the recovery period; the growth is `linux_increase` (or
         // NewReno's per-ACK rule): `per_ack_increase` stops NewReno's own per-byte growth in
         // `on_ack`, `exact_increase: false` its count resets, which `linux_increase` does not have.
-        let reno_cfg = newreno::Config { per_ack_increase: true, exact_increase: false, ..Default::default() };
+        let reno_cfg = newreno::Config { per_ack_increase: Some(true), exact_increase: false, ..Default::default() };
         Dctcp {
             reno: NewReno::new(&reno_cfg, cx),
             g: ratio(config.g),

@@ -111,7 +111,7 @@ struct Slot {
 const RENO: newreno::Config = newreno::Config {
     exact_increase: false,
     hystart: false,
-    per_ack_increase: false,
+    per_ack_increase: Some(false),
     ssthresh_from_flight: false,
     quinn_increase: false,
 };

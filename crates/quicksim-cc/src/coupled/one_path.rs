@@ -160,7 +160,7 @@ mod tests {
         /// Appendix B.5 increase) byte for byte, whatever the acks, losses, timeouts and RTTs.
         #[test]
         fn one_path_is_newreno_exactly(steps in prop::collection::vec(step(), 1..400)) {
-            let reno_cfg = newreno::Config { exact_increase: false, ..Default::default() };
+            let reno_cfg = newreno::Config { exact_increase: false, per_ack_increase: Some(false), ..Default::default() };
             for w in [&WindowRules::RFC9002, &WindowRules::RFC5681] {
                 let rng = Rng::from_seed(1);
                 let cx = InitCtx { mds: MDS, window: w, rng: &rng };

@@ -718,9 +718,12 @@ mod tests {
         sack_to(&mut s, 9);
         assert_eq!(s.cwnd(), s.in_flight() + 1_100);
         assert!(s.window_allows(MSS, true));
-        // The ACK of everything: Open, cwnd = ssthresh.
+        // The ACK of everything: Open, cwnd = ssthresh, and then this ACK's own increase (TCP's
+        // per-ACK rule, RFC 5681 §3.1): its newest segment, the retransmission, was sent at the
+        // instant the recovery started, which counts as after it (INET's `<`, newreno.rs), so
+        // 6000 + ⌊1000² / 6000⌋ = 6166.
         s.on_ack(&cfg, &cx, now, 1, seg(19).1, 0, 1 << 20, &[]);
-        assert_eq!((s.state, s.cwnd()), (CaState::Open, 6_000));
+        assert_eq!((s.state, s.cwnd()), (CaState::Open, 6_166));
     }
 
     /// DCTCP's cut on CE marks goes through CWR: PRR spreads it over the round trip (Linux

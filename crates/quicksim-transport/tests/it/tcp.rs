@@ -138,12 +138,13 @@ fn fast_retransmit_after_three_duplicate_acks() {
     // The third duplicate ACK triggered it: dupacks counted until recovery = 3.
     assert_eq!(c0.sender().dupacks, 3);
     // t = 60 ms: the ACK of the retransmission covers the recovery point (segment 18):
-    // recovery ends with cwnd = ssthresh (the retransmission's ACK adds 1448 B to the
-    // congestion-avoidance byte count, below one window).
+    // recovery ends with cwnd = ssthresh, and this ACK grows it once (TCP's per-ACK rule, RFC
+    // 5681 §3.1; the retransmission left at the instant the recovery started, which counts as
+    // after it): 10 136 + ⌊1448² / 10 136⌋ = 10 342.
     n.run_until(at_ms(60));
     let c0 = &n.eps[0];
     assert_eq!(c0.sender().state, CaState::Open);
-    assert_eq!(c0.metrics().cwnd_bytes, 10_136);
+    assert_eq!(c0.metrics().cwnd_bytes, 10_342);
     let done = n.run_transfer(200 * SMSS, SimTime::from_secs(10)).unwrap();
     assert!(done < SimTime::from_secs(1));
     let st = n.eps[0].stats();
