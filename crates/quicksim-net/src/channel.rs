@@ -5,7 +5,7 @@ use crate::loss::{DropCount, DropList, GilbertElliott};
 use crate::model::{fixed_rate, AnyLinkModel, LinkModelConfig, Serializer};
 use crate::qdisc::{droptail, AnyQdisc, Qdisc, QdiscConfig, QdiscCtx, QdiscSink, QueueLen, Verdict};
 use crate::transmitter::Transmitter;
-use crate::{ChanId, NetEvent, NetObserver, NodeId, Packet};
+use crate::{ChanId, NetEvent, NetObserver, NetSched, NodeId, Packet};
 use quicksim_engine::{Rate, Rng, RngStreams, SimDuration, SimTime, UniformU64};
 
 /// Packet loss applied after serialization (the frame occupied the link, then vanished).
@@ -375,7 +375,7 @@ impl<P> Channel<P> {
     #[inline(always)]
     fn after_qdisc_op<S, O>(&mut self, now: SimTime, len: QueueLen, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         let before = self.qlen.packets;
@@ -397,7 +397,7 @@ impl<P> Channel<P> {
             if let Some(at) = t.filter(|_| t != self.qdisc_timer) {
                 assert!(at >= now, "queue discipline asked for a timer at {at}, before now ({now})");
                 self.qdisc_timer = t;
-                sched(at, NetEvent::QdiscTimer(self.id));
+                sched.sched(at, NetEvent::QdiscTimer(self.id));
             }
         }
     }
@@ -413,7 +413,7 @@ impl<P> Channel<P> {
     /// Offer a packet to this interface's output.
     pub fn enqueue<S, O>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         if p.ip_bytes > self.cfg.mtu {
@@ -450,7 +450,7 @@ impl<P> Channel<P> {
         self.after_qdisc_op(now, len, sched, obs);
         if self.qlen.packets > 0 {
             if let Some(at) = self.xmit.wake_for_waiting(now) {
-                sched(at, NetEvent::TxEnd(self.id));
+                sched.sched(at, NetEvent::TxEnd(self.id));
             }
         }
     }
@@ -460,7 +460,7 @@ impl<P> Channel<P> {
     #[inline(always)]
     fn start_tx<S, O>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         obs.tx_started(now, self.id, &p);
@@ -472,28 +472,28 @@ impl<P> Channel<P> {
         self.stats.sent_packets += 1;
         if self.xmit.fate_at_end() {
             self.tx = Some(p);
-            sched(self.xmit.wake_at_end(), NetEvent::TxDone(self.id));
+            sched.sched(self.xmit.wake_at_end(), NetEvent::TxDone(self.id));
             return;
         }
         match self.fate(p.flow) {
             None => {
                 self.propagate(end, p, sched);
                 if self.qlen.packets > 0 {
-                    sched(self.xmit.wake_at_end(), NetEvent::TxEnd(self.id));
+                    sched.sched(self.xmit.wake_at_end(), NetEvent::TxEnd(self.id));
                 }
             }
             Some(why) => {
                 // Lost: its drop is reported when its serialization ends, as it always was.
                 self.tx = Some(p);
                 self.tx_lost = Some(why);
-                sched(self.xmit.wake_at_end(), NetEvent::TxEnd(self.id));
+                sched.sched(self.xmit.wake_at_end(), NetEvent::TxEnd(self.id));
             }
         }
     }
 
     fn start_next<S, O>(&mut self, now: SimTime, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         if !self.up || !self.xmit.free(now) || self.qlen.packets == 0 {
@@ -518,7 +518,7 @@ impl<P> Channel<P> {
     /// The queue discipline's timer: stale unless it is the one last scheduled.
     pub fn qdisc_timer<S, O>(&mut self, now: SimTime, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         if self.qdisc_timer != Some(now) {
@@ -536,7 +536,7 @@ impl<P> Channel<P> {
     /// settled now is dropped or sent on its way, and the next waiting packet starts.
     pub fn tx_done<S, O>(&mut self, now: SimTime, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         self.xmit.woken();
@@ -596,7 +596,7 @@ impl<P> Channel<P> {
     #[inline(always)]
     fn propagate<S>(&mut self, end: SimTime, p: Packet<P>, sched: &mut S)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
     {
         let mut at = end + self.cfg.delay;
         if let Some(j) = self.cfg.jitter {
@@ -606,7 +606,7 @@ impl<P> Channel<P> {
             }
         }
         self.last_arrival = at;
-        sched(at, NetEvent::Arrive(self.id, p));
+        sched.sched(at, NetEvent::Arrive(self.id, p));
     }
 
     /// Whether a drop list names the frame of `flow` (each list that counts it advances).
@@ -638,7 +638,7 @@ impl<P> Channel<P> {
 
     pub fn set_up<S, O>(&mut self, now: SimTime, up: bool, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         assert!(

@@ -2,7 +2,7 @@
 
 use crate::channel::{Channel, ChannelConfig, ChannelRngs};
 use crate::routing::RoutingTable;
-use crate::{ChanId, DropReason, NetEvent, NetObserver, NodeId, Packet};
+use crate::{ChanId, DropReason, NetEvent, NetObserver, NetSched, NodeId, Packet};
 use quicksim_engine::{RngStreams, SimTime};
 use std::collections::HashMap;
 use std::fmt;
@@ -189,7 +189,7 @@ impl<P> Network<P> {
     #[inline]
     pub fn send<S, O>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         obs.sent(now, p.src, &p);
@@ -201,7 +201,7 @@ impl<P> Network<P> {
     /// sent (an extra delay of its own).
     pub fn inject<S, O>(&mut self, now: SimTime, p: Packet<P>, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         self.forward(now, p.src, p, sched, obs);
@@ -214,7 +214,7 @@ impl<P> Network<P> {
     #[inline(never)]
     fn forward<S, O>(&mut self, now: SimTime, at: NodeId, p: Packet<P>, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         match self.routes.next_hop(at, p.dst) {
@@ -230,7 +230,7 @@ impl<P> Network<P> {
     #[inline]
     pub fn tx_done<S, O>(&mut self, now: SimTime, c: ChanId, sched: &mut S, obs: &mut O)
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         self.chans[c.0 as usize].tx_done(now, sched, obs);
@@ -249,7 +249,7 @@ impl<P> Network<P> {
         obs: &mut O,
     ) -> Option<Packet<P>>
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         let ch = &mut self.chans[c.0 as usize];
@@ -276,7 +276,7 @@ impl<P> Network<P> {
         obs: &mut O,
     ) -> Option<Packet<P>>
     where
-        S: FnMut(SimTime, NetEvent<P>),
+        S: NetSched<P>,
         O: NetObserver<P>,
     {
         match ev {

@@ -6,7 +6,7 @@
 
 use crate::payload::Payload;
 use quicksim_engine::{EventQueue, FromLane, SimTime};
-use quicksim_net::{ChanId, NetEvent, Packet};
+use quicksim_net::{ChanId, NetEvent, NetSched, Packet};
 
 /// A run's event. A whole-word tag, as `NetEvent`'s (see there): events are moved between the
 /// queue, the run loop and the network in aligned words.
@@ -90,8 +90,19 @@ pub(crate) fn tx_end_code(c: ChanId) -> u64 {
 /// `net_sched(q)` is the network's scheduling callback: one type for every call site, so the
 /// network's generic paths (`Network::forward`) are compiled once, not once per caller.
 #[inline(always)]
-pub(crate) fn net_sched(q: &mut Queue) -> impl FnMut(SimTime, NetEvent<Payload>) + '_ {
-    move |t, e| sched_net(q, t, e)
+pub(crate) fn net_sched(q: &mut Queue) -> QueueSched<'_> {
+    QueueSched(q)
+}
+
+/// The run loop's `NetSched`: `sched_net` on its queue, inlined into every network call site
+/// (a closure here was left a call; see `NetSched`).
+pub(crate) struct QueueSched<'a>(&'a mut Queue);
+
+impl NetSched<Payload> for QueueSched<'_> {
+    #[inline(always)]
+    fn sched(&mut self, t: SimTime, e: NetEvent<Payload>) {
+        sched_net(self.0, t, e)
+    }
 }
 
 /// Schedules network event `e` at `t` (the body of `net_sched`'s callback).
