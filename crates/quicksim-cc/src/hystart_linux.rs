@@ -11,8 +11,12 @@
 //!   (`HYSTART_MIN_SAMPLES`), exceeds the minimum RTT by clamp(min RTT / 8, 4 ms, 16 ms)
 //!   (`HYSTART_DELAY_THRESH`).
 //!
-//! Rounds are Linux's `end_seq = snd_nxt`, counted by send time as [`crate::hystart`] does: a
-//! round that starts at T ends with the first ACK of a packet sent at or after T. The RTT of an
+//! Rounds are Linux's `end_seq = snd_nxt`, counted by send time: a round that starts at T
+//! ends with the first ACK of a packet sent after T (what the ACK at T itself releases is sent
+//! at T, and Linux has taken `snd_nxt` before it goes out: `tcp_ack` runs `pkts_acked` before
+//! `tcp_data_snd_check`). The first
+//! round starts at the first ACK with a window of 16 segments or more (below it Linux does not
+//! call `hystart_update`, where the round check is). The RTT of an
 //! ACK is that of its newest acknowledged packet (Linux's `ca_rtt_us`). The minimum RTT is the
 //! controller's `delay_min`, forgotten after a timeout (`bictcp_reset` from `cubictcp_state`),
 //! when HyStart also starts again.
@@ -88,11 +92,16 @@ impl LinuxHyStart {
         if self.found.is_some() || !slow_start {
             return None;
         }
-        if self.round_start.is_none_or(|start| newest_sent >= start) {
-            self.reset(now);
-        }
+        // Linux calls `hystart_update`, whose first step is the round check, only from a window
+        // of 16 segments on (`cubictcp_acked`): the first round starts at the first ACK there,
+        // not at the connection's first ACK, which places every later round boundary.
         if cwnd_segments < LOW_WINDOW_SEGMENTS {
             return None;
+        }
+        // Strictly after: what this ACK makes the sender send leaves at `now` and belongs to
+        // the round being started (Linux takes `end_seq = snd_nxt` before sending it).
+        if self.round_start.is_none_or(|start| newest_sent > start) {
+            self.reset(now);
         }
         if now - self.last_ack <= ACK_DELTA {
             self.last_ack = now;
@@ -180,5 +189,37 @@ mod tests {
         // A timeout forgets everything.
         h.on_timeout();
         assert_eq!(h, LinuxHyStart::default());
+    }
+
+    #[test]
+    fn the_first_round_starts_at_sixteen_segments() {
+        // The same 1 ms train, the window growing by one segment per ACK from 10: the round
+        // (and the train) starts with the ACK that finds 16 segments, at 1.006 s, not with the
+        // connection's first ACK at 1.000 s, so the train ends slow start 20 ms after that, at
+        // 1.027 s (window 37; from 1.000 s it would have been 1.021 s, window 31).
+        let mut h = LinuxHyStart::default();
+        let mut found = None;
+        for i in 0..40 {
+            let now = 1_000_000 + i * 1_000;
+            if let Some(e) = h.on_ack(at_us(now), at_us(now - 40_000), 10 + i, true) {
+                found = Some((e, now, 10 + i));
+                break;
+            }
+        }
+        assert_eq!(found, Some((Exit::AckTrain, 1_027_000, 37)));
+    }
+
+    #[test]
+    fn what_the_round_starting_ack_releases_belongs_to_that_round() {
+        // The round starts at the ACK at 1 s. The packets that ACK lets out leave at 1 s too
+        // (Linux took `end_seq = snd_nxt` before they went): their ACK stays in the round; the
+        // ACK of a packet sent after 1 s starts the next.
+        let mut h = LinuxHyStart::default();
+        h.on_ack(at_us(1_000_000), at_us(950_000), 20, true);
+        assert_eq!((h.round_start, h.sample_cnt), (Some(at_us(1_000_000)), 1));
+        h.on_ack(at_us(1_050_000), at_us(1_000_000), 22, true);
+        assert_eq!((h.round_start, h.sample_cnt), (Some(at_us(1_000_000)), 2));
+        h.on_ack(at_us(1_053_000), at_us(1_000_001), 24, true);
+        assert_eq!((h.round_start, h.sample_cnt), (Some(at_us(1_053_000)), 1));
     }
 }

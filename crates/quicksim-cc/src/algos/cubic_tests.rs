@@ -410,10 +410,12 @@ fn linux_hystart_ends_slow_start_on_a_delay_increase() {
         linux_ack(&mut cc, i * 5_000, 100_000);
     }
     assert_eq!((cc.cwnd_bytes(), cc.metrics().ssthresh_bytes), (20_000, u64::MAX));
-    // Round 2, RTT 120 ms > 100 + clamp(100/8, 4, 16) = 112.5 ms: 8 samples, the ninth tests
-    // and ends slow start after its own growth: ssthresh = cwnd = 20 000 + 9 000.
+    // HyStart's first round began at the ACK that found 16 segments (the seventh, at 130 ms).
+    // Round 2, packets sent after that, RTT 120 ms > 100 + clamp(100/8, 4, 16) = 112.5 ms:
+    // 8 samples, the ninth tests and ends slow start after its own growth: ssthresh = cwnd =
+    // 20 000 + 9 000.
     for i in 0..9 {
-        linux_ack(&mut cc, 100_000 + i * 5_000, 120_000);
+        linux_ack(&mut cc, 135_000 + i * 5_000, 120_000);
     }
     let m = cc.metrics();
     assert_eq!((m.cwnd_bytes, m.ssthresh_bytes), (29_000, 29_000));
@@ -424,7 +426,7 @@ fn linux_hystart_ends_slow_start_on_a_delay_increase() {
         linux_ack(&mut plain, i * 5_000, 100_000);
     }
     for i in 0..9 {
-        linux_ack(&mut plain, 100_000 + i * 5_000, 120_000);
+        linux_ack(&mut plain, 135_000 + i * 5_000, 120_000);
     }
     assert_eq!(plain.metrics().ssthresh_bytes, u64::MAX);
     // A timeout starts HyStart again.

@@ -61,6 +61,8 @@ fn bad_profile_values_are_named() {
     assert!(e.contains("tcp.profile") && e.contains("linus"), "{e}");
     let e = err_of(dumbbell(json!({}), Some(json!({"delayed_ack": "sometimes"})), 1));
     assert!(e.contains("flows[0].tcp.delayed_ack") && e.contains("sometimes"), "{e}");
+    let e = err_of(dumbbell(json!({"recovery": "prr"}), None, 1));
+    assert!(e.contains("tcp.recovery") && e.contains("prr"), "{e}");
     let e =
         err_of(dumbbell(json!({"cc": {"algo": "cubic", "hystart": true, "hystart_linux": true}}), None, 1));
     assert!(e.contains("tcp.cc") && e.contains("choose one"), "{e}");

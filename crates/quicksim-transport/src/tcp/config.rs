@@ -42,7 +42,7 @@ pub enum TcpProfile {
     Default,
     /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
     /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux",
-    /// `loss_detection` "rack", and
+    /// `loss_detection` "rack", `recovery` "linux", and
     /// without `cc`, Linux's CUBIC ([`linux_cc`]).
     #[serde(rename = "linux")]
     Linux,
@@ -102,6 +102,29 @@ pub enum LossDetection {
     Rack,
 }
 
+/// The fast-recovery state machine with SACK: how PRR (RFC 6937) paces what recovery sends,
+/// and what ends a recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum Recovery {
+    /// RFC 6675 §5 with RFC 6937 §3's PRR-SSRB: once `pipe` is at or below ssthresh, up to
+    /// MAX(prr_delivered − prr_out, DeliveredData) + 1 SMSS per ACK (so `pipe` slow-starts
+    /// back to ssthresh); RecoverFS is the flight size (SND.NXT − SND.UNA). The ACK that
+    /// ends a recovery opens the window to ssthresh; a loss found meanwhile starts the next
+    /// recovery on a later ACK.
+    #[serde(rename = "rfc6675")]
+    Rfc6675,
+    /// Linux's (net/ipv4/tcp_input.c): PRR as `tcp_cwnd_reduction` and
+    /// `tcp_init_cwnd_reduction` run it since Linux 5.10 ("tcp: PRR uses CRB mode by default
+    /// and SS mode conditionally", as RFC 6937bis): packet conservation, MAX(prr_delivered −
+    /// prr_out, DeliveredData), plus 1 SMSS only on an ACK that advances SND.UNA and marks
+    /// nothing newly lost, RecoverFS the window before the cut (`prior_cwnd`); and an ACK
+    /// that ends a recovery while segments are marked lost starts the next one at once
+    /// (`tcp_fastretrans_alert`: the recovery ends, then `tcp_time_to_recover` sees `lost_out`),
+    /// so the window never opens to the old ssthresh between the two.
+    #[serde(rename = "linux")]
+    Linux,
+}
+
 /// Everything a TCP connection can be configured with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -140,6 +163,11 @@ pub struct TcpConfig {
     /// Proportional Rate Reduction (RFC 6937) during SACK recovery, else RFC 6675's
     /// `cwnd = ssthresh` at once. Default true (Linux since 3.2; ns-3's default recovery).
     pub prr: bool,
+    /// The fast-recovery state machine with SACK: "rfc6675" (RFC 6675 §5, PRR-SSRB) or
+    /// "linux" (Linux's PRR bound, and back-to-back recoveries while losses are marked).
+    /// Default None = the profile's: "rfc6675", or "linux" with profile "linux".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
     /// The congestion controller (quicksim-cc) and its settings. Default CUBIC (Linux); with
     /// profile "linux" and no `cc` in the table, Linux's CUBIC ([`linux_cc`]). Not read
     /// from the `[tcp]` table by serde: the scenario resolves `cc = "name"` or
@@ -287,6 +315,7 @@ impl Default for TcpConfig {
             delack_timeout: SimDuration::from_millis(40),
             ack_every: 2,
             delayed_ack: None,
+            recovery: None,
             recv_buffer: LINUX_TCP_RMEM_MAX,
             send_buffer: LINUX_TCP_WMEM_MAX,
             send_buffer_low_water: 0.4,
@@ -378,6 +407,14 @@ impl TcpConfig {
         self.delayed_ack.unwrap_or(match self.profile {
             TcpProfile::Default => DelayedAck::Fixed,
             TcpProfile::Linux => DelayedAck::Linux,
+        })
+    }
+
+    /// The recovery state machine in force: the setting, else the profile's.
+    pub fn recovery(&self) -> Recovery {
+        self.recovery.unwrap_or(match self.profile {
+            TcpProfile::Default => Recovery::Rfc6675,
+            TcpProfile::Linux => Recovery::Linux,
         })
     }
 
@@ -530,6 +567,19 @@ mod tests {
         // An explicit setting wins over the profile.
         let four = TcpConfig { initial_window: Some(4), ..linux };
         assert_eq!(iw(&four, 1448), 4 * 1448);
+    }
+
+    #[test]
+    fn the_linux_profile_selects_linux_recovery_unless_set() {
+        assert_eq!(TcpConfig::default().recovery(), Recovery::Rfc6675);
+        assert_eq!(TcpConfig::linux().recovery(), Recovery::Linux);
+        let off = TcpConfig { recovery: Some(Recovery::Rfc6675), ..TcpConfig::linux() };
+        assert_eq!(off.recovery(), Recovery::Rfc6675);
+        // Unset, it is not written back (scenarios without it keep their normalized form).
+        let json = serde_json::to_value(TcpConfig::default()).unwrap();
+        assert!(json.get("recovery").is_none());
+        let c: TcpConfig = serde_json::from_value(serde_json::json!({"recovery": "linux"})).unwrap();
+        assert_eq!(c.recovery, Some(Recovery::Linux));
     }
 
     #[test]

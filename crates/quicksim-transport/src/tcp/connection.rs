@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::accecn::{self, AccEcn, Agreed, EcnMode};
 use super::config::placeholder_config;
-use super::config::{DelayedAck, LossDetection, TcpConfig, TlsVersion};
+use super::config::{DelayedAck, LossDetection, Recovery, TcpConfig, TlsVersion};
 use super::quickack::LinuxAck;
 use super::receiver::Receiver;
 use super::rto::Rto;
@@ -423,6 +423,7 @@ impl Connection {
         self.tx =
             Sender::new(cc_for(&self.cfg, smss, &rng).expect("validated"), smss, self.sack_on, self.cfg.prr);
         self.tx.snd_nxt = 1;
+        self.tx.linux_recovery = self.cfg.recovery() == Recovery::Linux;
         // RACK-TLP needs SACK (RFC 8985 §2); without it RFC 6582's recovery runs either way.
         if self.sack_on && self.cfg.loss_detection() == LossDetection::Rack {
             self.tx.rack = Some(Box::default());

@@ -45,7 +45,7 @@ use quicksim_engine::{Rng, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub use config::placeholder_config;
-pub use config::{DelayedAck, LossDetection, RtoEstimator, TcpConfig, TcpProfile, TlsVersion};
+pub use config::{DelayedAck, LossDetection, Recovery, RtoEstimator, TcpConfig, TcpProfile, TlsVersion};
 pub use connection::Connection;
 pub use segment::{RecordMark, SynOptions, TcpSegment, Timestamps};
 pub use sender::CaState;

@@ -35,7 +35,6 @@ impl Connection {
     pub(super) fn on_ack(&mut self, now: SimTime, seg: &TcpSegment) {
         let cx = self.tx.cc_ctx(&self.rto.rtt, now);
         let blocks: &[(u64, u64)] = if self.sack_on { &seg.sack } else { &[] };
-        let was_recovery = self.tx.state == CaState::Recovery;
         let o = self.tx.on_ack(&self.cfg, &cx, now, seg.seq, seg.ack, seg.len as u64, seg.window, blocks);
         if o.dupack {
             self.stats.dup_acks += 1;
@@ -64,7 +63,8 @@ impl Connection {
                 }
             }
         }
-        if o.entered_recovery && !was_recovery {
+        // A recovery that follows one at once (Linux's recovery, `Sender::on_ack`) counts too.
+        if o.entered_recovery {
             if self.sack_on {
                 self.stats.sack_recoveries += 1;
             } else {

@@ -170,6 +170,9 @@ pub struct Sender {
     pub delivery: DeliveryRate,
     sack: bool,
     prr: bool,
+    /// Linux's recovery (`Recovery::Linux`): PRR's bound in `prr_update`, and the next
+    /// recovery at once when one ends with segments marked lost (`on_ack`).
+    pub linux_recovery: bool,
     /// The last ACK fed to the controller reported CE marks (`AckSummary::ce_packets`).
     ce_fed: bool,
     /// Accurate ECN state (`accecn.rs`), once agreed in the handshake; both halves live here.
@@ -220,6 +223,7 @@ impl Sender {
             delivery: DeliveryRate::default(),
             sack,
             prr,
+            linux_recovery: false,
             ce_fed: false,
             accecn: None,
             rack: None,
@@ -369,6 +373,8 @@ impl Sender {
             self.board.mark_lost(cfg.dupthresh, self.smss);
         }
         self.delivery.on_lost(self.board.lost_total() - prior_lost);
+        // Linux's PRR adds its extra segment only on such an ACK (`prr_update`).
+        let una_clean = out.advanced && self.board.lost_total() == prior_lost;
         let delivered = &delivered.segs[..];
         // NewReno and CUBIC never read a rate sample: its 128-bit division is skipped for them.
         let rate = if self.cc.wants_rate_samples() {
@@ -415,18 +421,30 @@ impl Sender {
                     let prior_cwnd = self.cc.cwnd_bytes();
                     fed = self.feed_cc(cx, now, delivered, rate);
                     if self.state == CaState::Cwr {
-                        self.prr_update(delivered_data);
+                        self.prr_update(delivered_data, una_clean);
                     } else if self.ce_fed && self.cc.cwnd_bytes() < prior_cwnd && self.spreads_ecn() {
-                        self.enter_cwr(delivered_data, prior_cwnd);
+                        self.enter_cwr(delivered_data, prior_cwnd, una_clean);
                     }
                 }
             }
             CaState::Recovery => {
                 if self.snd_una >= self.recovery_point {
                     self.exit_recovery();
-                    fed = self.feed_cc(cx, now, delivered, rate);
+                    if self.linux_recovery
+                        && self.sack
+                        && self.board.lost_bytes() > 0
+                        && !self.board.is_empty()
+                    {
+                        // Linux `tcp_fastretrans_alert`: the recovery ends (`tcp_end_cwnd_reduction`)
+                        // and, segments being marked lost (`tcp_time_to_recover`: `lost_out`), the
+                        // next begins on this ACK, from the window of the one that ended.
+                        self.enter_recovery(cfg, cx, now, delivered_data);
+                        out.entered_recovery = true;
+                    } else {
+                        fed = self.feed_cc(cx, now, delivered, rate);
+                    }
                 } else if self.sack {
-                    self.prr_update(delivered_data);
+                    self.prr_update(delivered_data, una_clean);
                 } else if out.advanced {
                     // RFC 6582 §3.2 step 5: partial ACK. Retransmit the first unacknowledged
                     // segment, deflate by the amount acked, add back one SMSS if ≥ SMSS acked.
@@ -511,6 +529,7 @@ impl Sender {
 
     /// Fast retransmit (RFC 5681 §3.2, RFC 6675 §5 step 4, RFC 6582 §3.2 step 2).
     pub(super) fn enter_recovery(&mut self, cfg: &TcpConfig, cx: &CcCtx, now: SimTime, delivered_data: u64) {
+        let prior_cwnd = self.cwnd();
         self.state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
         if let Some(r) = self.rack.as_deref_mut() {
@@ -538,10 +557,18 @@ impl Sender {
         } else if self.prr {
             self.prr_delivered = 0;
             self.prr_out = 0;
-            // RFC 6937 §3: RecoverFS = SND.NXT − SND.UNA.
-            self.recover_fs = self.board.out_bytes().max(1);
             self.prr_cwnd = 0;
-            self.prr_update(delivered_data);
+            if self.linux_recovery {
+                // Linux `tcp_init_cwnd_reduction`: RecoverFS is the window before the cut
+                // (`prior_cwnd`); a recovery begun by RACK's reordering timer counts one segment
+                // delivered (`tcp_rack_reo_timeout`), as every ACK that starts one delivers some.
+                self.recover_fs = prior_cwnd.max(1);
+                self.prr_update(delivered_data.max(self.smss), false);
+            } else {
+                // RFC 6937 §3: RecoverFS = SND.NXT − SND.UNA.
+                self.recover_fs = self.board.out_bytes().max(1);
+                self.prr_update(delivered_data, false);
+            }
         }
     }
 
@@ -551,18 +578,24 @@ impl Sender {
     /// ACK). RecoverFS is the window before the cut, `prior_cwnd`, as Linux divides by
     /// (`tp->prior_cwnd`), not RFC 6937 §3's flight size: a sender a packet or two short of its
     /// window would otherwise send at almost the old rate all round and cut at the end.
-    fn enter_cwr(&mut self, delivered_data: u64, prior_cwnd: u64) {
+    fn enter_cwr(&mut self, delivered_data: u64, prior_cwnd: u64, una_clean: bool) {
         self.state = CaState::Cwr;
         self.cwr_point = self.snd_nxt;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.recover_fs = prior_cwnd.max(1);
-        self.prr_update(delivered_data);
+        self.prr_update(delivered_data, una_clean);
     }
 
-    /// RFC 6937 §3 on each ACK in recovery; the window becomes pipe + sndcnt.
-    fn prr_update(&mut self, delivered: u64) {
+    /// RFC 6937 §3 on each ACK in recovery; the window becomes pipe + sndcnt. `una_clean`: the
+    /// ACK advanced SND.UNA and marked nothing newly lost (Linux's condition for its extra
+    /// segment).
+    fn prr_update(&mut self, delivered: u64, una_clean: bool) {
         if self.state != CaState::Cwr && !self.prr_enabled() {
+            return;
+        }
+        if self.linux_recovery && delivered == 0 {
+            // Linux `tcp_cwnd_reduction` leaves the window alone on an ACK that delivers nothing.
             return;
         }
         self.prr_delivered += delivered;
@@ -572,6 +605,15 @@ impl Sender {
             // Proportional part: CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out.
             let target = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128);
             (target as u64).saturating_sub(self.prr_out)
+        } else if self.linux_recovery {
+            // Linux `tcp_cwnd_reduction` (5.10+, RFC 6937bis): packet conservation,
+            // MAX(prr_delivered − prr_out, DeliveredData), and one segment more only on an ACK
+            // that advances SND.UNA without new losses; so after a burst of losses `pipe` stays
+            // near what the path delivered instead of climbing back to ssthresh within the
+            // episode (what PRR-SSRB's + MSS on every ACK does, sending into a full queue).
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered);
+            let limit = if una_clean { limit + self.smss } else { limit };
+            (ssthresh - pipe).min(limit)
         } else {
             // PRR-SSRB: MIN(ssthresh − pipe, MAX(prr_delivered − prr_out, DeliveredData) + MSS).
             let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.smss;
@@ -636,160 +678,5 @@ impl Sender {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use quicksim_cc::RttEstimator;
-    use quicksim_engine::Rng;
-
-    const MSS: u64 = 1000;
-
-    fn sender(sack: bool, prr: bool) -> (Sender, TcpConfig, CcCtx<'static>) {
-        sender_with("newreno", sack, prr)
-    }
-
-    fn sender_with(cc: &str, sack: bool, prr: bool) -> (Sender, TcpConfig, CcCtx<'static>) {
-        let cfg = TcpConfig { cc: quicksim_cc::CcSpec::named(cc).unwrap(), sack, prr, ..Default::default() };
-        let s = Sender::new(crate::tcp::cc_for(&cfg, MSS, &Rng::from_seed(1)).unwrap(), MSS, sack, prr);
-        let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
-        rtt.update(SimDuration::from_millis(100), SimDuration::ZERO, SimDuration::ZERO, true);
-        // The context borrows the estimator for the whole test.
-        let rtt: &'static RttEstimator = Box::leak(Box::new(rtt));
-        let cx = s.cc_ctx(rtt, SimTime::ZERO);
-        (s, cfg, cx)
-    }
-
-    /// Sends `n` full segments at `t` ms.
-    fn send(s: &mut Sender, cx: &CcCtx, n: u64, t: u64) {
-        for _ in 0..n {
-            s.board.push(s.snd_nxt, MSS as u32, false, SimTime::from_millis(t), Default::default());
-            s.snd_nxt += MSS;
-            s.on_sent(cx, SimTime::from_millis(t), MSS, false);
-        }
-    }
-
-    fn seg(i: u64) -> (u64, u64) {
-        (1 + i * MSS, 1 + (i + 1) * MSS)
-    }
-
-    #[test]
-    fn rto_leaves_a_one_segment_window() {
-        let (mut s, _, cx) = sender(true, true);
-        s.snd_una = 1;
-        s.snd_nxt = 1;
-        send(&mut s, &cx, 10, 0);
-        // IW (RFC 6928) = min(10·1000, max(2·1000, 14 600)) = 10 000 B.
-        assert_eq!(s.cwnd(), 10_000);
-        s.on_rto(&cx, SimTime::from_millis(300));
-        // RFC 5681 §3.1: ssthresh = max(FlightSize/2, 2·SMSS) = 10 000/2 = 5000; cwnd = LW = 1 SMSS.
-        assert_eq!((s.cwnd(), s.cc.metrics().ssthresh_bytes), (1000, 5000));
-        assert_eq!((s.state, s.in_flight()), (CaState::Loss, 0));
-        assert!(s.window_allows(MSS, false) && !s.window_allows(MSS + 1, false));
-    }
-
-    #[test]
-    fn prr_spreads_the_reduction_over_the_acks() {
-        let (mut s, cfg, cx) = sender(true, true);
-        s.snd_una = 1;
-        s.snd_nxt = 1;
-        s.wnd_right = u64::MAX;
-        send(&mut s, &cx, 20, 0);
-        let now = SimTime::from_millis(100);
-        let sack_to =
-            |s: &mut Sender, i: u64| s.on_ack(&cfg, &cx, now, 1, 1, 0, 1 << 20, &[(seg(1).0, seg(i).1)]);
-        // Segment 0 lost; the SACKs of 1 and 2 grow cwnd in slow start to 12 000 B; the SACK
-        // of 3 makes 0 lost (3 SACKed above): recovery with ssthresh = 6000, RecoverFS = 20 000.
-        for i in 1..=3 {
-            assert!(sack_to(&mut s, i).dupack);
-        }
-        assert_eq!(s.state, CaState::Recovery);
-        // prr_delivered 1000, pipe = 20 000 − 3000 − 1000 = 16 000 > ssthresh:
-        // sndcnt = ceil(1000 · 6000 / 20 000) − 0 = 300 → window = 16 300.
-        assert_eq!(s.cwnd(), 16_300);
-        // The fast retransmission goes regardless (force_one) and counts in prr_out.
-        assert!(s.force_one);
-        s.board.on_retransmit(1, now, Default::default());
-        s.on_sent(&cx, now, MSS, false);
-        // SACKs of 4..8: prr_delivered 6000 → ceil(6000 · 0.3) − 1000 = 800 < 1 segment.
-        for i in 4..=8 {
-            sack_to(&mut s, i);
-            assert!(!s.window_allows(MSS, true), "after SACK {i}");
-        }
-        // SACK of 9: 7000 → 2100 − 1000 = 1100: one new segment (3 per 10 delivered).
-        sack_to(&mut s, 9);
-        assert_eq!(s.cwnd(), s.in_flight() + 1_100);
-        assert!(s.window_allows(MSS, true));
-        // The ACK of everything: Open, cwnd = ssthresh, and then this ACK's own increase (TCP's
-        // per-ACK rule, RFC 5681 §3.1): its newest segment, the retransmission, was sent at the
-        // instant the recovery started, which counts as after it (INET's `<`, newreno.rs), so
-        // 6000 + ⌊1000² / 6000⌋ = 6166.
-        s.on_ack(&cfg, &cx, now, 1, seg(19).1, 0, 1 << 20, &[]);
-        assert_eq!((s.state, s.cwnd()), (CaState::Open, 6_166));
-    }
-
-    /// DCTCP's cut on CE marks goes through CWR: PRR spreads it over the round trip (Linux
-    /// `tcp_cwnd_reduction`, RecoverFS = the window before the cut) and the controller's window
-    /// is in force once data sent after the cut is acknowledged.
-    #[test]
-    fn dctcp_cut_is_spread_by_prr_in_cwr() {
-        let (mut s, cfg, cx) = sender_with("dctcp", true, true);
-        s.accecn = Some(Box::new(crate::tcp::accecn::AccEcn { scalable: true, ..Default::default() }));
-        s.snd_una = 1;
-        s.snd_nxt = 1;
-        s.wnd_right = u64::MAX;
-        send(&mut s, &cx, 10, 0);
-        let at = SimTime::from_millis;
-        let ack = |s: &mut Sender, to: u64, ce: u64, t: u64| {
-            s.accecn.as_deref_mut().unwrap().ce_pending = ce;
-            s.on_ack(&cfg, &cx, at(t), 1, to, 0, 1 << 20, &[])
-        };
-        // The first window, unmarked: slow start to 20 000 B; alpha = 1 · 15/16.
-        ack(&mut s, seg(9).1, 0, 100);
-        assert_eq!((s.state, s.cwnd()), (CaState::Open, 20_000));
-        send(&mut s, &cx, 20, 100);
-        // Two segments, one marked: alpha = (15/16)·(15/16) + (1/2)/16 = 0.91015625, cut
-        // 20 000 · alpha / 2 = 9101 (truncated; the ACK that cuts grows nothing, as Linux's CWR):
-        // the target is 10 899 B.
-        ack(&mut s, seg(11).1, 1, 200);
-        assert_eq!(s.state, CaState::Cwr);
-        assert_eq!(s.cc.cwnd_bytes(), 10_899);
-        // PRR: pipe 18 000 > 10 899, sndcnt = ceil(2000 · 10 899 / 20 000) − 0 = 1090.
-        assert_eq!(s.cwnd(), 18_000 + 1_090);
-        assert!(s.window_allows(MSS, false) && !s.window_allows(2 * MSS, false));
-        send(&mut s, &cx, 1, 200);
-        // Next two segments: ceil(4000 · 10 899 / 20 000) − 1000 = 1180 over pipe 17 000.
-        ack(&mut s, seg(13).1, 0, 201);
-        assert_eq!(s.cwnd(), 17_000 + 1_180);
-        // Marks on data sent before the cut do not cut again.
-        ack(&mut s, seg(15).1, 2, 202);
-        assert_eq!((s.state, s.cc.cwnd_bytes()), (CaState::Cwr, 10_899));
-        // Everything sent before the cut acknowledged, and the segment sent after it: Open, the
-        // controller's window in force, grown by congestion avoidance on this ACK (Linux's
-        // `tcp_cong_avoid_ai`: 15 segments against a window of 10 whole segments, one more).
-        ack(&mut s, seg(30).1, 0, 300);
-        assert_eq!(s.state, CaState::Open);
-        assert_eq!(s.cwnd(), s.cc.cwnd_bytes());
-        assert_eq!(s.cwnd(), 11_899);
-    }
-
-    /// Without PRR, or for a controller that sets its window at once (Prague), the cut applies
-    /// at once.
-    #[test]
-    fn ecn_cut_at_once_without_prr_or_for_prague() {
-        for (cc, prr) in [("dctcp", false), ("prague", true)] {
-            let (mut s, cfg, cx) = sender_with(cc, true, prr);
-            s.accecn = Some(Box::new(crate::tcp::accecn::AccEcn { scalable: true, ..Default::default() }));
-            s.snd_una = 1;
-            s.snd_nxt = 1;
-            s.wnd_right = u64::MAX;
-            send(&mut s, &cx, 10, 0);
-            s.on_ack(&cfg, &cx, SimTime::from_millis(100), 1, seg(1).1, 0, 1 << 20, &[]);
-            send(&mut s, &cx, 4, 100);
-            let before = s.cc.cwnd_bytes();
-            s.accecn.as_deref_mut().unwrap().ce_pending = 2;
-            s.on_ack(&cfg, &cx, SimTime::from_millis(200), 1, seg(3).1, 0, 1 << 20, &[]);
-            assert_eq!(s.state, CaState::Open, "{cc}");
-            assert!(s.cwnd() < before, "{cc}: {} -> {}", before, s.cwnd());
-            assert_eq!(s.cwnd(), s.cc.cwnd_bytes(), "{cc}");
-        }
-    }
-}
+#[path = "sender_tests.rs"]
+mod tests;

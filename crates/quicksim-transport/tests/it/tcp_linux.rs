@@ -99,10 +99,13 @@ fn linux_rto_is_srtt_plus_the_floor() {
 fn linux_hystart_leaves_slow_start_on_the_delay_increase() {
     // 10 Mbit/s each way, 20 ms base RTT, an unbounded queue (no loss ever). delay_min is the
     // first data ACK's RTT, 21.24 ms (20 ms + serializations), so the threshold is 21.24 +
-    // clamp(21.24/8, 4, 16) = 25.24 ms. Slow start's bursts let the queue drain between rounds
-    // until the window passes the BDP: round 3's smallest RTT is 25.2 ms (just below), round
-    // 4's 48 ms, and its ninth ACK (8 samples, then the test) ends slow start at 82 + 16 = 98
-    // segments: ssthresh = 98 · 1448 = 141 904 B. Without HyStart slow start never ends here.
+    // clamp(21.24/8, 4, 16) = 25.24 ms. HyStart's first round starts at the ACK that finds 16
+    // segments (47.3 ms), the next ones with the ACK of a segment sent after the ACK that began
+    // the last: at 34 segments (78.2 ms) and 70 (121.4 ms). Slow start's bursts let the queue
+    // drain between rounds until the window passes the BDP: round 2's smallest RTT is 25.2 ms
+    // (just below), round 3's 40.8 ms, and its ninth ACK (8 samples, then the test) ends slow
+    // start at 70 + 16 = 86 segments: ssthresh = 86 · 1448 = 124 528 B. Without HyStart slow
+    // start never ends here.
     let run = |c: TcpConfig| {
         let c = Arc::new(c);
         let a =
@@ -114,6 +117,6 @@ fn linux_hystart_leaves_slow_start_on_the_delay_increase() {
         n.run_until(SimTime::from_millis(400));
         n.eps[0].metrics().ssthresh_bytes
     };
-    assert_eq!(run(TcpConfig::linux()), 98 * SMSS);
+    assert_eq!(run(TcpConfig::linux()), 86 * SMSS);
     assert_eq!(run(TcpConfig::default()), u64::MAX);
 }
