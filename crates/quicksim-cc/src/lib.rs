@@ -29,7 +29,7 @@ pub use rate::{AckSampler, DeliveryRate, PacketRate};
 pub use registry::{Algorithm, ControllerFactory};
 pub use rtt::RttEstimator;
 pub use spec::CcSpec;
-pub use window::WindowRules;
+pub use window::{Growth, WindowRules};
 
 /// serde `with` module for a `u64` that is usually `u64::MAX` (an unset ssthresh): encoded as
 /// `value + 1` (wrapping), so the maximum takes 1 byte instead of 10 as a postcard varint.

@@ -20,11 +20,24 @@ pub struct WindowRules {
     pub minimum_segments: u64,
     /// The window after a collapse: an RTO, or persistent congestion.
     pub loss_window_segments: u64,
-    /// How a window-based controller (NewReno, and DCTCP through it) grows by default: once per
-    /// ACK (`true`: RFC 5681 §3.1, "increments cwnd by at most SMSS bytes for each ACK", as TCP
-    /// stacks and ns-3 do), or by the bytes each ACK acknowledges (`false`: RFC 9002 §7.3, as
-    /// QUIC stacks and INET do). A controller's own setting wins.
-    pub per_ack_increase: bool,
+    /// How NewReno grows when its own `per_ack_increase` does not say.
+    pub growth: Growth,
+}
+
+/// How a window-based controller (NewReno) grows its window: the transport's default, which
+/// the controller's own setting overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Growth {
+    /// By the bytes each ACK acknowledges (RFC 9002 §7.3; QUIC stacks, INET).
+    PerByte,
+    /// Once per ACK (RFC 5681 §3.1 eq. 3, "increments cwnd by at most SMSS bytes for each
+    /// ACK"; ns-3's `TcpNewReno`, ns-2, htsim).
+    PerAck,
+    /// Linux's `tcp_reno_cong_avoid` (net/ipv4/tcp_cong.c): slow start by the acknowledged
+    /// segments up to ssthresh, then one segment per window of acknowledged segments
+    /// (`tcp_cong_avoid_ai`), the count zeroed at each reduction (`tcp_init_cwnd_reduction`,
+    /// `tcp_enter_loss`). TCP under `profile = "linux"`.
+    Linux,
 }
 
 impl WindowRules {
@@ -37,7 +50,7 @@ impl WindowRules {
         initial_cap_bytes: 14_720,
         minimum_segments: 2,
         loss_window_segments: 2,
-        per_ack_increase: false,
+        growth: Growth::PerByte,
     };
 
     /// TCP: initial window min(10·SMSS, max(2·SMSS, 14600)) (RFC 6928 §2), ssthresh never below
@@ -49,7 +62,7 @@ impl WindowRules {
         initial_cap_bytes: 14_600,
         minimum_segments: 2,
         loss_window_segments: 1,
-        per_ack_increase: true,
+        growth: Growth::PerAck,
     };
 
     /// These rules with an initial window of exactly `segments` segments (at least 1), for a

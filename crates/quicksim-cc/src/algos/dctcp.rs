@@ -131,40 +131,6 @@ impl Dctcp {
             self.reno.carry = 0;
         }
     }
-
-    /// Linux's `tcp_reno_cong_avoid` for one ACK (module docs), in NewReno's fields: `carry`
-    /// is `snd_cwnd_cnt`, in segments. No growth for an ACK whose newest packet was sent before
-    /// the last reduction (Linux grows nothing in CWR or recovery) or while application-limited.
-    fn linux_increase(&mut self, cx: &CcCtx, ack: &AckSummary) {
-        let r = &mut self.reno;
-        if ack.app_limited || r.sent_in_recovery(ack.largest_acked_sent_time) {
-            return;
-        }
-        let mds = cx.mds;
-        let mut acked = ack.acked_packets;
-        if r.cwnd < r.ssthresh {
-            // `tcp_slow_start`: cwnd = min(cwnd + acked, ssthresh); what is left goes on to
-            // congestion avoidance (ns-3 `TcpLinuxReno::SlowStart` in bytes, the same).
-            let before = r.cwnd;
-            r.cwnd = r.cwnd.saturating_add(acked * mds).min(r.ssthresh);
-            acked -= ((r.cwnd - before) / mds).min(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        // `tcp_cong_avoid_ai(tp, cwnd, acked)`: w is the window in whole segments.
-        let w = (r.cwnd / mds).max(1);
-        if r.carry >= w {
-            r.carry = 0;
-            r.cwnd += mds;
-        }
-        r.carry += acked;
-        if r.carry >= w {
-            let delta = r.carry / w;
-            r.carry -= delta * w;
-            r.cwnd += delta * mds;
-        }
-    }
 }
 
 impl NewReno {
@@ -208,7 +174,7 @@ impl CongestionController for Dctcp {
         if self.per_ack_increase {
             self.reno.on_ack_end(cx, ack);
         } else {
-            self.linux_increase(cx, ack);
+            self.reno.linux_increase(cx, ack);
         }
     }
 

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::registry::Algorithm;
 use crate::{
-    AckEvent, AckSummary, CcCtx, HyStart, CcMetrics, CongestionCause, CongestionController, CongestionEvent, InitCtx, Phase,
+    AckEvent, AckSummary, CcCtx, HyStart, CcMetrics, CongestionCause, CongestionController, CongestionEvent, Growth, InitCtx, Phase,
 };
 
 /// NewReno settings. `Config::default()` is INET's default.
@@ -49,11 +49,12 @@ pub struct Config {
     /// +min(acked, SMSS), congestion avoidance +max(1, ⌊SMSS²/cwnd⌋), from `on_ack_end`, so an
     /// ACK of two segments grows the window as much as an ACK of one. `true` overrides
     /// `exact_increase`; `false` grows per acknowledged byte (RFC 9002 §7.3, INET). Default: the
-    /// transport's rule ([`crate::WindowRules::per_ack_increase`]): per ACK on TCP, per byte on
-    /// QUIC. (INET's byte counting on TCP, whose count restarts whenever nothing is in flight,
+    /// transport's rule ([`crate::WindowRules::growth`]): per ACK on TCP, Linux's count on TCP
+    /// under `profile = "linux"`, per byte on QUIC. (INET's byte counting on TCP, whose count restarts whenever nothing is in flight,
     /// never grows a 2-segment window that one delayed ACK empties: measured, 5 of 6 flows at
     /// 2.5 segments for 52 s of 60 s on a 2 Mbit/s dumbbell.)
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// (Written as null when unset: the controller's state is also encoded without field
+    /// names, where a skipped field would not decode.)
     pub per_ack_increase: Option<bool>,
     /// On a loss, ssthresh = max(in-flight bytes / 2, 2·SMSS) from the transport's count
     /// (RFC 5681 §3.1 eq. 4 FlightSize; TCP reports RFC 6675's `pipe` after the lost segment
@@ -101,6 +102,8 @@ pub struct NewReno {
     /// Packets sent strictly before this time belong to the recovery period. `ZERO` = none.
     pub(super) recovery_start: SimTime,
     pub(crate) phase: Phase,
+    /// How the window grows (`Config::per_ack_increase`, else the transport's rule).
+    growth: Growth,
     /// HyStart++ state while `config.hystart` (boxed: 8 bytes when off).
     hystart: Option<Box<HyStart>>,
 }
@@ -113,10 +116,15 @@ impl Algorithm for NewReno {
     /// attached; later MDS changes reach the controller through `CcCtx::mds`, as in INET).
     fn new(config: &Config, cx: &InitCtx) -> Self {
         assert!(cx.mds > 0, "NewReno needs a positive MDS");
-        // The transport's growth rule unless the configuration names one; kept resolved.
-        let per_ack = config.per_ack_increase.unwrap_or(cx.window.per_ack_increase);
+        // The configuration's growth rule, else the transport's.
+        let growth = match config.per_ack_increase {
+            Some(true) => Growth::PerAck,
+            Some(false) => Growth::PerByte,
+            None => cx.window.growth,
+        };
         NewReno {
-            config: Config { per_ack_increase: Some(per_ack), ..*config },
+            config: *config,
+            growth,
             cwnd: cx.window.initial_window(cx.mds),
             ssthresh: u64::MAX,
             carry: 0,
@@ -133,9 +141,37 @@ impl NewReno {
         sent_time < self.recovery_start
     }
 
-    /// Grows once per ACK (resolved in `new` from the setting or the transport's rule).
-    fn per_ack(&self) -> bool {
-        self.config.per_ack_increase == Some(true)
+    /// Linux's `tcp_reno_cong_avoid` for one ACK ([`Growth::Linux`]): `carry` is
+    /// `snd_cwnd_cnt`, in segments. No growth for an ACK whose newest packet was sent before
+    /// the last reduction (Linux grows nothing in CWR or recovery) or while application-limited.
+    pub(crate) fn linux_increase(&mut self, cx: &CcCtx, ack: &AckSummary) {
+        if ack.app_limited || self.sent_in_recovery(ack.largest_acked_sent_time) {
+            return;
+        }
+        let mds = cx.mds;
+        let mut acked = ack.acked_packets;
+        if self.cwnd < self.ssthresh {
+            // `tcp_slow_start`: cwnd = min(cwnd + acked, ssthresh); what is left goes on to
+            // congestion avoidance (ns-3 `TcpLinuxReno::SlowStart` in bytes, the same).
+            let before = self.cwnd;
+            self.cwnd = self.cwnd.saturating_add(acked * mds).min(self.ssthresh);
+            acked -= ((self.cwnd - before) / mds).min(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        // `tcp_cong_avoid_ai(tp, cwnd, acked)`: w is the window in whole segments.
+        let w = (self.cwnd / mds).max(1);
+        if self.carry >= w {
+            self.carry = 0;
+            self.cwnd += mds;
+        }
+        self.carry += acked;
+        if self.carry >= w {
+            let delta = self.carry / w;
+            self.carry -= delta * w;
+            self.cwnd += delta * mds;
+        }
     }
 
 }
@@ -144,7 +180,7 @@ impl CongestionController for NewReno {
     fn on_ack(&mut self, cx: &mut CcCtx, ack: &AckEvent) {
         let mds = cx.mds;
         let quinn = self.config.quinn_increase;
-        let exact = self.config.exact_increase && !quinn;
+        let exact = self.config.exact_increase && !quinn && self.growth == Growth::PerByte;
         // INET (after RFC 4960 §7.2.2): partial_bytes_acked is reset when nothing is in flight.
         if cx.bytes_in_flight == 0 && exact {
             self.carry = 0;
@@ -164,7 +200,7 @@ impl CongestionController for NewReno {
             return;
         }
         self.phase = Phase::Open;
-        if self.per_ack() {
+        if self.growth != Growth::PerByte {
             return; // grows in `on_ack_end`
         }
         if self.cwnd < self.ssthresh {
@@ -214,9 +250,13 @@ impl CongestionController for NewReno {
                 self.ssthresh = self.cwnd;
             }
         }
+        if self.growth == Growth::Linux {
+            self.linux_increase(cx, ack);
+            return;
+        }
         // `per_ack_increase`: one increase per ACK (RFC 5681 §3.1), the ACK's packets having
         // passed the recovery and application-limited tests of `on_ack` (its newest packet decides).
-        if !self.per_ack()
+        if self.growth != Growth::PerAck
             || ack.app_limited
             || self.sent_in_recovery(ack.largest_acked_sent_time)
         {
@@ -266,7 +306,8 @@ impl CongestionController for NewReno {
                 }
             };
             self.cwnd = self.ssthresh.max(rules.minimum_window(mds));
-            if self.config.exact_increase && !self.config.quinn_increase {
+            // Linux zeroes `snd_cwnd_cnt` at each reduction (`tcp_init_cwnd_reduction`).
+            if (self.config.exact_increase && !self.config.quinn_increase) || self.growth == Growth::Linux {
                 self.carry = 0;
             }
             self.phase = Phase::Recovery;

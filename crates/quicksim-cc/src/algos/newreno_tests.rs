@@ -409,9 +409,11 @@ fn tcp_default_grows_a_window_that_each_ack_empties() {
     let rng = Rng::from_seed(1);
     let init = InitCtx { mds: 1460, window: &WindowRules::RFC5681, rng: &rng };
     let rtt = RttEstimator::new(SimDuration::from_millis(100));
-    let run = |config: Config| {
-        let mut cc = NewReno::new(&config, &init);
-        let mut cx = |now, flight| CcCtx { now, mds: 1460, rtt: &rtt, bytes_in_flight: flight, window: &WindowRules::RFC5681 };
+    let linux_rules = WindowRules { growth: Growth::Linux, ..WindowRules::RFC5681 };
+    let linux = InitCtx { mds: 1460, window: &linux_rules, rng: &rng };
+    let run_with = |config: Config, init: &InitCtx| {
+        let mut cc = NewReno::new(&config, init);
+        let cx = |now, flight| CcCtx { now, mds: 1460, rtt: &rtt, bytes_in_flight: flight, window: &WindowRules::RFC5681 };
         // Three losses in three recovery periods: 14 600 -> 7 300 -> 3 650 -> 2 920 (2 SMSS).
         for k in 1..=3 {
             let ev = CongestionEvent { cause: CongestionCause::Loss, sent_time: t(100 * k), lost_bytes: 1460 };
@@ -437,7 +439,11 @@ fn tcp_default_grows_a_window_that_each_ack_empties() {
         }
         windows
     };
+    let run = |config: Config| run_with(config, &init);
     assert_eq!(run(Config::default()), [3_650, 4_234, 4_737, 5_186]);
+    // Linux's count (profile "linux"): 2 segments acknowledged per ACK against w = 2, 3, 3, 4
+    // segments: +1 segment, carry 0; carry 2 < 3; carry 4 -> +1, carry 1; carry 3 < 4.
+    assert_eq!(run_with(Config::default(), &linux), [4_380, 4_380, 5_840, 5_840]);
     assert_eq!(run(Config { per_ack_increase: Some(false), ..Default::default() }), [2_920; 4]);
 }
 

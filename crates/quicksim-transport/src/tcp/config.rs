@@ -42,8 +42,9 @@ pub enum TcpProfile {
     Default,
     /// Linux 6.x where the model otherwise differs (docs/tcp.md lists each option and its
     /// source): `initial_window` 10, `rto_estimator` "linux", `delayed_ack` "linux",
-    /// `loss_detection` "rack", `recovery` "linux", and
-    /// without `cc`, Linux's CUBIC ([`linux_cc`]).
+    /// `loss_detection` "rack", `recovery` "linux", NewReno's growth as Linux's
+    /// `tcp_reno_cong_avoid` (`quicksim_cc::Growth::Linux`), and without `cc`, Linux's CUBIC
+    /// ([`linux_cc`]).
     #[serde(rename = "linux")]
     Linux,
 }

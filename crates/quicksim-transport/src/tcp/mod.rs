@@ -58,9 +58,14 @@ pub fn cc_for(cfg: &TcpConfig, smss: u64, rng: &Rng) -> Result<AnyController, St
         return Err("cc: the MSS must be positive".to_string());
     }
     // A configured initial window replaces RFC 6928's; the controller reads it only here.
-    let rules = cfg
+    let mut rules = cfg
         .initial_window_segments()
         .map_or(sender::WINDOW_RULES, |n| sender::WINDOW_RULES.with_initial_segments(n));
+    // NewReno's growth unless its own setting names one: RFC 5681's per-ACK rule, or Linux's
+    // `tcp_reno_cong_avoid` under the linux profile (docs/tcp.md).
+    if cfg.profile == TcpProfile::Linux {
+        rules.growth = quicksim_cc::Growth::Linux;
+    }
     Ok(cfg.cc.build(&InitCtx { mds: smss, window: &rules, rng }))
 }
 
