@@ -294,14 +294,19 @@ same epochs as the runs. With those rules off it gives the closed forms to 0.5 %
 the table are properties of the algorithm under this loss pattern, not of the simulator. Cell by
 cell (full mode):
 
-- **NewReno is +1.2 to +2.1 % above 1.2/√p at p <= 1e-4**: the exact sawtooth mean is
+- **QUIC's NewReno is +2.0 to +2.1 % above 1.2/√p at p <= 1e-4**: the exact sawtooth mean is
   √(3/2)/√p = 1.2247/√p, and RFC 3649's 1.2 rounds it down by 2.0 %. At p = 1e-2 the windows are
-  12-16 segments, and the one-RTT recovery hold and whole packets pull it to -1.8 to -1.9 %
-  (QUIC) and -3.6 to -3.7 % (TCP). At p = 1e-3 QUIC's NewReno (INET's rules, exact
-  byte-counting increase) is +4.0 % and TCP's -2.3 %: in steady state QUIC's window peaks at
-  51-52 segments and averages 0.775 of its peak, TCP's at 49-50 and 0.755 (80-epoch runs,
-  unchanged after the first few epochs); the rules model sits between them (37.8). Both are
-  inside the tolerance; not traced further.
+  12-16 segments, and the one-RTT recovery hold and whole packets pull it to -1.8 to -1.9 %. At
+  p = 1e-3 QUIC's NewReno (INET's rules, exact byte-counting increase) is +4.0 %: in steady state
+  its window peaks at 51-52 segments and averages 0.775 of its peak (80-epoch runs); the rules
+  model gives 37.8. Inside the tolerance; not traced further.
+- **TCP's NewReno grows once per ACK** (RFC 5681 §3.1 eq. 3, TCP's default since 2026-11-29;
+  an ACK per segment here), by ⌊SMSS²/cwnd⌋ bytes, and the floor costs growth where that
+  quotient is small: at p = 1e-5 the window is about 380 segments, ⌊1228²/(380·1228)⌋ = 3 B
+  instead of 3.23 B per ACK, 7 % slower growth, and the mean is -6.4 %; at p = 1e-6 (1 200
+  segments, 1 B for 1.02) -2.3 %; at p = 1e-4 (10 B for 10.2) -1.2 %; at 1e-3 -1.4 %. ns-3's
+  `TcpNewReno` truncates the same way. At p = 1e-2, -7.2 % (-3.6 % with the earlier byte
+  counting): the recovery hold and whole packets as for QUIC; the rest not traced.
 - **CUBIC's Reno-friendly region** (RTT 0.01 s, p = 1e-3 to 1e-5): -1.4 to +2.0 %. There the
   window is W_est, an AIMD(9/17, 0.7) sawtooth whose mean is again √(3/2)/√p (alpha_cubic is
   chosen for that), so +2 % where the windows are large.
