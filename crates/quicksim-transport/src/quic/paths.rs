@@ -518,13 +518,10 @@ impl Connection {
         let mut avail = mps.saturating_sub(self.header_len_data(pn));
         let mut frames = Frames::new();
         let mut ack = None;
-        if self.acks.data().ack_due(now) || self.acks.data().wants_bundle(true) {
-            let exp = self.cfg.ack_delay_exponent;
-            if let Some((f, largest, n)) = self.build_ack_frame(now, exp, avail / 2) {
-                ack = Some((largest, n));
-                avail -= n;
-                frames.push(f);
-            }
+        if let Some((f, largest, n)) = self.owed_ack_frame(now, avail / 2) {
+            ack = Some((largest, n));
+            avail -= n;
+            frames.push(f);
         }
         let p = self.mp().expect("multipath").active as usize;
         let usable = self.mp().expect("multipath").usable(p);
@@ -571,12 +568,9 @@ impl Connection {
         let avail = self.cfg.max_packet_size.saturating_sub(self.header_len_data(pn));
         let mut frames = Frames::new();
         let mut ack = None;
-        if self.acks.data().ack_due(now) || self.acks.data().wants_bundle(true) {
-            let exp = self.cfg.ack_delay_exponent;
-            if let Some((f, largest, n)) = self.build_ack_frame(now, exp, avail / 2) {
-                ack = Some((largest, n));
-                frames.push(f);
-            }
+        if let Some((f, largest, n)) = self.owed_ack_frame(now, avail / 2) {
+            ack = Some((largest, n));
+            frames.push(f);
         }
         frames.push(Frame::Ping);
         self.finish_path_packet(now, pn, frames, ack)
@@ -682,9 +676,13 @@ impl Connection {
         }
     }
 
-    /// A PATH_ACK (or, on path 0, ACK) frame of the selected path, as `build_ack` builds them.
-    fn build_ack_frame(&mut self, now: SimTime, exp: u8, budget: u64) -> Option<(Frame, u64, u64)> {
-        self.build_ack(now, SpaceId::Data, exp, budget)
+    /// A PATH_ACK (or, on path 0, ACK) frame of the selected path, as `build_ack` builds them,
+    /// when one is due or may ride along (the path control packet and the PTO probe).
+    fn owed_ack_frame(&mut self, now: SimTime, budget: u64) -> Option<(Frame, u64, u64)> {
+        if !(self.acks.data().ack_due(now) || self.acks.data().wants_bundle(true)) {
+            return None;
+        }
+        self.build_ack(now, SpaceId::Data, self.cfg.ack_delay_exponent, budget)
     }
 
     /// Wraps the selected path's ACK into a PATH_ACK frame, unless it is path 0's (draft-21
