@@ -11,6 +11,7 @@ from typing import Any
 
 from ..validation import Check
 from .multipath_network import Link, UserClass, solve
+from .multipath_papers import scenario_doc
 
 __all__ = ["ALGOS", "checks", "figure", "predict", "run", "scenario"]
 
@@ -81,15 +82,16 @@ def scenario(algo: str, *, duration_s: float = RUN_S, seed: int = 1) -> dict[str
         links.append({"name": h, "a": h, "b": "ra", "rate": fast, "delay": quarter})
         links.append({"name": s, "a": "rb", "b": s, "rate": "1Gbps"})
         flows.append({"name": h, "kind": "quic", "src": h, "dst": s, "start": start, "quic": {"cc": _TCP}})
-    return {
-        "name": f"multipath-congested-free-{algo}",
-        "description": f"two-path {algo} connection: path 0 with {N_TCP} NewReno flows, path 1 free",
-        "run": {"duration": f"{duration_s:g}s", "seed": seed, "record_interval": "1s"},
-        "nodes": nodes,
-        "links": links,
-        "quic": {"initial_max_data": "4294967295B", "initial_max_stream_data": "4294967295B"},
-        "flows": flows,
-    }
+    return scenario_doc(
+        f"multipath-congested-free-{algo}",
+        f"two-path {algo} connection: path 0 with {N_TCP} NewReno flows, path 1 free",
+        duration_s,
+        nodes,
+        links,
+        flows,
+        seed=seed,
+        record_interval="1s",
+    )
 
 
 def predict(algo: str, *, w_min_pkts: float = 0.0) -> dict[str, float]:

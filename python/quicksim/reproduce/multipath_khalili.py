@@ -19,6 +19,7 @@ from typing import Any
 
 from ..validation import Check
 from .multipath_network import Link, UserClass, solve
+from .multipath_papers import scenario_doc
 
 __all__ = [
     "PUBLISHED",
@@ -181,7 +182,7 @@ def scenario(which: str, n1: int, algo: str, *, duration_s: float = RUN_S, seed:
     if which == "A":
         # r_ap -> ap -> r_apo (type2 servers; on to r_srv) ; r_srv -> server -> r_srvo.
         routers: tuple[str, ...] = ("r_ap", "r_apo", "r_srv", "r_srvo")
-        links = [
+        links: list[dict[str, Any]] = [
             {
                 "name": "server",
                 "a": "r_srv",
@@ -236,15 +237,16 @@ def scenario(which: str, n1: int, algo: str, *, duration_s: float = RUN_S, seed:
         links.append(_host_link(h, h, shared))
         links.append({"name": s, "a": out2, "b": s, "rate": "1Gbps"})
         flows.append(_flow(h, h, s, "single", None))
-    return {
-        "name": f"khalili-{which.lower()}-n{n1}-{algo}",
-        "description": f"{SOURCE}: Scenario {which}, N1 = {n1}, N2 = {N2}, {algo}",
-        "run": {"duration": f"{duration_s:g}s", "seed": seed, "record_interval": "1s"},
-        "nodes": nodes,
-        "links": links,
-        "quic": {"initial_max_data": "4294967295B", "initial_max_stream_data": "4294967295B"},
-        "flows": flows,
-    }
+    return scenario_doc(
+        f"khalili-{which.lower()}-n{n1}-{algo}",
+        f"{SOURCE}: Scenario {which}, N1 = {n1}, N2 = {N2}, {algo}",
+        duration_s,
+        nodes,
+        links,
+        flows,
+        seed=seed,
+        record_interval="1s",
+    )
 
 
 def predict(which: str, n1: int, algo: str, *, w_min_pkts: float = 0.0) -> dict[str, float]:

@@ -158,7 +158,7 @@ def upgrade_scenario(setup: UpgradeSetup, algo: str, *, upgraded: bool = True) -
         links.append({"name": f["dst"], "a": "core", "b": f["dst"], "rate": _rate(access * 10)})
     mode = algo if upgraded else "tcp"
     how = f"two paths, {algo}" if upgraded else "TCP"
-    return _scenario(
+    return scenario_doc(
         f"multipath-upgrade-{mode}",
         f"{setup.n1} TCP users on ap1, {setup.n2} users on ap2 ({how})",
         setup.duration_s,
@@ -302,7 +302,7 @@ def shared_scenario(setup: SharedSetup, algo: str) -> dict[str, Any]:
     for f in flows:
         nodes[f["dst"]] = {"kind": "host"}
         links.append({"name": f["dst"], "a": "rb", "b": f["dst"], "rate": _rate(access * 10)})
-    return _scenario(
+    return scenario_doc(
         f"multipath-shared-{algo}",
         f"{setup.n_tcp} TCP and {setup.n_mp} two-path ({algo}) users through one bottleneck",
         setup.duration_s,
@@ -346,18 +346,23 @@ def _flow(
     return flow
 
 
-def _scenario(
+def scenario_doc(
     name: str,
     description: str,
     duration_s: float,
     nodes: dict[str, Any],
     links: list[dict[str, Any]],
     flows: list[dict[str, Any]],
+    *,
+    seed: int = 1,
+    record_interval: str = "0.5s",
 ) -> dict[str, Any]:
+    """A multipath reproduction's scenario over its own topology (`nodes`, `links`, `flows`),
+    with unlimited flow-control credit."""
     return {
         "name": name,
         "description": description,
-        "run": {"duration": f"{duration_s:g}s", "seed": 1, "record_interval": "0.5s"},
+        "run": {"duration": f"{duration_s:g}s", "seed": seed, "record_interval": record_interval},
         "nodes": nodes,
         "links": links,
         # Bulk transfers limited by congestion control only (as the example scenarios).
