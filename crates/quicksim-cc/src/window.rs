@@ -22,6 +22,11 @@ pub struct WindowRules {
     pub loss_window_segments: u64,
     /// How NewReno grows when its own `per_ack_increase` does not say.
     pub growth: Growth,
+    /// The transport paces its segments (TCP's `pacing`: Linux's internal pacing, a socket
+    /// whose `sk_pacing_status` is not `SK_PACING_NONE`). Linux's HyStart then waits for an
+    /// ACK train as long as the whole minimum RTT, not half of it (`hystart_update`,
+    /// [`crate::hystart_linux`]). False in the presets.
+    pub paced: bool,
 }
 
 /// How a window-based controller (NewReno) grows its window: the transport's default, which
@@ -51,6 +56,7 @@ impl WindowRules {
         minimum_segments: 2,
         loss_window_segments: 2,
         growth: Growth::PerByte,
+        paced: false,
     };
 
     /// TCP: initial window min(10·SMSS, max(2·SMSS, 14600)) (RFC 6928 §2), ssthresh never below
@@ -63,6 +69,7 @@ impl WindowRules {
         minimum_segments: 2,
         loss_window_segments: 1,
         growth: Growth::PerAck,
+        paced: false,
     };
 
     /// These rules with an initial window of exactly `segments` segments (at least 1), for a

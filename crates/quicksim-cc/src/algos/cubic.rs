@@ -373,8 +373,13 @@ impl CongestionController for Cubic {
     fn on_ack_end(&mut self, cx: &mut CcCtx, ack: &AckSummary) {
         if let Some(h) = self.hystart_linux.as_mut() {
             // `cubictcp_acked`: every ACK with a sample; ssthresh = cwnd once an exit is found.
-            let slow_start = self.cwnd < self.ssthresh;
-            if h.on_ack(cx.now, ack.largest_acked_sent_time, self.cwnd / cx.mds, slow_start).is_some() {
+            let tx = crate::hystart_linux::Sender {
+                cwnd_segments: self.cwnd / cx.mds,
+                slow_start: self.cwnd < self.ssthresh,
+                paced: cx.window.paced,
+                ack_delay: crate::hystart_linux::ack_delay(self.cwnd, cx.rtt.smoothed()),
+            };
+            if h.on_ack(cx.now, ack.largest_acked_sent_time, tx).is_some() {
                 self.ssthresh = self.cwnd;
             }
         }

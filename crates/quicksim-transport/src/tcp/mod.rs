@@ -66,6 +66,8 @@ pub fn cc_for(cfg: &TcpConfig, smss: u64, rng: &Rng) -> Result<AnyController, St
     if cfg.profile == TcpProfile::Linux {
         rules.growth = quicksim_cc::Growth::Linux;
     }
+    // Linux's HyStart waits longer for an ACK train when the socket is paced.
+    rules.paced = cfg.pacing;
     Ok(cfg.cc.build(&InitCtx { mds: smss, window: &rules, rng }))
 }
 

@@ -99,13 +99,14 @@ fn linux_rto_is_srtt_plus_the_floor() {
 fn linux_hystart_leaves_slow_start_on_the_delay_increase() {
     // 10 Mbit/s each way, 20 ms base RTT, an unbounded queue (no loss ever). delay_min is the
     // first data ACK's RTT, 21.24 ms (20 ms + serializations), so the threshold is 21.24 +
-    // clamp(21.24/8, 4, 16) = 25.24 ms. HyStart's first round starts at the ACK that finds 16
-    // segments (47.3 ms), the next ones with the ACK of a segment sent after the ACK that began
-    // the last: at 34 segments (78.2 ms) and 70 (121.4 ms). Slow start's bursts let the queue
-    // drain between rounds until the window passes the BDP: round 2's smallest RTT is 25.2 ms
-    // (just below), round 3's 40.8 ms, and its ninth ACK (8 samples, then the test) ends slow
-    // start at 70 + 16 = 86 segments: ssthresh = 86 · 1448 = 124 528 B. Without HyStart slow
-    // start never ends here.
+    // clamp(21.24/8, 4, 16) = 25.24 ms. HyStart's rounds start at the first data ACK (41.3 ms,
+    // 11 segments; Linux 6.14+ counts rounds below 16 segments and only tests from 16), then
+    // with the ACK of a segment sent after the ACK that began the last: at 23 segments
+    // (65.0 ms) and 48 (95.0 ms). Slow start's bursts let the queue drain between rounds until
+    // the window passes the BDP: round 2's smallest RTT is 22.4 ms, round 3's 28.8 ms, and its
+    // ninth ACK (8 samples, then the test) ends slow start at 48 + 16 = 64 segments: ssthresh
+    // = 64 · 1448 = 92 672 B. (With the first round at 16 segments, as Linux counted before the
+    // 6.14 fix, it was 86.) Without HyStart slow start never ends here.
     let run = |c: TcpConfig| {
         let c = Arc::new(c);
         let a =
@@ -117,6 +118,6 @@ fn linux_hystart_leaves_slow_start_on_the_delay_increase() {
         n.run_until(SimTime::from_millis(400));
         n.eps[0].metrics().ssthresh_bytes
     };
-    assert_eq!(run(TcpConfig::linux()), 86 * SMSS);
+    assert_eq!(run(TcpConfig::linux()), 64 * SMSS);
     assert_eq!(run(TcpConfig::default()), u64::MAX);
 }
