@@ -5,12 +5,14 @@
 
 mod calendar;
 pub mod compact;
+mod fifo;
 mod queue;
 mod rng;
 mod time;
 pub mod units;
 
 pub use calendar::CalendarQueue;
+pub use fifo::Fifo;
 pub use queue::{EventQueue, FromLane, PastEventError, Popped};
 pub use rng::{exp_portable, ln_portable, Rng, RngStreams, UniformU64};
 pub use time::{Rate, SimDuration, SimTime, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};

@@ -11,8 +11,8 @@
 //! many that wait (most are superseded before they fire) do not deepen the heap every packet's
 //! events pass through.
 
+use crate::fifo::Fifo;
 use crate::time::SimTime;
-use std::collections::VecDeque;
 
 /// `Key::slot` with this bit set names a lane (the key is that lane's head), else a slab slot.
 const LANE_BIT: u32 = 1 << 31;
@@ -223,7 +223,7 @@ pub struct EventQueue<E, L = E> {
     /// FIFO lanes: events whose times never decrease within the lane (arrivals on one link
     /// direction). Only each lane's head is in the heap, so the heap stays as small as the
     /// number of lanes plus the other pending events.
-    lanes: Vec<VecDeque<(SimTime, u64, L)>>,
+    lanes: Vec<Fifo<(SimTime, u64, L)>>,
     /// The heap's top key is stale: the event it named was popped, and the key is left in place
     /// so that the next push can overwrite it and sift down once (a handler nearly always
     /// schedules something), instead of a pop (sift to the bottom and back up) plus a push.
@@ -307,7 +307,7 @@ impl<E, L> EventQueue<E, L> {
         assert!(lane < SMALL_BIT, "lane {lane} beyond the lane range");
         let li = lane as usize;
         if li >= self.lanes.len() {
-            self.lanes.resize_with(li + 1, VecDeque::new);
+            self.lanes.resize_with(li + 1, Fifo::new);
         }
         let seq = self.seq;
         let l = &mut self.lanes[li];
