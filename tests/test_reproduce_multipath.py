@@ -1,6 +1,6 @@
 """`quicksim reproduce multipath --quick`: every check passes and the report's files exist; the
 shared-bottleneck checks judge hand-made ratios as their bands say. The congested-and-free
-path and the published (Khalili) scenarios have their own file,
+path and the published (Khalili) scenarios A, B and C have their own file,
 test_reproduce_multipath_published.py."""
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ def test_multipath_quick_passes_and_writes_its_files(tmp_path: Path) -> None:
     assert report.ok, [c.name for c in report.checks if not c.passed]
     # 13 of aggregation, failover, backup (lte left again once wifi is back included) and
     # migration; 8 of the shared bottleneck (uncoupled, lia, olia); 15 of the congested and free
-    # path (4 algorithms); 9 of the Khalili scenarios (8 model-against-draft and Scenario C's LIA
-    # users at N1 = 10; quick runs no single-path column for the type1 checks).
-    assert len(report.checks) == 45
+    # path (4 algorithms); 9 of the Khalili scenarios A and C (8 model-against-draft and Scenario
+    # C's LIA users at N1 = 10; quick runs no single-path column for the type1 checks); 5 of
+    # Scenario B (2 model-against-draft, 3 of the draft's claims).
+    assert len(report.checks) == 50
     names = {c.name for c in report.checks}
     assert "congested + free path, olia: share below 0.6x uncoupled" in names
     assert "Khalili C, N1=10: LIA's multipath users over single-path users" in names
+    assert "Khalili B: the aggregate falls less with OLIA than with LIA" in names
     for filename, _ in report.figures:
         assert (out / filename).stat().st_size > 10_000, filename
     for filename, _ in report.csvs:

@@ -1,5 +1,6 @@
 """The multipath reproduction's published scenarios (quicksim.reproduce.multipath_khalili:
-draft-khalili-mptcp-performance-issues-06, Scenarios A and C) and its congested-and-free-path
+draft-khalili-mptcp-performance-issues-06, Scenarios A and C; multipath_khalili_b: Scenario B)
+and its congested-and-free-path
 check (quicksim.reproduce.multipath_congested): the fluid model against the draft's own
 analysis and against hand-solved equilibria, the scenarios' shape, and the checks' verdicts on
 hand-made numbers."""
@@ -13,6 +14,7 @@ import pytest
 
 from quicksim.reproduce import multipath_congested as congested
 from quicksim.reproduce import multipath_khalili as khalili
+from quicksim.reproduce import multipath_khalili_b as khalili_b
 
 
 @pytest.mark.parametrize(
@@ -68,6 +70,15 @@ def test_khalili_scenarios_have_the_drafts_shape() -> None:
     assert links["t1_0_own"]["b"] == "r_srv" and links["t1_0_shared"]["b"] == "r_ap"
     assert links["ap_srv"]["a"] == "r_apo" and links["ap_srv"]["b"] == "r_srv"
     assert len(a["flows"]) == 20
+    # The multipath users' windows go down to 1 segment (the draft's floor); the single-path
+    # users keep QUIC's NewReno; `min_window = 2` is QUIC's own floor, the registry default.
+    assert t1["quic"]["cc"] == {"algo": "lia", "min_window_segments": 1}
+    t2 = next(f for f in a["flows"] if f["name"] == "t2_0")
+    assert t2["quic"]["cc"] == {"algo": "newreno", "exact_increase": False}
+    quic_floor = khalili.scenario("A", 10, "olia", min_window=khalili.QUIC_MIN_WINDOW)
+    assert next(f for f in quic_floor["flows"] if f["name"] == "t1_0")["quic"]["cc"] == "olia"
+    with pytest.raises(ValueError, match="min_window: 0"):
+        khalili.scenario("A", 10, "lia", min_window=0)
     single = khalili.scenario("A", 30, "single")
     assert "multipath" not in single["flows"][0]["quic"] and len(single["flows"]) == 40
     c = khalili.scenario("C", 30, "olia")
@@ -90,6 +101,9 @@ def _table(rows: list[tuple[str, int, str, float, float]]) -> pd.DataFrame:
                 "type2_mbps": t2,
                 "type1_on_shared": math.nan if a == "single" else 0.1,
                 "type1_on_shared_alive": math.nan if a == "single" else 0.1,
+                "shared_pps": math.nan if a == "single" else 10.0,
+                "shared_srtt_s": math.nan if a == "single" else 0.15,
+                "floor": khalili.MIN_WINDOW,
                 "dead_paths": 0,
             }
             for w, n, a, t1, t2 in rows
@@ -190,3 +204,84 @@ def test_an_abandoned_path_does_not_stop_the_clock() -> None:
         progress=lambda sim_s, events: time.monotonic() - started < 60,
     )
     assert result.meta["sim_end_s"] == pytest.approx(6.0)
+
+
+def test_published_shared_rate_by_hand() -> None:
+    # Table 4, Scenario A, N1 = 30, OLIA: the 10 type2 users keep 0.75 of the 0.98 Mbit/s they
+    # get alone; the 30 type1 users sent the other 10·0.23 = 2.3 Mbit/s through the AP: 0.0767
+    # Mbit/s each, in 1448 B of payload per packet, 6.62 packets a second.
+    assert khalili.published_shared_pps("A", 30, "olia") == pytest.approx(10 * 0.23 / 30 * 1e6 / (8 * 1448))
+    assert khalili.published_shared_pps("A", 30, "olia") == pytest.approx(6.62, abs=0.01)
+    # Table 3, Scenario C, N1 = 10, LIA: (0.98 - 0.68)·10/10 = 0.3 Mbit/s: 25.9 packets a second.
+    assert khalili.published_shared_pps("C", 10, "lia") == pytest.approx(25.9, abs=0.05)
+
+
+def test_scenario_b_has_the_drafts_shape() -> None:
+    sc = khalili_b.scenario("olia", True)
+    links = {x["name"]: x for x in sc["links"]}
+    assert {k: links[k]["rate"] for k in "XYZT"} == {
+        "X": "27Mbps",
+        "Y": "100Mbps",
+        "Z": "100Mbps",
+        "T": "36Mbps",
+    }
+    assert links["T"]["queue"]["min_th"] == pytest.approx(25 * 3.6)
+    flows = {f["name"]: f for f in sc["flows"]}
+    assert len(flows) == 30
+    # Blue: b1 over X (path 0), b2 over Y; Red: r1 over Y (path 0), r2 over X.
+    assert flows["blue_0"]["src"] == "blue_0.x" and flows["blue_0"]["quic"]["multipath"]["paths"] == [
+        {"src": "blue_0.y"}
+    ]
+    assert flows["red_0"]["src"] == "red_0.y" and flows["red_0"]["quic"]["multipath"]["paths"] == [
+        {"src": "red_0.x"}
+    ]
+    assert flows["red_0"]["quic"]["cc"] == {"algo": "olia", "min_window_segments": 1}
+    single = {f["name"]: f for f in khalili_b.scenario("lia", False, min_window=2)["flows"]}
+    assert "multipath" not in single["red_0"]["quic"] and single["red_0"]["quic"]["cc"]["algo"] == "newreno"
+    assert single["blue_0"]["quic"]["cc"] == "lia"
+    with pytest.raises(ValueError, match="algo: 'newreno'"):
+        khalili_b.scenario("newreno", True)
+
+
+def test_scenario_b_model_gives_the_drafts_analysis() -> None:
+    # The draft (text under Table 2): upgrading the Red users costs the Blue users 21 % and the
+    # aggregate 14 % with LIA; the optimum (OLIA without a floor) gives everyone 63/30 = 2.1.
+    before, after = khalili_b.predict("lia", False), khalili_b.predict("lia", True)
+    assert 1 - after["blue_mbps"] / before["blue_mbps"] == pytest.approx(0.21, abs=0.02)
+    total = [b["blue_mbps"] + b["red_mbps"] for b in (before, after)]
+    assert 1 - total[1] / total[0] == pytest.approx(0.14, abs=0.02)
+    for multi in (False, True):
+        m = khalili_b.predict("olia", multi)
+        assert (m["red_mbps"], m["blue_mbps"]) == (pytest.approx(2.1, rel=1e-4), pytest.approx(2.1, rel=1e-4))
+
+
+def test_scenario_b_checks() -> None:
+    def runs(red: dict[tuple[str, bool], float], blue: dict[tuple[str, bool], float]) -> pd.DataFrame:
+        rows = [
+            {
+                "algo": a,
+                "red_multipath": m,
+                "floor": 1,
+                "seed": 1,
+                "red_mbps": red[(a, m)],
+                "blue_mbps": blue[(a, m)],
+            }
+            for (a, m) in red
+        ]
+        return khalili_b.side_by_side(pd.DataFrame(rows))
+
+    keys = [(a, m) for a in ("lia", "olia") for m in (False, True)]
+    good = runs(
+        dict(zip(keys, (1.5, 1.4, 1.8, 1.7), strict=True)), dict(zip(keys, (2.5, 2.0, 2.2, 2.2), strict=True))
+    )
+    verdicts = {c.name: c.passed for c in khalili_b.checks(good)}
+    assert all(verdicts.values()), verdicts
+    # Red users gaining by the upgrade, the aggregate not falling with LIA, OLIA worse than LIA.
+    bad = runs(
+        dict(zip(keys, (1.5, 1.8, 1.8, 1.2), strict=True)), dict(zip(keys, (2.5, 2.4, 2.2, 2.2), strict=True))
+    )
+    verdicts = {c.name: c.passed for c in khalili_b.checks(bad)}
+    assert not verdicts["Khalili B: LIA, upgrading gives the Red users nothing"]
+    assert not verdicts["Khalili B: LIA, upgrading the Red users costs the aggregate"]
+    assert not verdicts["Khalili B: the aggregate falls less with OLIA than with LIA"]
+    assert verdicts["Khalili B: fluid model of LIA, Blue users' loss"]

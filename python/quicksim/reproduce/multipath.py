@@ -10,6 +10,7 @@ from typing import Any
 from ..validation import Check
 from . import multipath_congested as congested
 from . import multipath_khalili as khalili
+from . import multipath_khalili_b as khalili_b
 from .common import Context, Report, md_table, save_csv, save_figure
 
 NAME = "multipath"
@@ -290,11 +291,17 @@ def run(ctx: Context) -> Report:
     save_csv(kruns, ctx.out / "khalili_runs.csv")
     save_csv(ktable, ctx.out / "khalili.csv")
     checks += khalili.checks(ktable, quick=ctx.quick)
+    bruns = khalili_b.run_cases(ctx.quick)
+    btable = khalili_b.side_by_side(bruns)
+    save_csv(bruns, ctx.out / "khalili_b_runs.csv")
+    save_csv(btable, ctx.out / "khalili_b.csv")
+    checks += khalili_b.checks(btable)
 
     save_figure(_credit_figure(sweep), ctx.out / "credit_vs_goodput.png")
     save_figure(_failover_figure(timelines), ctx.out / "failover.png")
     save_figure(congested.figure(free), ctx.out / "congested_free.png")
     save_figure(khalili.figure(ktable), ctx.out / "khalili.png")
+    save_figure(khalili_b.figure(btable), ctx.out / "khalili_b.png")
     table = md_table(
         ["RTT ratio", "credit for 95 % (kB)", "max out-of-order at the receiver (kB, largest credit)"],
         [
@@ -326,6 +333,11 @@ def run(ctx: Context) -> Report:
                 "Scenarios A and C of draft-khalili-mptcp-performance-issues-06: "
                 "the draft's numbers, ours, the model",
             ),
+            (
+                "khalili_b.png",
+                "Scenario B of draft-khalili-mptcp-performance-issues-06 (Red users single-path and "
+                "multipath): the draft's numbers, ours, the model",
+            ),
         ],
         csvs=[
             (
@@ -343,6 +355,8 @@ def run(ctx: Context) -> Report:
             ),
             ("khalili_runs.csv", "Khalili scenarios, per case and seed: each user type's goodput, shares"),
             ("khalili.csv", "Khalili scenarios: the draft's numbers beside ours and the fluid model's"),
+            ("khalili_b_runs.csv", "Khalili Scenario B, per case and seed: the Red and Blue users' goodput"),
+            ("khalili_b.csv", "Khalili Scenario B: the draft's numbers beside ours and the fluid model's"),
         ],
         explanation=EXPLANATION.format(
             g=g,
@@ -353,8 +367,9 @@ def run(ctx: Context) -> Report:
             back=back,
         )
         + congested.explanation(free)
-        + khalili.explanation(ktable),
-        sections=[table, congested.section(free), khalili.section(ktable)],
+        + khalili.explanation(ktable)
+        + khalili_b.explanation(btable),
+        sections=[table, congested.section(free), khalili.section(ktable), khalili_b.section(btable)],
         quick=ctx.quick,
         wall_s=time.perf_counter() - t,
     )

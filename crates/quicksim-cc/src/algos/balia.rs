@@ -7,10 +7,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::coupled::{Flavor, OnePath, Rule};
 
-/// Balia has no settings.
+/// BALIA settings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Config {}
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The floor of a path's window in segments, in place of the transport's (QUIC: RFC 9002
+    /// §7.2 kMinimumWindow = 2); see [`crate::coupled::MinWindow`]. Unset: the transport's.
+    #[serde(deserialize_with = "crate::coupled::min_window_segments")]
+    pub min_window_segments: Option<u64>,
+}
 
 /// Marks the Balia registry entry.
 pub struct BaliaFlavor;
@@ -20,6 +25,9 @@ impl Flavor for BaliaFlavor {
     type Config = Config;
     fn rule(_: &Config) -> Rule {
         Rule::Balia
+    }
+    fn min_window_segments(cfg: &Config) -> Option<u64> {
+        cfg.min_window_segments
     }
 }
 

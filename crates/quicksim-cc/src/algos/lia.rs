@@ -14,11 +14,15 @@ pub struct Config {
     /// want for computing alpha"; the RFC proposes 512. At least 1; larger keeps more digits.
     #[serde(deserialize_with = "alpha_scale")]
     pub alpha_scale: u64,
+    /// The floor of a path's window in segments, in place of the transport's (QUIC: RFC 9002
+    /// §7.2 kMinimumWindow = 2); see [`crate::coupled::MinWindow`]. Unset: the transport's.
+    #[serde(deserialize_with = "crate::coupled::min_window_segments")]
+    pub min_window_segments: Option<u64>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { alpha_scale: 512 }
+        Config { alpha_scale: 512, min_window_segments: None }
     }
 }
 
@@ -45,6 +49,9 @@ impl Flavor for LiaFlavor {
     type Config = Config;
     fn rule(cfg: &Config) -> Rule {
         rule(cfg)
+    }
+    fn min_window_segments(cfg: &Config) -> Option<u64> {
+        cfg.min_window_segments
     }
 }
 

@@ -37,7 +37,7 @@ use crate::algos::{AnyController, BuiltinConfig};
 use crate::api::EcnResponse;
 use crate::{
     AckEvent, AckSummary, CcCtx, CcMetrics, CcSpec, CongestionCause, CongestionController, CongestionEvent,
-    InitCtx, Phase, SentPacket,
+    InitCtx, Phase, SentPacket, WindowRules,
 };
 pub use one_path::{Flavor, OnePath};
 use quicksim_engine::Rate;
@@ -121,6 +121,8 @@ const RENO: newreno::Config = newreno::Config {
 #[derive(Serialize, Deserialize)]
 pub struct Coupling {
     rule: Rule,
+    /// The coupled paths' window floor, if the algorithm's settings replace the transport's.
+    min_window: MinWindow,
     slots: Vec<Slot>,
     /// Reused buffer for the paths' samples (no allocation per ACK).
     #[serde(skip)]
@@ -138,18 +140,25 @@ impl Coupling {
     /// The coupling a connection configured with `spec` uses: `lia`, `olia` and `balia` couple
     /// their paths; every other algorithm runs uncoupled, one controller per path.
     pub fn new(spec: &CcSpec) -> Coupling {
-        let rule = match spec {
-            CcSpec::Builtin(BuiltinConfig::Lia(c)) => crate::algos::lia::rule(c),
-            CcSpec::Builtin(BuiltinConfig::Olia(_)) => Rule::Olia,
-            CcSpec::Builtin(BuiltinConfig::Balia(_)) => Rule::Balia,
-            _ => Rule::Uncoupled,
+        let (rule, min) = match spec {
+            CcSpec::Builtin(BuiltinConfig::Lia(c)) => (crate::algos::lia::rule(c), c.min_window_segments),
+            CcSpec::Builtin(BuiltinConfig::Olia(c)) => (Rule::Olia, c.min_window_segments),
+            CcSpec::Builtin(BuiltinConfig::Balia(c)) => (Rule::Balia, c.min_window_segments),
+            _ => (Rule::Uncoupled, None),
         };
-        Coupling::with_rule(rule)
+        Coupling::with_rule(rule).with_min_window(min)
     }
 
     /// An empty coupling with `rule`.
     pub fn with_rule(rule: Rule) -> Coupling {
-        Coupling { rule, slots: Vec::new(), scratch: Vec::new() }
+        Coupling { rule, min_window: MinWindow(None), slots: Vec::new(), scratch: Vec::new() }
+    }
+
+    /// The coupled paths' window floor in segments ([`MinWindow`]; `None`: the transport's).
+    #[must_use]
+    pub fn with_min_window(mut self, segments: Option<u64>) -> Coupling {
+        self.min_window = MinWindow(segments);
+        self
     }
 
     pub fn rule(&self) -> Rule {
@@ -269,7 +278,7 @@ impl Coupling {
             Rule::Uncoupled => unreachable!("uncoupled paths have their own controller"),
         };
         let PathCc::Coupled(reno) = &mut self.slots[p.0 as usize].cc else { unreachable!() };
-        apply_increase(reno, increase, cx.window.minimum_window(cx.mds));
+        apply_increase(reno, increase, self.min_window.rules(cx.window).minimum_window(cx.mds));
     }
 
     pub fn on_ack_end(&mut self, p: PathIdx, cx: &mut CcCtx, ack: &AckSummary) {
@@ -304,13 +313,15 @@ impl Coupling {
         } else {
             None
         };
+        let rules = self.min_window.rules(cx.window);
         let PathCc::Coupled(reno) = &mut self.slots[p.0 as usize].cc else { unreachable!() };
-        reno.on_congestion_event(cx, ev);
+        let mut own = CcCtx { window: &rules, ..*cx };
+        reno.on_congestion_event(&mut own, ev);
         if let Some(w) = balia {
             // In place of NewReno's cwnd/2, with the same floor (RFC 9002 §7.2 kMinimumWindow).
             reno.ssthresh = w;
             if loss {
-                reno.cwnd = w.max(cx.window.minimum_window(cx.mds));
+                reno.cwnd = w.max(rules.minimum_window(cx.mds));
             }
         }
     }
@@ -362,6 +373,41 @@ impl Coupling {
             PathCc::Own(c) => c.ecn_response(),
             PathCc::Coupled(_) => EcnResponse::Classic,
         }
+    }
+}
+
+/// A coupled algorithm's own floor for its paths' windows, in segments (`min_window_segments`
+/// of `lia`, `olia`, `balia`), in place of the transport's: the smallest window a loss, an ECN
+/// mark or OLIA's negative alpha leaves (QUIC's is RFC 9002 §7.2's kMinimumWindow, 2), and the
+/// window after persistent congestion or an RTO, which is at most this floor. Khalili et al.'s
+/// testbed ran Linux MPTCP, whose windows count whole segments and go down to 1
+/// (`mptcp_olia_cong_avoid`: `max(1, snd_cwnd - 1)`; an RTO's loss window, RFC 5681 §3.1); the
+/// draft's "optimal algorithm with probing cost" sends 1 MSS per RTT on a path it does not use.
+/// `None` (the default) keeps the transport's rules, so nothing changes unless it is set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MinWindow(pub Option<u64>);
+
+impl MinWindow {
+    /// The transport's rules with this floor.
+    pub fn rules(self, base: &WindowRules) -> WindowRules {
+        match self.0 {
+            None => *base,
+            Some(n) => WindowRules {
+                minimum_segments: n,
+                loss_window_segments: base.loss_window_segments.min(n),
+                ..*base
+            },
+        }
+    }
+}
+
+/// Reads `min_window_segments`: a whole number of segments in [1, 1000].
+pub fn min_window_segments<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = u64::deserialize(d)?;
+    if (1..=1000).contains(&v) {
+        Ok(Some(v))
+    } else {
+        Err(serde::de::Error::custom(format!("min_window_segments: {v} is not in [1, 1000] segments")))
     }
 }
 

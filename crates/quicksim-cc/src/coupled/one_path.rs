@@ -21,6 +21,8 @@ pub trait Flavor: 'static {
     const NAME: &'static str;
     type Config: DeserializeOwned + Default + Clone + PartialEq + fmt::Debug + Send + Sync + 'static;
     fn rule(cfg: &Self::Config) -> Rule;
+    /// The setting's floor of a path's window in segments ([`super::MinWindow`]).
+    fn min_window_segments(cfg: &Self::Config) -> Option<u64>;
 }
 
 /// A one-path coupling under the registry name `F::NAME`.
@@ -39,7 +41,7 @@ impl<F: Flavor> Algorithm for OnePath<F> {
     type Config = F::Config;
 
     fn new(cfg: &F::Config, cx: &InitCtx) -> Self {
-        let mut coupling = Coupling::with_rule(F::rule(cfg));
+        let mut coupling = Coupling::with_rule(F::rule(cfg)).with_min_window(F::min_window_segments(cfg));
         // The spec only builds uncoupled paths; a coupled rule ignores it.
         coupling.add_path(&crate::CcSpec::default(), cx);
         OnePath { coupling, flavor: PhantomData }
@@ -168,7 +170,7 @@ mod tests {
                 prop_assert_eq!(&trace(&mut Lia::new(&Default::default(), &cx), w, &steps), &want);
                 prop_assert_eq!(&trace(&mut Olia::new(&Default::default(), &cx), w, &steps), &want);
                 prop_assert_eq!(&trace(&mut Balia::new(&Default::default(), &cx), w, &steps), &want);
-                let lia_1 = crate::algos::lia::Config { alpha_scale: 1 };
+                let lia_1 = crate::algos::lia::Config { alpha_scale: 1, ..Default::default() };
                 prop_assert_eq!(&trace(&mut Lia::new(&lia_1, &cx), w, &steps), &want);
             }
         }

@@ -166,3 +166,86 @@ fn a_coupling_parks_and_resumes() {
     assert_eq!(c.cwnd_bytes(PathIdx(1)), back.cwnd_bytes(PathIdx(1)));
     assert_eq!(postcard::to_allocvec(&c).unwrap(), postcard::to_allocvec(&back).unwrap());
 }
+
+#[test]
+fn min_window_segments_replaces_the_transports_floor() {
+    // Path 0 at 2500 B (2.5 segments of 1000 B): its first loss halves 10 000 to 5000, the
+    // second to 2500; both paths at 40 ms.
+    let setup = |min: Option<u64>| {
+        let mut c = coupling(Rule::Olia, 2).with_min_window(min);
+        lose(&mut c, 0, 40, t(50), t(100));
+        lose(&mut c, 0, 40, t(150), t(200));
+        c
+    };
+    let (mut quic, mut one) = (setup(None), setup(Some(1)));
+    assert_eq!((quic.cwnd_bytes(PathIdx(0)), one.cwnd_bytes(PathIdx(0))), (2_500, 2_500));
+    // A third loss: ⌊2500/2⌋ = 1250 B. RFC 9002's floor (2 segments) makes it 2000 B; with
+    // `min_window_segments = 1` the floor is 1000 B and the window is 1250 B, ssthresh 1250
+    // either way.
+    lose(&mut quic, 0, 40, t(250), t(300));
+    lose(&mut one, 0, 40, t(250), t(300));
+    assert_eq!(quic.cwnd_bytes(PathIdx(0)), 2_000);
+    assert_eq!(one.cwnd_bytes(PathIdx(0)), 1_250);
+    assert_eq!(one.metrics(PathIdx(0)).ssthresh_bytes, 1_250);
+    // OLIA's negative increase stops at the setting's floor. Path 0 down to 625 B, floored at
+    // 1000; path 1 down to 1250 B (the largest window: M); then 20 ACKs on path 0 of packets
+    // sent before its recovery: no growth, ℓ0 = 20 000 B against ℓ1 = 0 (B = {0}), so α_1 =
+    // -1/2. Both at 40 ms.
+    let mut c = coupling(Rule::Olia, 2).with_min_window(Some(1));
+    for k in 0..4 {
+        lose(&mut c, 0, 40, t(100 * k + 50), t(100 * k + 100));
+    }
+    for k in 0..3 {
+        lose(&mut c, 1, 40, t(100 * k + 50), t(100 * k + 100));
+    }
+    ack(&mut c, 0, 40, 20, t(350), t(400));
+    assert_eq!((c.cwnd_bytes(PathIdx(0)), c.cwnd_bytes(PathIdx(1))), (1_000, 1_250));
+    // One ACK of 3000 B on path 1 (3 packets; acked·MSS = 3·10^6): 3·10^6·(1250²/2250² - 1/2)
+    // = 925 925 - 1 500 000 = -574 075 in 1/1250 B: ⌊-459.3⌋ = -460 B, 790 B, below 1 segment:
+    // 1000 B, carry 0. (The transport's floor would keep it at 1250, never raising a window.)
+    let r = rtt(40);
+    let mut cx = CcCtx { now: t(500), mds: MDS, rtt: &r, bytes_in_flight: 50_000, window: &W };
+    c.on_ack(PathIdx(1), &mut cx, &AckEvent { sent_time: t(450), bytes: 3 * MDS, app_limited: false });
+    assert_eq!(c.cwnd_bytes(PathIdx(1)), 1_000);
+    // The floor of a collapse is the setting too (RFC 9002's persistent congestion: 2000 B).
+    let mut cx = CcCtx { now: t(3_000), mds: MDS, rtt: &r, bytes_in_flight: 50_000, window: &W };
+    let pc = CongestionEvent {
+        cause: CongestionCause::PersistentCongestion,
+        sent_time: t(2_500),
+        lost_bytes: MDS,
+    };
+    ack(&mut c, 1, 40, 30, t(450), t(500));
+    assert!(c.cwnd_bytes(PathIdx(1)) > 1_000);
+    c.on_congestion_event(PathIdx(1), &mut cx, &pc);
+    assert_eq!(c.cwnd_bytes(PathIdx(1)), 1_000);
+    let mut q = coupling(Rule::Olia, 1);
+    q.on_congestion_event(PathIdx(0), &mut cx, &pc);
+    assert_eq!(q.cwnd_bytes(PathIdx(0)), 2_000);
+}
+
+#[test]
+fn min_window_segments_comes_from_the_algorithms_settings() {
+    use crate::algos::BuiltinConfig;
+    for algo in ["lia", "olia", "balia"] {
+        let parse = |v: serde_json::Value| BuiltinConfig::parse(algo, v).map(|c| c.expect("registered"));
+        let spec = CcSpec::Builtin(parse(serde_json::json!({"min_window_segments": 1})).unwrap());
+        let mut c = Coupling::new(&spec);
+        let rng = Rng::from_seed(1);
+        c.add_path(&spec, &InitCtx { mds: MDS, window: &W, rng: &rng });
+        for k in 0..4 {
+            lose(&mut c, 0, 40, t(100 * k + 50), t(100 * k + 100));
+        }
+        // 10 000 -> 5000 -> 2500 -> 1250 -> 625, floored at 1 segment (1000 B).
+        assert_eq!(c.cwnd_bytes(PathIdx(0)), 1_000, "{algo}");
+        let err = parse(serde_json::json!({"min_window_segments": 0})).unwrap_err().to_string();
+        assert!(err.contains("min_window_segments: 0 is not in [1, 1000]"), "{algo}: {err}");
+        // Unset: the transport's floor (RFC 9002: 2 segments).
+        let spec = CcSpec::Builtin(parse(serde_json::json!({})).unwrap());
+        let mut c = Coupling::new(&spec);
+        c.add_path(&spec, &InitCtx { mds: MDS, window: &W, rng: &rng });
+        for k in 0..4 {
+            lose(&mut c, 0, 40, t(100 * k + 50), t(100 * k + 100));
+        }
+        assert_eq!(c.cwnd_bytes(PathIdx(0)), 2_000, "{algo}");
+    }
+}

@@ -73,6 +73,24 @@ pub(super) enum Phase {
     Abandoned,
 }
 
+/// RFC 9000 §8 (and §9.3 for a new peer address): before this end has validated the peer's
+/// address on a path the peer opened, it sends there at most three times the bytes it has
+/// received there.
+pub(super) const AMPLIFICATION_FACTOR: u64 = 3;
+/// The least room for a packet on a path the limit holds back: a PATH_RESPONSE, a PATH_CHALLENGE
+/// and a small ACK with their header, or an ACK-only packet of a path's first few ranges (the
+/// model's ACK frames on a path not yet validated are a few dozen bytes). With less, nothing
+/// goes on the path until more arrives from the peer.
+pub(super) const AMPLIFICATION_MIN_PACKET: u64 = 200;
+
+/// Bytes received from and sent to the peer on a path it opened, while this end has not yet
+/// validated the peer's address there (counted in QUIC packet bytes, as every path counter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Unvalidated {
+    pub received: u64,
+    pub sent: u64,
+}
+
 /// One path of a connection.
 #[derive(Debug)]
 pub(super) struct Path {
@@ -107,6 +125,9 @@ pub(super) struct Path {
     pub stream_bytes_sent: u64,
     /// The connection's counters this path moved, up to its last `select_path` away from it.
     pub counted: PathCounters,
+    /// The peer opened the path: the anti-amplification limit's counts until our challenge is
+    /// answered (`Multipath::amplification_room`). None on a path we opened.
+    pub unvalidated: Option<Unvalidated>,
 }
 
 impl Path {
@@ -128,6 +149,7 @@ impl Path {
             bytes_sent: 0,
             stream_bytes_sent: 0,
             counted: PathCounters::default(),
+            unvalidated: None,
         }
     }
 }
@@ -282,6 +304,23 @@ impl Multipath {
 
     /// Path `p` validates (again): a PATH_CHALLENGE with a new token is to be sent (RFC 9000
     /// §8.2.1; a repeated challenge carries new data, §13.3), the earlier tokens still count.
+    /// What path `p` may still send before this end has validated the peer's address there
+    /// (RFC 9000 §8: three times what it received there, less what it sent); None: no limit.
+    pub(super) fn amplification_room(&self, p: usize) -> Option<u64> {
+        let x = &self.paths[p];
+        match x.unvalidated {
+            Some(u) if x.phase == Phase::Validating => {
+                Some((AMPLIFICATION_FACTOR * u.received).saturating_sub(u.sent))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the anti-amplification limit keeps every packet off path `p` for now.
+    pub(super) fn amplification_blocked(&self, p: usize) -> bool {
+        self.amplification_room(p).is_some_and(|r| r < AMPLIFICATION_MIN_PACKET)
+    }
+
     pub(super) fn challenge(&mut self, p: usize) {
         let t = self.token();
         let x = &mut self.paths[p];

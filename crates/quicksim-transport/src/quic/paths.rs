@@ -21,7 +21,7 @@ use super::mp_frames::{APPLICATION_ABANDON_PATH, PATH_UNSTABLE_OR_POOR};
 use super::packet::{AckFrame, EcnCounts, Frame, Frames, PathAckFrame, QuicPacket, SpaceId, StreamFrame};
 use super::path_sched::PathView;
 pub use super::path_state::PathMetrics;
-use super::path_state::{Multipath, PathCounters, Phase};
+use super::path_state::{Multipath, PathCounters, Phase, Unvalidated};
 use super::recovery::{Recovery, WINDOW_RULES};
 use super::Role;
 
@@ -179,11 +179,17 @@ impl Connection {
         match mp.paths[p].phase {
             Phase::Abandoned => return false,
             Phase::Idle if role == Role::Server => {
-                // The client opened the path: validate its address in turn (RFC 9000 §8.2).
+                // The client opened the path: validate its address in turn (RFC 9000 §8.2),
+                // and send no more than the anti-amplification limit allows until then.
                 mp.challenge(p);
+                mp.paths[p].unvalidated = Some(Unvalidated::default());
             }
             Phase::Idle => return false,
             _ => {}
+        }
+        let x = &mut mp.paths[p];
+        if let (Some(u), Phase::Validating) = (x.unvalidated.as_mut(), x.phase) {
+            u.received += pkt.size_bytes();
         }
         // A suspect path is not cleared by a packet arriving on it: that proves the way back,
         // not the way forward. An ACK of one of its packets does (`on_path_answered`).
@@ -407,7 +413,7 @@ impl Connection {
         for p in 0..n {
             let mp = self.mp().expect("multipath");
             let x = &mp.paths[p];
-            if matches!(x.phase, Phase::Idle | Phase::Abandoned) {
+            if matches!(x.phase, Phase::Idle | Phase::Abandoned) || mp.amplification_blocked(p) {
                 continue;
             }
             let control =
@@ -497,7 +503,8 @@ impl Connection {
             self.app_limited = true;
         }
         for p in 0..n {
-            if self.mp().expect("multipath").paths[p].phase == Phase::Idle {
+            let mp = self.mp().expect("multipath");
+            if mp.paths[p].phase == Phase::Idle || mp.amplification_blocked(p) {
                 continue;
             }
             self.select_path(p as u8);
@@ -514,7 +521,7 @@ impl Connection {
     /// usable, and its ACK if one is owed.
     fn build_path_control(&mut self, now: SimTime) -> QuicPacket {
         let pn = self.next_pn[2];
-        let mps = self.cfg.max_packet_size;
+        let mps = self.amplification_cap();
         let mut avail = mps.saturating_sub(self.header_len_data(pn));
         let mut frames = Frames::new();
         let mut ack = None;
@@ -565,7 +572,7 @@ impl Connection {
     /// implementation. It is sent whatever the window (RFC 9002 §7.5).
     fn build_path_probe(&mut self, now: SimTime) -> QuicPacket {
         let pn = self.next_pn[2];
-        let avail = self.cfg.max_packet_size.saturating_sub(self.header_len_data(pn));
+        let avail = self.amplification_cap().saturating_sub(self.header_len_data(pn));
         let mut frames = Frames::new();
         let mut ack = None;
         if let Some((f, largest, n)) = self.owed_ack_frame(now, avail / 2) {
@@ -604,6 +611,15 @@ impl Connection {
         self.finish_path_packet(now, pn, frames, None)
     }
 
+    /// The largest packet the selected path may carry now: the packet size, or less while the
+    /// anti-amplification limit holds it (a challenge is then padded only up to the limit,
+    /// RFC 9000 §8.2.1).
+    fn amplification_cap(&self) -> u64 {
+        let mp = self.mp().expect("multipath");
+        let room = mp.amplification_room(mp.active as usize).unwrap_or(u64::MAX);
+        self.cfg.max_packet_size.min(room)
+    }
+
     /// Counts a packet built on the selected path and stamps its path id.
     fn sent_on_path(&mut self, mut pkt: QuicPacket) -> QuicPacket {
         let size = pkt.size_bytes();
@@ -615,6 +631,9 @@ impl Connection {
         x.packets_sent += 1;
         x.bytes_sent += size;
         x.stream_bytes_sent += stream;
+        if let (Some(u), Phase::Validating) = (x.unvalidated.as_mut(), x.phase) {
+            u.sent += size;
+        }
         pkt
     }
 
@@ -636,7 +655,10 @@ impl Connection {
                 let s = &mp.paths[p].slots;
                 (&s.recovery, &s.acks, s.pacing_blocked.then_some(s.next_send_time))
             };
-            for x in [r.timer(), acks.deadline(), pacing].into_iter().flatten() {
+            // An ACK the anti-amplification limit holds back waits for more from the peer, not
+            // for its deadline (which would wake the connection at the same instant forever).
+            let acks = if mp.amplification_blocked(p) { None } else { acks.deadline() };
+            for x in [r.timer(), acks, pacing].into_iter().flatten() {
                 t = Some(t.map_or(x, |y| y.min(x)));
             }
         }

@@ -242,3 +242,61 @@ fn a_challenge_declared_lost_by_a_later_ack_is_sent_again() {
     assert!(v < SimTime::from_millis(2000), "validated at {v}: {s:?}");
     assert_eq!(s[1].counters.timeouts, 0, "no PTO on the server's path 1: {s:?}");
 }
+
+/// The server's bytes on path 1 and the client's bytes that reached it there, with every
+/// packet of the server on path 1 lost and every packet of the client on path 1 after its
+/// first (the PATH_CHALLENGE) lost: the server never has the client's new address validated.
+/// The server's PTO is short (initial RTT 10 ms) and it gives the path up only after 20 PTOs,
+/// so without a limit it would send a new challenge on every PTO until the client abandons
+/// the path (2 PTOs of about 1 s and 2 s).
+fn unvalidated_server_path() -> (u64, u64, u64) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let counts = Rc::new(Cell::new((0u64, 0u64, 0u64)));
+    let seen = counts.clone();
+    let mut client_on_1 = 0;
+    let drop: crate::harness::DropFn = Box::new(move |dir, _, p| {
+        if p.path != 1 {
+            return false;
+        }
+        let (mut got, mut sent, mut packets) = seen.get();
+        let lost = if dir == 0 {
+            client_on_1 += 1;
+            if client_on_1 == 1 {
+                got += p.size_bytes();
+            }
+            client_on_1 > 1
+        } else {
+            sent += p.size_bytes();
+            packets += 1;
+            true
+        };
+        seen.set((got, sent, packets));
+        lost
+    });
+    let mut server = mp_cfg("roundrobin");
+    server.initial_rtt = ms(10);
+    if let Some(m) = server.multipath.as_mut() {
+        m.abandon_after_ptos = 20;
+    }
+    let mut sim = Sim::new_with_drop(mp_cfg("roundrobin"), server, ms(10), Some(Rate::mbps(10)), drop);
+    sim.write(0, 0, 2_000_000);
+    assert!(
+        sim.run_transfer(2_000_000, SimTime::from_secs(20)).is_some(),
+        "the transfer completes on path 0"
+    );
+    assert!(sim.conns[1].path_metrics()[1].validated_at.is_none());
+    counts.get()
+}
+
+#[test]
+fn a_server_sends_at_most_three_times_what_it_received_on_an_unvalidated_path() {
+    // RFC 9000 §8, §9.3: the client's PATH_CHALLENGE is padded to 1200 B (§8.2.1), so the
+    // server may send 3600 B on path 1 until it has the client's address validated: its
+    // PATH_RESPONSE with its own PATH_CHALLENGE (padded to 1200 B) and two more challenges
+    // (its PTO probes), then nothing more; its later PTOs find the path blocked. (Without the
+    // limit: 6000 B in 5 packets before the client's PATH_ABANDON.)
+    let (received, sent, packets) = unvalidated_server_path();
+    assert_eq!(received, 1200);
+    assert_eq!((sent, packets), (3600, 3), "{sent} B in {packets} packets");
+}
