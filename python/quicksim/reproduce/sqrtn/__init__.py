@@ -45,7 +45,7 @@ QUICK: dict[str, Any] = {
     "sync_s": (5.0, 20.0),
     "short_rates": (10e6, 40e6),
     "short_loads": (0.8,),
-    "short_count": 1000,
+    "short_count": 5000,
     "mix_n": 50,
     "mix_rate_bps": 100e6,
     "mix_buffers": (0.5, 1.0, "bdp"),
@@ -90,7 +90,7 @@ FULL: dict[str, Any] = {
     "sync_s": (10.0, 60.0),
     "short_rates": (40e6, 155e6),
     "short_loads": (0.5, 0.6, 0.7, 0.8, 0.9),
-    "short_count": 20000,
+    "short_count": 50000,
     "mix_n": 100,
     "mix_rate_bps": 155e6,
     "mix_buffers": (0.25, 0.5, 1.0, 2.0, 4.0, "bdp"),
@@ -107,8 +107,25 @@ SHORT_MAX_WINDOW = 45
 SHORT_RTT_S = 0.1
 #: The synchronized case's rate: 4 flows, one BDP of buffer, a sawtooth cycle of about 2 s.
 SYNC_RATE_BPS = 10e6
-#: Quick-mode acceptance band for min buffer / (RTT x C / sqrt(n)) at 98 % utilization.
+#: The long flows' TCP receivers ACK every segment, as the paper's ns-2 sink (`Agent/TCPSink`,
+#: no delayed ACKs) does; with the model's default (an ACK per two segments) RFC 5681's per-ACK
+#: growth adds half a segment per RTT, which doubles the sawtooth period that `model.cycle_s`
+#: (one segment per RTT) sizes the windows by.
+LONG_ACK_EVERY = 1
+#: Acceptance band for the minimum buffer, in multiples of the paper's model's buffer for the
+#: target (`model.model_over_rule`: 0.92-1.03 x RTT x C / sqrt(n) for 98 %, 1.31-1.54 x for
+#: 99.9 %). The upper end applies to every point; the lower end (not a claim of the paper, which
+#: says the rule suffices: a check that the buffer is not trivially small) only to NewReno with
+#: mean windows of at least `model.MODEL_MIN_WINDOW` packets, where the model's sawtooth holds:
+#: below it losses wait for timeouts (25 % of them at n = 400, 155 Mbit/s, 47 % at n = 1600)
+#: and the aggregate no longer swings as the model's sum of sawtooths; and not to CUBIC, whose
+#: decrease to 0.7 W halves the model's spread of each window.
 RULE_BAND = (0.25, 2.0)
+#: "Far below RTT x C" (a quarter of it) is checked up to this target: the paper's headline is
+#: that RTT x C / sqrt(n) (98.9 % by its model) suffices; for 99.9 % its model asks 1.54 x the
+#: rule at n = 50, 0.22 RTT x C, so a quarter of RTT x C is no claim of the paper there (the
+#: upper band still bounds it).
+RULE_TARGET = 0.995
 #: The mix: the short flows' median FCT with a buffer of RTT x C over that with RTT x C / sqrt n
 #: at least this (the model gives 1.7-1.8: a buffer the long flows keep full adds its drain time
 #: to each of the 2-4 crossings of a short flow), and loss-free short flows' median FCT within
@@ -122,7 +139,7 @@ def _probe(n: int, rate: float, cc: str, seed: int, warm: float, meas: float, bu
     from ... import api
 
     t = time.perf_counter()
-    r = api.run(m.long_flows_doc(n, rate, buffer, warm + meas, cc=cc, seed=seed))
+    r = api.run(m.long_flows_doc(n, rate, buffer, warm + meas, cc=cc, seed=seed, ack_every=LONG_ACK_EVERY))
     wall = time.perf_counter() - t
     util = m.utilization(r, rate, warm, warm + meas)
     sync, q = m.sync_index(r.drops, n, m.mean_rtt(), warm, warm + meas)
@@ -235,39 +252,49 @@ def run(ctx: Context) -> Report:
     save_figure(long_figure(found), ctx.out / "min_buffer_vs_n.png")
     for r in found.itertuples():
         label = f"{r.cc} {r.rate_bps / 1e6:g} Mbit/s n={r.n} {r.target:.1%}"
+        model = m.model_over_rule(r.target, r.n)
+        window = m.mean_window(r.rate_bps, r.n)
         checks.append(
             Check(
                 f"min buffer / (RTT C / sqrt n), {label}",
                 r.over_rule,
-                RULE_BAND[1],
+                RULE_BAND[1] * model,
                 0,
                 "",
                 kind="max",
-                note=f"{r.min_buffer:g} pkts vs rule {r.rule_packets:.1f}; band {RULE_BAND}",
+                note=(
+                    f"{r.min_buffer:g} pkts vs rule {r.rule_packets:.1f}; the paper's model (sec. 3) "
+                    f"{model:.2f} x rule for {r.target:.1%}; bar {RULE_BAND[1]:g} x model"
+                ),
             )
         )
-        checks.append(
-            Check(
-                f"min buffer / (RTT C / sqrt n) lower, {label}",
-                r.over_rule,
-                RULE_BAND[0],
-                0,
-                "",
-                kind="min",
-                note="the buffer is not trivially small either",
+        if "newreno" in r.cc and window >= m.MODEL_MIN_WINDOW:
+            checks.append(
+                Check(
+                    f"min buffer / (RTT C / sqrt n) lower, {label}",
+                    r.over_rule,
+                    RULE_BAND[0] * model,
+                    0,
+                    "",
+                    kind="min",
+                    note=(
+                        f"not trivially small either: bar {RULE_BAND[0]:g} x the model; mean window "
+                        f"{window:.1f} pkts >= {m.MODEL_MIN_WINDOW:g} (the model's sawtooth holds)"
+                    ),
+                )
             )
-        )
-        checks.append(
-            Check(
-                f"min buffer / (RTT x C), {label}",
-                r.min_buffer / r.bdp_packets,
-                0.25,
-                0,
-                "",
-                kind="max",
-                note=f"far below the rule of thumb ({r.bdp_packets:.0f} pkts)",
+        if r.target <= RULE_TARGET:
+            checks.append(
+                Check(
+                    f"min buffer / (RTT x C), {label}",
+                    r.min_buffer / r.bdp_packets,
+                    0.25,
+                    0,
+                    "",
+                    kind="max",
+                    note=f"far below the rule of thumb ({r.bdp_packets:.0f} pkts)",
+                )
             )
-        )
 
     save_csv(sync, ctx.out / "synchronization.csv")
     save_figure(sync_figure(sync, probes), ctx.out / "synchronization.png")
@@ -368,7 +395,15 @@ def _sync_cases(g: dict[str, Any]) -> list[tuple[str, int, float, int, float, fl
                 m.long_flows_doc(4, SYNC_RATE_BPS, bdp, warm + meas, classes=1, equal_rtt_s=0.1)
             ),
         ),
-        ("desynchronized", n, rate, rule, warm, meas, m.long_flows_doc(n, rate, rule, warm + meas)),
+        (
+            "desynchronized",
+            n,
+            rate,
+            rule,
+            warm,
+            meas,
+            m.long_flows_doc(n, rate, rule, warm + meas, ack_every=LONG_ACK_EVERY),
+        ),
     ]
 
 
@@ -410,6 +445,9 @@ def _short_run(args: tuple[float, float, dict[str, Any]]) -> tuple[dict[str, Any
 
     rate, load, g = args
     levels = np.arange(0, 121)
+    sizes = m.slow_start_sizes(
+        g["short_count"], SHORT_MEAN_PKTS, SHORT_SHAPE, m.slow_start_limit(SHORT_IW, SHORT_MAX_WINDOW)
+    )
     doc, span = m.short_flows_doc(
         rate,
         load,
@@ -419,13 +457,20 @@ def _short_run(args: tuple[float, float, dict[str, Any]]) -> tuple[dict[str, Any
         SHORT_IW,
         SHORT_RTT_S,
         SHORT_MAX_WINDOW,
+        sizes=sizes,
     )
     r = api.run(doc)
-    t0, t1 = 0.1 * span, span
+    # The window's edges on the links table's bins, so that the utilization (rho in the bound)
+    # and the queue's distribution cover the same time.
+    t0 = math.ceil(0.1 * span / m.SHORT_RECORD_BIN_S - 1e-9) * m.SHORT_RECORD_BIN_S
+    t1 = math.floor(span / m.SHORT_RECORD_BIN_S + 1e-9) * m.SHORT_RECORD_BIN_S
     util = m.utilization(r, rate, t0, t1)
-    ex, ex2, per_flow = m.burst_moments(m.drawn_packets(r), SHORT_IW, SHORT_MAX_WINDOW)
+    ex, ex2, per_flow = m.burst_moments(sizes, SHORT_IW, SHORT_MAX_WINDOW)
     ccdf = m.queue_ccdf(r, t0, t1, levels)
     bound = m.queue_tail(levels, util, ex, ex2)
+    bursts = [x for p in sizes for x in m.slow_start_bursts(p, SHORT_IW, SHORT_MAX_WINDOW)]
+    theta = m.lundberg_theta(bursts, util)
+    exact = np.exp(-levels * theta)
     row = {
         "rate_bps": rate,
         "load": load,
@@ -435,7 +480,10 @@ def _short_run(args: tuple[float, float, dict[str, Any]]) -> tuple[dict[str, Any
         "bursts_per_flow": per_flow,
         "span_s": span,
     }
-    return row, pd.DataFrame({"rate_bps": rate, "load": load, "b": levels, "ccdf": ccdf, "bound": bound})
+    row["theta_exact"] = theta
+    row["theta_closed"] = 2 * (1 - util) / util * ex / ex2
+    frame = {"rate_bps": rate, "load": load, "b": levels, "ccdf": ccdf, "bound": bound, "bound_exact": exact}
+    return row, pd.DataFrame(frame)
 
 
 def _mix_buffers(g: dict[str, Any]) -> list[int]:
@@ -512,7 +560,8 @@ def _short_checks(short: Any, curves: Any, g: dict[str, Any]) -> list[Check]:
         )
         for rate, c in ((lo_rate, a), (hi_rate, b)):
             tail = c[c["b"] >= 10]
-            excess = float((tail["ccdf"] - tail["bound"]).max())
+            excess = float((tail["ccdf"] - tail["bound_exact"]).max())
+            closed = float((tail["ccdf"] - tail["bound"]).max())
             checks.append(
                 Check(
                     f"short flows load {load:g} {rate / 1e6:g} Mbit/s: max P(Q>=b) - bound, b >= 10",
@@ -521,7 +570,10 @@ def _short_checks(short: Any, curves: Any, g: dict[str, Any]) -> list[Check]:
                     0,
                     "",
                     kind="max",
-                    note="the M/G/1 burst model bounds the measured tail (0.02 slack for sampling)",
+                    note=(
+                        "the M/G/1 burst model (its exact Lundberg root) bounds the measured tail "
+                        f"(0.02 slack for sampling); against the closed form {closed:+.4f}"
+                    ),
                 )
             )
     return checks
