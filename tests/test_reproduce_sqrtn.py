@@ -58,6 +58,9 @@ def test_model_buffer_solves_the_papers_bound() -> None:
             assert math.erf(a * b * math.sqrt(n) / (bdp + b)) == pytest.approx(target, abs=1e-9)
     assert m.model_over_rule(math.erf(a), 10**12) == pytest.approx(1.0, abs=1e-5)
     assert m.model_over_rule(0.999, 50) == pytest.approx(1.543, abs=1e-3)
+    # CUBIC's window swings from 0.7 W_max: (0.3 / 1.7) / (0.5 / 1.5) of NewReno's spread.
+    assert m.spread_factor("tcp newreno") == pytest.approx(1.0)
+    assert m.spread_factor("quic cubic") == pytest.approx(0.3 / 1.7 * 3)
     # Mean windows: (1291.7 + 64.6) / 400 = 3.4 packets at 155 Mbit/s, below the model's 6.
     assert m.mean_window(155e6, 400) == pytest.approx(3.39, abs=0.01)
     assert m.mean_window(155e6, 400) < m.MODEL_MIN_WINDOW < m.mean_window(155e6, 200)
