@@ -28,6 +28,9 @@ START_SPREAD_S = 2.0
 #: The bin of the links table (the run's `record_interval`): `utilization` sums whole bins, so
 #: warm-up and measurement windows are whole bins (`windows`).
 RECORD_BIN_S = 0.5
+#: The same for the short-flow runs: fine, so that the window [0.1 span, span] lies on bin
+#: edges within 10 ms at every rate and both rates measure the same arrivals (scaled).
+SHORT_RECORD_BIN_S = 0.01
 
 
 def class_rtts(classes: int = RTT_CLASSES, lo: float = RTT_MIN_S, hi: float = RTT_MAX_S) -> list[float]:
@@ -66,10 +69,12 @@ def long_flows_doc(
     classes: int = RTT_CLASSES,
     equal_rtt_s: float | None = None,
     record_queue: bool = False,
+    ack_every: int | None = None,
 ) -> dict[str, Any]:
     """n saturated flows (`cc` = "TRANSPORT CONTROLLER": "tcp newreno", "quic cubic") spread
     evenly over `classes` RTT classes (or all with `equal_rtt_s`), starting uniformly in
-    [0, START_SPREAD_S], through a DropTail buffer."""
+    [0, START_SPREAD_S], through a DropTail buffer. `ack_every`: TCP's receivers ACK every
+    that many segments (None: the model's default, a delayed ACK every second one)."""
     if n % classes:
         raise ValueError(f"n: {n} is not a multiple of the {classes} RTT classes")
     transport, algo = cc.split()
@@ -110,7 +115,7 @@ def long_flows_doc(
                 "queue": {"packets": int(buffer_pkts)},
             },
         },
-        transport: {"cc": algo},
+        transport: {"cc": algo} | ({"ack_every": ack_every} if transport == "tcp" and ack_every else {}),
         "flows": flows,
     }
 
@@ -151,8 +156,49 @@ def cycle_s(rate_bps: float, n: int) -> float:
     from W_max / 2 to W_max, one packet per RTT, so W = 3/4 W_max and a cycle lasts W_max / 2 =
     2/3 W RTTs. The number of cycles in a window is the number of independent looks at the
     aggregate window it gets (each flow loses about once a cycle)."""
-    w = (bdp_packets(rate_bps, mean_rtt()) + sqrt_rule(rate_bps, n)) / n
-    return 2 / 3 * w * mean_rtt()
+    return 2 / 3 * mean_window(rate_bps, n) * mean_rtt()
+
+
+def mean_window(rate_bps: float, n: int) -> float:
+    """The mean window (packets) of n flows sharing RTT x C plus a sqrt(n)-rule buffer."""
+    return (bdp_packets(rate_bps, mean_rtt()) + sqrt_rule(rate_bps, n)) / n
+
+
+#: The smallest mean window at which the paper's model (each window an AIMD sawtooth, every loss
+#: repaired by fast retransmit) describes a NewReno flow: the sawtooth's trough, 2/3 of the mean,
+#: must hold dupthresh + 1 = 4 segments (RFC 5681 §3.2, RFC 9002 §6.1.1: 3 duplicate ACKs or 3
+#: later packets acknowledged), else a loss there waits for a retransmission timeout.
+MODEL_MIN_WINDOW = 6.0
+
+
+def spread_factor(cc: str) -> float:
+    """The relative spread of a flow's window under `cc` ("tcp cubic", "quic newreno") over the
+    model's NewReno: a sawtooth linear from beta W_max to W_max has standard deviation over mean
+    (1 - beta) / (sqrt 3 (1 + beta)), 1 / (3 sqrt 3) for beta = 0.5; CUBIC's beta = 0.7 (RFC 9438
+    §4.6), which in its Reno-friendly region (W_est, §4.3, the region of these windows at a 100 ms
+    RTT) also grows linearly, gives 0.3 / 1.7 / (1/3) = 0.53 of it. The model's buffer scales so."""
+    beta = 0.7 if cc.split()[-1] == "cubic" else 0.5
+    return (1 - beta) / (1 + beta) * 3
+
+
+def _erfinv(y: float) -> float:
+    lo, hi = 0.0, 10.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
+def model_over_rule(target: float, n: int) -> float:
+    """The paper's buffer for utilization `target` with n desynchronized Reno flows, over
+    RTT x C / sqrt(n): Appenzeller et al. section 3 bound the utilization by
+    Util >= erf(3 sqrt 3 / (2 sqrt 2) x B / ((RTT x C + B) / sqrt n)) (each window uniform over
+    its sawtooth, standard deviation W / (3 sqrt 3), their sum Gaussian, the buffer centred on its
+    mean); solved for B: k / (1 - k / sqrt n) times the rule, k = erf^-1(target) 2 sqrt 2 /
+    (3 sqrt 3). 0.92-1.03 for 98 %, 1.11-1.28 for 99.5 %, 1.31-1.54 for 99.9 % (n = 1600 ... 50):
+    the rule itself gives erf(3 sqrt 3 / (2 sqrt 2)) = 98.9 % for large n."""
+    k = _erfinv(target) * 2 * math.sqrt(2) / (3 * math.sqrt(3))
+    return k / (1 - k / math.sqrt(n))
 
 
 def windows(
@@ -277,6 +323,28 @@ def queue_tail(b: Any, load: float, ex: float, ex2: float) -> Any:
     return np.exp(-np.asarray(b, dtype=float) * 2 * (1 - load) / load * ex / ex2)
 
 
+def lundberg_theta(bursts: Sequence[int], load: float) -> float:
+    """The exact decay rate of the same M/G/1 batch queue: the positive root theta of
+    lambda (E[e^(theta X)] - 1) = theta, lambda = load / E[X] bursts per packet time, over the
+    empirical burst sizes X. `queue_tail`'s closed form truncates E[e^(theta X)] at the second
+    order, which underestimates it, so its theta is larger (its tail thinner) than this one."""
+    import numpy as np
+
+    x = np.asarray(bursts, dtype=float)
+    lam = load / x.mean()
+
+    def f(th: float) -> float:
+        return float(lam * (np.mean(np.exp(th * x)) - 1) - th)
+
+    lo, hi = 1e-9, 2 * (1 - load) / load * float(x.mean()) / float(np.mean(x * x))
+    while f(hi) < 0:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
 def short_flows_doc(
     rate_bps: float,
     load: float,
@@ -287,6 +355,7 @@ def short_flows_doc(
     rtt_s: float,
     max_window: int,
     seed: int = 1,
+    sizes: Sequence[int] | None = None,
 ) -> tuple[dict[str, Any], float]:
     """(scenario, arrival span in s): `count` Pareto-sized TCP transfers (this mean, in packets
     of MSS_B payload, and shape) starting uniformly over a span set so they offer `load` x rate
@@ -294,13 +363,32 @@ def short_flows_doc(
     draws are keyed by flow name and seed, so two rates with the same count see the same sizes
     and the same starts scaled by the span. ACK every packet, a receive window of `max_window`
     packets (45 is the 64 KB of TCP without window scaling), a buffer never reached (10 000
-    packets): no flow sees a loss, so none leaves slow start."""
+    packets): no flow sees a loss, so none leaves slow start. With `sizes` (packets per flow,
+    `slow_start_sizes`), those flows instead, one flow group of fixed size per distinct size
+    (independent uniform starts per group: together still uniform starts with iid sizes), over
+    a span set by their total so that they offer exactly `load`."""
     span_s = count * mean_packets * PACKET_B * 8 / (rate_bps * load)
+    groups: list[dict[str, Any]] = [
+        {
+            "name": "short",
+            "count": count,
+            "bytes": {"dist": "pareto", "mean": f"{round(mean_packets * MSS_B)}B", "shape": shape},
+        }
+    ]
+    if sizes is not None:
+        span_s = sum(sizes) * PACKET_B * 8 / (rate_bps * load)
+        counts: dict[int, int] = {}
+        for p in sizes:
+            counts[int(p)] = counts.get(int(p), 0) + 1
+        groups = [
+            {"name": f"short{p}", "count": k, "bytes": f"{p * MSS_B}B"} for p, k in sorted(counts.items())
+        ]
     doc = {
         "name": f"sqrtn-short-{rate_bps / 1e6:g}M-{load:g}",
         "run": {
             "duration": f"{span_s * 1.1:.6f}s",
             "seed": seed,
+            "record_interval": f"{SHORT_RECORD_BIN_S:g}s",
             "record": {"queues": ["bottleneck"], "links": ["bottleneck"], "conn": False, "flows": False},
         },
         "dumbbell": {
@@ -321,19 +409,42 @@ def short_flows_doc(
             "recv_buffer": f"{max_window * MSS_B}B",
         },
         "flows": [
-            {
-                "name": "short",
-                "count": count,
+            g
+            | {
                 "kind": "tcp",
                 "src": "sender1",
                 "dst": "receiver1",
                 "app": "bulk",
-                "bytes": {"dist": "pareto", "mean": f"{round(mean_packets * MSS_B)}B", "shape": shape},
                 "start": {"dist": "uniform", "min": "0s", "max": f"{span_s:.6f}s"},
             }
+            for g in groups
         ],
     }
     return doc, span_s
+
+
+def slow_start_limit(initial_window: int, max_window: int) -> int:
+    """The largest flow (packets) whose every burst is a slow-start doubling below the window
+    cap: IW + 2 IW + ... while the next burst stays under `max_window` (62 for 2 and 45)."""
+    total, w = 0, initial_window
+    while w < max_window:
+        total += w
+        w *= 2
+    return total
+
+
+def slow_start_sizes(
+    count: int, mean_packets: float, shape: float, max_packets: int, seed: int = 1
+) -> list[int]:
+    """`count` flow sizes in packets: the Pareto of this mean and shape (scale = mean (shape - 1)
+    / shape packets) truncated to [scale, max_packets] by inverse transform, rounded up to whole
+    packets; drawn from numpy's PCG64 with `seed`, so both line rates get the same flows."""
+    import numpy as np
+
+    scale = mean_packets * (shape - 1) / shape
+    u = np.random.Generator(np.random.PCG64(seed)).random(count)
+    x = scale * (1 - u * (1 - (scale / max_packets) ** shape)) ** (-1 / shape)
+    return [int(v) for v in np.minimum(np.ceil(x - 1e-9), max_packets)]
 
 
 def queue_ccdf(result: Any, t0: float, t1: float, levels: Any) -> Any:
@@ -346,9 +457,3 @@ def queue_ccdf(result: Any, t0: float, t1: float, levels: Any) -> Any:
     v, dt = held_steps(q["t_s"], q["packets"], t0, t1)
     levels = np.asarray(levels, dtype=float)
     return np.array([dt[v >= b].sum() for b in levels]) / (t1 - t0)
-
-
-def drawn_packets(result: Any, mss: int = MSS_B) -> list[int]:
-    """The drawn sizes of the short flows, in packets of `mss` (rounded up)."""
-    drawn = result.meta.get("drawn") or {}
-    return [max(1, math.ceil(v["bytes"] / mss)) for k, v in sorted(drawn.items()) if "bytes" in v]

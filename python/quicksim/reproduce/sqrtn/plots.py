@@ -94,7 +94,7 @@ def sync_figure(sync: Any, probes: Any) -> Any:
 
 
 def short_figure(curves: Any, short: Any) -> Any:
-    """P(Q >= b) measured at each rate and load, against the M/G/1 bound."""
+    """P(Q >= b) measured at each rate and load, against the M/G/1 bound (closed form, exact root)."""
     from matplotlib.figure import Figure
 
     loads = sorted(curves["load"].unique())
@@ -113,8 +113,16 @@ def short_figure(curves: Any, short: Any) -> Any:
                 c["bound"],
                 linestyle="--",
                 color=line.get_color(),
-                label=f"bound, {rate / 1e6:g} Mbit/s",
+                label=f"bound (closed form), {rate / 1e6:g} Mbit/s",
             )
+            if "bound_exact" in c:
+                ax.plot(
+                    c["b"],
+                    c["bound_exact"],
+                    linestyle=":",
+                    color=line.get_color(),
+                    label=f"bound (exact root), {rate / 1e6:g} Mbit/s",
+                )
         ax.set_yscale("log")
         ax.set_ylim(1e-4, 1.1)
         ax.set_xlabel("queue length b (packets)")
