@@ -229,6 +229,7 @@ class PyDctcp(PyNewReno):
 
     ecn_response = "scalable"
     spreads_ecn_reduction = True
+    ce_change_ack = "apart"
     ONE = 1 << 20
 
     def __init__(self, init: Any, keep_increase_count: bool = False) -> None:
@@ -285,6 +286,12 @@ class BadEcn(PyNewReno):
     """Declares an ECN response that does not exist."""
 
     ecn_response = "scalable-ish"
+
+
+class BadCeAck(PyNewReno):
+    """Declares a way of acknowledging CE changes that does not exist."""
+
+    ce_change_ack = "sometimes"
 
 
 class Fixed(Controller):

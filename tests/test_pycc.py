@@ -342,3 +342,6 @@ def test_a_bad_ecn_response_stops_the_run_naming_it() -> None:
         quicksim.ControllerError, match=r"__init__ at t = 0\.000000 s: ecn_response = 'scalable-ish'"
     ):
         quicksim.run(DCTCP_NS3, sets=['tcp.cc="py:pycc_algos:BadEcn"', "run.duration=1s"], allow_python=True)
+    with pytest.raises(quicksim.ControllerError, match=r"ce_change_ack = 'sometimes' is not \"together\""):
+        bad = ['tcp.cc="py:pycc_algos:BadCeAck"', "run.duration=1s"]
+        quicksim.run(DCTCP_NS3, sets=bad, allow_python=True)

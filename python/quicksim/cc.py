@@ -34,8 +34,9 @@ After each callback the simulator reads `cwnd` (required: a positive int, bytes)
 it reads `ecn_response`: "classic" (default: marks arrive as "ecn" congestion events, at most one
 per round trip) or "scalable" (DCTCP, Prague: no "ecn" events, the marks counted in
 `ack.ce_packets`; over TCP this asks for AccECN), `ect1` (scalable only: packets carry ECT(1),
-the L4S identifier) and `spreads_ecn_reduction` (TCP spreads the window cut the controller makes
-on marks over a round with PRR, as Linux does for DCTCP). An exception, or a
+the L4S identifier), `spreads_ecn_reduction` (TCP spreads the window cut the controller makes
+on marks over a round with PRR, as Linux does for DCTCP) and `ce_change_ack` (how a TCP receiver
+ACKs a change of CE state; "apart" for DCTCP). An exception, or a
 window that is not a positive integer, stops the run with `quicksim.ControllerError` naming the
 controller, the callback and the simulated time (the exception is its `__cause__`).
 
@@ -112,6 +113,11 @@ class Controller:
     spreads_ecn_reduction: bool = False
     """TCP brings the window down to the controller's cut on marks over a round with PRR (Linux's
     CWR state, as for DCTCP) instead of at once."""
+    ce_change_ack: str = "together"
+    """How this end, receiving over TCP AccECN, ACKs a change of CE state: "together" (one ACK
+    with the changing segment, RFC 9768), "apart" (the delayed ACK of the segments before it
+    first, then one at once: RFC 8257 §3.2, Linux DCTCP) or "apart-delayed" (the second waits
+    for the delayed ACK: ns-3.44's TcpDctcp)."""
 
     def __init__(self, init: InitInfo) -> None:
         self.cwnd = init.initial_window

@@ -94,6 +94,24 @@ pub enum EcnResponse {
     Scalable { ect1: bool },
 }
 
+/// How a TCP receiver running a controller acknowledges a change of CE state (the receiving
+/// end's controller decides, as Linux's DCTCP module does through `cwnd_event`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CeChangeAck {
+    /// One ACK at once, covering the changing segment with any delayed before it (RFC 9768
+    /// §3.2.2.5.1's change-triggered ACK).
+    #[default]
+    Together,
+    /// RFC 8257 §3.2's two ACKs: the delayed ACK of the segments before the change first, with
+    /// their CE state, then one for the changing segment at once (Linux
+    /// `dctcp_ece_ack_update`). No ACK then mixes marked and unmarked segments, so a sender
+    /// that ends CWR on one never takes an older segment's mark for a newer one's.
+    Apart,
+    /// As `Apart`, but the changing segment waits for the delayed ACK (ns-3.44
+    /// `TcpDctcp::CeState0to1` and `CeState1to0` send only the first ACK).
+    ApartDelayed,
+}
+
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3; ns-3
 /// `TcpRateOps::TcpRateSample`), taken when an ACK arrives from the state the newest acked
 /// packet recorded when it was sent.
@@ -248,6 +266,11 @@ pub trait CongestionController: Send {
     /// cwnd itself; QUIC, which has no CWR state).
     fn spreads_ecn_reduction(&self) -> bool {
         false
+    }
+    /// How this end, receiving, acknowledges a change of CE state under Accurate ECN. Default
+    /// [`CeChangeAck::Together`]; DCTCP [`CeChangeAck::Apart`].
+    fn ce_change_ack(&self) -> CeChangeAck {
+        CeChangeAck::Together
     }
     fn metrics(&self) -> CcMetrics;
 }

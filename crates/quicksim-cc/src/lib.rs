@@ -21,8 +21,8 @@ pub mod window;
 
 pub use algos::{AnyController, BuiltinConfig, NAMES};
 pub use api::{
-    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
-    EcnResponse, InitCtx, Phase, RateSample, SentPacket,
+    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CeChangeAck, CongestionCause, CongestionController,
+    CongestionEvent, EcnResponse, InitCtx, Phase, RateSample, SentPacket,
 };
 pub use hystart::HyStart;
 pub use rate::{AckSampler, DeliveryRate, PacketRate};

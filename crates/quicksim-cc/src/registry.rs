@@ -267,6 +267,12 @@ macro_rules! controllers {
                     AnyController::Dyn(d) => d.cc.spreads_ecn_reduction(),
                 }
             }
+            fn ce_change_ack(&self) -> $crate::api::CeChangeAck {
+                match self {
+                    $(AnyController::$ty(c) => c.ce_change_ack(),)+
+                    AnyController::Dyn(d) => d.cc.ce_change_ack(),
+                }
+            }
             #[inline]
             fn metrics(&self) -> $crate::CcMetrics {
                 match self {

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyTuple};
 use quicksim_cc::{
-    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CongestionCause, CongestionController, CongestionEvent,
-    ControllerFactory, EcnResponse, InitCtx, SentPacket,
+    AckEvent, AckSummary, CcCtx, CcMetrics, CcState, CeChangeAck, CongestionCause, CongestionController,
+    CongestionEvent, ControllerFactory, EcnResponse, InitCtx, SentPacket,
 };
 use quicksim_engine::{Rate, SimTime};
 
@@ -179,9 +179,11 @@ pub struct PyController {
     ssthresh: u64,
     state: CcState,
     pacing: Option<Rate>,
-    /// The class's `ecn_response`, `ect1` and `spreads_ecn_reduction`, read once at creation.
+    /// The class's `ecn_response`, `ect1`, `spreads_ecn_reduction` and `ce_change_ack`, read
+    /// once at creation.
     ecn: EcnResponse,
     spreads_ecn: bool,
+    ce_ack: CeChangeAck,
     failed: bool,
     slot: FailureSlot,
 }
@@ -233,6 +235,7 @@ impl ControllerFactory for PyFactory {
                 pacing: None,
                 ecn: EcnResponse::Classic,
                 spreads_ecn: false,
+                ce_ack: CeChangeAck::Together,
                 failed: false,
                 slot: Arc::clone(&self.slot),
             };
@@ -249,7 +252,9 @@ impl ControllerFactory for PyFactory {
                     c.obj = obj;
                     c.hooks = hooks;
                     match read_ecn(c.obj.bind(py)) {
-                        Ok((ecn, spreads)) => (c.ecn, c.spreads_ecn) = (ecn, spreads),
+                        Ok((ecn, spreads, ce_ack)) => {
+                            (c.ecn, c.spreads_ecn, c.ce_ack) = (ecn, spreads, ce_ack)
+                        }
                         Err(what) => c.fail(py, "__init__", SimTime::ZERO, what, None),
                     }
                     c.refresh(py, "__init__", SimTime::ZERO);
@@ -412,8 +417,9 @@ fn read_state<'py>(obj: &Bound<'py, PyAny>) -> Result<State, String> {
 /// The ECN response a Python class declares: `ecn_response` "classic" (default) or "scalable"
 /// (it counts CE marks itself from `AckSummary.ce_packets`, as DCTCP and Prague), `ect1`
 /// (scalable only: send ECT(1), the L4S identifier) and `spreads_ecn_reduction` (TCP spreads its
-/// window cut on marks over a round with PRR, as Linux does for DCTCP).
-fn read_ecn<'py>(obj: &Bound<'py, PyAny>) -> Result<(EcnResponse, bool), String> {
+/// window cut on marks over a round with PRR, as Linux does for DCTCP) and `ce_change_ack`
+/// ("together", "apart" or "apart-delayed": [`CeChangeAck`]).
+fn read_ecn<'py>(obj: &Bound<'py, PyAny>) -> Result<(EcnResponse, bool, CeChangeAck), String> {
     let py = obj.py();
     let get = |name: &Bound<'py, pyo3::types::PyString>| obj.getattr(name).map_err(|e| describe(py, &e));
     let flag = |v: Bound<'py, PyAny>, what: &str| -> Result<bool, String> {
@@ -432,7 +438,19 @@ fn read_ecn<'py>(obj: &Bound<'py, PyAny>) -> Result<(EcnResponse, bool), String>
         Ok("scalable") => EcnResponse::Scalable { ect1 },
         _ => return Err(format!("ecn_response = {} is not \"classic\" or \"scalable\"", short(&r))),
     };
-    Ok((response, spreads))
+    let a = get(pyo3::intern!(py, "ce_change_ack"))?;
+    let ce_ack = match a.extract::<String>().as_deref() {
+        Ok("together") => CeChangeAck::Together,
+        Ok("apart") => CeChangeAck::Apart,
+        Ok("apart-delayed") => CeChangeAck::ApartDelayed,
+        _ => {
+            return Err(format!(
+                "ce_change_ack = {} is not \"together\", \"apart\" or \"apart-delayed\"",
+                short(&a)
+            ))
+        }
+    };
+    Ok((response, spreads, ce_ack))
 }
 
 /// A window attribute: a positive integer number of bytes below 2**64.
@@ -610,6 +628,10 @@ impl CongestionController for PyController {
 
     fn spreads_ecn_reduction(&self) -> bool {
         self.spreads_ecn
+    }
+
+    fn ce_change_ack(&self) -> CeChangeAck {
+        self.ce_ack
     }
 
     fn metrics(&self) -> CcMetrics {

@@ -154,6 +154,11 @@ impl AccEcn {
         changed
     }
 
+    /// The ACE field r.cep mod 8 as it stands (without the handshake's encoding).
+    pub fn ace_now(&self) -> Ace {
+        (self.r_cep % DIVACE) as Ace
+    }
+
     /// The ACE field of the next ACK-bearing segment: r.cep mod 8 (§3.2.2.2), or the handshake
     /// encoding on the client's first one (§3.2.2.1).
     pub fn ace_out(&mut self) -> Ace {

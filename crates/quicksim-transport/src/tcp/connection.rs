@@ -19,7 +19,7 @@ use super::sender::{CaState, Sender};
 use super::tls::{self, TlsItem, TlsRx, TlsTx};
 use super::{cc_for, TcpStats};
 use crate::endpoint::{AppEvent, EcnCodepoint, EcnState, Role, TransportMetrics};
-use quicksim_cc::{CongestionController, EcnResponse};
+use quicksim_cc::{CeChangeAck, CongestionController, EcnResponse};
 
 /// Connection states (RFC 9293 §3.3.2, folded: the FIN states are flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +53,10 @@ pub struct Connection {
     pub(super) ecn_on: bool,
     /// Receiver: a CE mark arrived and no CWR since: ACKs carry ECE (RFC 3168 §6.1.3).
     pub(super) ece_pending: bool,
+    /// An ACK of the segments before a change of CE state, owed before any other segment:
+    /// (ACK number, ACE field) as they were before the changing segment arrived
+    /// (`CongestionController::ce_change_ack`).
+    pub(super) prior_ack: Option<(u64, accecn::Ace)>,
     /// Sender: the window was reduced for ECE; the next new data segment carries CWR.
     pub(super) cwr_pending: bool,
     /// Window scale shift of the peer's windows (0 without scaling).
@@ -120,6 +124,7 @@ impl Connection {
             ws_on: false,
             ecn_on: false,
             ece_pending: false,
+            prior_ack: None,
             cwr_pending: false,
             snd_shift: 0,
             peer_mss: DEFAULT_PEER_MSS,
@@ -516,9 +521,18 @@ impl Connection {
     /// within a round trip).
     fn on_ecn_fields(&mut self, seg: &TcpSegment) {
         if let Some(a) = self.tx.accecn.as_deref_mut() {
-            // RFC 9768 §3.2.2.2: count CE-marked packets (r.cep); ACK at once on a change.
+            // RFC 9768 §3.2.2.2: count CE-marked packets (r.cep); ACK on a change (§3.2.2.5.1).
+            let before = (self.rx.rcv_nxt, a.ace_now());
             if a.on_received(seg.ecn, seg.len > 0) {
-                self.rx.ack_now = true;
+                let how = self.tx.cc.ce_change_ack();
+                // RFC 8257 §3.2's two ACKs: a delayed ACK pending goes first, with the CE
+                // state of the segments it covers (`CeChangeAck::Apart`).
+                if how != CeChangeAck::Together && self.rx.unacked_segs() > 0 {
+                    self.prior_ack = Some(before);
+                }
+                if how != CeChangeAck::ApartDelayed {
+                    self.rx.ack_now = true;
+                }
             }
             if seg.ecn == EcnCodepoint::Ce {
                 self.stats.ce_received += 1;

@@ -58,6 +58,10 @@ impl Connection {
             }
             State::Established => {}
         }
+        if let Some((ack, ace)) = self.prior_ack.take() {
+            self.write_prior_ack(now, ack, ace, out);
+            return true;
+        }
         if self.next_data(now, out) {
             return true;
         }
@@ -334,6 +338,24 @@ impl Connection {
         let seq = if probe { self.tx.snd_una - 1 } else { self.tx.snd_nxt };
         out.reset(seq, 0, 0, blocks);
         self.fill_ack(now, out);
+        self.count_sent(out.size_bytes());
+    }
+
+    /// The ACK of the segments before a change of CE state (`Connection::prior_ack`): ACK
+    /// number `ack` and ACE field `ace` as they were then; it settles no owed ACK (the changing
+    /// segment's is still owed). Linux `__tcp_send_ack(sk, prior_rcv_nxt)`.
+    fn write_prior_ack(&mut self, now: SimTime, ack: u64, ace: accecn::Ace, out: &mut TcpSegment) {
+        let blocks =
+            if self.sack_on { self.rx.sack_blocks(max_sack_blocks(self.ts_on)) } else { SackBlocks::new() };
+        out.reset(self.tx.snd_nxt, 0, ACK, blocks);
+        out.set_ace(ace);
+        out.ack = ack;
+        out.window = self.rx.window(false, self.tx.smss);
+        if self.ts_on {
+            out.ts = Some(Timestamps { val: now, ecr: self.rx.ts_recent });
+        }
+        self.stats.pure_acks_sent += 1;
+        self.stats.acks_sent += 1;
         self.count_sent(out.size_bytes());
     }
 

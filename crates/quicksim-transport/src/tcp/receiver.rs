@@ -277,6 +277,11 @@ impl Receiver {
         self.last_ack_sent = self.rcv_nxt;
     }
 
+    /// In-order data segments received since the last ACK (a delayed ACK is pending).
+    pub fn unacked_segs(&self) -> u64 {
+        self.unacked_segs
+    }
+
     /// Whether an ACK is owed (at once, or because the delayed-ACK timer expired by `now`).
     pub fn ack_due(&self, now: SimTime) -> bool {
         self.ack_now || self.delack_at.is_some_and(|t| t <= now)

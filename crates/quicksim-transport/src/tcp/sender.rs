@@ -622,7 +622,8 @@ impl Sender {
         // No forced first segment in CWR (Linux and ns-3 force one "for the fast retransmit",
         // which CWR has none of). Measured with it (DCTCP growing as Linux's Reno): the model
         // moves away from ns-3's TcpDctcp (10 flows: queue mean -11 %, std +12 %, against -8 %
-        // and +8.5 % without) and from the DCTCP analysis (period 105 ms against 73 with
+        // and +8.5 % without; both before DCTCP's receiver acknowledged each CE state apart,
+        // `CeChangeAck::Apart`) and from the DCTCP analysis (period 105 ms against 73 with
         // per-packet ACKs); why is open. The 57 : 43 lock of two equal flows it caused under
         // the earlier INET growth is gone (49.7 : 50.3, crates/quicksim-scenario/tests/it/l4s.rs).
         self.prr_cwnd = pipe + sndcnt;
