@@ -97,6 +97,28 @@ def test_slow_start_sizes_stay_in_slow_start() -> None:
     assert doc["run"]["record_interval"] == "0.01s"
 
 
+def test_short_flows_queue_series_is_whole_or_refused() -> None:
+    # A 100 000-flow run at 40 Mbit/s made 1.38 M queue samples: cut at the default 1 M, the
+    # series' last value was held to the window's end, a standing queue that was not there.
+    from quicksim import api
+
+    sizes = m.slow_start_sizes(300, 12.0, 1.2, 62)
+    doc, span = m.short_flows_doc(40e6, 0.8, 300, 12.0, 1.2, 2, 0.1, 45, sizes=sizes)
+    assert doc["run"]["record"]["max_samples"] == 1_000_000
+    r = api.run(doc)
+    rows = int((r.queues["queue"].astype(str) == m.BOTTLENECK).sum())
+    # The doc's bound on the samples holds (here far below the 1 M it never goes under).
+    assert sum(sizes) < rows <= 2 * (sum(sizes) + 3 * 300)
+    assert not r.meta.get("truncated_series")
+    doc["run"]["record"]["max_samples"] = rows // 2
+    cut = api.run(doc)
+    with pytest.raises(ValueError, match=r"^run.record.max_samples: \d+ samples of bottleneck"):
+        m.queue_ccdf(cut, 0.0, span, [0, 5, 10])
+    # Before the cut the series is the whole one's.
+    last = cut.meta["truncated_series"][0]["last_t_s"]
+    assert list(m.queue_ccdf(cut, 0.0, last, [0, 5, 10])) == list(m.queue_ccdf(r, 0.0, last, [0, 5, 10]))
+
+
 def test_lundberg_root_by_hand() -> None:
     # Bursts of 4 packets at rho = 0.8: lambda = 0.2 per packet time; theta solves
     # 0.2 (e^(4 theta) - 1) = theta. The closed form (second order) is larger: 2 x 0.2 / 0.8 / 4.

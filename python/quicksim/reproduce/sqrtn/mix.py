@@ -79,8 +79,7 @@ def mix_run(
     # The short flows' arrival span, cut to whole bins of the links table (`model.utilization`).
     t0 = warm
     t1 = t0 + max(1, math.floor(span / m.RECORD_BIN_S)) * m.RECORD_BIN_S
-    q = r.queues
-    q = q[q["queue"].astype(str) == m.BOTTLENECK].sort_values("t_s", kind="stable")
+    q = m.bottleneck_queue(r, t1)
     v, dt = held_steps(q["t_s"], q["packets"], t0, t1)
     mean_queue = float((v * dt).sum() / dt.sum())
     qdelay = mean_queue * m.PACKET_B * 8 / rate_bps

@@ -375,8 +375,13 @@ def short_flows_doc(
             "bytes": {"dist": "pareto", "mean": f"{round(mean_packets * MSS_B)}B", "shape": shape},
         }
     ]
+    # Each packet on the bottleneck changes its queue at most twice (in, out): the data, plus
+    # up to 3 handshake and closing packets per flow (none lost: the buffer is never reached).
+    # The Pareto's own draws have no bound; twice their mean, and `queue_ccdf` refuses a cut.
+    packets = math.ceil(2 * count * mean_packets)
     if sizes is not None:
         span_s = sum(sizes) * PACKET_B * 8 / (rate_bps * load)
+        packets = sum(sizes)
         counts: dict[int, int] = {}
         for p in sizes:
             counts[int(p)] = counts.get(int(p), 0) + 1
@@ -389,7 +394,13 @@ def short_flows_doc(
             "duration": f"{span_s * 1.1:.6f}s",
             "seed": seed,
             "record_interval": f"{SHORT_RECORD_BIN_S:g}s",
-            "record": {"queues": ["bottleneck"], "links": ["bottleneck"], "conn": False, "flows": False},
+            "record": {
+                "queues": ["bottleneck"],
+                "links": ["bottleneck"],
+                "conn": False,
+                "flows": False,
+                "max_samples": max(1_000_000, 2 * (packets + 3 * count)),
+            },
         },
         "dumbbell": {
             "pairs": 1,
@@ -452,8 +463,23 @@ def queue_ccdf(result: Any, t0: float, t1: float, levels: Any) -> Any:
     held at least b packets (the queue series is sampled at every change)."""
     import numpy as np
 
-    q = result.queues
-    q = q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
+    q = bottleneck_queue(result, t1)
     v, dt = held_steps(q["t_s"], q["packets"], t0, t1)
     levels = np.asarray(levels, dtype=float)
     return np.array([dt[v >= b].sum() for b in levels]) / (t1 - t0)
+
+
+def bottleneck_queue(result: Any, t1: float) -> Any:
+    """The bottleneck's queue series by time, refusing one whose recording stopped at
+    `run.record.max_samples` before `t1`: `held_steps` would hold its last sample to `t1`, a
+    standing queue that was never there."""
+    q = result.queues
+    for cut in result.meta.get("truncated_series") or []:
+        ours = isinstance(cut, dict) and cut.get("table") == "queue" and cut.get("name") == BOTTLENECK
+        if ours and cut["last_t_s"] < t1:
+            cap = result.scenario.get("run", {}).get("record", {}).get("max_samples", 1_000_000)
+            raise ValueError(
+                f"run.record.max_samples: {cap} samples of {BOTTLENECK}'s queue end at "
+                f"{cut['last_t_s']:.3f} s, before {t1:.3f} s; raise it"
+            )
+    return q[q["queue"].astype(str) == BOTTLENECK].sort_values("t_s", kind="stable")
