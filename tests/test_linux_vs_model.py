@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -194,10 +195,19 @@ def test_kernel_scenario_runs_iperf3_under_the_sampler(tmp_path: Path) -> None:
     assert doc["run"]["clock"] == "real"
     assert doc["run"]["capture"]["links"] == ["access1", "access2"]
     f1, f2 = doc["flows"]
-    assert f1["kind"] == "program" and f1["server"].startswith("iperf3 -s -1 -J")
+    assert f1["kind"] == "program" and "exec iperf3 -s -1 -J" in f1["server"]
     assert "-C bbr -J" in f1["client"] and "-C cubic -J" in f2["client"]
     assert str(grid.sampler_path()) in f1["client"] and "--dst {dst}" in f1["client"]
     assert str(tmp_path.resolve() / "f2.ss.txt") in f2["client"]
+    # Each host's connections to its peer start with the flow's algorithm (a route's congctl),
+    # so a cubic socket is never first set up by the machine's default (bbr, which paces).
+    route = "sh -c 'ip route replace {peer} dev qs0 congctl cubic && exec "
+    assert f2["client"].startswith(route.format(peer="{dst}")), f2["client"]
+    assert f2["server"] == route.format(peer="{src}") + "iperf3 -s -1 -J -p 5201'"
+    assert "congctl bbr && exec" in f1["client"] and "congctl bbr && exec" in f1["server"]
+    # One shell word after `sh -c`: the emulator splits commands with shlex.
+    words = shlex.split(f2["client"])
+    assert words[:2] == ["sh", "-c"] and len(words) == 3
 
 
 def _kernel(mbps: float, trusted: bool = True, retrans: int = 10) -> dict[str, Any]:
@@ -281,11 +291,13 @@ def _leftovers() -> tuple[list[str], list[str], list[str]]:
 @needs_kernel_side
 @pytest.mark.slow
 def test_a_failing_kernel_run_is_an_error_row(tmp_path: Path) -> None:
-    # iperf3 refuses an unknown congestion control, in its JSON (3.12 then exits with status
-    # 0, so the emulator sees no failure): the run's error names the flow and iperf3's reason.
+    # An unknown congestion control: `ip route ... congctl` refuses it before iperf3 starts,
+    # so the client exits with an error: the run's error names the flow and where the reason is.
     p = Point(Case("single", ("nosuchcc",), (1.0,)), 10, 20, 1)
     m = runner.kernel_rep(p, 2.0, tmp_path / "k")
-    assert "f1's iperf3: iperf3 failed: unable to set TCP_CONGESTION" in m["error"]
+    assert m["error"].startswith("flow f1: client exited with status"), m["error"]
+    stderr = (tmp_path / "k" / "f1.client.stderr").read_text(encoding="utf-8")
+    assert "Unknown tcp congestion algorithm" in stderr, stderr
     assert not (tmp_path / "k" / "metrics.json").exists()  # tried again on the next run
     assert _leftovers() == ([], [], [])
 

@@ -12,6 +12,7 @@ use super::accecn::{self, AccEcn, Agreed, EcnMode};
 use super::config::placeholder_config;
 use super::config::{DelayedAck, LossDetection, Recovery, TcpConfig, TlsVersion};
 use super::quickack::LinuxAck;
+use super::rcvbuf::LinuxRcvBuf;
 use super::receiver::Receiver;
 use super::rto::Rto;
 use super::segment::{TcpSegment, CWR, TS_OPTION};
@@ -197,12 +198,13 @@ impl Connection {
     }
 
     /// With `manual_read`: the application reads up to `max` bytes; returns how many.
-    pub fn read(&mut self, _now: SimTime, max: u64) -> u64 {
+    pub fn read(&mut self, now: SimTime, max: u64) -> u64 {
         let n = max.min(self.app_delivered - self.app_read);
         if n > 0 {
             self.events.push_back(AppEvent::StreamData { stream_id: 0, offset: self.app_read, len: n });
             self.app_read += n;
             self.drain_consumed();
+            self.rcv_space_adjust(now);
         }
         n
     }
@@ -380,7 +382,7 @@ impl Connection {
 
     /// Server: a SYN arrived (RFC 9293 §3.10.7.2).
     fn on_syn(&mut self, now: SimTime, seg: &TcpSegment) {
-        self.negotiate(seg);
+        self.negotiate(now, seg);
         // The SYN's window is never scaled (RFC 7323 §2.2).
         self.tx.snd_wnd = seg.window;
         self.tx.wnd_right = 1 + seg.window;
@@ -391,7 +393,7 @@ impl Connection {
     }
 
     /// Options in force: those both SYNs carry (RFC 7323 §2.2, §3.2; RFC 2018 §2).
-    fn negotiate(&mut self, seg: &TcpSegment) {
+    fn negotiate(&mut self, now: SimTime, seg: &TcpSegment) {
         let o = seg.syn_opts.unwrap_or(super::segment::SynOptions {
             mss: DEFAULT_PEER_MSS as u16,
             wscale: None,
@@ -423,6 +425,13 @@ impl Connection {
         // SMSS: the smaller MSS minus the options every segment carries (Linux `mss_cache`).
         let mss = self.cfg.local_mss().min(self.peer_mss);
         let smss = mss - if self.ts_on { TS_OPTION } else { 0 };
+        if self.cfg.delayed_ack() == DelayedAck::Linux {
+            // The measure starts here for an active open, at the handshake's end for a passive
+            // one (`tcp_established`).
+            let (local, consumed) = (self.cfg.local_mss(), self.rx.consumed);
+            let rx_mss = local - if self.ts_on { TS_OPTION } else { 0 };
+            self.rx.rcvbuf = Some(LinuxRcvBuf::new(rx_mss, local, self.cfg.recv_buffer, now, consumed));
+        }
         // Once per connection (a SYN in Listen, a SYN-ACK in SynSent): the stream is still here.
         let rng = self.cc_rng.take().expect("the handshake negotiates once");
         self.tx =
@@ -467,7 +476,7 @@ impl Connection {
 
     /// Client: the SYN-ACK arrived.
     fn on_syn_ack(&mut self, now: SimTime, seg: &TcpSegment) {
-        self.negotiate(seg);
+        self.negotiate(now, seg);
         self.rx.ack_now = true; // the third segment of the handshake
                                 // The SYN-ACK's window is never scaled (RFC 7323 §2.2).
         let w = seg.window;
@@ -481,6 +490,10 @@ impl Connection {
     /// acknowledging segment.
     fn tcp_established(&mut self, now: SimTime, ecr: Option<SimTime>) {
         self.state = State::Established;
+        let consumed = self.rx.consumed;
+        if let Some(b) = self.rx.rcvbuf.as_mut() {
+            b.established(now, consumed);
+        }
         self.tx.snd_una = 1;
         self.rto_at = None;
         // RTT of the handshake: from the timestamp echo, else only if the SYN was sent once
@@ -563,6 +576,11 @@ impl Connection {
             if let Some(l) = self.rx.linux.as_mut() {
                 (l.rto, l.srtt) = (rto, srtt);
             }
+            let queue_empty = self.rx.unread() == 0;
+            let rcv_mss = self.rx.linux.map_or(0, |l| l.rcv_mss);
+            if let (Some(b), Some(ts)) = (self.rx.rcvbuf.as_mut(), seg.ts.filter(|_| self.ts_on)) {
+                b.on_timestamp(now, ts.ecr, seg.len as u64, rcv_mss, queue_empty);
+            }
         }
         let cfg = &self.cfg;
         let a =
@@ -571,10 +589,19 @@ impl Connection {
             // Sequence number s is stream offset s − 1.
             self.on_in_order(now, a.from - 1, a.to - 1);
         }
+        self.rcv_space_adjust(now);
         if a.fin {
             // The peer is done; this end's application closes too once its data is sent (the
             // simulator's applications never half-close).
             self.fin_queued = true;
+        }
+    }
+
+    /// `tcp_rcv_space_adjust` after the application read (`rcvbuf.rs`).
+    fn rcv_space_adjust(&mut self, now: SimTime) {
+        let (consumed, rcv_nxt, span) = (self.rx.consumed, self.rx.rcv_nxt, self.rx.ooo_span());
+        if let Some(b) = self.rx.rcvbuf.as_mut() {
+            b.space_adjust(now, consumed, rcv_nxt, span);
         }
     }
 

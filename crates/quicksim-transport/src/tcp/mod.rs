@@ -6,7 +6,8 @@
 //! as data with exact header sizes), [`sack`] (the retransmission queue and SACK scoreboard,
 //! RFC 6675), [`sender`] (ACK processing, fast retransmit and recovery, PRR, the window in force),
 //! [`receiver`] (reassembly, SACK blocks, delayed ACKs, advertised window), [`quickack`]
-//! (Linux's quick-ACK mode and ACK timeout), [`rto`] (RFC 6298, and Linux's estimator),
+//! (Linux's quick-ACK mode and ACK timeout), [`rcvbuf`] (Linux's receive-window growth and
+//! buffer autotuning, for the quick ACKs they grant), [`rto`] (RFC 6298, and Linux's estimator),
 //! [`tls`] (handshake flights and records), and the [`Connection`] that ties them together
 //! (`connection.rs`: handshake and input; `recovery.rs`: the ACK side and the timers;
 //! `output.rs`: what to send; `reset.rs`: abort and RST; `park.rs`: when a connection is quiet,
@@ -16,8 +17,9 @@
 //!
 //! Left out (a current Linux has them): D-SACK (RFC 2883) and undo of spurious
 //! retransmissions, F-RTO (RFC 5682), the
-//! quick-ACK mode at connection start (unless `delayed_ack = "linux"`), buffer autotuning (the
-//! buffers are fixed at their size: `config`), AccECN (RFC 9768: ECN here is RFC 3168's one
+//! quick-ACK mode at connection start (unless `delayed_ack = "linux"`), buffer autotuning of
+//! the advertised window (the buffers are fixed at their size: `config`; `rcvbuf` follows it
+//! only for its quick ACKs), AccECN (RFC 9768: ECN here is RFC 3168's one
 //! signal per round trip), TIME-WAIT. An abort sends a RST (`reset.rs`).
 //!
 //! [`Endpoint`]: crate::Endpoint
@@ -31,6 +33,7 @@ mod park;
 pub mod quickack;
 pub mod rack;
 mod rack_steps;
+pub mod rcvbuf;
 pub mod receiver;
 mod recovery;
 mod reset;

@@ -18,10 +18,9 @@
 //!   most the RTO.
 //!
 //! Not modelled: the interactive ("pingpong") mode of request-response connections, which
-//! turns quick-ACKs off and caps the ATO at 200 ms; `ICSK_ACK_PUSHED` for short segments; the
-//! quick-ACK that `tcp_grow_window` grants while the receive window is still opening (this
-//! model has no receive-buffer autotuning); SACK compression (`tcp_comp_sack_delay_ns`); ACK
-//! timing in jiffies (the timer here is exact).
+//! turns quick-ACKs off and caps the ATO at 200 ms; `ICSK_ACK_PUSHED` for short segments; SACK
+//! compression (`tcp_comp_sack_delay_ns`); ACK timing in jiffies (the timer here is exact).
+//! The quick-ACK that `tcp_grow_window` grants while the receive window opens is `rcvbuf.rs`'s.
 
 use quicksim_engine::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};

@@ -12,7 +12,8 @@
 //!   (receiver silly-window avoidance, RFC 9293 §3.8.6.2.2). Scaled windows are rounded up to
 //!   the next multiple of 2^shift, as Linux does, so quantization never shrinks the window.
 //! - With `delayed_ack = "linux"`, Linux's quick-ACK mode and adaptive ACK timeout decide
-//!   instead of `delack_timeout` alone (`quickack.rs`).
+//!   instead of `delack_timeout` alone (`quickack.rs`), and each segment that grows the
+//!   receive window (`rcvbuf.rs`) is acknowledged at once.
 //! - TS.Recent (RFC 7323 §4.3): taken from segments at or below the last ACK sent, so a delayed
 //!   ACK echoes the earlier segment and the RTT sample includes the delay.
 
@@ -20,6 +21,7 @@ use quicksim_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
 use super::quickack::LinuxAck;
+use super::rcvbuf::LinuxRcvBuf;
 use super::segment::SackBlocks;
 use crate::range_set::RangeSet;
 
@@ -64,6 +66,8 @@ pub struct Receiver {
     unacked_segs: u64,
     /// Linux's quick-ACK and ATO state, with `delayed_ack = "linux"`.
     pub linux: Option<LinuxAck>,
+    /// Linux's receive-window growth and buffer autotuning, with `delayed_ack = "linux"`.
+    pub rcvbuf: Option<LinuxRcvBuf>,
 }
 
 impl Receiver {
@@ -85,12 +89,18 @@ impl Receiver {
             delack_at: None,
             unacked_segs: 0,
             linux: None,
+            rcvbuf: None,
         }
     }
 
     /// Out-of-order bytes held.
     pub fn ooo_bytes(&self) -> u64 {
         self.ooo.total()
+    }
+
+    /// Bytes from RCV.NXT to the end of the highest out-of-order range (0 if none).
+    pub fn ooo_span(&self) -> u64 {
+        self.ooo.last().map_or(0, |(_, b)| b.saturating_sub(self.rcv_nxt))
     }
 
     /// Out-of-order data is held (a hole waits for a retransmission).
@@ -141,6 +151,10 @@ impl Receiver {
             if let Some(l) = &mut self.linux {
                 l.scheduled = true;
             }
+            let span = self.ooo_span();
+            if let Some(b) = &mut self.rcvbuf {
+                b.on_out_of_order(span);
+            }
             return out;
         }
         let filled_gap = !self.ooo.is_empty();
@@ -160,6 +174,13 @@ impl Receiver {
         out.to = self.rcv_nxt - u64::from(out.fin);
         if let Some(l) = &mut self.linux {
             l.on_in_order(now, len, self.adv_right.saturating_sub(self.last_ack_sent));
+            if let Some(b) = &mut self.rcvbuf {
+                // What the queues hold: this segment and the unread and out-of-order data.
+                let held = self.rcv_nxt - self.consumed + self.ooo.total();
+                if b.grow_window(len, held) {
+                    l.quick |= 1; // tcp_grow_window
+                }
+            }
             if !filled_gap {
                 self.unacked_segs += 1;
                 if l.in_quickack_mode() || self.unacked_segs >= ack_every {
@@ -303,6 +324,49 @@ mod tests {
 
     fn data(r: &mut Receiver, i: u64) -> Arrival {
         r.on_data(1 + i * MSS, MSS, false, SimTime::from_millis(i), 2, SimDuration::from_millis(40))
+    }
+
+    /// Which of `n` in-order 1448 B segments (starting at `first`) were acknowledged at
+    /// once; the application reads each, an owed ACK is sent before the next arrives.
+    fn linux_acks(r: &mut Receiver, first: u64, n: u64) -> Vec<bool> {
+        (first..first + n)
+            .map(|i| {
+                let now = SimTime::ZERO + SimDuration::from_micros(1200 * i);
+                r.on_data(1 + i * 1448, 1448, false, now, 2, SimDuration::from_millis(40));
+                r.consume(1448);
+                let at_once = r.ack_now;
+                if at_once {
+                    r.window(false, 1448);
+                    r.on_ack_sent();
+                }
+                at_once
+            })
+            .collect()
+    }
+
+    #[test]
+    fn linux_receiver_acks_each_segment_that_grows_its_window() {
+        let mut r = Receiver::new(0, 6 << 20, 7);
+        r.linux = Some(LinuxAck::new(SimDuration::from_millis(40)));
+        r.rcvbuf = Some(LinuxRcvBuf::new(1448, 1460, 6 << 20, SimTime::ZERO, 1));
+        // The SYN-ACK's 65 535 B: min(16, 65 535 / 2896) = 16 quick-ACKs.
+        r.window(true, 1448);
+        // rcv_ssthresh 65 160, clamp 81 920 less this segment: room 15 312 = five steps of
+        // 2920 and 712 B. Those six segments each grant a quick-ACK, which their own ACK uses,
+        // so the initial 16 last until segment 22; then every second segment.
+        let acks = linux_acks(&mut r, 0, 30);
+        assert!(acks[..22].iter().all(|&a| a), "{acks:?}");
+        assert_eq!(acks[22..], [false, true, false, true, false, true, false, true]);
+        assert_eq!(r.rcvbuf.map(|b| b.rcv_ssthresh), Some(80_472));
+        // Autotuning raises the clamp to 160 000 B: room 160 000 − 1448 − 80 472 = 78 080, so
+        // 26 segments of 2920 B and one of 2160 B are acknowledged one by one, then every
+        // second one.
+        if let Some(b) = r.rcvbuf.as_mut() {
+            b.window_clamp = 160_000;
+        }
+        let acks = linux_acks(&mut r, 30, 40);
+        assert!(acks[..27].iter().all(|&a| a), "{acks:?}");
+        assert_eq!(acks[27..31], [false, true, false, true], "{acks:?}");
     }
 
     #[test]

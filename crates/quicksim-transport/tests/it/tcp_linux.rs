@@ -56,25 +56,28 @@ fn quick_acks_acknowledge_the_first_flight_segment_by_segment() {
     n.run_until(SimTime::from_millis(200));
     assert_eq!(acks(&n).len(), 5);
 
-    // Twenty segments at once (initial_window 20): the first 16 are quick-ACKed, then every
-    // second one (4 → 2 ACKs): 18 ACKs, none by the timer.
+    // Twenty segments at once (initial_window 20): the first six raise rcv_ssthresh (65 160 →
+    // 80 472 B: room 81 920 − 1448 − 65 160 = 15 312, five steps of 2920 B and 712 B), each
+    // granting a quick-ACK that its own ACK uses (`tcp_grow_window`), so the 16 quick-ACKs last
+    // until segment 22: all 20 are acknowledged one by one, none by the timer.
     let mut n = net(TcpConfig { initial_window: Some(20), ..linux() });
     n.write(0, 20 * SMSS);
     n.run_until(SimTime::from_millis(200));
-    assert_eq!(acks(&n).len(), 18);
+    assert_eq!(acks(&n).len(), 20);
     assert_eq!(n.eps[1].stats().delack_timer_fires, 0);
 }
 
 #[test]
 fn a_lone_segment_after_the_quick_acks_waits_for_the_ato() {
-    // 17 segments: 16 quick-ACKs, the 17th waits for the timer. ATO: the gaps are 0 ≤ 20 ms,
-    // so ATO = ATO/2 + 20 ms stays 40 ms; the ACK leaves at 30 + 40 = 70 ms.
-    let mut n = net(TcpConfig { initial_window: Some(17), ..linux() });
-    n.write(0, 17 * SMSS);
+    // 23 segments: 16 quick-ACKs and six granted by the window's growth (above) acknowledge
+    // the first 22, the 23rd waits for the timer. ATO: the gaps are 0 ≤ 20 ms, so ATO = ATO/2
+    // + 20 ms stays 40 ms; the ACK leaves at 30 + 40 = 70 ms.
+    let mut n = net(TcpConfig { initial_window: Some(23), ..linux() });
+    n.write(0, 23 * SMSS);
     n.run_until(SimTime::from_millis(200));
     let a = acks(&n);
-    assert_eq!(a.len(), 17);
-    assert_eq!(*a.last().unwrap(), (SimTime::from_millis(70), 1 + 17 * SMSS));
+    assert_eq!(a.len(), 23);
+    assert_eq!(*a.last().unwrap(), (SimTime::from_millis(70), 1 + 23 * SMSS));
     assert_eq!(n.eps[1].stats().delack_timer_fires, 1);
 }
 
@@ -98,15 +101,19 @@ fn linux_rto_is_srtt_plus_the_floor() {
 #[test]
 fn linux_hystart_leaves_slow_start_on_the_delay_increase() {
     // 10 Mbit/s each way, 20 ms base RTT, an unbounded queue (no loss ever). delay_min is the
-    // first data ACK's RTT, 21.24 ms (20 ms + serializations), so the threshold is 21.24 +
-    // clamp(21.24/8, 4, 16) = 25.24 ms. HyStart's rounds start at the first data ACK (41.3 ms,
-    // 11 segments; Linux 6.14+ counts rounds below 16 segments and only tests from 16), then
-    // with the ACK of a segment sent after the ACK that began the last: at 23 segments
-    // (65.0 ms) and 48 (95.0 ms). Slow start's bursts let the queue drain between rounds until
-    // the window passes the BDP: round 2's smallest RTT is 22.4 ms, round 3's 28.8 ms, and its
-    // ninth ACK (8 samples, then the test) ends slow start at 48 + 16 = 64 segments: ssthresh
-    // = 64 · 1448 = 92 672 B. (With the first round at 16 segments, as Linux counted before the
-    // 6.14 fix, it was 86.) Without HyStart slow start never ends here.
+    // first data ACK's RTT, 21.24 ms (20 ms + serializations), so an ACK train must last more
+    // than (21.24 + hystart_ack_delay ≤ 1) / 2 ≤ 11.12 ms (unpaced). The receiver
+    // acknowledges segments 1-22 one by one (16 quick-ACKs and six from the window's growth),
+    // then every second one until autotuning raises its window clamp one receiver RTT after
+    // the handshake, then every segment again, 1.2 ms apart (a segment's serialization).
+    // HyStart's rounds start at the first data ACK (41.3 ms; Linux 6.14+ counts rounds below
+    // 16 segments and only tests from 16), then with the ACK of a segment sent after the ACK
+    // that began the last: segment 13 (64.9 ms), 24 (78.1 ms), 35 (91.3 ms). Round 2's
+    // one-by-one ACKs last 10.8 ms (13-22), then 2.4 ms gaps; round 3 starts with 2.4 ms gaps;
+    // round 4's ACKs of 35-45 are 1.2 ms apart: at segment 45, 12.0 ms after the round began,
+    // the train ends slow start with cwnd 10 + 45 = 55: ssthresh = 55 · 1448 = 79 640 B. (Every
+    // second segment acknowledged, the delay test found it at 64.) Without HyStart slow start
+    // never ends here.
     let run = |c: TcpConfig| {
         let c = Arc::new(c);
         let a =
@@ -118,6 +125,6 @@ fn linux_hystart_leaves_slow_start_on_the_delay_increase() {
         n.run_until(SimTime::from_millis(400));
         n.eps[0].metrics().ssthresh_bytes
     };
-    assert_eq!(run(TcpConfig::linux()), 64 * SMSS);
+    assert_eq!(run(TcpConfig::linux()), 55 * SMSS);
     assert_eq!(run(TcpConfig::default()), u64::MAX);
 }

@@ -321,7 +321,10 @@ half of flow 1's base RTT each way and a DropTail queue of buffer x BDP packets 
 flow 1's base RTT / 1500 B, rounded, at least 1), 1 Gbit/s access links (flow 2 of the
 `pair-rtt` cases has twice the base RTT through its access link). Each flow is iperf3 (`iperf3
 -s -1 -J` in the receiver's namespace, `iperf3 -c {dst} -t T -C ALGO -J` in the sender's)
-started at 0.5 s under a sampler that runs `ss -tin` every 0.1 s beside it. The TUN devices have
+started at 0.5 s under a sampler that runs `ss -tin` every 0.1 s beside it; in both namespaces a
+route to the peer (`ip route replace PEER dev qs0 congctl ALGO`) makes ALGO the connections'
+algorithm from the start, as on a host whose default it is (with `-C` alone a cubic socket
+first set up by this machine's default `bbr` would stay paced). The TUN devices have
 no segmentation offloads, so the kernel's segments are MSS-sized (checked: the largest packet
 in every capture). The model side is the same dumbbell in virtual time with `kind = "tcp"`
 flows and the kernel's algorithm (reno -> `newreno`, cubic -> `cubic`, bbr -> `bbr1`, Linux's

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...emulate.netns import DEVICE
+
 #: The kernel's congestion control modules and the model's controllers that implement them:
 #: Linux `reno` is RFC 5681 NewReno with SACK (the model's `newreno`); `cubic` is RFC 9438 CUBIC;
 #: `bbr` is BBRv1 (`net/ipv4/tcp_bbr.c`: the model's `bbr1`, not its draft-BBRv3 `bbr`).
@@ -163,17 +165,44 @@ def sampler_path() -> Path:
     return Path(__file__).with_name("sampler.py")
 
 
+def with_route_cc(algo: str, peer: str, words: Sequence[str]) -> str:
+    """`words` run by `sh` after a route to `peer` ({dst} or {src}: the emulator fills them
+    in) through the namespace's device with `algo` as its congestion control (`ip route ...
+    congctl`, RTAX_CC_ALGO): every connection to the peer starts with `algo` (tcp_ca_dst_init
+    for connect(), tcp_ca_openreq_child for accept()), as on a host whose default it is.
+
+    iperf3's `-C` alone is not that: it sets TCP_CONGESTION after connect(), so with this
+    machine's default `bbr` a cubic or reno socket keeps the pacing `bbr_init` turned on
+    (sk_pacing_status), which a cubic host without fq does not do. The namespace's default
+    (`net.ipv4.tcp_congestion_control`, per namespace) cannot be set instead: outside the
+    initial namespace only the algorithms of `tcp_allowed_congestion_control` may be the
+    default (here reno and bbr, EPERM for cubic), and widening that list changes the machine.
+    The route goes with the namespace when the emulator removes it."""
+    inner = " ".join(shlex.quote(w) if "{" not in w else w for w in words)
+    route = f"ip route replace {peer} dev {DEVICE} congctl {algo}"
+    return f"sh -c {shlex.quote(f'{route} && exec {inner}')}"
+
+
 def client_command(algo: str, duration_s: float, ss_file: Path) -> str:
-    """The iperf3 client of one flow, under the `ss` sampler ({dst}: the emulator fills it in)."""
+    """The iperf3 client of one flow, under the `ss` sampler ({dst}: the emulator fills it in),
+    its connections to the receiver of congestion control `algo` from the start (`with_route_cc`)."""
     sampler = [sys.executable, str(sampler_path()), "--out", str(ss_file)]
     sampler += ["--interval", f"{SS_INTERVAL_S:g}", "--dst", "{dst}", "--"]
     iperf = ["iperf3", "-c", "{dst}", "-p", str(IPERF3_PORT), "-t", f"{duration_s:g}", "-C", algo, "-J"]
-    return " ".join(shlex.quote(w) if "{" not in w else w for w in sampler + iperf)
+    return with_route_cc(algo, "{dst}", sampler + iperf)
+
+
+def server_command(algo: str) -> str:
+    """The iperf3 server of one flow, its connections to the sender of congestion control
+    `algo` (`with_route_cc`: the receiver sends only ACKs, but its host is then one of that
+    algorithm as well)."""
+    return with_route_cc(algo, "{src}", ["iperf3", "-s", "-1", "-J", "-p", str(IPERF3_PORT)])
 
 
 def kernel_scenario(point: Point, duration_s: float, folder: Path) -> dict[str, Any]:
     """The kernel side: one iperf3 pair per flow, each client started at START_S under the `ss`
-    sampler (its samples go to `<flow>.ss.txt` in `folder`, the run's output folder)."""
+    sampler (its samples go to `<flow>.ss.txt` in `folder`, the run's output folder); each
+    host's connections to its peer use the flow's algorithm from the start (`with_route_cc`)."""
     flows = []
     for i, (name, algo) in enumerate(zip(point.flows, point.case.algos, strict=True)):
         flows.append(
@@ -183,7 +212,7 @@ def kernel_scenario(point: Point, duration_s: float, folder: Path) -> dict[str, 
                 "src": f"sender{i + 1}",
                 "dst": f"receiver{i + 1}",
                 "start": f"{START_S:g}s",
-                "server": f"iperf3 -s -1 -J -p {IPERF3_PORT}",
+                "server": server_command(algo),
                 "client": client_command(algo, duration_s, folder.resolve() / f"{name}.ss.txt"),
             }
         )
