@@ -67,6 +67,16 @@ def test_sqrtn_workload_is_the_reproductions_largest_run() -> None:
     assert units.seconds(doc["run"]["duration"]) == w.duration_s
     assert {units.seconds(f["start"]["max"]) for f in doc["flows"]} == {float(extra["start-spread-s"])}
     assert doc["tcp"]["ack_every"] == 1 and doc["tcp"]["sack"] is False
+    # htsim's TcpSrc/TcpSink beside it: RFC 5681's unbounded initial ssthresh on both sides (the
+    # harness's own default is TcpSrc's 100 packets), no receive window that binds (the longest
+    # RTT x C + B fits in the buffers: one flow could hold the whole path), htsim's 250 ms RTO
+    # floor, and no link framing.
+    assert extra["initial-ssthresh-pkts"] == "inf"
+    packets_in_path = w.rate_mbps * 1e6 * hi / (8 * w.packet_bytes) + d["bottleneck"]["queue"]["packets"]
+    for key in ("send_buffer", "recv_buffer"):
+        assert doc["tcp"][key] >= packets_in_path * w.packet_bytes
+    assert units.seconds(doc["tcp"]["min_rto"]) == 0.25
+    assert units.bytes_(d["bottleneck"]["overhead"]) == units.bytes_(d["access"]["overhead"]) == 0
     # The memory baseline: the same link and duration with one flow per class.
     base = bench.BASELINES[w.tcp_scenario]()
     assert sum(f["count"] for f in base["flows"]) == 10 and base["dumbbell"] == d
@@ -177,6 +187,50 @@ def test_ratios_compare_medians_and_best_reps(
     assert e["tcp"]["median"]["jain_delivered"] == pytest.approx(1 / 3)
     assert "Jain 0.333" in out and "Jain 1.000" in out
     assert "(Jain's index of their delivered bytes: htsim 1.000, quicksim TCP 0.333)" in out
+
+
+def test_rows_give_each_sides_packets_and_say_when_they_differ(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ratios are per bottleneck packet, each side's own; the rows show the packets and the
+    wall time per packet, and a line says when the two TCP runs served more than 5 % apart."""
+    import argparse
+
+    from quicksim.bench import cli as bench_cli
+    from quicksim.bench import vs_htsim
+
+    w = hs.WORKLOADS[0]
+    monkeypatch.setattr(hs, "WORKLOADS", [w])
+    monkeypatch.setattr(hs, "source_dir", lambda src, who: Path("/nowhere"))
+    monkeypatch.setattr(hs, "build", lambda sim, cache: Path("/nowhere/harness"))
+
+    def rep(packets: int, wall_s: float) -> dict[str, object]:
+        return {
+            "bottleneck_packets_per_s": packets / wall_s,
+            "bottleneck_packets": packets,
+            "events": 8 * packets,
+            "wall_s": wall_s,
+            "events_per_s": 8 * packets / wall_s,
+            "peak_rss_mib": 3.0,
+            "flow_delivered_bytes": [5, 5, 5],
+        }
+
+    # htsim: 1 000 packets in 2 s (2 ms each); quicksim TCP 700 in 1 s (1.43 ms each): 1.40x
+    # per packet where the wall times alone would say 2x.
+    monkeypatch.setattr(hs, "run", lambda binary, workload: rep(1000, 2.0))
+    ours = {w.tcp_scenario: rep(700, 1.0), w.quic_scenario: rep(1000, 1.0)}
+    report: dict[str, dict[str, dict[str, object]]] = {}
+    args = argparse.Namespace(htsim_src=None, htsim_cache=None, reps=1)
+    vs_htsim.run(args, report, lambda name: ours[name], bench_cli._median)
+    e = report["htsim"][w.name]
+    assert e["tcp"]["ratio"] == pytest.approx(0.7 / 0.5)
+    assert e["tcp"]["packets_ratio"] == pytest.approx(0.7)
+    assert e["quic"]["packets_ratio"] == pytest.approx(1.0)
+    out = capsys.readouterr().out
+    assert "bottleneck packets       1,000 (2000.000 us each)" in out
+    assert "bottleneck packets         700 (1428.571 us each)" in out
+    assert "(htsim 1,000, quicksim TCP 700: 0.700x)" in out
+    assert out.count("the bottlenecks served different numbers of packets") == 1
 
 
 def test_worker_reports_each_flows_share() -> None:

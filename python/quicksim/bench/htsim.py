@@ -12,8 +12,10 @@ bottleneck served, drops, delivered bytes and peak RSS.
 The workloads (`WORKLOADS`) are the bench's: the linksharing-like 3-flow dumbbell with all flows
 on for 50 s, scale-100x1g, and (only when named) buffer-sizing-sqrt-n's 1 600 flows at
 2.5 Gbit/s with spread RTTs. htsim's TCP is NewReno without SACK, an ACK per packet, an initial
-window of 10 packets and a 10 ms retransmit-timer scan; the quicksim scenarios that match it are
-`quicksim.bench.htsim_*_scenario`.
+window of 10 packets, an initial ssthresh of 100 packets (quicksim's is unbounded, RFC 5681 §3.1;
+the sqrt-n workload gives htsim that too, `--initial-ssthresh-pkts=inf`) and a 10 ms
+retransmit-timer scan; the quicksim scenarios that match it are `quicksim.bench.htsim_*_scenario`
+and `sqrtn_2g5_1600_tcp_scenario`.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ WORKLOADS = (
             "--rtt-max-ms=120",
             "--access-mbps=100000",
             "--start-spread-s=2",
+            "--initial-ssthresh-pkts=inf",
         ),
         default=False,
     ),

@@ -208,7 +208,8 @@ def scale_100x1g_scenario(duration_s: float = 30.0, flows: int = 100) -> dict[st
 
 #: htsim's TcpSrc/TcpSink as quicksim's `[tcp]` table: NewReno without SACK or timestamps, an ACK
 #: per segment, an initial window of 10 (quicksim's default). What stays different: htsim's
-#: NewReno has no handshake and scans retransmit timers every 10 ms.
+#: NewReno has no handshake, scans retransmit timers every 10 ms and (but in the sqrt-n workload,
+#: `SQRTN_HTSIM_TCP`) starts with an initial ssthresh of 100 packets where quicksim's is unbounded.
 HTSIM_TCP: dict[str, Any] = {
     "cc": "newreno",
     "ack_every": 1,
@@ -270,6 +271,16 @@ SQRTN_HTSIM_BUFFER = 521
 """The buffer of the 2.5 Gbit/s, 1 600-flow point: RTT x C / sqrt(1600) = 520.8 packets."""
 
 
+SQRTN_HTSIM_TCP: dict[str, Any] = {"send_buffer": 1 << 26, "recv_buffer": 1 << 26, "min_rto": "250ms"}
+"""sqrtn-2g5-1600-tcp's TCP beside htsim's TcpSrc/TcpSink (with the harness's
+`--initial-ssthresh-pkts=inf`, RFC 5681's arbitrarily high initial ssthresh, quicksim's): htsim
+has no receive window and an endless source, so 64 MiB buffers (1.75 times the longest path's
+RTT x C + B, 25 521 packets) that never bind, where 1 MiB (718 segments) held flows back in the
+recoveries after slow start (a flow recovering a window of losses one per RTT without SACK
+keeps SND.UNA still and fills the receiver's buffer); its RTO floor of 250 ms; and no link
+framing (the scenario has 0 B where quicksim's default is 7 B), as htsim has none."""
+
+
 def _sqrtn_doc(name: str, n: int, rate_bps: float, buffer_pkts: int, duration_s: float) -> dict[str, Any]:
     """`model.long_flows_doc` (n TCP NewReno flows, RTTs 80-120 ms in 10 classes, starts
     uniform in [0, 2] s, 1500 B packets, 100 Gbit/s access links) with light recording."""
@@ -297,8 +308,9 @@ def sqrtn_2g5_1600_tcp_scenario(duration_s: float = 60.0, flows: int = 1600) -> 
     2.5 Gbit/s, RTTs 80-120 ms, a 521-packet DropTail (RTT x C / sqrt n), 60 s, the access
     links' ties broken (`TIE_BREAK_JITTER`), as `quicksim bench --vs-htsim` runs it."""
     doc = _sqrtn_doc("sqrtn-2g5-1600-tcp", flows, 2.5e9, SQRTN_HTSIM_BUFFER, duration_s)
-    doc["tcp"] = dict(HTSIM_TCP, send_buffer=1 << 20, recv_buffer=1 << 20)
+    doc["tcp"] = dict(HTSIM_TCP, **SQRTN_HTSIM_TCP)
     doc["dumbbell"]["access"]["jitter"] = {"max": TIE_BREAK_JITTER}
+    doc["dumbbell"]["bottleneck"]["overhead"] = doc["dumbbell"]["access"]["overhead"] = "0B"
     return doc
 
 

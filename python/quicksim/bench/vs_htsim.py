@@ -14,6 +14,13 @@ Jain's index of the flows' delivered bytes: the same network need not give the s
 (before the TCP rows got `bench.TIE_BREAK_JITTER`, quicksim's flows locked one another out at
 the DropTail queue while htsim's shared it), and a reader of the ratio should know when the two
 sides did different work per packet.
+
+Every ratio is per bottleneck packet: bottleneck packets per wall (or processor) second on
+each side, each side's run loop charged for the packets its own bottleneck served, so a side
+whose link ran less full is not credited for doing less; each row also gives the wall time per
+bottleneck packet. Where the two TCP rows' bottlenecks served more than `PACKETS_GAP` apart, a
+line under the table says so: the per-packet ratio still holds, but the two ran in different
+regimes (losses, timeouts, recoveries), whose cost per packet differs.
 """
 
 from __future__ import annotations
@@ -87,6 +94,15 @@ def run(
                     f"  the same per processor second of the run loop: {cpu:.2f}x (medians), "
                     f"{cpu_best:.2f}x (best against best)"
                 )
+            packets = q["bottleneck_packets"] / max(h["bottleneck_packets"], 1)
+            entry[proto.lower()]["packets_ratio"] = packets
+            if proto == "TCP" and abs(packets - 1) > PACKETS_GAP:
+                print(
+                    "  the bottlenecks served different numbers of packets "
+                    f"(htsim {h['bottleneck_packets']:,.0f}, "
+                    f"quicksim TCP {q['bottleneck_packets']:,.0f}: {packets:.3f}x): the ratios are per "
+                    "bottleneck packet, but the runs were not the same workload"
+                )
             if proto == "TCP" and abs(q["jain_delivered"] - h["jain_delivered"]) > JAIN_GAP:
                 print(
                     f"  the flows shared the bottleneck differently (Jain's index of their delivered "
@@ -139,6 +155,9 @@ def _per_cpu_s(
     return float(m["bottleneck_packets"]) / float(m["cpu_s"])
 
 
+PACKETS_GAP = 0.05
+"""A relative difference of the two TCP rows' bottleneck packets worth a line under the table."""
+
 JAIN_GAP = 0.1
 """A difference of Jain's index between the two TCP rows worth a line under the table."""
 
@@ -157,9 +176,11 @@ def _best(reps: list[dict[str, Any]]) -> float:
 
 
 def _row(who: str, m: dict[str, Any]) -> None:
-    per_pkt = m["events"] / max(m["bottleneck_packets"], 1)
+    packets = max(m["bottleneck_packets"], 1)
+    per_pkt = m["events"] / packets
     print(
-        f"  {who:<13} wall {m['wall_s']:8.4f} s  events {m['events']:>11,.0f} "
+        f"  {who:<13} wall {m['wall_s']:8.4f} s  bottleneck packets {m['bottleneck_packets']:>11,.0f} "
+        f"({m['wall_s'] / packets * 1e6:6.3f} us each)  events {m['events']:>11,.0f} "
         f"({per_pkt:4.1f} per bottleneck packet)  {m['events_per_s'] / 1e6:6.2f} M ev/s  "
         f"{m['bottleneck_packets_per_s'] / 1e6:6.3f} M bottleneck pkts/s  peak {m['peak_rss_mib']:6.1f} MiB  "
         f"Jain {m['jain_delivered']:.3f}"

@@ -22,6 +22,8 @@
 // RTT / 2 - --delay-ms in both directions, the rest of its class's RTT. --access-mbps sets the
 // access links' rate (default: the bottleneck's). --start-spread-s=S starts each flow at a
 // time uniform over [0, S] (std::mt19937_64, seed 1) instead of --start-step-ms apart.
+// --initial-ssthresh-pkts=N sets every TcpSrc's initial ssthresh to N packets (default 100,
+// TcpSrc's own); "inf" is RFC 5681 3.1's arbitrarily high one, quicksim's.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -86,7 +88,8 @@ void check_options(int argc, char** argv) {
     static const char* known[] = {"--flows",       "--rate-mbps",      "--delay-ms",
                                   "--queue-bytes", "--packet-bytes",   "--duration-s",
                                   "--start-step-ms", "--start-spread-s", "--access-mbps",
-                                  "--rtt-classes", "--rtt-min-ms",     "--rtt-max-ms"};
+                                  "--rtt-classes", "--rtt-min-ms",     "--rtt-max-ms",
+                                  "--initial-ssthresh-pkts"};
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--", 2)) continue;  // a value of the option before
         bool ok = false;
@@ -117,6 +120,16 @@ int main(int argc, char** argv) {
     const int classes = static_cast<int>(arg(argc, argv, "--rtt-classes", 0));
     const double rtt_min_ms = arg(argc, argv, "--rtt-min-ms", 2 * delay_ms);
     const double rtt_max_ms = arg(argc, argv, "--rtt-max-ms", 2 * delay_ms);
+    // TcpSrc's own initial ssthresh is 100 packets; "inf" gives RFC 5681 3.1's "arbitrarily
+    // high" one (quicksim's), the largest TcpSrc holds (a uint32_t of bytes).
+    const double ssthresh_pkts = arg(argc, argv, "--initial-ssthresh-pkts", 100);
+    if (!(ssthresh_pkts >= 1)) {
+        std::fprintf(stderr, "htsim_dumbbell_tcp: --initial-ssthresh-pkts=%g is below 1\n", ssthresh_pkts);
+        std::exit(2);
+    }
+    const uint32_t ssthresh = ssthresh_pkts * packet >= 0xffffffffu
+                                  ? 0xffffffffu
+                                  : static_cast<uint32_t>(ssthresh_pkts * packet);
     if (classes < 0 || (classes > 0 && flows % classes != 0)) {
         std::fprintf(stderr, "htsim_dumbbell_tcp: --flows=%d is not a multiple of --rtt-classes=%d\n",
                      flows, classes);
@@ -154,6 +167,7 @@ int main(int argc, char** argv) {
         src->setName("tcp" + std::to_string(i));
         sink->setName("sink" + std::to_string(i));
         scanner.registerTcp(*src);
+        src->set_ssthresh(ssthresh);
         // The four access-link directions of this pair: sender out/in, receiver in/out.
         Queue* acc[4];
         for (int k = 0; k < 4; ++k) {
