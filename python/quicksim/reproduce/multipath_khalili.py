@@ -152,7 +152,7 @@ QUIC_MIN_WINDOW = 2
 ABANDON_AFTER_PTOS = 15
 
 
-def _cc(algo: str, min_window: int) -> Any:
+def cc_doc(algo: str, min_window: int) -> Any:
     if algo in ("uncoupled", "single"):
         return _TCP
     if min_window == QUIC_MIN_WINDOW:
@@ -164,8 +164,8 @@ def _host_link(name: str, a: str, b: str) -> dict[str, Any]:
     return {"name": name, "a": a, "b": b, "rate": ACCESS, "delay": f"{ONE_WAY_MS:g}ms"}
 
 
-def _flow(name: str, src: str, dst: str, algo: str, second: str | None, min_window: int) -> dict[str, Any]:
-    quic: dict[str, Any] = {"cc": _cc(algo, min_window)}
+def flow_doc(name: str, src: str, dst: str, algo: str, second: str | None, min_window: int) -> dict[str, Any]:
+    quic: dict[str, Any] = {"cc": cc_doc(algo, min_window)}
     if second is not None:
         quic["multipath"] = {"paths": [{"src": second}], "abandon_after_ptos": ABANDON_AFTER_PTOS}
     start = {"dist": "uniform", "min": "0s", "max": START_SPREAD}
@@ -249,18 +249,18 @@ def scenario(
             nodes[h] = {"kind": "host", "interfaces": ["own", "shared"]}
             links.append(_host_link(f"{h}_own", f"{h}.own", own))
             links.append(_host_link(f"{h}_shared", f"{h}.shared", shared))
-            flows.append(_flow(h, f"{h}.own", s, algo, f"{h}.shared", min_window))
+            flows.append(flow_doc(h, f"{h}.own", s, algo, f"{h}.shared", min_window))
         else:
             nodes[h] = {"kind": "host"}
             links.append(_host_link(f"{h}_own", h, own))
-            flows.append(_flow(h, h, s, "single", None, min_window))
+            flows.append(flow_doc(h, h, s, "single", None, min_window))
     for j in range(N2):
         h, s = f"t2_{j}", f"s2_{j}"
         nodes[h] = {"kind": "host"}
         nodes[s] = {"kind": "host"}
         links.append(_host_link(h, h, shared))
         links.append({"name": s, "a": out2, "b": s, "rate": "1Gbps"})
-        flows.append(_flow(h, h, s, "single", None, min_window))
+        flows.append(flow_doc(h, h, s, "single", None, min_window))
     return scenario_doc(
         f"khalili-{which.lower()}-n{n1}-{algo}-w{min_window}",
         f"{SOURCE}: Scenario {which}, N1 = {n1}, N2 = {N2}, {algo}, windows ≥ {min_window} segments",

@@ -15,7 +15,6 @@ from typing import Any
 
 from ..validation import Check
 from .multipath_khalili import (
-    ABANDON_AFTER_PTOS,
     ACCESS,
     FROM_S,
     MIN_WINDOW,
@@ -26,7 +25,7 @@ from .multipath_khalili import (
     QUICK_RUN_S,
     RUN_S,
     SEEDS,
-    START_SPREAD,
+    flow_doc,
     red_queue,
 )
 from .multipath_network import Link, UserClass, solve
@@ -78,22 +77,7 @@ PUBLISHED: dict[tuple[bool, str, str], float] = {
 #: Blue users and 14 % from the aggregate.
 LIA_THEORY_BLUE_LOSS, LIA_THEORY_AGGREGATE_LOSS = 0.21, 0.14
 
-_TCP = {"algo": "newreno", "exact_increase": False}
 _PACKET_BYTES = 1500
-
-
-def _cc(algo: str, min_window: int) -> Any:
-    if min_window == QUIC_MIN_WINDOW:
-        return algo
-    return {"algo": algo, "min_window_segments": min_window}
-
-
-def _flow(name: str, src: str, dst: str, cc: Any, second: str | None) -> dict[str, Any]:
-    quic: dict[str, Any] = {"cc": cc}
-    if second is not None:
-        quic["multipath"] = {"paths": [{"src": second}], "abandon_after_ptos": ABANDON_AFTER_PTOS}
-    start = {"dist": "uniform", "min": "0s", "max": START_SPREAD}
-    return {"name": name, "kind": "quic", "src": src, "dst": dst, "quic": quic, "start": start}
 
 
 def scenario(
@@ -134,7 +118,6 @@ def scenario(
         links.append({"name": name, "a": a, "b": router, "rate": ACCESS, "delay": f"{ONE_WAY_MS:g}ms"})
 
     flows = []
-    cc = _cc(algo, min_window)
     for i in range(N_BLUE):
         h, s = f"blue_{i}", f"sb_{i}"
         nodes[h] = {"kind": "host", "interfaces": ["x", "y"]}
@@ -142,7 +125,7 @@ def scenario(
         access(f"{h}_x", f"{h}.x", "x_in")
         access(f"{h}_y", f"{h}.y", "y_in")
         links.append({"name": s, "a": "z_out", "b": s, "rate": "1Gbps"})
-        flows.append(_flow(h, f"{h}.x", s, cc, f"{h}.y"))
+        flows.append(flow_doc(h, f"{h}.x", s, algo, f"{h}.y", min_window))
     for i in range(N_RED):
         h, s = f"red_{i}", f"sr_{i}"
         nodes[s] = {"kind": "host"}
@@ -151,11 +134,11 @@ def scenario(
             nodes[h] = {"kind": "host", "interfaces": ["y", "x"]}
             access(f"{h}_y", f"{h}.y", "y_in")
             access(f"{h}_x", f"{h}.x", "x_in")
-            flows.append(_flow(h, f"{h}.y", s, cc, f"{h}.x"))
+            flows.append(flow_doc(h, f"{h}.y", s, algo, f"{h}.x", min_window))
         else:
             nodes[h] = {"kind": "host"}
             access(f"{h}_y", h, "y_in")
-            flows.append(_flow(h, h, s, _TCP, None))
+            flows.append(flow_doc(h, h, s, "single", None, min_window))
     red = "multipath" if red_multipath else "single-path"
     return scenario_doc(
         f"khalili-b-{algo}-red-{red}-w{min_window}",
@@ -273,6 +256,11 @@ def _cell(table: Any, algo: str, multi: bool, users: str, floor: int = MIN_WINDO
     return float(s["ours_mbps"].iloc[0]) if len(s) else float("nan")
 
 
+def _total(table: Any, algo: str, multi: bool) -> float:
+    """All users' throughput together (Mbit/s) in one column of Table 2."""
+    return N_RED * _cell(table, algo, multi, "red") + N_BLUE * _cell(table, algo, multi, "blue")
+
+
 def checks(table: Any) -> list[Check]:
     """The draft's claims for Scenario B, and our model against its analysis of LIA:
 
@@ -294,9 +282,6 @@ def checks(table: Any) -> list[Check]:
         Check("Khalili B: fluid model of LIA, aggregate's loss", agg, 0.14, 0.02 / 0.14, "", note=note)
     )
 
-    def total(algo: str, multi: bool) -> float:
-        return N_RED * _cell(table, algo, multi, "red") + N_BLUE * _cell(table, algo, multi, "blue")
-
     red0, red1 = _cell(table, "lia", False, "red"), _cell(table, "lia", True, "red")
     out.append(
         Check(
@@ -309,7 +294,7 @@ def checks(table: Any) -> list[Check]:
             note=f"Red users {red0:.2f} -> {red1:.2f} Mbit/s (draft 1.5 -> 1.4)",
         )
     )
-    drops = {a: 1 - total(a, True) / total(a, False) for a in ("lia", "olia")}
+    drops = {a: 1 - _total(table, a, True) / _total(table, a, False) for a in ("lia", "olia")}
     out.append(
         Check(
             "Khalili B: LIA, upgrading the Red users costs the aggregate",
@@ -318,7 +303,7 @@ def checks(table: Any) -> list[Check]:
             0,
             "",
             kind="min",
-            note=f"aggregate {total('lia', False):.1f} -> {total('lia', True):.1f} Mbit/s "
+            note=f"aggregate {_total(table, 'lia', False):.1f} -> {_total(table, 'lia', True):.1f} Mbit/s "
             "(draft: -15 % by its Table 2, -13 % in its text)",
         )
     )
@@ -428,21 +413,9 @@ def explanation(table: Any) -> str:
             for r in t.itertuples()
         )
 
-    def cell(algo: str, multi: bool, users: str, floor: int = MIN_WINDOW) -> float:
-        s = table[
-            (table["algo"] == algo)
-            & (table["red_multipath"] == multi)
-            & (table["users"] == users)
-            & (table["floor"] == floor)
-        ]
-        return float(s["ours_mbps"].iloc[0]) if len(s) else float("nan")
-
-    def agg(algo: str, multi: bool) -> float:
-        return N_RED * cell(algo, multi, "red") + N_BLUE * cell(algo, multi, "blue")
-
-    drop = {a: 100 * (1 - agg(a, True) / agg(a, False)) for a in ("lia", "olia")}
-    red0, red1 = cell("lia", False, "red"), cell("lia", True, "red")
-    blue_loss = 100 * (1 - cell("lia", True, "blue") / cell("lia", False, "blue"))
+    drop = {a: 100 * (1 - _total(table, a, True) / _total(table, a, False)) for a in ("lia", "olia")}
+    red0, red1 = _cell(table, "lia", False, "red"), _cell(table, "lia", True, "red")
+    blue_loss = 100 * (1 - _cell(table, "lia", True, "blue") / _cell(table, "lia", False, "blue"))
     return f"""
 **Scenario B** ({SOURCE}): four ISPs, X (27 Mbit/s), Y (100), Z (100) and T (36); 15 Blue users
 multi-homed to X and Y download from servers in Z (path b1 over X and Z, b2 over Y and T, as
