@@ -19,9 +19,11 @@
 //! 1 ms except at small RTTs with large windows.
 //!
 //! Rounds are Linux's `end_seq = snd_nxt`, counted by send time: a round that starts at T
-//! ends with the first ACK of a packet sent after T (what the ACK at T itself releases is sent
-//! at T, and Linux has taken `snd_nxt` before it goes out: `tcp_ack` runs `pkts_acked` before
-//! `tcp_data_snd_check`). Rounds are counted from the connection's first ACK whatever the
+//! ends with the first ACK of a packet sent at T or later. What the ACK at T itself releases is
+//! sent at T, after Linux has taken `end_seq = snd_nxt` (`tcp_ack` runs `pkts_acked` before
+//! `tcp_data_snd_check`), so its first segment starts at `end_seq` and the ACK of that segment
+//! has `snd_una > end_seq`: `hystart_update`'s `after(tp->snd_una, ca->end_seq)` starts the
+//! next round there. Rounds are counted from the connection's first ACK whatever the
 //! window, and only the detection waits for 16 segments: Linux 6.14's "tcp_cubic: fix
 //! incorrect HyStart round start detection" (January 2025, backported to the stable 6.x
 //! kernels). From commit 4e1fddc98d25 (2020) until then the round check sat behind the window
@@ -133,10 +135,11 @@ impl LinuxHyStart {
         if self.found.is_some() || !tx.slow_start {
             return None;
         }
-        // The round check comes first, at any window (Linux 6.14+); strictly after: what this
-        // ACK makes the sender send leaves at `now` and belongs to the round being started
-        // (Linux takes `end_seq = snd_nxt` before sending it).
-        if self.round_start.is_none_or(|start| newest_sent > start) {
+        // The round check comes first, at any window (Linux 6.14+). What the round-starting
+        // ACK lets out leaves at its time `start`, at or beyond Linux's `end_seq` (taken before
+        // it was sent), so the ACK of a packet sent at `start` already ends the round:
+        // `after(tp->snd_una, ca->end_seq)` in `hystart_update`.
+        if self.round_start.is_none_or(|start| newest_sent >= start) {
             self.reset(now);
         }
         if tx.cwnd_segments < LOW_WINDOW_SEGMENTS {
@@ -243,8 +246,8 @@ mod tests {
         // one segment per ACK from 10. The first round starts at the first ACK, 1.000 s, with
         // 10 segments (Linux 6.14+); its ACKs below 16 segments are not tested, so `last_ack`
         // stays at 1.000 s and the ACK at 1.006 s, the first tested, is 6 ms after it: no train
-        // in this round. The next starts at 1.041 s (the first ACK of a packet sent after
-        // 1.000 s) and its train ends slow start 20 ms later, at 1.062 s with 72 segments.
+        // in this round. The next starts at 1.040 s (the first ACK of a packet sent at or after
+        // 1.000 s) and its train ends slow start 21 ms later, at 1.061 s with 71 segments.
         // (Before the 6.14 fix the first round started at 16 segments, 1.006 s: exit at 1.027 s.)
         let mut h = LinuxHyStart::default();
         let mut found = None;
@@ -255,7 +258,7 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(found, Some((Exit::AckTrain, 1_062_000, 72)));
+        assert_eq!(found, Some((Exit::AckTrain, 1_061_000, 71)));
     }
 
     #[test]
@@ -283,16 +286,19 @@ mod tests {
     }
 
     #[test]
-    fn what_the_round_starting_ack_releases_belongs_to_that_round() {
-        // The round starts at the ACK at 1 s. The packets that ACK lets out leave at 1 s too
-        // (Linux took `end_seq = snd_nxt` before they went): their ACK stays in the round; the
-        // ACK of a packet sent after 1 s starts the next.
+    fn the_ack_of_what_the_round_starting_ack_released_ends_the_round() {
+        // net/ipv4/tcp_cubic.c `hystart_update`: `if (after(tp->snd_una, ca->end_seq))
+        // bictcp_hystart_reset(sk)`, with `end_seq = tp->snd_nxt` taken in `pkts_acked`, before
+        // `tcp_data_snd_check` sends what the ACK released. The round starts at the ACK at 1 s;
+        // the packets it lets out leave at 1 s, from `end_seq` on, so the ACK of the first of
+        // them (sent at 1 s) has `snd_una > end_seq` and starts the next round. The ACK of a
+        // packet sent before 1 s (`snd_una <= end_seq`) does not.
         let mut h = LinuxHyStart::default();
         h.on_ack(at_us(1_000_000), at_us(950_000), Sender::unpaced(20));
         assert_eq!((h.round_start, h.sample_cnt), (Some(at_us(1_000_000)), 1));
-        h.on_ack(at_us(1_050_000), at_us(1_000_000), Sender::unpaced(22));
+        h.on_ack(at_us(1_049_000), at_us(999_999), Sender::unpaced(21));
         assert_eq!((h.round_start, h.sample_cnt), (Some(at_us(1_000_000)), 2));
-        h.on_ack(at_us(1_053_000), at_us(1_000_001), Sender::unpaced(24));
-        assert_eq!((h.round_start, h.sample_cnt), (Some(at_us(1_053_000)), 1));
+        h.on_ack(at_us(1_050_000), at_us(1_000_000), Sender::unpaced(22));
+        assert_eq!((h.round_start, h.sample_cnt), (Some(at_us(1_050_000)), 1));
     }
 }
