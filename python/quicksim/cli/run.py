@@ -121,6 +121,7 @@ def _run_with(
             file=sys.stderr,
         )
     _warn_truncated(result)
+    _warn_capture(result)
     summary = result.summary()
     result.save(out, summary)
     if args.json:
@@ -160,6 +161,14 @@ def _warn_truncated(result: Any) -> None:
     for cut in result.meta.get("truncated_tables") or []:
         if isinstance(cut, dict) and cut.get("why"):
             print(f"quicksim: warning: {cut['why']}", file=sys.stderr)
+
+
+def _warn_capture(result: Any) -> None:
+    """One warning line when the capture had to give flows a client port another open flow
+    between the same hosts held (more flows at once than the ephemeral range has ports)."""
+    capture = result.totals.get("capture") if isinstance(result.totals, dict) else None
+    if isinstance(capture, dict) and capture.get("warning"):
+        print(f"quicksim: warning: {capture['warning']}", file=sys.stderr)
 
 
 #: Bytes one recorded queue sample holds in the core (t_ps 8, queue 4, packets 8, bytes 8).

@@ -6,9 +6,10 @@
 //! [`Sink::link_frame`], which carries the transport packet ([`Contents`]) besides the packet's
 //! description; the run loop makes that call only when a capture (or another sink that asks
 //! for contents) exists. Each node gets an IPv4 address (10.0.0.0/8, in node order), each flow a
-//! client port (49152 + flow index, wrapping at 65535) and a server port (443 for QUIC, 9 for
-//! TCP and UDP: RFC 863 "discard", whose payload Wireshark does not dissect), listed in
-//! `summary.json` under `capture`. A frame is recorded when it has arrived at the far end of
+//! client port (49152 + flow index for the first 16 384 flows, then one no other flow between
+//! the same ends has: [`ports`]) and a server port (443 for QUIC, 9 for TCP and UDP: RFC 863
+//! "discard", whose payload Wireshark does not dissect), listed in `summary.json` under
+//! `capture`. A frame is recorded when it has arrived at the far end of
 //! its link (the time the `links` table counts it), with its TTL as it crossed that link (64
 //! minus the routers before it). Payload bytes are zeros: the model has none.
 //!
@@ -18,6 +19,7 @@
 
 pub(crate) mod headers;
 mod pcapng;
+mod ports;
 mod quic;
 
 use super::sinks::{PacketInfo, Sink};
@@ -37,8 +39,6 @@ use std::sync::Arc;
 pub const FILE_NAME: &str = "capture.pcapng";
 /// Write buffer: large enough that a write call per frame is a copy into memory.
 const BUFFER_BYTES: usize = 1 << 20;
-/// Lowest client port (the IANA dynamic range, RFC 6335 §6).
-const CLIENT_PORT_BASE: u32 = 49_152;
 const NO_IFACE: u32 = u32::MAX;
 
 /// What the capture needs to know of a flow.
@@ -56,8 +56,8 @@ pub struct FlowInfo<'a> {
 
 /// One captured flow.
 struct FlowCap {
-    /// Client and server port.
-    ports: [u16; 2],
+    /// Server port (the client's is in `Capture::holds`).
+    server: u16,
     dcid_len: Option<u8>,
     /// The channels of the route from the client (0) and from the server (1), in order: a
     /// frame on the i-th has crossed i routers.
@@ -81,6 +81,15 @@ pub struct Capture {
     counts: Vec<(String, u64, u64)>,
     /// Per flow; None if not captured.
     flows: Vec<Option<Box<FlowCap>>>,
+    /// Per flow: its client port and family; None if not captured.
+    holds: Vec<Option<ports::Hold>>,
+    /// Per family (client, server, protocol, server port): its captured flows.
+    families: Vec<Vec<u32>>,
+    /// Flows that found every port of their family taken and share one (see [`ports`]).
+    collided: u64,
+    busy: Vec<bool>,
+    /// The flows after the first 16 384: index, name and client address, for the listing.
+    late: Vec<(u32, String, String)>,
     /// The summary block's node and flow lists (built once, at the start).
     listing: serde_json::Value,
     scratch: Vec<u8>,
@@ -180,13 +189,18 @@ impl Capture {
             counts.push((net.chan_names[c].clone(), 0, 0));
         }
         let mut flow_caps = Vec::with_capacity(flows.len());
+        let mut holds = Vec::with_capacity(flows.len());
+        let mut families: Vec<Vec<u32>> = Vec::new();
+        let mut family_of = std::collections::HashMap::new();
         let mut flow_list = serde_json::Map::new();
+        let mut late = Vec::new();
         for (i, f) in flows.iter().enumerate() {
             if !sel[i] {
                 flow_caps.push(None);
+                holds.push(None);
                 continue;
             }
-            let client = (CLIENT_PORT_BASE + i as u32 % (65_536 - CLIENT_PORT_BASE)) as u16;
+            let client = ports::fixed(i).unwrap_or(0);
             let server = if matches!(f.kind, "quic" | "quinn") { 443 } else { 9 };
             let proto = match f.kind {
                 "quic" | "quinn" | "udp" | "onoff" => "udp",
@@ -195,6 +209,16 @@ impl Capture {
                 "program" => "ip",
                 _ => "253",
             };
+            let next = families.len() as u32;
+            let family = *family_of.entry((f.src, f.dst, proto, server)).or_insert(next);
+            if family == next {
+                families.push(Vec::new());
+            }
+            families[family as usize].push(i as u32);
+            holds.push(Some(ports::Hold { port: client, family }));
+            if client == 0 {
+                late.push((i as u32, f.name.to_string(), addr_str(f.src)));
+            }
             let chans_of = |a, b| net.path(a, b).iter().map(|c| c.0).collect::<Vec<u32>>();
             flow_list.insert(
                 f.name.to_string(),
@@ -205,7 +229,7 @@ impl Capture {
                 }),
             );
             flow_caps.push(Some(Box::new(FlowCap {
-                ports: [client, server],
+                server,
                 dcid_len: f.dcid_len,
                 path: [chans_of(f.src, f.dst), chans_of(f.dst, f.src)],
                 wscale: [None, None],
@@ -223,6 +247,11 @@ impl Capture {
             iface,
             counts,
             flows: flow_caps,
+            holds,
+            families,
+            collided: 0,
+            busy: Vec::new(),
+            late,
             listing: json!({ "nodes": nodes, "flows": flow_list }),
             scratch: Vec::with_capacity(256),
         }))
@@ -249,18 +278,38 @@ impl Capture {
         });
         o["nodes"] = self.listing["nodes"].take();
         o["flows"] = self.listing["flows"].take();
+        // The ports given during the run; a flow without a captured frame got none.
+        for (flow, name, host) in &self.late {
+            if let Some(h) = self.holds[*flow as usize].as_ref().filter(|h| h.port != 0) {
+                o["flows"][name]["client"] = json!(format!("{host}:{}", h.port));
+            } else {
+                o["flows"][name]["client"] = json!(host);
+            }
+        }
+        if self.collided > 0 {
+            o["port_collisions"] = json!(self.collided);
+            o["warning"] = json!(format!(
+                "{}: {} flows found all {} client ports taken by other flows between the same hosts \
+                 and share one with another flow: Wireshark merges those conversations (capture fewer \
+                 flows: run.capture.flows, or spread them over more hosts)",
+                self.file.display(),
+                self.collided,
+                ports::RANGE
+            ));
+        }
         Ok(o)
     }
 
     /// Builds the frame of `p` (link header, IPv4, transport header and the written part of
     /// the payload) into `scratch`; returns the zero bytes that follow it.
     fn build(&mut self, chan: ChanId, p: &PacketInfo, c: Contents<'_>) -> Option<usize> {
-        let f = self.flows.get_mut(p.flow as usize)?.as_deref_mut()?;
         let from = u8::from(!p.forward);
+        let client = self.client_port(p.flow)?;
+        let f = self.flows.get_mut(p.flow as usize)?.as_deref_mut()?;
         let hop = f.path[from as usize].iter().position(|&x| x == chan.0).unwrap_or(0);
         let ttl = headers::DEFAULT_TTL.saturating_sub(hop as u8);
         let (src, dst) = (addr(p.src), addr(p.dst));
-        let [sport, dport] = if from == 0 { f.ports } else { [f.ports[1], f.ports[0]] };
+        let [sport, dport] = if from == 0 { [client, f.server] } else { [f.server, client] };
         let b = &mut self.scratch;
         b.clear();
         if self.ppp {
@@ -317,6 +366,22 @@ impl Capture {
 }
 
 impl Capture {
+    /// Flow `flow`'s client port, given at its first frame to the flows after the first 16 384
+    /// ([`ports`]).
+    fn client_port(&mut self, flow: u32) -> Option<u16> {
+        let h = self.holds.get(flow as usize)?.as_ref()?;
+        if h.port != 0 {
+            return Some(h.port);
+        }
+        let members = &self.families[h.family as usize];
+        let port = ports::lowest_free(&self.holds, members, &mut self.busy).unwrap_or_else(|| {
+            self.collided += 1;
+            (ports::BASE + flow % ports::RANGE) as u16
+        });
+        self.holds[flow as usize].as_mut()?.port = port;
+        Some(port)
+    }
+
     /// The TLS secrets flow `flow`'s connection derived since the last frame of it that was
     /// written, as a Decryption Secrets Block: a packet is sent only after the secrets that
     /// protect it were derived (by one of the two ends), and it is captured after it was sent,
