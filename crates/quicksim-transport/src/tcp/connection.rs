@@ -599,6 +599,9 @@ impl Connection {
 
     /// `tcp_rcv_space_adjust` after the application read (`rcvbuf.rs`).
     fn rcv_space_adjust(&mut self, now: SimTime) {
+        if self.rx.rcvbuf.is_none() {
+            return; // Every connection without the Linux ACK rules: read no more state.
+        }
         let (consumed, rcv_nxt, span) = (self.rx.consumed, self.rx.rcv_nxt, self.rx.ooo_span());
         if let Some(b) = self.rx.rcvbuf.as_mut() {
             b.space_adjust(now, consumed, rcv_nxt, span);

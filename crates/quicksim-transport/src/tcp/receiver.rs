@@ -151,9 +151,11 @@ impl Receiver {
             if let Some(l) = &mut self.linux {
                 l.scheduled = true;
             }
-            let span = self.ooo_span();
-            if let Some(b) = &mut self.rcvbuf {
-                b.on_out_of_order(span);
+            if self.rcvbuf.is_some() {
+                let span = self.ooo_span();
+                if let Some(b) = &mut self.rcvbuf {
+                    b.on_out_of_order(span);
+                }
             }
             return out;
         }
