@@ -302,8 +302,6 @@ impl Multipath {
             && (self.mode == MultipathMode::Multipath || p == self.current as usize)
     }
 
-    /// Path `p` validates (again): a PATH_CHALLENGE with a new token is to be sent (RFC 9000
-    /// §8.2.1; a repeated challenge carries new data, §13.3), the earlier tokens still count.
     /// What path `p` may still send before this end has validated the peer's address there
     /// (RFC 9000 §8: three times what it received there, less what it sent); None: no limit.
     pub(super) fn amplification_room(&self, p: usize) -> Option<u64> {
@@ -321,6 +319,8 @@ impl Multipath {
         self.amplification_room(p).is_some_and(|r| r < AMPLIFICATION_MIN_PACKET)
     }
 
+    /// Path `p` validates (again): a PATH_CHALLENGE with a new token is to be sent (RFC 9000
+    /// §8.2.1; a repeated challenge carries new data, §13.3), the earlier tokens still count.
     pub(super) fn challenge(&mut self, p: usize) {
         let t = self.token();
         let x = &mut self.paths[p];
