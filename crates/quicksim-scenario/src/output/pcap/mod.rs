@@ -83,11 +83,10 @@ pub struct Capture {
     flows: Vec<Option<Box<FlowCap>>>,
     /// Per flow: its client port and family; None if not captured.
     holds: Vec<Option<ports::Hold>>,
-    /// Per family (client, server, protocol, server port): its captured flows.
-    families: Vec<Vec<u32>>,
+    /// Per family (client, server, protocol, server port): its flows and the ports they hold.
+    families: Vec<ports::Family>,
     /// Flows that found every port of their family taken and share one (see [`ports`]).
     collided: u64,
-    busy: Vec<bool>,
     /// The flows after the first 16 384: index, name and client address, for the listing.
     late: Vec<(u32, String, String)>,
     /// The summary block's node and flow lists (built once, at the start).
@@ -190,7 +189,7 @@ impl Capture {
         }
         let mut flow_caps = Vec::with_capacity(flows.len());
         let mut holds = Vec::with_capacity(flows.len());
-        let mut families: Vec<Vec<u32>> = Vec::new();
+        let mut families: Vec<ports::Family> = Vec::new();
         let mut family_of = std::collections::HashMap::new();
         let mut flow_list = serde_json::Map::new();
         let mut late = Vec::new();
@@ -212,9 +211,9 @@ impl Capture {
             let next = families.len() as u32;
             let family = *family_of.entry((f.src, f.dst, proto, server)).or_insert(next);
             if family == next {
-                families.push(Vec::new());
+                families.push(ports::Family::default());
             }
-            families[family as usize].push(i as u32);
+            families[family as usize].add(i as u32);
             holds.push(Some(ports::Hold { port: client, family }));
             if client == 0 {
                 late.push((i as u32, f.name.to_string(), addr_str(f.src)));
@@ -250,7 +249,6 @@ impl Capture {
             holds,
             families,
             collided: 0,
-            busy: Vec::new(),
             late,
             listing: json!({ "nodes": nodes, "flows": flow_list }),
             scratch: Vec::with_capacity(256),
@@ -373,8 +371,8 @@ impl Capture {
         if h.port != 0 {
             return Some(h.port);
         }
-        let members = &self.families[h.family as usize];
-        let port = ports::lowest_free(&self.holds, members, &mut self.busy).unwrap_or_else(|| {
+        let family = h.family as usize;
+        let port = self.families[family].take_lowest(&self.holds).unwrap_or_else(|| {
             self.collided += 1;
             (ports::BASE + flow % ports::RANGE) as u16
         });

@@ -36,17 +36,43 @@ pub(super) fn fixed(flow: usize) -> Option<u16> {
     (flow < RANGE as usize).then(|| (BASE + flow as u32) as u16)
 }
 
-/// The lowest port of the range that no flow of `members` has, or `None` when all are taken.
-/// `busy` is scratch space.
-pub(super) fn lowest_free(holds: &[Option<Hold>], members: &[u32], busy: &mut Vec<bool>) -> Option<u16> {
-    busy.clear();
-    busy.resize(RANGE as usize, false);
-    for &k in members {
-        if let Some(h) = holds[k as usize].as_ref().filter(|h| h.port != 0) {
-            busy[(u32::from(h.port) - BASE) as usize] = true;
-        }
+/// A family's flows and the ports they hold, for the flows after the first 16 384. Ports are
+/// never given back, so the lowest free one only moves up: each is found once, by a cursor.
+#[derive(Default)]
+pub(super) struct Family {
+    /// The family's flows, until its first late flow asks for a port.
+    members: Vec<u32>,
+    /// Per port of the range: held by a flow of the family (built at the first late flow).
+    taken: Vec<bool>,
+    /// Every port below this one is taken.
+    next: usize,
+}
+
+impl Family {
+    /// Flow `flow` belongs to the family (at the capture's start, in flow order).
+    pub fn add(&mut self, flow: u32) {
+        self.members.push(flow);
     }
-    busy.iter().position(|&b| !b).map(|i| (BASE + i as u32) as u16)
+
+    /// The lowest port of the range that no flow of the family has, now held for good; `None`
+    /// when all are taken.
+    pub fn take_lowest(&mut self, holds: &[Option<Hold>]) -> Option<u16> {
+        if self.taken.is_empty() {
+            // The first late flow: only the first 16 384 hold a port yet.
+            self.taken = vec![false; RANGE as usize];
+            for k in std::mem::take(&mut self.members) {
+                if let Some(h) = holds[k as usize].as_ref().filter(|h| h.port != 0) {
+                    self.taken[(u32::from(h.port) - BASE) as usize] = true;
+                }
+            }
+        }
+        while self.taken.get(self.next) == Some(&true) {
+            self.next += 1;
+        }
+        let slot = self.taken.get_mut(self.next)?;
+        *slot = true;
+        Some((BASE + self.next as u32) as u16)
+    }
 }
 
 #[cfg(test)]
@@ -66,14 +92,25 @@ mod tests {
 
     #[test]
     fn a_late_flow_gets_the_lowest_port_its_family_has_not_used() {
-        let mut busy = Vec::new();
         let holds = vec![held(49_152, 0), held(49_153, 1), held(49_155, 0), held(0, 0)];
-        assert_eq!(lowest_free(&holds, &[0, 2, 3], &mut busy), Some(49_153));
-        assert_eq!(lowest_free(&holds, &[1], &mut busy), Some(49_152));
+        let (mut f0, mut f1) = (Family::default(), Family::default());
+        for k in [0, 2, 3] {
+            f0.add(k);
+        }
+        f1.add(1);
+        assert_eq!(f0.take_lowest(&holds), Some(49_153));
+        // Held for good: the next late flow gets the next free one, past 49 155.
+        assert_eq!(f0.take_lowest(&holds), Some(49_154));
+        assert_eq!(f0.take_lowest(&holds), Some(49_156));
+        assert_eq!(f1.take_lowest(&holds), Some(49_152));
         // Every port taken: none.
         let all: Vec<Option<Hold>> =
             (0..RANGE).map(|i| held((BASE + i) as u16, 0)).chain([held(0, 0)]).collect();
-        let members: Vec<u32> = (0..=RANGE).collect();
-        assert_eq!(lowest_free(&all, &members, &mut busy), None);
+        let mut full = Family::default();
+        for k in 0..=RANGE {
+            full.add(k);
+        }
+        assert_eq!(full.take_lowest(&all), None);
+        assert_eq!(full.take_lowest(&all), None);
     }
 }
